@@ -1,0 +1,18 @@
+/* commands.h - the subcommands of `vreuse`; each lives beside the stage it drives
+ * (scenes/info_cmd.c, sim/sim_cmd.c, bench/bench_cmd.c, ...). Each returns the process exit
+ * code: 0 success, 1 failure (message already printed), 2 usage error. */
+#ifndef VR_COMMANDS_H
+#define VR_COMMANDS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int vr_cmd_info(int argc, char **argv);  /* argv[0] == "info" */
+int vr_cmd_sim(int argc, char **argv);   /* argv[0] == "sim" */
+int vr_cmd_bench(int argc, char **argv); /* argv[0] == "bench" */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,45 @@
+/* main.c - `vreuse`, the one command users run: a thin dispatcher to the subcommands.
+ * With no arguments it simulates the embedded default scene (an 82k-triangle sphere). */
+#include "commands.h"
+#include "vreuse.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vreuse COMMAND [options]   (vreuse COMMAND --help for details)\n"
+            "\n"
+            "commands:\n"
+            "  info  SCENE...       counts: vertices, referenced vertices, triangles, degenerates\n"
+            "  sim   SCENE...       CPU simulation of post-transform caches and batching strategies\n"
+            "  bench SCENE...       GPU geometry stage: time every strategy and shader load\n"
+            "\n"
+            "SCENE is a file assimp reads (OBJ, PLY incl. tristrips, glTF 2.0, FBX, ...) or a\n"
+            "generator: sphere[:N], terrain[:N], foliage[:N] (N triangles, k/M suffix); append @N\n"
+            "to subdivide to at least N triangles (bunny.obj@7M). Without a command, vreuse runs\n"
+            "`vreuse sim sphere` on the embedded default scene (82k-triangle sphere).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        char *args[] = {"sim", "sphere", NULL};
+        return vr_cmd_sim(2, args);
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "info"))
+        return vr_cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sim"))
+        return vr_cmd_sim(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return vr_cmd_bench(argc - 1, argv + 1);
+    fprintf(stderr, "vreuse: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,98 @@
+/* status.c - status strings and the thread-local error message of the last failure. */
+#include "vreuse.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static _Thread_local char g_message[1024];
+
+const char *vr_status_string(vr_status s)
+{
+    switch (s) {
+    case VR_OK: return "ok";
+    case VR_ERR_CUDA: return "CUDA error";
+    case VR_ERR_OOM: return "out of memory";
+    case VR_ERR_OVERFLOW: return "overflow";
+    case VR_ERR_IO: return "I/O error";
+    case VR_ERR_FORMAT: return "malformed input";
+    case VR_ERR_ARG: return "invalid argument";
+    case VR_ERR_NO_DEVICE: return "no CUDA device";
+    }
+    return "unknown status";
+}
+
+const char *vr_last_error(void) { return g_message; }
+
+vr_status vr_set_error(vr_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_message, sizeof g_message, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+vr_status vr_mesh_validate(const vr_mesh *m, const char *what)
+{
+    if (m->index_count == 0)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: no triangles", what);
+    if (m->index_count % 3 != 0)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: index count %u is not a multiple of 3", what,
+                        m->index_count);
+    for (uint32_t i = 0; i < m->index_count; ++i)
+        if (m->indices[i] >= m->vertex_count)
+            return VR_ERROR(VR_ERR_FORMAT,
+                            "%s: index %u at position %u is out of range (vertex count %u)",
+                            what, m->indices[i], i, m->vertex_count);
+    return VR_OK;
+}
+
+int vr_parse_count(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1e3, ++end;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1e6, ++end;
+    if (*end != '\0' || v > 1e12)
+        return -1;
+    *out = (uint64_t)(v + 0.5);
+    return 0;
+}
+
+int vr_progress_quiet;
+
+void vr_progress(const char *what, uint64_t done, uint64_t total)
+{
+    static struct timespec start, last;
+    static const char *current;
+    static int shown;
+    struct timespec now;
+    if (vr_progress_quiet)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (current != what || done == 0) {
+        current = what;
+        start = last = now;
+        shown = 0;
+    }
+    double since_start = (now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) * 1e-9;
+    double since_last = (now.tv_sec - last.tv_sec) + (now.tv_nsec - last.tv_nsec) * 1e-9;
+    if (done >= total) {
+        if (shown)
+            fprintf(stderr, "\r%s: 100%% (%.1f s)\n", what, since_start);
+        current = NULL;
+        return;
+    }
+    if (since_start < 1.0 || since_last < 0.5)
+        return;
+    last = now;
+    shown = 1;
+    fprintf(stderr, "\r%s: %3d%%", what, (int)(100.0 * (double)done / (double)total));
+    fflush(stderr);
+}

@@ -1,0 +1,73 @@
+/* vreuse.h - the one public C header of vreuse: status codes, the mesh view every stage
+ * consumes, and the geometry-stage configuration.
+ *
+ * vreuse is a streaming CUDA geometry stage with vertex reuse after Kenzel et al. 2018,
+ * "On-the-fly Vertex Reuse for Massively-Parallel Software Geometry Processing".
+ * No CUDA or CUB types appear here, so plain C11 host code can include it.
+ */
+#ifndef VREUSE_H
+#define VREUSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum vr_status {
+    VR_OK = 0,
+    VR_ERR_CUDA,      /* a CUDA call or launch failed */
+    VR_ERR_OOM,       /* host or device allocation failed */
+    VR_ERR_OVERFLOW,  /* a buffer or counter would overflow ("needed N, had M") */
+    VR_ERR_IO,        /* a file could not be opened, read or written */
+    VR_ERR_FORMAT,    /* malformed input data: a file, an index buffer, a stream */
+    VR_ERR_ARG,       /* a user-supplied option is out of range */
+    VR_ERR_NO_DEVICE  /* no CUDA device (or no CUDA build); callers fall back to CPU */
+} vr_status;
+
+const char *vr_status_string(vr_status s);
+
+/* Thread-local message of the last failure recorded with vr_set_error (file:line: text). */
+const char *vr_last_error(void);
+/* Records a formatted message (printf style) and returns `s`, so callers can write
+ * `return vr_set_error(VR_ERR_FORMAT, "%s: ...", path)`. */
+vr_status vr_set_error(vr_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+#define VR_ERROR(s, ...) vr_set_error((s), __FILE__ ":" VR_STR_(__LINE__) ": " __VA_ARGS__)
+#define VR_STR_(x) VR_STR2_(x)
+#define VR_STR2_(x) #x
+
+/* A flat indexed triangle mesh: one draw call with its transform applied.
+ * Every stage (simulator, batchers, rasterizer) reads this view. Arrays are owned by
+ * whoever filled the struct (a vr_scene for loaded meshes). */
+typedef struct vr_mesh {
+    uint32_t vertex_count;  /* vertices in the arrays below, < 2^32 */
+    float *positions;       /* 3 * vertex_count floats, object/world space */
+    float *normals;         /* 3 * vertex_count floats, unit length (computed when the file has none) */
+    float *texcoords;       /* 2 * vertex_count floats, or NULL when the file has none */
+    uint32_t index_count;   /* 3 * triangles, <= 2^32 - 1 */
+    uint32_t *indices;      /* index_count entries, each < vertex_count */
+} vr_mesh;
+
+/* Validates a mesh that came from a file or a user: index_count % 3 == 0, > 0 triangles,
+ * every index < vertex_count. `what` names the source in the message (a path). */
+vr_status vr_mesh_validate(const vr_mesh *m, const char *what);
+
+/* Parses a count with an optional k (1e3) or M (1e6) suffix: "82k", "7M", "1.5M", "1000".
+ * Returns 0 on success, -1 when malformed or zero. */
+int vr_parse_count(const char *s, uint64_t *out);
+
+/* Progress for long work, on stderr: prints "what: 42%" at most every half second, only after
+ * the work has run for a second, and a final newline when done == total. Silent when
+ * vr_progress_quiet is set (--quiet, tests). */
+void vr_progress(const char *what, uint64_t done, uint64_t total);
+extern int vr_progress_quiet;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,37 @@
+/* batches.h - batch boundaries shared by the simulator (sim/), the CPU references and the GPU
+ * batchers (reuse/). One definition, so simulated, reference and GPU counts are the same number.
+ *
+ * Static batches: fixed runs of `batch_indices` indices (a multiple of 3; the last one shorter).
+ * Dynamic batches (Kenzel et al. 2018, Sec. 3.4): grown front to back, whole triangles only,
+ * while the batch's distinct vertices stay <= max_unique and its indices <= max_indices.
+ * Pure C, no CUDA.
+ */
+#ifndef VR_BATCHES_H
+#define VR_BATCHES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VR_DYN_MAX_UNIQUE_DEFAULT 256u   /* N_u of the paper */
+#define VR_DYN_MAX_INDICES_DEFAULT 1023u /* 341 whole triangles */
+#define VR_WARP_BATCH_DEFAULT 96u        /* static warp-voting batch, 3 x warp size */
+
+/* Worst case of vr_batches_dynamic's return value: one batch per triangle. */
+size_t vr_batches_dynamic_bound(uint32_t index_count);
+
+/* Writes batch start offsets (in indices) to `starts`: starts[0] = 0, ..., and a final entry
+ * starts[batch_count] = index_count, so `starts` needs vr_batches_dynamic_bound() + 1 entries.
+ * Returns batch_count, or 0 on allocation failure / bad arguments (max_unique < 3, max_indices
+ * < 3). Indices must already be validated (< vertex_count). O(index_count) time, one
+ * vertex_count-sized scratch array allocated inside. */
+size_t vr_batches_dynamic(uint32_t *starts, const uint32_t *indices, uint32_t index_count,
+                          uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

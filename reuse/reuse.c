@@ -1,0 +1,44 @@
+/* reuse.c - the strategy registry, in vr_reuse_kind order. To add a strategy: add name.cu and
+ * name_ref.c, one row here, and run `vreuse_tests reuse/`. */
+#include "reuse.h"
+
+#include <string.h>
+
+#ifdef VR_HAVE_CUDA
+#define VR_GPU(f) f
+#else
+#define VR_GPU(f) NULL
+#endif
+
+#define VR_ROW(n, kind, dyn) { #n, kind, dyn, vr_##n##_temp_bytes, VR_GPU(vr_##n##_run), vr_##n##_ref }
+
+const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT] = {
+    VR_ROW(naive, VR_REUSE_NAIVE, 0),
+    VR_ROW(warp, VR_REUSE_WARP, 0),
+    VR_ROW(hash, VR_REUSE_HASH, 1),
+    VR_ROW(phash, VR_REUSE_PHASH, 1),
+    VR_ROW(sort, VR_REUSE_SORT, 1),
+    VR_ROW(multi, VR_REUSE_MULTI, 0),
+};
+
+const vr_reuse_ops *vr_reuse_find(const char *name)
+{
+    for (int i = 0; i < VR_REUSE_KIND_COUNT; ++i)
+        if (strcmp(vr_reuse_all[i].name, name) == 0)
+            return &vr_reuse_all[i];
+    return NULL;
+}
+
+vr_reuse_params vr_reuse_params_default(void)
+{
+    vr_reuse_params p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < 4; ++i)
+        p.shader.mvp[i * 5] = 1.0f;
+    for (int i = 0; i < 3; ++i)
+        p.shader.normal_matrix[i * 4] = 1.0f;
+    p.block_size = 256;
+    p.batch_indices = VR_WARP_BATCH_DEFAULT;
+    p.max_unique = VR_DYN_MAX_UNIQUE_DEFAULT;
+    return p;
+}

@@ -1,0 +1,113 @@
+/* reuse.h - the batcher interface: one strategy per file pair (name.cu for the GPU, name_ref.c
+ * for its CPU twin), one registry row each in reuse.c.
+ *
+ * Every strategy reads an index buffer and a vertex buffer, shades vertices with vr_shade and
+ * writes each input triangle, assembled from three shaded vertices, to the triangle queue.
+ * The CPU twin performs the same batching and produces the same queue, the same invocation
+ * count and the same per-vertex shading counts; tests compare them exactly.
+ * Try: `vreuse_tests reuse/`, `vreuse_tests gpu/`, `vreuse bench --strategy all`.
+ */
+#ifndef VR_REUSE_H
+#define VR_REUSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../pipeline/vreuse.h"
+#include "batches.h"
+#include "shaders.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum vr_reuse_kind {
+    VR_REUSE_NAIVE = 0, /* one thread per triangle, 3 invocations per triangle */
+    VR_REUSE_WARP,      /* static batches, warp voting (Algorithm 1) */
+    VR_REUSE_HASH,      /* dynamic batches, shared-memory hash table (Algorithm 3) */
+    VR_REUSE_PHASH,     /* dynamic batches, bounded probes then warp-cooperative slow path */
+    VR_REUSE_SORT,      /* dynamic batches, block radix sort + scan (Algorithm 2) */
+    VR_REUSE_MULTI,     /* non-streaming: shade the whole vertex buffer, then assemble */
+    VR_REUSE_KIND_COUNT
+} vr_reuse_kind;
+
+/* The triangle queue, structure of arrays. Slot s holds one triangle: its three vertices'
+ * clip positions and normals, the vertex ids, and the source triangle id. Without culling,
+ * slot == source triangle id (index-buffer position / 3), so GPU and CPU queues are identical
+ * element by element. With culling, slots come from in-kernel compaction (warp ballot, one
+ * atomicAdd per warp on counters->queue_count) and tests compare sorted triangle ids. */
+typedef struct vr_queue {
+    float *clip;        /* capacity * 12 floats: slot s, vertex k at clip[(3 * s + k) * 4 + 0..3] */
+    float *normal;      /* capacity * 12 floats: (nx, ny, nz, 0) at normal[(3 * s + k) * 4 + 0..3] */
+    uint32_t *vertex;   /* capacity * 3: vertex ids of the slot's corners */
+    uint32_t *tri_id;   /* capacity: source triangle id */
+    uint32_t capacity;  /* slots; >= triangle count */
+} vr_queue;
+
+/* Reset values are given per field; the host clears the struct before each run. */
+typedef struct vr_counters {
+    unsigned long long invocations; /* reset 0: vertex-shader invocations (only when count != 0) */
+    uint32_t queue_count;           /* reset 0: triangles written to the queue */
+    uint32_t overflow;              /* reset 0: triangles that found the queue full */
+} vr_counters;
+
+/* Everything one run needs. For `run` (GPU) every pointer is a device pointer; for `ref`
+ * (CPU twin) every pointer is a host pointer. Buffers are owned by the caller. */
+typedef struct vr_reuse_params {
+    /* input */
+    const uint32_t *indices;      /* index_count, validated (< vertex_count) */
+    uint32_t index_count;         /* multiple of 3 */
+    const float *positions;       /* 3 * vertex_count */
+    const float *normals;         /* 3 * vertex_count */
+    uint32_t vertex_count;
+    const uint32_t *batch_starts; /* batch_count + 1 offsets from vr_batches_dynamic (dynamic only) */
+    uint32_t batch_count;
+    /* configuration */
+    vr_shader shader;
+    uint32_t block_size;    /* threads per block, multiple of 32, 32..1024 */
+    uint32_t batch_indices; /* static batch length in indices (warp: multiple of 3, default 96) */
+    uint32_t max_unique;    /* dynamic N_u, <= block_size (default 256) */
+    int cull;               /* 0: keep all triangles; 1: drop back-facing / outside-frustum ones */
+    int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
+    /* output */
+    vr_queue queue;
+    vr_counters *counters;  /* one struct, cleared by the caller */
+    uint32_t *shade_counts; /* vertex_count, cleared by the caller, or NULL; filled when count */
+    void *temp;             /* temp_bytes(p) bytes of workspace, or NULL when that is 0 */
+    void *stream;           /* cudaStream_t for run; ignored by ref */
+} vr_reuse_params;
+
+typedef struct vr_reuse_ops {
+    const char *name;   /* command-line and CSV name: "naive", "warp", ... */
+    vr_reuse_kind kind;
+    int dynamic;        /* 1: needs batch_starts from vr_batches_dynamic */
+    size_t (*temp_bytes)(const vr_reuse_params *p);
+    vr_status (*run)(const vr_reuse_params *p); /* NULL when built without CUDA */
+    vr_status (*ref)(const vr_reuse_params *p);
+} vr_reuse_ops;
+
+extern const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT];
+/* Looks a strategy up by its name; NULL when unknown. */
+const vr_reuse_ops *vr_reuse_find(const char *name);
+
+/* Default parameters of the paper: block 256, warp batch 96, N_u 256, simple shader with
+ * identity matrices, no culling, no counting. Pointers are NULL. */
+vr_reuse_params vr_reuse_params_default(void);
+
+/* Per-strategy entry points (registry rows point at these). */
+#define VR_REUSE_DECLARE(name)                                   \
+    size_t vr_##name##_temp_bytes(const vr_reuse_params *p);     \
+    vr_status vr_##name##_run(const vr_reuse_params *p);         \
+    vr_status vr_##name##_ref(const vr_reuse_params *p);
+VR_REUSE_DECLARE(naive)
+VR_REUSE_DECLARE(warp)
+VR_REUSE_DECLARE(hash)
+VR_REUSE_DECLARE(phash)
+VR_REUSE_DECLARE(sort)
+VR_REUSE_DECLARE(multi)
+#undef VR_REUSE_DECLARE
+
+#ifdef __cplusplus
+}
+#endif
+#endif

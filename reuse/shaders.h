@@ -1,0 +1,80 @@
+/* shaders.h - the vertex shaders, shared verbatim by the GPU batchers and the CPU references
+ * (VR_HD is __host__ __device__ under nvcc and nothing in C).
+ *
+ * `simple` is the paper's matrix-multiply shader: clip = MVP * (p, 1), n' = N * n.
+ * The synthetic loads add a dependent multiply-add chain of `loop_iterations` steps whose result
+ * guards a branch that can never be taken, so the compiler must keep the chain while the
+ * output stays bit-identical to `simple` (CPU and GPU references then compare the same values).
+ */
+#ifndef VR_SHADERS_H
+#define VR_SHADERS_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define VR_HD __host__ __device__ __forceinline__
+#else
+#define VR_HD static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vr_shader {
+    float mvp[16];            /* column-major model-view-projection */
+    float normal_matrix[9];   /* column-major 3x3 (inverse transpose of model-view) */
+    uint32_t loop_iterations; /* synthetic load: dependent FMA steps per invocation, 0 = simple */
+} vr_shader;
+
+/* One shaded vertex as the triangle queue stores it. */
+typedef struct vr_shaded {
+    float clip[4];   /* clip-space position */
+    float normal[3]; /* transformed normal */
+} vr_shaded;
+
+VR_HD void vr_shade(const vr_shader *s, const float *p, const float *n, vr_shaded *out)
+{
+    for (int r = 0; r < 4; ++r)
+        out->clip[r] = s->mvp[r] * p[0] + s->mvp[4 + r] * p[1] + s->mvp[8 + r] * p[2] + s->mvp[12 + r];
+    for (int r = 0; r < 3; ++r)
+        out->normal[r] = s->normal_matrix[r] * n[0] + s->normal_matrix[3 + r] * n[1] +
+                         s->normal_matrix[6 + r] * n[2];
+    if (s->loop_iterations) {
+        /* x stays in [0.5, 1.5): a contraction toward 1, so no overflow or denormals */
+        float x = 1.0f + 0.25f * (p[0] - (float)(int)p[0]);
+        for (uint32_t i = 0; i < s->loop_iterations; ++i)
+            x = x * 0.999f + 0.001f;
+        if (x == -1.0f) /* never true; keeps the chain alive */
+            out->clip[3] += 1.0f;
+    }
+}
+
+/* Culling decision shared by GPU and CPU (only used when params.cull != 0): drop a triangle when
+ * all three vertices lie outside one clip plane, or when all are in front of the eye (w > 0)
+ * and the projected triangle is back-facing or has zero area (counter-clockwise is front). */
+VR_HD int vr_cull_triangle(const vr_shaded *a, const vr_shaded *b, const vr_shaded *c)
+{
+    const vr_shaded *v[3] = {a, b, c};
+    for (int axis = 0; axis < 3; ++axis) {
+        int above = 0, below = 0;
+        for (int k = 0; k < 3; ++k) {
+            above += v[k]->clip[axis] > v[k]->clip[3];
+            below += v[k]->clip[axis] < -v[k]->clip[3];
+        }
+        if (above == 3 || below == 3)
+            return 1;
+    }
+    if (a->clip[3] <= 0.0f || b->clip[3] <= 0.0f || c->clip[3] <= 0.0f)
+        return 0; /* crosses the eye plane: leave it to the rasterizer's near clipping */
+    float ax = a->clip[0] / a->clip[3], ay = a->clip[1] / a->clip[3];
+    float bx = b->clip[0] / b->clip[3], by = b->clip[1] / b->clip[3];
+    float cx = c->clip[0] / c->clip[3], cy = c->clip[1] / c->clip[3];
+    float area2 = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay);
+    return area2 <= 0.0f;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

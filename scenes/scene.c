@@ -1,0 +1,2 @@
+/* scene.c - placeholder */
+#include "scene.h"

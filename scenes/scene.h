@@ -1,0 +1,88 @@
+/* scene.h - the scene model: draw calls (mesh + transform) loaded through assimp's C API or
+ * generated procedurally, validated, optionally reordered with meshoptimizer.
+ * Only scenes/ includes assimp and meshoptimizer; other stages see vr_mesh.
+ * Try: `vreuse info ../shared/scenes/igea.ply`, `vreuse info sphere:7M`.
+ */
+#ifndef VR_SCENE_H
+#define VR_SCENE_H
+
+#include <stdint.h>
+
+#include "../pipeline/vreuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vr_draw {
+    char name[64];       /* mesh name from the file, or "mesh<N>" */
+    vr_mesh mesh;        /* object-space vertex data, owned by the scene */
+    float transform[16]; /* column-major node transform (product along the node path) */
+} vr_draw;
+
+typedef struct vr_scene {
+    char source[256];    /* path or generator spec it came from */
+    vr_draw *draws;
+    uint32_t draw_count;
+} vr_scene;
+
+typedef struct vr_mesh_counts {
+    uint64_t vertices;             /* vertices in the vertex buffer(s) */
+    uint64_t referenced_vertices;  /* distinct vertices some index refers to */
+    uint64_t triangles;
+    uint64_t degenerate_triangles; /* triangles with a repeated index */
+} vr_mesh_counts;
+
+typedef enum vr_order {
+    VR_ORDER_FILE = 0, /* as loaded */
+    VR_ORDER_FORSYTH,  /* meshopt_optimizeVertexCache (Forsyth-style; the paper's preprocessing) */
+    VR_ORDER_TIPSIFY,  /* meshopt_optimizeVertexCacheFifo (Tipsify, cache 16) */
+    VR_ORDER_RANDOM,   /* seeded shuffle of whole triangles */
+    VR_ORDER_COUNT
+} vr_order;
+
+const char *vr_order_name(vr_order o);
+/* Parses "file", "forsyth", "tipsify" (alias "fifo") or "random"; returns -1 when unknown. */
+int vr_order_parse(const char *name);
+
+/* Loads a scene. `spec` is either
+ *   a file path assimp reads (OBJ, PLY incl. `tristrips` with -1 restarts, glTF 2.0, FBX, ...),
+ *   a generator: "sphere[:N]", "terrain[:N]", "foliage[:N]" with N triangles (suffix k or M),
+ *   either of these followed by "@N": subdivide until at least N triangles ("bunny.obj@7M").
+ * The file's triangle order is kept; vertices are shared as the file shares them (OBJ corners
+ * joined, UV seams split). Errors name the file and the problem and return VR_ERR_IO or
+ * VR_ERR_FORMAT; nothing is left allocated on failure. */
+vr_status vr_scene_load(vr_scene *out, const char *spec);
+void vr_scene_free(vr_scene *s);
+
+/* Concatenates all draws into one mesh with transforms applied (vertex ids offset per draw).
+ * The result owns its arrays; free with vr_mesh_free. */
+vr_status vr_scene_flatten(vr_mesh *out, const vr_scene *s);
+/* Convenience: load + flatten. */
+vr_status vr_mesh_load(vr_mesh *out, const char *spec);
+void vr_mesh_free(vr_mesh *m);
+
+void vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m);
+
+/* Reorders triangles in place (and keeps vertex ids) by `order`; `seed` is used by random. */
+vr_status vr_mesh_reorder(vr_mesh *m, vr_order order, uint64_t seed);
+/* Renumbers vertices in first-use order (meshopt_optimizeVertexFetch) and drops unreferenced
+ * ones. If `remap` is not NULL it receives old-id -> new-id (~0u for dropped), vertex_count
+ * entries, allocated with malloc and owned by the caller. */
+vr_status vr_mesh_reorder_fetch(vr_mesh *m, uint32_t **remap);
+
+/* Procedural meshes (no files needed). Triangle counts are approximate (at least `triangles`
+ * rounded to the generator's grid). The default scene is vr_generate_sphere(82k). */
+vr_status vr_generate_sphere(vr_mesh *out, uint32_t triangles);
+vr_status vr_generate_terrain(vr_mesh *out, uint32_t triangles);
+vr_status vr_generate_foliage(vr_mesh *out, uint32_t triangles, uint64_t seed);
+/* 1-to-4 midpoint subdivision (shared edge midpoints) until >= min_triangles. */
+vr_status vr_mesh_subdivide(vr_mesh *out, const vr_mesh *in, uint64_t min_triangles);
+
+#define VR_DEFAULT_SCENE "sphere"
+#define VR_DEFAULT_SPHERE_TRIANGLES 82000u
+
+#ifdef __cplusplus
+}
+#endif
+#endif

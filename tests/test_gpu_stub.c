@@ -1,0 +1,14 @@
+/* test_gpu_stub.c - the gpu/ test group of a build without CUDA: one test that says so and
+ * skips, so `ctest` reports the GPU tests as skipped, never as passed. */
+#include "test.h"
+
+static int test_gpu_unavailable(void)
+{
+    printf("SKIP: no CUDA device (this build has no CUDA; GPU tests run on the H100 via tests/gpu.sh)\n");
+    return VR_TEST_SKIP;
+}
+
+const vr_test vr_tests_gpu[] = {
+    {"gpu/all", test_gpu_unavailable},
+    {NULL, NULL},
+};
