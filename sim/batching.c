@@ -1,0 +1,201 @@
+/* batching.c - batch models of sim/: statically batched warp voting (Kenzel et al. 2018,
+ * Algorithm 1), dynamic batching (Sec. 3.4, boundaries from reuse/batches.c), and the two
+ * non-reusing baselines (naive: every index shaded; multi: every vertex shaded once).
+ * These are the invocation counts the reuse/ CPU twins and GPU batchers must reproduce.
+ * Try: `vreuse_tests sim/warp`, `vreuse_tests sim/dynamic`.
+ */
+#include "sim_private.h"
+
+#include "../reuse/batches.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+vr_status vr_sim_naive(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t *shade_counts)
+{
+    assert(out != NULL);
+    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_naive");
+    if (s)
+        return s;
+    vr_sim_clear_counts(shade_counts, vertex_count);
+    if (shade_counts)
+        for (uint32_t i = 0; i < index_count; ++i)
+            ++shade_counts[indices[i]];
+    vr_sim_finish(out, index_count, index_count, 0);
+    return VR_OK;
+}
+
+vr_status vr_sim_multi(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t *shade_counts)
+{
+    assert(out != NULL);
+    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_multi");
+    if (s)
+        return s;
+    /* The multi-kernel pipeline shades the whole vertex buffer, unreferenced vertices too. */
+    if (shade_counts)
+        for (uint32_t v = 0; v < vertex_count; ++v)
+            shade_counts[v] = 1;
+    vr_sim_finish(out, index_count, vertex_count, 0);
+    return VR_OK;
+}
+
+/* Algorithm 1, one index at a time in lane order. A vertex "is on a lane" of the current round
+ * when lane_round[v] == round, so starting a round is just ++round. Windows of warp_size
+ * indices model the loads; an index that finds the warp full ends the round, and so does the
+ * end of a window once the warp is full (the next load never happens). */
+vr_status vr_sim_warp_unchecked(vr_sim_result *out, const uint32_t *indices,
+                                uint32_t index_count, uint32_t vertex_count,
+                                uint32_t batch_indices, uint32_t warp_size,
+                                uint32_t *shade_counts)
+{
+    assert(batch_indices >= 3 && batch_indices % 3 == 0 && warp_size >= 3);
+    uint32_t *lane_round = calloc(vertex_count, sizeof *lane_round);
+    if (!lane_round)
+        return VR_ERROR(VR_ERR_OOM, "sim warp: %u-vertex scratch array", vertex_count);
+    vr_sim_clear_counts(shade_counts, vertex_count);
+    uint64_t shaded = 0, rounds = 0;
+    uint32_t round = 0; /* every round emits >= 1 triangle, so rounds < 2^32 */
+    for (uint64_t begin = 0; begin < index_count; begin += batch_indices) {
+        const uint64_t end = begin + batch_indices < index_count ? begin + batch_indices
+                                                                 : index_count;
+        uint64_t start = begin; /* cStart */
+        while (start < end) {
+            ++round;
+            uint32_t fill = 0, done = 0;
+            int full_stop = 0;
+            for (uint64_t off = start; off < end && fill < warp_size && !full_stop;
+                 off += warp_size) {
+                const uint64_t load_end = off + warp_size < end ? off + warp_size : end;
+                for (uint64_t p = off; p < load_end; ++p) {
+                    uint32_t v = indices[p];
+                    if (lane_round[v] == round) { /* duplicate: maps to its vertex's lane */
+                        ++done;
+                        continue;
+                    }
+                    if (fill == warp_size) { /* first unmappable index ends the round */
+                        full_stop = 1;
+                        break;
+                    }
+                    lane_round[v] = round;
+                    ++fill;
+                    ++done;
+                    if (shade_counts)
+                        ++shade_counts[v];
+                }
+            }
+            /* warp_size >= 3 and batches of whole triangles: done >= 3, so this progresses.
+             * Lanes of a trailing partial triangle were shaded and are discarded. */
+            uint32_t triangles = done / 3;
+            assert(triangles >= 1);
+            shaded += fill;
+            ++rounds;
+            start += 3 * (uint64_t)triangles;
+        }
+    }
+    free(lane_round);
+    vr_sim_finish(out, index_count, shaded, rounds);
+    return VR_OK;
+}
+
+vr_status vr_sim_warp(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                      uint32_t vertex_count, uint32_t batch_indices, uint32_t warp_size,
+                      uint32_t *shade_counts)
+{
+    assert(out != NULL);
+    if (batch_indices < 3 || batch_indices % 3 != 0)
+        return VR_ERROR(VR_ERR_ARG,
+                        "vr_sim_warp: batch of %u indices; it must be a positive multiple of 3",
+                        batch_indices);
+    if (warp_size < 3)
+        return VR_ERROR(VR_ERR_ARG, "vr_sim_warp: warp size %u; a triangle needs 3 lanes",
+                        warp_size);
+    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_warp");
+    return s ? s
+             : vr_sim_warp_unchecked(out, indices, index_count, vertex_count, batch_indices,
+                                     warp_size, shade_counts);
+}
+
+vr_status vr_sim_dynamic_unchecked(vr_sim_result *out, const uint32_t *indices,
+                                   uint32_t index_count, uint32_t vertex_count,
+                                   uint32_t max_unique, uint32_t max_indices,
+                                   uint32_t *shade_counts)
+{
+    assert(max_unique >= 3 && max_indices >= 3);
+    uint32_t *starts = malloc((vr_batches_dynamic_bound(index_count) + 1) * sizeof *starts);
+    uint32_t *stamp = calloc(vertex_count, sizeof *stamp);
+    if (!starts || !stamp) {
+        free(starts);
+        free(stamp);
+        return VR_ERROR(VR_ERR_OOM, "sim dynamic: batch offsets for %u indices", index_count);
+    }
+    size_t batch_count =
+        vr_batches_dynamic(starts, indices, index_count, vertex_count, max_unique, max_indices);
+    if (batch_count == 0) { /* only allocation can fail here; the message is recorded */
+        free(starts);
+        free(stamp);
+        return VR_ERR_OOM;
+    }
+    /* Each batch shades its distinct vertices once; stamp[v] == batch + 1 marks them. */
+    vr_sim_clear_counts(shade_counts, vertex_count);
+    uint64_t shaded = 0;
+    for (size_t b = 0; b < batch_count; ++b) {
+        const uint32_t mark = (uint32_t)b + 1;
+        for (uint32_t p = starts[b]; p < starts[b + 1]; ++p) {
+            if ((uint64_t)p + VR_PREFETCH_AHEAD < index_count)
+                VR_PREFETCH(&stamp[indices[p + VR_PREFETCH_AHEAD]]);
+            uint32_t v = indices[p];
+            if (stamp[v] != mark) {
+                stamp[v] = mark;
+                ++shaded;
+                if (shade_counts)
+                    ++shade_counts[v];
+            }
+        }
+    }
+    free(starts);
+    free(stamp);
+    vr_sim_finish(out, index_count, shaded, batch_count);
+    return VR_OK;
+}
+
+vr_status vr_sim_dynamic(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                         uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
+                         uint32_t *shade_counts)
+{
+    assert(out != NULL);
+    if (max_unique < 3 || max_indices < 3)
+        return VR_ERROR(VR_ERR_ARG,
+                        "vr_sim_dynamic: max unique %u and max indices %u must both be >= 3 "
+                        "(one triangle)",
+                        max_unique, max_indices);
+    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_dynamic");
+    return s ? s
+             : vr_sim_dynamic_unchecked(out, indices, index_count, vertex_count, max_unique,
+                                        max_indices, shade_counts);
+}
+
+vr_status vr_sim_strategy(vr_sim_result *out, const char *strategy, const uint32_t *indices,
+                          uint32_t index_count, uint32_t vertex_count, const vr_sim_config *cfg,
+                          uint32_t *shade_counts)
+{
+    assert(out != NULL && strategy != NULL && cfg != NULL);
+    if (!strcmp(strategy, "naive"))
+        return vr_sim_naive(out, indices, index_count, vertex_count, shade_counts);
+    if (!strcmp(strategy, "multi"))
+        return vr_sim_multi(out, indices, index_count, vertex_count, shade_counts);
+    if (!strcmp(strategy, "warp"))
+        return vr_sim_warp(out, indices, index_count, vertex_count, cfg->warp_batch,
+                           cfg->warp_size, shade_counts);
+    /* hash, phash and sort differ in how a block finds its batch's distinct vertices, not in
+     * which it shades: all three shade each dynamic batch's distinct vertices once. */
+    if (!strcmp(strategy, "hash") || !strcmp(strategy, "phash") || !strcmp(strategy, "sort") ||
+        !strcmp(strategy, "dyn"))
+        return vr_sim_dynamic(out, indices, index_count, vertex_count, cfg->dyn_max_unique,
+                              cfg->dyn_max_indices, shade_counts);
+    return VR_ERROR(VR_ERR_ARG,
+                    "sim: unknown strategy '%s'. Hint: naive, warp, hash, phash, sort, multi",
+                    strategy);
+}

@@ -1,0 +1,389 @@
+/* report.c - text output of `vreuse sim`: the aligned tables (Table 1 of Kenzel et al. 2018
+ * plus a FIFO / LRU sweep), CSV in long form whose column names match `vreuse bench`, and JSON.
+ * Cells are formatted first and the widths measured after, so any scene name lines up.
+ * Try: `vreuse sim sphere --csv - --quiet`.
+ */
+#include "sim_private.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "16K" for 16384, "1M" for 1048576, else the plain number. */
+static void bytes_label(char *buf, size_t n, uint32_t bytes)
+{
+    if (bytes % (1024u * 1024u) == 0)
+        snprintf(buf, n, "%uM", bytes / (1024u * 1024u));
+    else if (bytes % 1024u == 0)
+        snprintf(buf, n, "%uK", bytes / 1024u);
+    else
+        snprintf(buf, n, "%u", bytes);
+}
+
+/* --- a small table builder: cells formatted up front, widths measured afterwards ---------- */
+
+#define CELL 72 /* fits a 63-character scene label */
+#define MAX_COLS (4 + VR_SIM_MAX_CACHES * 2 + VR_SIM_ASSIGN_COUNT * VR_SIM_MAX_PARALLEL + 4)
+
+typedef struct text_table {
+    uint32_t cols, rows, cap;
+    uint32_t left_cols;       /* the first left_cols columns are left-aligned text */
+    char (*cell)[CELL];       /* rows * cols, row 0 is the header */
+} text_table;
+
+static int table_init(text_table *t, uint32_t cols, uint32_t left_cols, uint32_t max_rows)
+{
+    assert(cols <= MAX_COLS);
+    t->cols = cols;
+    t->rows = 0;
+    t->cap = max_rows;
+    t->left_cols = left_cols;
+    t->cell = calloc((size_t)cols * max_rows, CELL);
+    return t->cell != NULL;
+}
+
+static char *table_cell(text_table *t, uint32_t row, uint32_t col)
+{
+    assert(row < t->cap && col < t->cols);
+    if (row >= t->rows)
+        t->rows = row + 1;
+    return t->cell[(size_t)row * t->cols + col];
+}
+
+static void table_print(FILE *f, const text_table *t)
+{
+    size_t width[MAX_COLS] = {0};
+    for (uint32_t r = 0; r < t->rows; ++r)
+        for (uint32_t c = 0; c < t->cols; ++c) {
+            size_t w = strlen(t->cell[(size_t)r * t->cols + c]);
+            if (w > width[c])
+                width[c] = w;
+        }
+    for (uint32_t r = 0; r < t->rows; ++r) {
+        for (uint32_t c = 0; c < t->cols; ++c) {
+            const char *s = t->cell[(size_t)r * t->cols + c];
+            int w = (int)width[c];
+            if (c)
+                fputs("  ", f);
+            if (c < t->left_cols && c + 1 < t->cols)
+                fprintf(f, "%-*s", w, s);
+            else if (c < t->left_cols)
+                fputs(s, f); /* no trailing blanks on the last column */
+            else
+                fprintf(f, "%*s", w, s);
+        }
+        fputc('\n', f);
+    }
+}
+
+/* Reuse with three decimals; reuse can be negative (a vertex shaded more often than used). */
+static void reuse_cell(char *cell, double reuse) { snprintf(cell, CELL, "%.3f", reuse); }
+
+static void parallel_label(char *buf, size_t n, const vr_sim_config *cfg, uint32_t a, uint32_t i)
+{
+    char b[16];
+    bytes_label(b, sizeof b, cfg->parallel_bytes[i]);
+    snprintf(buf, n, "pc%s%s", b, a == VR_SIM_ROUNDROBIN ? "_rr" : "");
+}
+
+/* The distinct sizes of both sweeps, ascending. */
+static uint32_t sweep_sizes(uint32_t *sizes, const vr_sim_config *cfg)
+{
+    uint32_t n = 0;
+    const uint32_t *lists[2] = {cfg->fifo_sizes, cfg->lru_sizes};
+    const uint32_t counts[2] = {cfg->fifo_count, cfg->lru_count};
+    for (int l = 0; l < 2; ++l)
+        for (uint32_t i = 0; i < counts[l]; ++i) {
+            uint32_t k = lists[l][i], j = 0;
+            while (j < n && sizes[j] != k)
+                ++j;
+            if (j == n)
+                sizes[n++] = k;
+        }
+    for (uint32_t i = 1; i < n; ++i) /* insertion sort: at most 2 * VR_SIM_MAX_CACHES */
+        for (uint32_t j = i; j > 0 && sizes[j - 1] > sizes[j]; --j) {
+            uint32_t t = sizes[j];
+            sizes[j] = sizes[j - 1];
+            sizes[j - 1] = t;
+        }
+    return n;
+}
+
+void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
+                        const vr_sim_config *cfg)
+{
+    assert(f != NULL && cfg != NULL && (reports != NULL || count == 0));
+    text_table t;
+    uint32_t pc_cols = 0;
+    for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
+        if (cfg->assign_mask & (1u << a))
+            pc_cols += cfg->parallel_count;
+    uint32_t cols = 5 + pc_cols + (cfg->warp ? 1 : 0) + (cfg->dynamic ? 1 : 0);
+    if (!table_init(&t, cols, 2, count + 1)) {
+        fprintf(f, "sim: out of memory formatting the table\n");
+        return;
+    }
+    uint32_t c = 0;
+    strcpy(table_cell(&t, 0, c++), "scene");
+    strcpy(table_cell(&t, 0, c++), "order");
+    strcpy(table_cell(&t, 0, c++), "verts");
+    strcpy(table_cell(&t, 0, c++), "tris");
+    strcpy(table_cell(&t, 0, c++), "ideal");
+    for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
+        if (cfg->assign_mask & (1u << a))
+            for (uint32_t i = 0; i < cfg->parallel_count; ++i)
+                parallel_label(table_cell(&t, 0, c++), CELL, cfg, a, i);
+    if (cfg->warp)
+        strcpy(table_cell(&t, 0, c++), "warp");
+    if (cfg->dynamic)
+        strcpy(table_cell(&t, 0, c++), "dyn");
+    for (uint32_t r = 0; r < count; ++r) {
+        const vr_sim_report *p = &reports[r];
+        c = 0;
+        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->scene);
+        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->order);
+        snprintf(table_cell(&t, r + 1, c++), CELL, "%u", p->referenced_vertices);
+        snprintf(table_cell(&t, r + 1, c++), CELL, "%llu", (unsigned long long)p->triangles);
+        reuse_cell(table_cell(&t, r + 1, c++), p->ideal.reuse);
+        for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
+            if (cfg->assign_mask & (1u << a))
+                for (uint32_t i = 0; i < cfg->parallel_count; ++i)
+                    reuse_cell(table_cell(&t, r + 1, c++), p->parallel[a][i].reuse);
+        if (cfg->warp)
+            reuse_cell(table_cell(&t, r + 1, c++), p->warp.reuse);
+        if (cfg->dynamic)
+            reuse_cell(table_cell(&t, r + 1, c++), p->dynamic.reuse);
+    }
+    table_print(f, &t);
+    free(t.cell);
+
+    fprintf(f, "\nreuse = 1 - shader invocations / indices. verts = distinct referenced vertices, "
+               "with vertices shared as the\nloader shares them (OBJ corners joined on equal "
+               "attributes, UV seams split).\n");
+    if (pc_cols) {
+        char b[16];
+        bytes_label(b, sizeof b, cfg->parallel_bytes[0]);
+        fprintf(f,
+                "pc<bytes>: per-multiprocessor LRU cache, %u multiprocessors x %u concurrent "
+                "invocations, %u B/vertex\n(%s = %u entries); hits only on results of an "
+                "earlier wave of the same multiprocessor. Assignment:\n",
+                cfg->sm_count, cfg->wave_size, cfg->vertex_bytes, b,
+                cfg->parallel_bytes[0] / cfg->vertex_bytes);
+        if (cfg->assign_mask & (1u << VR_SIM_CONTIGUOUS))
+            fprintf(f, "  pc<bytes>    contiguous: the buffer split into %u runs of whole "
+                       "triangles\n", cfg->sm_count);
+        if (cfg->assign_mask & (1u << VR_SIM_ROUNDROBIN))
+            fprintf(f, "  pc<bytes>_rr roundrobin: %u-index chunks dealt to the "
+                       "multiprocessors in turn\n", cfg->wave_size);
+    }
+    if (cfg->warp)
+        fprintf(f, "warp: static batches of %u indices, %u-lane warp voting (Algorithm 1).\n",
+                cfg->warp_batch, cfg->warp_size);
+    if (cfg->dynamic)
+        fprintf(f,
+                "dyn: dynamic batches of <= %u distinct vertices and <= %u indices (also hash, "
+                "phash, sort).\n",
+                cfg->dyn_max_unique, cfg->dyn_max_indices);
+
+    /* The sweep: one row per scene x order x policy, one column per cache size. */
+    uint32_t sizes[2 * VR_SIM_MAX_CACHES];
+    uint32_t size_count = sweep_sizes(sizes, cfg);
+    if (size_count == 0 || count == 0)
+        return;
+    if (!table_init(&t, 3 + size_count, 3, 2 * count + 1)) {
+        fprintf(f, "sim: out of memory formatting the table\n");
+        return;
+    }
+    strcpy(table_cell(&t, 0, 0), "scene");
+    strcpy(table_cell(&t, 0, 1), "order");
+    strcpy(table_cell(&t, 0, 2), "cache");
+    for (uint32_t j = 0; j < size_count; ++j)
+        snprintf(table_cell(&t, 0, 3 + j), CELL, "%u", sizes[j]);
+    uint32_t row = 1;
+    for (uint32_t r = 0; r < count; ++r)
+        for (int l = 0; l < 2; ++l) {
+            const uint32_t *list = l ? cfg->lru_sizes : cfg->fifo_sizes;
+            uint32_t n = l ? cfg->lru_count : cfg->fifo_count;
+            const vr_sim_result *res = l ? reports[r].lru : reports[r].fifo;
+            if (n == 0)
+                continue;
+            snprintf(table_cell(&t, row, 0), CELL, "%s", reports[r].scene);
+            snprintf(table_cell(&t, row, 1), CELL, "%s", reports[r].order);
+            strcpy(table_cell(&t, row, 2), l ? "lru" : "fifo");
+            for (uint32_t j = 0; j < size_count; ++j) {
+                char *cell = table_cell(&t, row, 3 + j);
+                strcpy(cell, "-");
+                for (uint32_t i = 0; i < n; ++i)
+                    if (list[i] == sizes[j])
+                        reuse_cell(cell, res[i].reuse);
+            }
+            ++row;
+        }
+    fprintf(f, "\npost-transform cache reuse by size (entries = vertices; FIFO: hits do not "
+               "reorder):\n");
+    table_print(f, &t);
+    free(t.cell);
+}
+
+/* --- CSV ------------------------------------------------------------------------------------ */
+
+/* CSV text cells: quoted when they hold a comma, quote or newline. */
+static void csv_text(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; ++s) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_row(FILE *f, const vr_sim_report *p, const char *strategy, uint32_t size,
+                    const char *unit, const vr_sim_result *r)
+{
+    csv_text(f, p->scene);
+    fputc(',', f);
+    csv_text(f, p->order);
+    fprintf(f, ",%u,%llu,%llu,%s,%u,%s,%llu,%.6f,%.6f\n", p->referenced_vertices,
+            (unsigned long long)p->triangles, (unsigned long long)p->indices, strategy, size,
+            unit, (unsigned long long)r->shaded_vertices, r->shaded_per_tri, r->reuse);
+}
+
+vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count,
+                           const vr_sim_config *cfg)
+{
+    assert(f != NULL && cfg != NULL && (reports != NULL || count == 0));
+    fprintf(f, "# vreuse sim: reuse = 1 - shaded_vertices / indices; verts = referenced vertices\n");
+    fprintf(f, "# pc: per-multiprocessor LRU, %u multiprocessors, %u concurrent invocations, "
+               "%u bytes/vertex; pc = contiguous, pc_rr = roundrobin assignment\n",
+            cfg->sm_count, cfg->wave_size, cfg->vertex_bytes);
+    fprintf(f, "# warp: batch %u indices, warp %u lanes; dyn/hash/phash/sort: <= %u unique, "
+               "<= %u indices per batch\n",
+            cfg->warp_batch, cfg->warp_size, cfg->dyn_max_unique, cfg->dyn_max_indices);
+    fprintf(f, "scene,order,verts,tris,indices,strategy,size,size_unit,shaded_vertices,"
+               "shaded_per_tri,reuse\n");
+    for (uint32_t r = 0; r < count; ++r) {
+        const vr_sim_report *p = &reports[r];
+        csv_row(f, p, "ideal", 0, "", &p->ideal);
+        csv_row(f, p, "naive", 0, "", &p->naive);
+        csv_row(f, p, "multi", 0, "", &p->multi);
+        for (uint32_t i = 0; i < cfg->fifo_count; ++i)
+            csv_row(f, p, "fifo", cfg->fifo_sizes[i], "entries", &p->fifo[i]);
+        for (uint32_t i = 0; i < cfg->lru_count; ++i)
+            csv_row(f, p, "lru", cfg->lru_sizes[i], "entries", &p->lru[i]);
+        for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
+            if (cfg->assign_mask & (1u << a))
+                for (uint32_t i = 0; i < cfg->parallel_count; ++i)
+                    csv_row(f, p, a == VR_SIM_ROUNDROBIN ? "pc_rr" : "pc",
+                            cfg->parallel_bytes[i], "bytes", &p->parallel[a][i]);
+        if (cfg->warp)
+            csv_row(f, p, "warp", cfg->warp_batch, "indices", &p->warp);
+        if (cfg->dynamic) {
+            /* hash, phash and sort shade exactly the dynamic batches' distinct vertices; the
+             * rows carry their names so bench CSVs join on (scene, strategy). */
+            static const char *const dyn_names[] = {"dyn", "hash", "phash", "sort"};
+            for (int k = 0; k < 4; ++k)
+                csv_row(f, p, dyn_names[k], cfg->dyn_max_unique, "vertices", &p->dynamic);
+        }
+    }
+    fflush(f);
+    if (ferror(f))
+        return VR_ERROR(VR_ERR_IO, "sim: writing the CSV failed. Hint: disk full or closed pipe?");
+    return VR_OK;
+}
+
+/* --- JSON ----------------------------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; ++s) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void json_result(FILE *f, const vr_sim_result *r)
+{
+    fprintf(f, "\"shaded_vertices\": %llu, \"batches\": %llu, \"shaded_per_tri\": %.6f, "
+               "\"reuse\": %.6f",
+            (unsigned long long)r->shaded_vertices, (unsigned long long)r->batches,
+            r->shaded_per_tri, r->reuse);
+}
+
+static void json_sweep(FILE *f, const char *name, const uint32_t *sizes, uint32_t n,
+                       const vr_sim_result *res)
+{
+    fprintf(f, ",\n      \"%s\": [", name);
+    for (uint32_t i = 0; i < n; ++i) {
+        fprintf(f, "%s\n        {\"entries\": %u, ", i ? "," : "", sizes[i]);
+        json_result(f, &res[i]);
+        fputc('}', f);
+    }
+    fprintf(f, "%s]", n ? "\n      " : "");
+}
+
+vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t count,
+                            const vr_sim_config *cfg)
+{
+    assert(f != NULL && cfg != NULL && (reports != NULL || count == 0));
+    fprintf(f, "{\n  \"config\": {\"sm_count\": %u, \"wave_size\": %u, \"vertex_bytes\": %u, "
+               "\"warp_batch\": %u, \"warp_size\": %u, \"dyn_max_unique\": %u, "
+               "\"dyn_max_indices\": %u,\n    \"reuse\": \"1 - shaded_vertices / indices\", "
+               "\"vertex_identity\": \"as loaded: OBJ corners joined, UV seams split\"},\n"
+               "  \"results\": [",
+            cfg->sm_count, cfg->wave_size, cfg->vertex_bytes, cfg->warp_batch, cfg->warp_size,
+            cfg->dyn_max_unique, cfg->dyn_max_indices);
+    for (uint32_t r = 0; r < count; ++r) {
+        const vr_sim_report *p = &reports[r];
+        fprintf(f, "%s\n    {\"scene\": ", r ? "," : "");
+        json_string(f, p->scene);
+        fprintf(f, ", \"order\": ");
+        json_string(f, p->order);
+        fprintf(f, ", \"vertex_count\": %u, \"referenced_vertices\": %u, \"triangles\": %llu, "
+                   "\"indices\": %llu, \"seconds\": %.3f",
+                p->vertex_count, p->referenced_vertices, (unsigned long long)p->triangles,
+                (unsigned long long)p->indices, p->seconds);
+        const struct { const char *name; const vr_sim_result *r; int on; } single[] = {
+            {"ideal", &p->ideal, 1}, {"naive", &p->naive, 1}, {"multi", &p->multi, 1},
+            {"warp", &p->warp, cfg->warp}, {"dyn", &p->dynamic, cfg->dynamic}};
+        for (size_t k = 0; k < sizeof single / sizeof single[0]; ++k)
+            if (single[k].on) {
+                fprintf(f, ",\n      \"%s\": {", single[k].name);
+                json_result(f, single[k].r);
+                fputc('}', f);
+            }
+        fprintf(f, ",\n      \"parallel\": [");
+        int first = 1;
+        for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
+            if (cfg->assign_mask & (1u << a))
+                for (uint32_t i = 0; i < cfg->parallel_count; ++i) {
+                    fprintf(f, "%s\n        {\"assign\": \"%s\", \"bytes\": %u, \"entries\": %u, ",
+                            first ? "" : ",", vr_sim_assign_name((vr_sim_assign)a),
+                            cfg->parallel_bytes[i], cfg->parallel_bytes[i] / cfg->vertex_bytes);
+                    json_result(f, &p->parallel[a][i]);
+                    fputc('}', f);
+                    first = 0;
+                }
+        fprintf(f, "%s]", first ? "" : "\n      ");
+        json_sweep(f, "fifo", cfg->fifo_sizes, cfg->fifo_count, p->fifo);
+        json_sweep(f, "lru", cfg->lru_sizes, cfg->lru_count, p->lru);
+        fputc('}', f);
+    }
+    fprintf(f, "%s]\n}\n", count ? "\n  " : "");
+    fflush(f);
+    if (ferror(f))
+        return VR_ERROR(VR_ERR_IO, "sim: writing the JSON failed. Hint: disk full or closed pipe?");
+    return VR_OK;
+}

@@ -1,0 +1,256 @@
+/* sim.c - the simulator's configuration and vr_sim_run_all: validate one index buffer, then run
+ * every enabled model (ideal, FIFO/LRU sweep, parallel caches, warp voting, dynamic batching)
+ * as independent jobs on a few pthreads, longest first. Each job owns its scratch arrays, so
+ * the counts do not depend on the thread count.
+ * Try: `vreuse sim sphere`, `vreuse_tests sim/run_all`.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sim_private.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *vr_sim_assign_name(vr_sim_assign a)
+{
+    switch (a) {
+    case VR_SIM_CONTIGUOUS: return "contiguous";
+    case VR_SIM_ROUNDROBIN: return "roundrobin";
+    default: return "?";
+    }
+}
+
+vr_sim_config vr_sim_config_default(void)
+{
+    vr_sim_config c;
+    memset(&c, 0, sizeof c);
+    for (uint32_t k = 4; k <= 4096; k *= 2) {
+        c.fifo_sizes[c.fifo_count++] = k;
+        c.lru_sizes[c.lru_count++] = k;
+    }
+    c.sm_count = 28;
+    c.wave_size = 1024;
+    c.vertex_bytes = 32;
+    c.parallel_bytes[0] = 16 * 1024;
+    c.parallel_bytes[1] = 32 * 1024;
+    c.parallel_bytes[2] = 64 * 1024;
+    c.parallel_count = 3;
+    c.assign_mask = 1u << VR_SIM_CONTIGUOUS;
+    c.warp_batch = 96;
+    c.warp_size = 32;
+    c.warp = 1;
+    c.dyn_max_unique = 256;
+    c.dyn_max_indices = 1023;
+    c.dynamic = 1;
+    c.threads = 0;
+    return c;
+}
+
+vr_status vr_sim_config_check(const vr_sim_config *c)
+{
+    assert(c != NULL);
+    if (c->fifo_count > VR_SIM_MAX_CACHES || c->lru_count > VR_SIM_MAX_CACHES)
+        return VR_ERROR(VR_ERR_ARG, "sim: %u FIFO and %u LRU sizes; at most %d each",
+                        c->fifo_count, c->lru_count, VR_SIM_MAX_CACHES);
+    for (uint32_t i = 0; i < c->fifo_count; ++i)
+        if (c->fifo_sizes[i] < 1)
+            return VR_ERROR(VR_ERR_ARG, "sim: FIFO size #%u is 0; caches need >= 1 entry", i);
+    for (uint32_t i = 0; i < c->lru_count; ++i)
+        if (c->lru_sizes[i] < 1)
+            return VR_ERROR(VR_ERR_ARG, "sim: LRU size #%u is 0; caches need >= 1 entry", i);
+    if (c->parallel_count > VR_SIM_MAX_PARALLEL)
+        return VR_ERROR(VR_ERR_ARG, "sim: %u parallel-cache sizes; at most %d",
+                        c->parallel_count, VR_SIM_MAX_PARALLEL);
+    if (c->parallel_count && c->assign_mask) {
+        if (c->sm_count < 1 || c->wave_size < 1 || c->vertex_bytes < 1)
+            return VR_ERROR(VR_ERR_ARG,
+                            "sim: parallel cache needs >= 1 multiprocessor (%u), wave size (%u) "
+                            "and bytes per vertex (%u)",
+                            c->sm_count, c->wave_size, c->vertex_bytes);
+        for (uint32_t i = 0; i < c->parallel_count; ++i)
+            if (c->parallel_bytes[i] < c->vertex_bytes)
+                return VR_ERROR(VR_ERR_ARG,
+                                "sim: parallel cache of %u bytes holds no %u-byte vertex",
+                                c->parallel_bytes[i], c->vertex_bytes);
+    }
+    if (c->threads > VR_SIM_MAX_THREADS)
+        return VR_ERROR(VR_ERR_ARG, "sim: %u threads; at most %d", c->threads,
+                        VR_SIM_MAX_THREADS);
+    if (c->assign_mask >> VR_SIM_ASSIGN_COUNT)
+        return VR_ERROR(VR_ERR_ARG, "sim: assignment mask 0x%x has unknown bits", c->assign_mask);
+    if (c->warp && (c->warp_batch < 3 || c->warp_batch % 3 != 0))
+        return VR_ERROR(VR_ERR_ARG,
+                        "sim: warp batch of %u indices; it must be a positive multiple of 3",
+                        c->warp_batch);
+    if (c->warp && c->warp_size < 3)
+        return VR_ERROR(VR_ERR_ARG, "sim: warp size %u; a triangle needs 3 lanes", c->warp_size);
+    if (c->dynamic && (c->dyn_max_unique < 3 || c->dyn_max_indices < 3))
+        return VR_ERROR(VR_ERR_ARG,
+                        "sim: dynamic batches of <= %u unique vertices and <= %u indices; both "
+                        "must be >= 3 (one triangle)",
+                        c->dyn_max_unique, c->dyn_max_indices);
+    return VR_OK;
+}
+
+/* --- jobs ---------------------------------------------------------------------------------- */
+
+typedef enum job_kind { JOB_PARALLEL, JOB_LRU, JOB_DYNAMIC, JOB_WARP, JOB_FIFO, JOB_IDEAL } job_kind;
+
+typedef struct sim_job {
+    job_kind kind;         /* also the cost rank: lower runs first */
+    uint32_t param;        /* cache entries (FIFO, LRU, parallel) */
+    vr_sim_assign assign;  /* parallel only */
+    vr_sim_result *dst;
+} sim_job;
+
+typedef struct sim_pool {
+    const uint32_t *indices;
+    uint32_t index_count, vertex_count;
+    const vr_sim_config *cfg;
+    sim_job *jobs;
+    uint32_t job_count;
+    pthread_mutex_t lock; /* guards the fields below and vr_progress */
+    uint32_t next, finished;
+    vr_status status;     /* first failure */
+    char message[1024];   /* its text: vr_last_error is thread-local */
+} sim_pool;
+
+static vr_status run_job(const sim_pool *p, const sim_job *j)
+{
+    const vr_sim_config *c = p->cfg;
+    switch (j->kind) {
+    case JOB_IDEAL:
+        return vr_sim_ideal_unchecked(j->dst, p->indices, p->index_count, p->vertex_count, NULL);
+    case JOB_FIFO:
+        return vr_sim_fifo_unchecked(j->dst, p->indices, p->index_count, p->vertex_count,
+                                     j->param, NULL);
+    case JOB_LRU:
+        return vr_sim_lru_unchecked(j->dst, p->indices, p->index_count, p->vertex_count,
+                                    j->param, NULL);
+    case JOB_PARALLEL:
+        return vr_sim_parallel_unchecked(j->dst, p->indices, p->index_count, p->vertex_count,
+                                         c->sm_count, c->wave_size, j->param, j->assign, NULL);
+    case JOB_WARP:
+        return vr_sim_warp_unchecked(j->dst, p->indices, p->index_count, p->vertex_count,
+                                     c->warp_batch, c->warp_size, NULL);
+    case JOB_DYNAMIC:
+        return vr_sim_dynamic_unchecked(j->dst, p->indices, p->index_count, p->vertex_count,
+                                        c->dyn_max_unique, c->dyn_max_indices, NULL);
+    }
+    return VR_ERROR(VR_ERR_ARG, "sim: unknown job kind %d", (int)j->kind);
+}
+
+static void *worker(void *arg)
+{
+    sim_pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        uint32_t j = p->status == VR_OK && p->next < p->job_count ? p->next++ : p->job_count;
+        pthread_mutex_unlock(&p->lock);
+        if (j == p->job_count)
+            return NULL;
+        vr_status s = run_job(p, &p->jobs[j]);
+        pthread_mutex_lock(&p->lock);
+        if (s != VR_OK && p->status == VR_OK) {
+            p->status = s;
+            snprintf(p->message, sizeof p->message, "%s", vr_last_error());
+        }
+        ++p->finished;
+        vr_progress("sim", p->finished, p->job_count);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+static int job_cmp(const void *a, const void *b)
+{
+    const sim_job *x = a, *y = b;
+    if (x->kind != y->kind)
+        return (int)x->kind - (int)y->kind;
+    return x->param < y->param ? 1 : x->param > y->param ? -1 : 0;
+}
+
+static uint32_t thread_count(const vr_sim_config *c, uint32_t jobs)
+{
+    long n = c->threads;
+    if (n == 0) {
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        if (n < 1)
+            n = 1;
+        if (n > 8) /* each thread holds O(vertex_count) scratch; more buys little */
+            n = 8;
+    }
+    return (uint32_t)(n < (long)jobs ? n : (long)jobs);
+}
+
+vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t index_count,
+                         uint32_t vertex_count, const vr_sim_config *cfg)
+{
+    assert(out != NULL && cfg != NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    vr_status s = vr_sim_config_check(cfg);
+    if (s)
+        return s;
+    s = vr_sim_check_input(indices, index_count, vertex_count, "sim");
+    if (s)
+        return s;
+
+    char scene[sizeof out->scene], order[sizeof out->order];
+    memcpy(scene, out->scene, sizeof scene);
+    memcpy(order, out->order, sizeof order);
+    memset(out, 0, sizeof *out);
+    memcpy(out->scene, scene, sizeof scene);
+    memcpy(out->order, order, sizeof order);
+    out->vertex_count = vertex_count;
+    out->triangles = index_count / 3;
+    out->indices = index_count;
+    vr_sim_finish(&out->naive, index_count, index_count, 0);
+    vr_sim_finish(&out->multi, index_count, vertex_count, 0);
+
+    sim_job jobs[3 + 2 * VR_SIM_MAX_CACHES + VR_SIM_ASSIGN_COUNT * VR_SIM_MAX_PARALLEL];
+    uint32_t n = 0;
+    jobs[n++] = (sim_job){JOB_IDEAL, 0, 0, &out->ideal};
+    for (uint32_t i = 0; i < cfg->fifo_count; ++i)
+        jobs[n++] = (sim_job){JOB_FIFO, cfg->fifo_sizes[i], 0, &out->fifo[i]};
+    for (uint32_t i = 0; i < cfg->lru_count; ++i)
+        jobs[n++] = (sim_job){JOB_LRU, cfg->lru_sizes[i], 0, &out->lru[i]};
+    for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
+        if (cfg->assign_mask & (1u << a))
+            for (uint32_t i = 0; i < cfg->parallel_count; ++i)
+                jobs[n++] = (sim_job){JOB_PARALLEL, cfg->parallel_bytes[i] / cfg->vertex_bytes,
+                                      (vr_sim_assign)a, &out->parallel[a][i]};
+    if (cfg->warp)
+        jobs[n++] = (sim_job){JOB_WARP, 0, 0, &out->warp};
+    if (cfg->dynamic)
+        jobs[n++] = (sim_job){JOB_DYNAMIC, 0, 0, &out->dynamic};
+    qsort(jobs, n, sizeof jobs[0], job_cmp);
+
+    sim_pool pool = {.indices = indices, .index_count = index_count,
+                     .vertex_count = vertex_count, .cfg = cfg, .jobs = jobs, .job_count = n};
+    pthread_mutex_init(&pool.lock, NULL);
+    vr_progress("sim", 0, n);
+    /* The calling thread is worker 0; a thread that fails to start just leaves its share to
+     * the others. */
+    uint32_t threads = thread_count(cfg, n);
+    pthread_t tid[VR_SIM_MAX_THREADS];
+    uint32_t started = 0;
+    for (uint32_t t = 1; t < threads; ++t)
+        if (pthread_create(&tid[started], NULL, worker, &pool) == 0)
+            ++started;
+    worker(&pool);
+    for (uint32_t t = 0; t < started; ++t)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&pool.lock);
+    if (pool.status != VR_OK) {
+        vr_progress("sim", n, n); /* ends a progress line that a failure cut short */
+        return vr_set_error(pool.status, "%s", pool.message);
+    }
+
+    out->referenced_vertices = (uint32_t)out->ideal.shaded_vertices;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return VR_OK;
+}

@@ -1,0 +1,179 @@
+/* sim.h - CPU simulator of vertex reuse: how many vertex-shader invocations an index buffer costs
+ * under an ideal cache, k-entry FIFO and LRU post-transform caches, the per-multiprocessor
+ * parallel cache of Kenzel et al. 2018 (Sec. 4.1), statically batched warp voting (Algorithm 1)
+ * and dynamic batching (Sec. 3.4, the batches of reuse/batches.h). Pure C, no CUDA, no assimp.
+ * reuse = 1 - shaded_vertices / indices, the paper's Table 1 measure.
+ * Try: `vreuse_tests sim/`, `vreuse sim sphere --plot sphere.svg`.
+ */
+#ifndef VR_SIM_H
+#define VR_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../pipeline/vreuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VR_SIM_MAX_CACHES 32   /* FIFO / LRU sizes per sweep */
+#define VR_SIM_MAX_PARALLEL 8  /* parallel-cache sizes per run */
+#define VR_SIM_MAX_THREADS 16  /* worker threads of vr_sim_run_all */
+
+/* How the index buffer is dealt to the multiprocessors of the parallel cache. */
+typedef enum vr_sim_assign {
+    VR_SIM_CONTIGUOUS = 0, /* buffer split into sm_count contiguous runs of whole triangles */
+    VR_SIM_ROUNDROBIN,     /* wave_size-index chunks dealt round-robin to the multiprocessors */
+    VR_SIM_ASSIGN_COUNT
+} vr_sim_assign;
+
+const char *vr_sim_assign_name(vr_sim_assign a); /* "contiguous", "roundrobin" */
+
+/* Statistics of one simulated strategy; field names match vr_stats of the GPU stage. */
+typedef struct vr_sim_result {
+    uint64_t indices;         /* index-buffer length (3 * triangles) */
+    uint64_t triangles;
+    uint64_t shaded_vertices; /* vertex-shader invocations */
+    uint64_t batches;         /* warp: warp rounds; dynamic: batches; parallel: waves; else 0 */
+    double reuse;             /* 1 - shaded_vertices / indices; < 0 when vertices are shaded more
+                                 often than referenced (warp voting on a triangle soup) */
+    double shaded_per_tri;    /* shaded_vertices / triangles (ACMR), 0.5..3 for usual meshes */
+} vr_sim_result;
+
+/* Everything vr_sim_run_all simulates. Get one with vr_sim_config_default() and edit fields. */
+typedef struct vr_sim_config {
+    uint32_t fifo_sizes[VR_SIM_MAX_CACHES]; /* FIFO entries (vertices), each >= 1 */
+    uint32_t fifo_count;                    /* 0..VR_SIM_MAX_CACHES; default 11 (4..4096) */
+    uint32_t lru_sizes[VR_SIM_MAX_CACHES];  /* LRU entries (vertices), each >= 1 */
+    uint32_t lru_count;                     /* 0..VR_SIM_MAX_CACHES; default 11 (4..4096) */
+
+    uint32_t sm_count;     /* parallel cache: multiprocessors, >= 1; default 28 (GTX 1080 Ti) */
+    uint32_t wave_size;    /* concurrent invocations per multiprocessor, >= 1; default 1024 */
+    uint32_t vertex_bytes; /* bytes per cached vertex, >= 1; default 32 (float4 clip position
+                              + packed normal and uv) */
+    uint32_t parallel_bytes[VR_SIM_MAX_PARALLEL]; /* cache bytes per multiprocessor, each
+                                                     >= vertex_bytes; default 16K, 32K, 64K */
+    uint32_t parallel_count;                      /* 0..VR_SIM_MAX_PARALLEL; default 3 */
+    uint32_t assign_mask;  /* bit (1 << vr_sim_assign) per assignment; default contiguous only */
+
+    uint32_t warp_batch;   /* static warp-voting batch in indices, multiple of 3; default 96 */
+    uint32_t warp_size;    /* lanes per warp, >= 3; default 32 */
+    int warp;              /* nonzero: simulate warp voting (default 1) */
+
+    uint32_t dyn_max_unique;  /* dynamic batch N_u, >= 3; default 256 */
+    uint32_t dyn_max_indices; /* dynamic batch index limit, >= 3; default 1023 */
+    int dynamic;              /* nonzero: simulate dynamic batching (default 1) */
+
+    uint32_t threads;      /* worker threads for vr_sim_run_all, 0..VR_SIM_MAX_THREADS;
+                              0 = one per online CPU, at most 8 */
+} vr_sim_config;
+
+vr_sim_config vr_sim_config_default(void);
+/* Checks every field's range; VR_ERR_ARG with the field name and value when one is off. */
+vr_status vr_sim_config_check(const vr_sim_config *cfg);
+
+/* Every simulator below takes the index buffer (host array owned by the caller, index_count a
+ * multiple of 3, > 0, each index < vertex_count; violations return VR_ERR_FORMAT) and writes one
+ * vr_sim_result. `shade_counts` is NULL or a vertex_count array owned by the caller that is
+ * overwritten with how often each vertex was shaded (its sum is shaded_vertices), for heatmaps.
+ * All are O(index_count) time plus O(vertex_count) scratch memory (VR_ERR_OOM when that fails). */
+
+/* Each referenced vertex shaded once: a cache of unbounded size with instant reuse. */
+vr_status vr_sim_ideal(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t *shade_counts);
+/* Every index shaded (reuse 0): the naive strategy, one thread per triangle. */
+vr_status vr_sim_naive(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t *shade_counts);
+/* Every vertex of the vertex buffer shaded once, referenced or not: the multi-kernel strategy. */
+vr_status vr_sim_multi(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t *shade_counts);
+
+/* k-entry FIFO post-transform cache: a miss shades and inserts, evicting the oldest entry;
+ * hits do not reorder. Equals meshopt_analyzeVertexCache(.., k, 0, 0).vertices_transformed. */
+vr_status vr_sim_fifo(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                      uint32_t vertex_count, uint32_t entries, uint32_t *shade_counts);
+/* k-entry LRU post-transform cache: a hit makes the vertex most recent, a miss shades it and
+ * evicts the least recent entry. */
+vr_status vr_sim_lru(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                     uint32_t vertex_count, uint32_t entries, uint32_t *shade_counts);
+
+/* Per-multiprocessor parallel cache (Sec. 4.1): sm_count multiprocessors, each working through
+ * its share of the buffer (see vr_sim_assign) in waves of wave_size consecutive indices with a
+ * private LRU cache of `entries` vertices. All lookups of a wave see the cache as it was at the
+ * wave's start, so a vertex hits only if an EARLIER wave of the SAME multiprocessor shaded it;
+ * every missing occurrence is an invocation (a duplicate inside a wave is shaded twice). After
+ * the lookups the wave's vertices are touched in index order: misses inserted, hits refreshed.
+ * `batches` counts waves. */
+vr_status vr_sim_parallel(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                          uint32_t vertex_count, uint32_t sm_count, uint32_t wave_size,
+                          uint32_t entries, vr_sim_assign assign, uint32_t *shade_counts);
+
+/* Statically batched warp voting, exactly as Algorithm 1: static batches of batch_indices
+ * indices; per round, indices are loaded warp_size at a time and each either matches a vertex
+ * already on a lane or takes the next free lane; once the warp is full, the first index that
+ * cannot be mapped ends the round. The round shades its `fill` lanes (vertices of a trailing
+ * incomplete triangle included: shaded, then discarded), emits floor(mapped / 3) triangles and
+ * the next round starts after them. Nothing carries over between rounds. `batches` counts
+ * rounds. */
+vr_status vr_sim_warp(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                      uint32_t vertex_count, uint32_t batch_indices, uint32_t warp_size,
+                      uint32_t *shade_counts);
+
+/* Dynamic batching: the batches of vr_batches_dynamic(max_unique, max_indices), each shading
+ * its distinct vertices once. This is also the count of the hash, phash and sort strategies.
+ * Equals meshopt_analyzeVertexCache(.., N_u, N_u, max_indices / 3).vertices_transformed on
+ * meshes without degenerate triangles (meshoptimizer counts a new vertex repeated inside one
+ * triangle twice when it decides whether the triangle still fits). `batches` counts batches. */
+vr_status vr_sim_dynamic(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                         uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
+                         uint32_t *shade_counts);
+
+/* The simulated count of a GPU strategy by its command-line name ("naive", "warp", "hash",
+ * "phash", "sort", "multi"), with cfg's batch parameters; VR_ERR_ARG when the name is unknown.
+ * The reuse/ CPU twins must report the same shaded_vertices. */
+vr_status vr_sim_strategy(vr_sim_result *out, const char *strategy, const uint32_t *indices,
+                          uint32_t index_count, uint32_t vertex_count, const vr_sim_config *cfg,
+                          uint32_t *shade_counts);
+
+/* One scene x order: every strategy of a config, for the table, CSV, JSON and plot. */
+typedef struct vr_sim_report {
+    char scene[64];               /* label, set by the caller (vr_sim_run_all leaves it empty) */
+    char order[16];               /* triangle order label, set by the caller */
+    uint32_t vertex_count;        /* vertex-buffer size */
+    uint32_t referenced_vertices; /* distinct vertices the indices use (= ideal's count) */
+    uint64_t triangles;
+    uint64_t indices;
+    vr_sim_result ideal, naive, multi, warp, dynamic;
+    vr_sim_result fifo[VR_SIM_MAX_CACHES];                      /* cfg.fifo_sizes order */
+    vr_sim_result lru[VR_SIM_MAX_CACHES];                       /* cfg.lru_sizes order */
+    vr_sim_result parallel[VR_SIM_ASSIGN_COUNT][VR_SIM_MAX_PARALLEL]; /* cfg.parallel_bytes */
+    double seconds;               /* wall time of vr_sim_run_all */
+} vr_sim_report;
+
+/* Runs every strategy cfg enables on one index buffer (validated once), spread over
+ * cfg->threads threads; reports progress through vr_progress("sim", ...). Keeps out->scene and
+ * out->order; fills everything else. */
+vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t index_count,
+                         uint32_t vertex_count, const vr_sim_config *cfg);
+
+/* Output of `vreuse sim`, for `count` reports simulated with the same cfg. */
+/* Aligned tables: one row per scene x order (ideal, parallel caches, warp, dyn), then the
+ * FIFO / LRU sweep. */
+void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
+                        const vr_sim_config *cfg);
+/* CSV in long form, one row per scene x order x strategy x size, the columns named as in
+ * `vreuse bench` (scene, tris, strategy, shaded_per_tri) so the two can be joined; '#' lines
+ * first record the parameters. VR_ERR_IO when writing fails. */
+vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count,
+                           const vr_sim_config *cfg);
+vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t count,
+                            const vr_sim_config *cfg);
+/* SVG plot of reuse against cache size (log2 x axis, FIFO and LRU curves, parallel-cache
+ * markers) with ideal, dynamic and warp voting as labelled horizontal lines. */
+vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *report, const vr_sim_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
