@@ -40,50 +40,112 @@ static vr_status mesh_alloc(vr_mesh *m, uint64_t vertices, uint64_t triangles, i
 /* rings latitude bands, segs longitudes; one vertex per pole and the seam column shared, so
  * the mesh is closed and vertices ~ triangles / 2 (ideal reuse 1 - 1/6). Emitted top to
  * bottom, band by band, counter-clockwise seen from outside. */
+/* A geodesic sphere: each face of an icosahedron split into n^2 triangles (frequency n), the
+ * points pushed onto the unit sphere. 20 n^2 triangles, 10 n^2 + 2 vertices, valence 5 or 6
+ * everywhere; n = 64 gives the paper's `sphere` (81,920 triangles, 40,962 vertices). A
+ * lat/long sphere is not used: its pole fans of valence 2n mislead vertex-cache optimizers.
+ * Vertex ids: 12 corners, then 30 edges x (n-1) points counted from the lower corner id, then
+ * 20 faces x (n-1)(n-2)/2 interior points; triangles are emitted face by face, row by row. */
+static const float g_ico_corner[12][3] = {
+    {-1, 1.6180340f, 0}, {1, 1.6180340f, 0}, {-1, -1.6180340f, 0}, {1, -1.6180340f, 0},
+    {0, -1, 1.6180340f}, {0, 1, 1.6180340f}, {0, -1, -1.6180340f}, {0, 1, -1.6180340f},
+    {1.6180340f, 0, -1}, {1.6180340f, 0, 1}, {-1.6180340f, 0, -1}, {-1.6180340f, 0, 1}};
+static const uint8_t g_ico_face[20][3] = {
+    {0, 11, 5}, {0, 5, 1}, {0, 1, 7}, {0, 7, 10}, {0, 10, 11}, {1, 5, 9}, {5, 11, 4},
+    {11, 10, 2}, {10, 7, 6}, {7, 1, 8}, {3, 9, 4}, {3, 4, 2}, {3, 2, 6}, {3, 6, 8},
+    {3, 8, 9}, {4, 9, 5}, {2, 4, 11}, {6, 2, 10}, {8, 6, 7}, {9, 8, 1}};
+
+typedef struct ico {
+    uint32_t n;
+    int edge_of[12][12]; /* edge index of corner pair, -1 when not adjacent */
+    uint64_t edge_base, face_base;
+} ico;
+
+/* Id of the point with barycentric weights (n - i - j, i, j) on face f. */
+static uint32_t ico_vertex(const ico *g, int f, uint32_t i, uint32_t j)
+{
+    const uint8_t *c = g_ico_face[f];
+    uint32_t n = g->n, w[3] = {n - i - j, i, j};
+    for (int k = 0; k < 3; ++k)
+        if (w[k] == n)
+            return c[k];
+    for (int k = 0; k < 3; ++k)
+        if (w[k] == 0) { /* on the edge opposite corner k */
+            int u = c[(k + 1) % 3], v = c[(k + 2) % 3];
+            uint32_t steps_from_u = w[(k + 2) % 3];
+            if (u > v)
+                steps_from_u = n - steps_from_u;
+            int e = g->edge_of[u][v];
+            return (uint32_t)(g->edge_base + (uint64_t)e * (n - 1) + (steps_from_u - 1));
+        }
+    /* interior: row i has points j = 1 .. n-1-i, rows i = 1 .. n-2 */
+    uint64_t before = (uint64_t)(i - 1) * (n - 2) - (uint64_t)(i - 1) * (i - 2) / 2;
+    return (uint32_t)(g->face_base + (uint64_t)f * (n - 1) * (n - 2) / 2 + before + (j - 1));
+}
+
+static void ico_point(float *dst, const float *a, const float *b, const float *c, float wa, float wb,
+                      float wc)
+{
+    float p[3], len = 0;
+    for (int k = 0; k < 3; ++k)
+        p[k] = a[k] * wa + b[k] * wb + c[k] * wc, len += p[k] * p[k];
+    len = sqrtf(len);
+    for (int k = 0; k < 3; ++k)
+        dst[k] = p[k] / len;
+}
+
 vr_status vr_generate_sphere(vr_mesh *out, uint32_t triangles)
 {
     assert(out);
-    if (triangles < 8)
-        triangles = 8;
-    /* triangles = 2 * segs * (rings - 1); segs ~ 2 * rings gives square-ish equator cells */
-    uint32_t bands = (uint32_t)ceil(sqrt(triangles / 4.0)); /* rings - 1 */
-    uint32_t rings = bands + 1;
-    uint64_t segs = ((uint64_t)triangles + 2 * bands - 1) / (2 * bands);
-    if (segs < 3)
-        segs = 3;
-    uint64_t tri_count = 2 * segs * bands, vert_count = 2 + (uint64_t)(rings - 1) * segs;
+    ico g;
+    g.n = (uint32_t)ceil(sqrt(triangles / 20.0));
+    if (g.n < 1)
+        g.n = 1;
+    uint64_t n = g.n, tri_count = 20 * n * n, vert_count = 10 * n * n + 2;
     vr_status s = mesh_alloc(out, vert_count, tri_count, 0, "sphere");
     if (s)
         return s;
-    /* vertices: north pole 0, ring r (1..rings-1) at 1 + (r-1)*segs, south pole last */
-    float *p = out->positions;
-    p[0] = 0, p[1] = 1, p[2] = 0;
-    for (uint32_t r = 1; r < rings; ++r) {
-        float theta = g_pi * (float)r / (float)rings;
-        for (uint64_t k = 0; k < segs; ++k) {
-            float phi = 2 * g_pi * (float)k / (float)segs;
-            float *q = p + 3 * (1 + (uint64_t)(r - 1) * segs + k);
-            q[0] = sinf(theta) * cosf(phi), q[1] = cosf(theta), q[2] = sinf(theta) * sinf(phi);
+    memset(g.edge_of, -1, sizeof g.edge_of);
+    int edges = 0;
+    for (int f = 0; f < 20; ++f)
+        for (int k = 0; k < 3; ++k) {
+            int u = g_ico_face[f][k], v = g_ico_face[f][(k + 1) % 3];
+            if (g.edge_of[u][v] < 0)
+                g.edge_of[u][v] = g.edge_of[v][u] = edges++;
         }
-    }
-    uint32_t south = (uint32_t)(vert_count - 1);
-    p[3 * (size_t)south] = 0, p[3 * (size_t)south + 1] = -1, p[3 * (size_t)south + 2] = 0;
-    memcpy(out->normals, out->positions, vert_count * 3 * sizeof(float));
+    assert(edges == 30);
+    g.edge_base = 12;
+    g.face_base = 12 + 30 * (n - 1);
 
+    float *p = out->positions;
+    for (int c = 0; c < 12; ++c)
+        ico_point(p + 3 * c, g_ico_corner[c], g_ico_corner[c], g_ico_corner[c], 1, 0, 0);
+    for (int u = 0; u < 12; ++u)
+        for (int v = u + 1; v < 12; ++v)
+            if (g.edge_of[u][v] >= 0)
+                for (uint64_t t = 1; t < n; ++t)
+                    ico_point(p + 3 * (g.edge_base + (uint64_t)g.edge_of[u][v] * (n - 1) + t - 1),
+                              g_ico_corner[u], g_ico_corner[v], g_ico_corner[v],
+                              (float)(n - t) / (float)n, (float)t / (float)n, 0);
     uint32_t *ix = out->indices;
-#define RING(r, k) ((uint32_t)(1 + (uint64_t)((r)-1) * segs + ((k) % segs)))
-    for (uint64_t k = 0; k < segs; ++k)
-        *ix++ = 0, *ix++ = RING(1, k + 1), *ix++ = RING(1, k);
-    for (uint32_t r = 1; r + 1 < rings; ++r)
-        for (uint64_t k = 0; k < segs; ++k) {
-            uint32_t a0 = RING(r, k), a1 = RING(r, k + 1), b0 = RING(r + 1, k), b1 = RING(r + 1, k + 1);
-            *ix++ = a0, *ix++ = a1, *ix++ = b0;
-            *ix++ = a1, *ix++ = b1, *ix++ = b0;
-        }
-    for (uint64_t k = 0; k < segs; ++k)
-        *ix++ = RING(rings - 1, k), *ix++ = RING(rings - 1, k + 1), *ix++ = south;
-#undef RING
+    for (int f = 0; f < 20; ++f) {
+        const float *a = g_ico_corner[g_ico_face[f][0]], *b = g_ico_corner[g_ico_face[f][1]],
+                    *c = g_ico_corner[g_ico_face[f][2]];
+        for (uint32_t i = 1; i + 1 < g.n; ++i)
+            for (uint32_t j = 1; i + j < g.n; ++j)
+                ico_point(p + 3 * (uint64_t)ico_vertex(&g, f, i, j), a, b, c,
+                          (float)(g.n - i - j) / (float)n, (float)i / (float)n, (float)j / (float)n);
+        for (uint32_t i = 0; i < g.n; ++i)
+            for (uint32_t j = 0; i + j < g.n; ++j) {
+                *ix++ = ico_vertex(&g, f, i, j), *ix++ = ico_vertex(&g, f, i + 1, j),
+                *ix++ = ico_vertex(&g, f, i, j + 1);
+                if (i + j + 1 < g.n)
+                    *ix++ = ico_vertex(&g, f, i + 1, j), *ix++ = ico_vertex(&g, f, i + 1, j + 1),
+                    *ix++ = ico_vertex(&g, f, i, j + 1);
+            }
+    }
     assert(ix == out->indices + out->index_count);
+    memcpy(out->normals, out->positions, vert_count * 3 * sizeof(float));
     return VR_OK;
 }
 

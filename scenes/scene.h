@@ -72,7 +72,7 @@ vr_status vr_mesh_reorder(vr_mesh *m, vr_order order, uint64_t seed);
 vr_status vr_mesh_reorder_fetch(vr_mesh *m, uint32_t **remap);
 
 /* Procedural meshes (no files needed). Triangle counts are approximate (at least `triangles`
- * rounded to the generator's grid). The default scene is vr_generate_sphere(82k). */
+ * rounded to the generator's grid). The default scene is vr_generate_sphere(81,920). */
 vr_status vr_generate_sphere(vr_mesh *out, uint32_t triangles);
 vr_status vr_generate_terrain(vr_mesh *out, uint32_t triangles);
 vr_status vr_generate_foliage(vr_mesh *out, uint32_t triangles, uint64_t seed);
@@ -80,7 +80,7 @@ vr_status vr_generate_foliage(vr_mesh *out, uint32_t triangles, uint64_t seed);
 vr_status vr_mesh_subdivide(vr_mesh *out, const vr_mesh *in, uint64_t min_triangles);
 
 #define VR_DEFAULT_SCENE "sphere"
-#define VR_DEFAULT_SPHERE_TRIANGLES 82000u
+#define VR_DEFAULT_SPHERE_TRIANGLES 81920u /* geodesic frequency 64, as the paper's sphere */
 
 #ifdef __cplusplus
 }
