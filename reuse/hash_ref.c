@@ -1,14 +1,14 @@
-/* hash_ref.c - CPU twin of reuse/hash.cu (placeholder). */
-#include "reuse.h"
+/* hash_ref.c - CPU twin of reuse/hash.cu. The three dynamic strategies (hash, phash, sort) find
+ * the same distinct vertices per batch, so they share one plain loop, vr_dyn_ref in
+ * reuse/dyn_ref_common.h: per batch, list the distinct vertices, shade each once, emit every
+ * triangle. Try: `vreuse_tests reuse/dyn`.
+ */
+#include "dyn_ref_common.h"
 
 size_t vr_hash_temp_bytes(const vr_reuse_params *p)
 {
-    (void)p;
+    (void)p; /* the kernel keeps everything in shared memory */
     return 0;
 }
 
-vr_status vr_hash_ref(const vr_reuse_params *p)
-{
-    (void)p;
-    return VR_ERROR(VR_ERR_ARG, "hash: not implemented yet");
-}
+vr_status vr_hash_ref(const vr_reuse_params *p) { return vr_dyn_ref(p, "hash"); }

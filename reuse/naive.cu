@@ -1,8 +1,43 @@
-/* naive.cu - GPU batcher (placeholder); CPU twin: naive_ref.c. */
-#include "reuse.h"
+/* naive.cu - statically batched naive geometry stage (Kenzel et al. 2018, Sec. 3.3): one thread
+ * per triangle shades its three corners itself, no communication and no reuse (3 invocations per
+ * triangle). The baseline every reuse strategy is measured against; CPU twin: naive_ref.c.
+ * Try: `vreuse_tests gpu/`, `vreuse bench --strategy naive`.
+ */
+#include "ref_common.h"
+#include "stage.cuh"
+
+/* Thread mapping: thread t of the grid owns triangle t (indices 3t..3t+2); no shared memory, no
+ * block-level sync. Every lane of a launched warp reaches vr_emit_triangle (out-of-range lanes
+ * with valid = 0), so the culling path's warp ballot sees whole warps. Invariant: slot = t
+ * without culling. */
+static __global__ void __launch_bounds__(1024) vr_naive_kernel(vr_reuse_params p)
+{
+    const uint32_t triangles = p.index_count / 3;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int valid = t < triangles;
+    uint32_t i0 = 0, i1 = 0, i2 = 0;
+    vr_shaded a = {}, b = {}, c = {};
+    if (valid) {
+        i0 = __ldg(p.indices + 3 * t + 0);
+        i1 = __ldg(p.indices + 3 * t + 1);
+        i2 = __ldg(p.indices + 3 * t + 2);
+        a = vr_shade_vertex(p, i0);
+        b = vr_shade_vertex(p, i1);
+        c = vr_shade_vertex(p, i2);
+    }
+    vr_emit_triangle(p, valid, t, a, b, c, i0, i1, i2);
+}
 
 extern "C" vr_status vr_naive_run(const vr_reuse_params *p)
 {
-    (void)p;
-    return VR_ERROR(VR_ERR_ARG, "naive: GPU path not implemented yet");
+    vr_status st = vr_reuse_validate(p, "naive");
+    if (st != VR_OK)
+        return st;
+    const uint32_t triangles = p->index_count / 3;
+    if (triangles == 0)
+        return VR_OK;
+    const uint32_t blocks = vr_grid_blocks(triangles, p->block_size);
+    vr_naive_kernel<<<blocks, p->block_size, 0, (cudaStream_t)p->stream>>>(*p);
+    VR_LAUNCH_CHECK("vr_naive_kernel");
+    return VR_OK;
 }

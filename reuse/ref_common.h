@@ -1,11 +1,40 @@
 /* ref_common.h - the CPU twins' versions of reuse/stage.cuh: shade one vertex with counting,
  * and emit one triangle into the queue with the same slot rule (slot = triangle id without
  * culling; next free slot in emission order with culling - the GPU's order differs, so tests
- * compare culled queues as sorted triangle ids). */
+ * compare culled queues as sorted triangle ids). Counter semantics equal the GPU's exactly:
+ * invocations and queue_count only in counting mode without culling, queue_count always with
+ * culling (= triangles kept, also those past capacity), overflow = kept but not stored. */
 #ifndef VR_REF_COMMON_H
 #define VR_REF_COMMON_H
 
+#include <assert.h>
+
 #include "reuse.h"
+
+/* Longest static warp batch: the inverse map holds one byte per index of a batch, per warp in
+ * shared memory, so 32 warps x 1536 bytes = 48 KiB stays within the default per-block limit. */
+#define VR_WARP_BATCH_MAX 1536u
+
+/* Checks what every strategy needs from its parameters (GPU and CPU paths alike). Pointer
+ * contracts are asserted; values that come from users or files return an error naming `who`. */
+static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *who)
+{
+    assert(p && who && p->counters);
+    assert(p->index_count == 0 || (p->indices && p->positions && p->normals));
+    assert(p->queue.capacity == 0 ||
+           (p->queue.clip && p->queue.normal && p->queue.vertex && p->queue.tri_id));
+    if (p->index_count % 3 != 0)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: index_count %u is not a multiple of 3", who,
+                        p->index_count);
+    if (p->block_size < 32 || p->block_size > 1024 || p->block_size % 32 != 0)
+        return VR_ERROR(VR_ERR_ARG, "%s: block size %u must be a multiple of 32 in 32..1024", who,
+                        p->block_size);
+    if (!p->cull && p->queue.capacity < p->index_count / 3)
+        return VR_ERROR(VR_ERR_OVERFLOW,
+                        "%s: triangle queue too small: needed %u slots, had %u (without culling "
+                        "slot = triangle id)", who, p->index_count / 3, p->queue.capacity);
+    return VR_OK;
+}
 
 static inline vr_shaded vr_ref_shade_vertex(const vr_reuse_params *p, uint32_t v)
 {
@@ -39,9 +68,10 @@ static inline void vr_ref_emit_triangle(const vr_reuse_params *p, uint32_t tri, 
     if (p->cull) {
         if (vr_cull_triangle(a, b, c))
             return;
+        /* like the GPU: queue_count counts every kept triangle (what was wanted), overflow
+         * the ones that found the queue full, so the host can report "needed N, had M" */
         slot = p->counters->queue_count++;
         if (slot >= p->queue.capacity) {
-            p->counters->queue_count--;
             p->counters->overflow++;
             return;
         }

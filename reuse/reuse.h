@@ -48,7 +48,8 @@ typedef struct vr_queue {
 typedef struct vr_counters {
     unsigned long long invocations; /* reset 0: vertex-shader invocations (only when count != 0) */
     uint32_t queue_count;           /* reset 0: triangles written to the queue */
-    uint32_t overflow;              /* reset 0: triangles that found the queue full */
+    uint32_t overflow;              /* reset 0: triangles not written: queue full, or their
+                                       dynamic batch broke its limits (bad batch_starts) */
 } vr_counters;
 
 /* Everything one run needs. For `run` (GPU) every pointer is a device pointer; for `ref`
@@ -66,7 +67,7 @@ typedef struct vr_reuse_params {
     vr_shader shader;
     uint32_t block_size;    /* threads per block, multiple of 32, 32..1024 */
     uint32_t batch_indices; /* static batch length in indices (warp: multiple of 3, default 96) */
-    uint32_t max_unique;    /* dynamic N_u, <= block_size (default 256) */
+    uint32_t max_unique;    /* dynamic N_u, 3..1024 at any block size (default 256) */
     int cull;               /* 0: keep all triangles; 1: drop back-facing / outside-frustum ones */
     int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
     /* output */

@@ -1,7 +1,7 @@
 /* stage.cuh - device helpers every GPU batcher shares: checked CUDA calls, vertex fetch +
  * shade + counting, and triangle emission into the queue (direct slot, or in-kernel
  * compaction when culling: warp ballot, one atomicAdd per warp; InK-Compact, Hughes et al.).
- * Included only by reuse/*.cu; the CPU twins use reuse/ref_common.h for the same steps. */
+ * Included only by the reuse/ .cu files; the CPU twins use reuse/ref_common.h for the same steps. */
 #ifndef VR_STAGE_CUH
 #define VR_STAGE_CUH
 
@@ -32,6 +32,12 @@
 
 #define VR_WARP_SIZE 32
 #define VR_FULL_MASK 0xffffffffu
+
+/* Blocks of `block` threads that cover n items (64-bit sum: n may be close to 2^32). */
+static inline uint32_t vr_grid_blocks(uint32_t n, uint32_t block)
+{
+    return (uint32_t)(((uint64_t)n + block - 1) / block);
+}
 
 /* Fetches vertex v, runs the vertex shader, and in counting mode counts the invocation
  * (global counter and per-vertex count). Every call is one vertex-shader invocation. */

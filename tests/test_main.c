@@ -14,10 +14,11 @@ int vr_test_failures;
 extern const vr_test vr_tests_scenes[];
 extern const vr_test vr_tests_sim[];
 extern const vr_test vr_tests_reuse[];
+extern const vr_test vr_tests_dynamic[];
 extern const vr_test vr_tests_gpu[];
 
 static const vr_test *const g_groups[] = {vr_tests_scenes, vr_tests_sim, vr_tests_reuse,
-                                          vr_tests_gpu};
+                                          vr_tests_dynamic, vr_tests_gpu};
 
 const char *vr_test_scenes_dir(void)
 {

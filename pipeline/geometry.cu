@@ -1,0 +1,351 @@
+/* geometry.cu - the GPU half of pipeline/geometry.h: uploads a mesh once, owns the queue,
+ * counters, shade counts, workspace and dynamic batch starts, runs any registry strategy on one
+ * stream with cudaEvent timing around its kernels, and downloads the result. Also the device
+ * queries and the device-to-device copy bandwidth that `vreuse bench` uses as its floor.
+ * Try: `vreuse_tests gpu/`, `vreuse bench sphere:1M`.
+ */
+#include "geometry.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../reuse/stage.cuh"
+
+struct vr_geometry {
+    uint32_t vertex_count, index_count, triangles;
+    uint32_t *d_indices;  /* index_count */
+    float *d_positions;   /* 3 * vertex_count */
+    float *d_normals;     /* 3 * vertex_count */
+    vr_mesh host;         /* index_count host copy of the indices (for dynamic batches) */
+    uint32_t *d_batch_starts;   /* batch_count + 1, for N_u = batch_max_unique */
+    uint32_t batch_count;
+    uint32_t batch_max_unique;  /* 0: no batches computed yet */
+    vr_queue d_queue;           /* capacity = triangles */
+    vr_counters *d_counters;    /* one */
+    uint32_t *d_shade_counts;   /* vertex_count */
+    void *d_temp;               /* temp_capacity bytes, grown on demand */
+    size_t temp_capacity;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+};
+
+/* ---- device ------------------------------------------------------------------------------ */
+
+int vr_gpu_available(void)
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+const char *vr_gpu_device_name(void)
+{
+    static char name[256];
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(name, sizeof name, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        return name;
+    }
+    if (n == 0)
+        return "no CUDA device: cudaGetDeviceCount found none";
+    cudaDeviceProp prop;
+    e = cudaGetDeviceProperties(&prop, 0);
+    if (e != cudaSuccess) {
+        snprintf(name, sizeof name, "no CUDA device: cudaGetDeviceProperties: %s",
+                 cudaGetErrorString(e));
+        return name;
+    }
+    snprintf(name, sizeof name, "%s", prop.name);
+    return name;
+}
+
+vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_count,
+                             int *clock_khz)
+{
+    if (!vr_gpu_available())
+        return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+    int d = 0, r = 0, sms = 0, clk = 0;
+    VR_CUDA_CHECK(cudaDriverGetVersion(&d));
+    VR_CUDA_CHECK(cudaRuntimeGetVersion(&r));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
+    if (driver_version)
+        *driver_version = d;
+    if (runtime_version)
+        *runtime_version = r;
+    if (sm_count)
+        *sm_count = sms;
+    if (clock_khz)
+        *clock_khz = clk;
+    return VR_OK;
+}
+
+/* Frees what vr_gpu_copy_bandwidth allocated; returns `st` so error paths stay one line. */
+static vr_status vr_bandwidth_cleanup(vr_status st, void *a, void *b, cudaEvent_t e0, cudaEvent_t e1)
+{
+    cudaFree(a);
+    cudaFree(b);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    return st;
+}
+
+vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
+{
+    assert(bytes_per_second);
+    *bytes_per_second = 0;
+    if (!vr_gpu_available())
+        return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+    const size_t bytes = (size_t)256 << 20; /* far beyond the 50 MB L2: DRAM, not cache */
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    cudaError_t e = cudaMalloc(&a, bytes);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&b, bytes);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&e0);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&e1);
+    if (e == cudaSuccess)
+        e = cudaMemset(a, 1, bytes);
+    float best = 0;
+    for (int rep = 0; rep < 11 && e == cudaSuccess; ++rep) {
+        float ms = 0;
+        e = cudaEventRecord(e0);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(e1);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(e1);
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, e0, e1);
+        if (rep > 0 && e == cudaSuccess && (best == 0 || ms < best))
+            best = ms; /* rep 0 is the warm-up */
+    }
+    if (e != cudaSuccess)
+        return vr_bandwidth_cleanup(VR_ERROR(VR_ERR_CUDA, "copy bandwidth (2 x %zu MiB): %s",
+                                             bytes >> 20, cudaGetErrorString(e)),
+                                    a, b, e0, e1);
+    *bytes_per_second = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) : 0;
+    return vr_bandwidth_cleanup(VR_OK, a, b, e0, e1);
+}
+
+/* ---- context ----------------------------------------------------------------------------- */
+
+/* cudaMalloc with a message that names the buffer and its size. */
+static vr_status vr_device_alloc(void **ptr, size_t bytes, const char *what)
+{
+    *ptr = NULL;
+    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 16);
+    if (e != cudaSuccess) {
+        *ptr = NULL;
+        cudaGetLastError(); /* reset the (non-sticky) error so later launch checks miss it */
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        return VR_ERROR(VR_ERR_OOM, "cudaMalloc(%s, %.1f MiB) failed: %s (%.1f of %.1f MiB free)",
+                        what, bytes / 1048576.0, cudaGetErrorString(e), free_b / 1048576.0,
+                        total_b / 1048576.0);
+    }
+    return VR_OK;
+}
+
+void vr_geometry_destroy(vr_geometry *g)
+{
+    if (!g)
+        return;
+    /* teardown: errors cannot be acted on here, so they are not checked */
+    if (g->stream)
+        cudaStreamSynchronize(g->stream);
+    cudaFree(g->d_indices);
+    cudaFree(g->d_positions);
+    cudaFree(g->d_normals);
+    cudaFree(g->d_batch_starts);
+    cudaFree(g->d_queue.clip);
+    cudaFree(g->d_queue.normal);
+    cudaFree(g->d_queue.vertex);
+    cudaFree(g->d_queue.tri_id);
+    cudaFree(g->d_counters);
+    cudaFree(g->d_shade_counts);
+    cudaFree(g->d_temp);
+    if (g->start)
+        cudaEventDestroy(g->start);
+    if (g->stop)
+        cudaEventDestroy(g->stop);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
+    free(g->host.indices);
+    free(g);
+}
+
+static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
+{
+    const size_t vc = m->vertex_count, ic = m->index_count, tris = ic / 3;
+    vr_status st;
+    if ((st = vr_device_alloc((void **)&g->d_indices, ic * 4, "indices")) ||
+        (st = vr_device_alloc((void **)&g->d_positions, vc * 12, "positions")) ||
+        (st = vr_device_alloc((void **)&g->d_normals, vc * 12, "normals")) ||
+        (st = vr_device_alloc((void **)&g->d_queue.clip, tris * 48, "queue clip")) ||
+        (st = vr_device_alloc((void **)&g->d_queue.normal, tris * 48, "queue normal")) ||
+        (st = vr_device_alloc((void **)&g->d_queue.vertex, tris * 12, "queue vertex")) ||
+        (st = vr_device_alloc((void **)&g->d_queue.tri_id, tris * 4, "queue tri_id")) ||
+        (st = vr_device_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) ||
+        (st = vr_device_alloc((void **)&g->d_shade_counts, vc * 4, "shade counts")))
+        return st;
+    g->d_queue.capacity = (uint32_t)tris;
+    VR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    VR_CUDA_CHECK(cudaEventCreate(&g->start));
+    VR_CUDA_CHECK(cudaEventCreate(&g->stop));
+    VR_CUDA_CHECK(cudaMemcpy(g->d_indices, m->indices, ic * 4, cudaMemcpyHostToDevice));
+    VR_CUDA_CHECK(cudaMemcpy(g->d_positions, m->positions, vc * 12, cudaMemcpyHostToDevice));
+    VR_CUDA_CHECK(cudaMemcpy(g->d_normals, m->normals, vc * 12, cudaMemcpyHostToDevice));
+    g->host.indices = (uint32_t *)malloc(ic * 4 + 4);
+    if (!g->host.indices)
+        return VR_ERROR(VR_ERR_OOM, "host copy of %zu indices", ic);
+    memcpy(g->host.indices, m->indices, ic * 4);
+    g->host.index_count = m->index_count;
+    g->host.vertex_count = m->vertex_count;
+    return VR_OK;
+}
+
+vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
+{
+    assert(out && m);
+    *out = NULL;
+    if (!vr_gpu_available())
+        return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+    vr_status st = vr_mesh_validate(m, "vr_geometry_create");
+    if (st != VR_OK)
+        return st;
+    vr_geometry *g = (vr_geometry *)calloc(1, sizeof *g);
+    if (!g)
+        return VR_ERROR(VR_ERR_OOM, "vr_geometry_create: host context");
+    g->vertex_count = m->vertex_count;
+    g->index_count = m->index_count;
+    g->triangles = m->index_count / 3;
+    st = vr_geometry_setup(g, m);
+    if (st != VR_OK) {
+        vr_geometry_destroy(g);
+        return st;
+    }
+    *out = g;
+    return VR_OK;
+}
+
+/* Makes d_batch_starts hold the dynamic batches for N_u = max_unique. */
+static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique)
+{
+    if (g->batch_max_unique == max_unique && g->d_batch_starts)
+        return VR_OK;
+    uint32_t *starts = NULL, count = 0;
+    vr_status st = vr_geometry_batches(&starts, &count, &g->host, max_unique);
+    if (st != VR_OK)
+        return st;
+    cudaFree(g->d_batch_starts);
+    g->d_batch_starts = NULL;
+    g->batch_max_unique = 0;
+    st = vr_device_alloc((void **)&g->d_batch_starts, ((size_t)count + 1) * 4, "batch starts");
+    if (st == VR_OK) {
+        cudaError_t e = cudaMemcpy(g->d_batch_starts, starts, ((size_t)count + 1) * 4,
+                                   cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            st = VR_ERROR(VR_ERR_CUDA, "upload of %u batch starts: %s", count + 1,
+                          cudaGetErrorString(e));
+    }
+    free(starts);
+    if (st == VR_OK) {
+        g->batch_count = count;
+        g->batch_max_unique = max_unique;
+    }
+    return st;
+}
+
+vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                          int poison, float *ms)
+{
+    assert(g && ops && cfg);
+    if (ms)
+        *ms = 0;
+    if (!ops->run)
+        return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
+    vr_reuse_params p = *cfg;
+    p.indices = g->d_indices;
+    p.index_count = g->index_count;
+    p.positions = g->d_positions;
+    p.normals = g->d_normals;
+    p.vertex_count = g->vertex_count;
+    p.batch_starts = NULL;
+    p.batch_count = 0;
+    if (ops->dynamic) {
+        vr_status st = vr_geometry_prepare_batches(g, cfg->max_unique);
+        if (st != VR_OK)
+            return st;
+        p.batch_starts = g->d_batch_starts;
+        p.batch_count = g->batch_count;
+    }
+    p.queue = g->d_queue;
+    p.counters = g->d_counters;
+    p.shade_counts = g->d_shade_counts;
+    p.stream = g->stream;
+    p.temp = NULL;
+    const size_t temp_bytes = ops->temp_bytes(&p);
+    if (temp_bytes > g->temp_capacity) {
+        VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
+        cudaFree(g->d_temp);
+        g->d_temp = NULL;
+        g->temp_capacity = 0;
+        vr_status st = vr_device_alloc(&g->d_temp, temp_bytes, "strategy workspace");
+        if (st != VR_OK)
+            return st;
+        g->temp_capacity = temp_bytes;
+    }
+    if (temp_bytes)
+        p.temp = g->d_temp;
+
+    const size_t tris = g->triangles;
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), g->stream));
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, g->stream));
+    if (poison) {
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.clip, 0xff, tris * 48, g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.normal, 0xff, tris * 48, g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.vertex, 0xff, tris * 12, g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.tri_id, 0xff, tris * 4, g->stream));
+        if (temp_bytes)
+            VR_CUDA_CHECK(cudaMemsetAsync(g->d_temp, 0xff, temp_bytes, g->stream));
+    }
+    VR_CUDA_CHECK(cudaEventRecord(g->start, g->stream));
+    vr_status st = ops->run(&p);
+    VR_CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
+    cudaError_t e = cudaEventSynchronize(g->stop);
+    if (st != VR_OK)
+        return st; /* the strategy's own message names the failing call */
+    if (e != cudaSuccess)
+        return VR_ERROR(VR_ERR_CUDA, "%s: kernel fault: %s (rebuild with -DVR_SYNC_CHECK=ON to "
+                        "find the kernel)", ops->name, cudaGetErrorString(e));
+    if (ms)
+        VR_CUDA_CHECK(cudaEventElapsedTime(ms, g->start, g->stop));
+    return VR_OK;
+}
+
+vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out)
+{
+    assert(g && out);
+    assert(out->triangles == g->triangles && out->vertex_count == g->vertex_count);
+    const size_t tris = g->triangles;
+    VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.clip, g->d_queue.clip, tris * 48, cudaMemcpyDeviceToHost));
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.normal, g->d_queue.normal, tris * 48,
+                             cudaMemcpyDeviceToHost));
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.vertex, g->d_queue.vertex, tris * 12,
+                             cudaMemcpyDeviceToHost));
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.tri_id, g->d_queue.tri_id, tris * 4,
+                             cudaMemcpyDeviceToHost));
+    VR_CUDA_CHECK(cudaMemcpy(&out->counters, g->d_counters, sizeof(vr_counters),
+                             cudaMemcpyDeviceToHost));
+    VR_CUDA_CHECK(cudaMemcpy(out->shade_counts, g->d_shade_counts, (size_t)g->vertex_count * 4,
+                             cudaMemcpyDeviceToHost));
+    return VR_OK;
+}

@@ -1,0 +1,128 @@
+/* geometry.h - host driver of the geometry stage: runs any strategy of the reuse/ registry on
+ * a whole mesh, on the GPU (vr_geometry_*, pipeline/geometry.cu) or through its CPU twin
+ * (vr_geometry_ref, pipeline/geometry_ref.c), and compares two results slot by slot.
+ * Tests (`vreuse_tests gpu/`) and `vreuse bench` are built on it. Plain C; no CUDA types here,
+ * and a build without CUDA links stubs that report VR_ERR_NO_DEVICE.
+ */
+#ifndef VR_GEOMETRY_H
+#define VR_GEOMETRY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../reuse/reuse.h"
+#include "vreuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- device ------------------------------------------------------------------------------ */
+
+/* 1 when this build has CUDA and a device can be used, else 0 (never fails loudly). */
+int vr_gpu_available(void);
+/* Name of device 0 ("NVIDIA H100 80GB HBM3"), or why there is none ("no CUDA device: ..."). */
+const char *vr_gpu_device_name(void);
+/* CUDA driver and runtime versions as 1000 * major + 10 * minor (13000 = 13.0), SM count and
+ * SM clock in kHz; any pointer may be NULL. VR_ERR_NO_DEVICE without a device. */
+vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_count,
+                             int *clock_khz);
+/* Measured device-to-device copy bandwidth in bytes per second, counting bytes read plus bytes
+ * written: a 2 x 256 MiB cudaMemcpy, one warm-up then the best of 10 (H100: about 3e12). */
+vr_status vr_gpu_copy_bandwidth(double *bytes_per_second);
+
+/* ---- host results ------------------------------------------------------------------------ */
+
+/* A geometry-stage result on the host: queue, counters, per-vertex shading counts. */
+typedef struct vr_geometry_result {
+    vr_queue queue;         /* host arrays, capacity = triangles */
+    vr_counters counters;
+    uint32_t *shade_counts; /* vertex_count host array */
+    uint32_t vertex_count;
+    uint32_t triangles;     /* of the mesh the result belongs to */
+} vr_geometry_result;
+
+/* Allocates every array of `r` (zeroed); VR_ERR_OOM naming the size when that fails. */
+vr_status vr_geometry_result_alloc(vr_geometry_result *r, uint32_t triangles,
+                                   uint32_t vertex_count);
+/* Frees the arrays; accepts NULL and a zeroed struct. */
+void vr_geometry_result_free(vr_geometry_result *r);
+
+/* Dynamic batch starts of a mesh for N_u = max_unique and VR_DYN_MAX_INDICES_DEFAULT indices
+ * per batch (vr_batches_dynamic). *starts (malloc'd, owned by the caller) gets batch_count + 1
+ * entries. VR_ERR_ARG when max_unique < 3, VR_ERR_OOM on allocation failure. */
+vr_status vr_geometry_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
+                              uint32_t max_unique);
+
+/* Runs the CPU twin ops->ref on mesh `m` with the configuration fields of `cfg` (shader,
+ * block_size, batch_indices, max_unique, cull, count; its pointers are ignored) into `out`,
+ * which must be allocated for m. Clears out's counters and shade counts and poisons its queue
+ * (0xFF bytes: NaN floats, ~0 ids) first, like the GPU path. Computes dynamic batches itself. */
+vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                          const vr_reuse_params *cfg);
+
+/* The simulator's count for strategy `ops` on mesh `m` (sim/sim.h): naive, warp voting with
+ * cfg->batch_indices and 32 lanes, multi, and dynamic batching with N_u = cfg->max_unique and
+ * VR_DYN_MAX_INDICES_DEFAULT for hash, phash and sort. `shade_counts` (vertex_count, may be
+ * NULL) receives the per-vertex counts. The CPU twins and the GPU must reproduce both. */
+vr_status vr_geometry_sim(uint64_t *invocations, uint32_t *shade_counts, const vr_reuse_ops *ops,
+                          const vr_mesh *m, const vr_reuse_params *cfg);
+
+/* How two results differ. Counts and ids must match exactly; clip and normal values may
+ * differ by max(abs_tol, rel_tol * scale) where scale is the largest magnitude in `want`'s
+ * array (GPU FMA contraction vs. CPU rounding, a few ulps). */
+typedef struct vr_geometry_diff {
+    uint64_t mismatches; /* counters, shade counts, slots, ids or values that differ */
+    uint64_t compared;   /* triangles compared */
+    uint64_t borderline; /* culling only: triangles kept on one side, culled on the other,
+                            whose decision rounding can flip (not mismatches) */
+    double max_abs;      /* largest |got - want| over clip and normal values */
+    double max_rel;      /* largest |got - want| / scale */
+} vr_geometry_diff;
+
+#define VR_GEOMETRY_REL_TOL 1e-5
+
+/* Compares `got` against `want` (same mesh). Without culling, slot s must hold triangle s in
+ * both; with culling, the sets of kept triangle ids must agree (compaction order differs) up
+ * to borderline triangles (see vr_geometry_diff), and each triangle kept by both must carry
+ * want's vertex ids and values. `count` != 0 compares
+ * invocations and shade counts as well. Prints the first 5 mismatches to `log` (may be NULL)
+ * prefixed with `what`. Returns d->mismatches. */
+uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
+                             const vr_geometry_result *want, int cull, int count, FILE *log,
+                             const char *what);
+
+/* A camera that frames the mesh: perspective (45 degrees, aspect 1) from a distance of 2.5
+ * bounding radii, orbiting the bounding-box center by `yaw` radians, so roughly half of a
+ * closed mesh faces away (culling has work). loop_iterations is left 0. */
+void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw);
+
+/* ---- GPU context ------------------------------------------------------------------------- */
+
+/* A mesh uploaded once (indices, positions, normals) plus every output buffer sized for it:
+ * queue capacity = triangles, counters, per-vertex shade counts, strategy workspace (grown
+ * on demand to the largest temp_bytes seen), dynamic batch starts (recomputed when N_u
+ * changes), a stream and two timing events. All device memory is owned by the context. */
+typedef struct vr_geometry vr_geometry;
+
+/* Uploads `m` (validated with vr_mesh_validate first; VR_ERR_FORMAT when it fails).
+ * VR_ERR_NO_DEVICE without CUDA, VR_ERR_OOM naming the buffer when device memory runs out. */
+vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m);
+void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
+
+/* Runs strategy `ops` with the configuration fields of `cfg` (as for vr_geometry_ref) and
+ * waits for it. Counters and shade counts are cleared first; with `poison` the queue and the
+ * workspace are filled with 0xFF bytes too, so a slot the strategy forgot reads NaN / ~0.
+ * *ms (may be NULL) gets the GPU time between two events around ops->run alone: kernels only,
+ * no clears or copies. An asynchronous fault is reported here as VR_ERR_CUDA. */
+vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                          int poison, float *ms);
+
+/* Copies the last run's queue, counters and shade counts into `out` (allocated for the same
+ * mesh). */
+vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

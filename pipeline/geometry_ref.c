@@ -1,0 +1,463 @@
+/* geometry_ref.c - the host half of pipeline/geometry.h: result buffers, dynamic batch starts,
+ * running a strategy's CPU twin on a whole mesh, comparing two results, and a camera that frames
+ * a mesh. In a build without CUDA it also provides the GPU entry points as stubs that report
+ * VR_ERR_NO_DEVICE, so `vreuse bench` and the tests link and say why nothing ran.
+ * Try: `vreuse_tests reuse/`, `vreuse_tests gpu/`.
+ */
+#include "geometry.h"
+
+#include "../sim/sim.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+vr_status vr_geometry_result_alloc(vr_geometry_result *r, uint32_t triangles,
+                                   uint32_t vertex_count)
+{
+    assert(r);
+    memset(r, 0, sizeof *r);
+    r->triangles = triangles;
+    r->vertex_count = vertex_count;
+    r->queue.capacity = triangles;
+    /* +1 keeps malloc(0) out of the picture for empty meshes */
+    r->queue.clip = calloc((size_t)triangles * 12 + 1, sizeof(float));
+    r->queue.normal = calloc((size_t)triangles * 12 + 1, sizeof(float));
+    r->queue.vertex = calloc((size_t)triangles * 3 + 1, sizeof(uint32_t));
+    r->queue.tri_id = calloc((size_t)triangles + 1, sizeof(uint32_t));
+    r->shade_counts = calloc((size_t)vertex_count + 1, sizeof(uint32_t));
+    if (!r->queue.clip || !r->queue.normal || !r->queue.vertex || !r->queue.tri_id ||
+        !r->shade_counts) {
+        vr_geometry_result_free(r);
+        return VR_ERROR(VR_ERR_OOM, "host result for %u triangles, %u vertices (%.1f MiB)",
+                        triangles, vertex_count,
+                        ((double)triangles * 112 + (double)vertex_count * 4) / 1048576.0);
+    }
+    return VR_OK;
+}
+
+void vr_geometry_result_free(vr_geometry_result *r)
+{
+    if (!r)
+        return;
+    free(r->queue.clip);
+    free(r->queue.normal);
+    free(r->queue.vertex);
+    free(r->queue.tri_id);
+    free(r->shade_counts);
+    memset(r, 0, sizeof *r);
+}
+
+vr_status vr_geometry_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
+                              uint32_t max_unique)
+{
+    assert(starts && batch_count && m);
+    *starts = NULL;
+    *batch_count = 0;
+    if (max_unique < 3)
+        return VR_ERROR(VR_ERR_ARG, "dynamic batches: N_u = %u, a triangle needs 3", max_unique);
+    uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
+    if (!s)
+        return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", m->index_count);
+    size_t n = 0;
+    if (m->index_count > 0) {
+        n = vr_batches_dynamic(s, m->indices, m->index_count, m->vertex_count, max_unique,
+                               VR_DYN_MAX_INDICES_DEFAULT);
+        if (n == 0) {
+            free(s);
+            return VR_ERROR(VR_ERR_OOM, "vr_batches_dynamic(%u indices, N_u %u, %u) failed: %s",
+                            m->index_count, max_unique, VR_DYN_MAX_INDICES_DEFAULT,
+                            vr_last_error());
+        }
+    } else {
+        s[0] = 0;
+    }
+    *starts = s;
+    *batch_count = (uint32_t)n;
+    return VR_OK;
+}
+
+vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                          const vr_reuse_params *cfg)
+{
+    assert(out && ops && m && cfg);
+    assert(out->triangles == m->index_count / 3 && out->vertex_count == m->vertex_count);
+    vr_reuse_params p = *cfg;
+    p.indices = m->indices;
+    p.index_count = m->index_count;
+    p.positions = m->positions;
+    p.normals = m->normals;
+    p.vertex_count = m->vertex_count;
+    p.batch_starts = NULL;
+    p.batch_count = 0;
+    p.queue = out->queue;
+    p.counters = &out->counters;
+    p.shade_counts = out->shade_counts;
+    p.temp = NULL;
+    p.stream = NULL;
+
+    uint32_t *starts = NULL;
+    if (ops->dynamic) {
+        vr_status st = vr_geometry_batches(&starts, &p.batch_count, m, cfg->max_unique);
+        if (st != VR_OK)
+            return st;
+        p.batch_starts = starts;
+    }
+    size_t temp_bytes = ops->temp_bytes(&p);
+    if (temp_bytes) {
+        p.temp = malloc(temp_bytes);
+        if (!p.temp) {
+            free(starts);
+            return VR_ERROR(VR_ERR_OOM, "%s ref: %zu bytes of workspace", ops->name, temp_bytes);
+        }
+    }
+    memset(&out->counters, 0, sizeof out->counters);
+    memset(out->shade_counts, 0, (size_t)m->vertex_count * sizeof(uint32_t));
+    size_t t = out->triangles;
+    memset(out->queue.clip, 0xff, t * 12 * sizeof(float));
+    memset(out->queue.normal, 0xff, t * 12 * sizeof(float));
+    memset(out->queue.vertex, 0xff, t * 3 * sizeof(uint32_t));
+    memset(out->queue.tri_id, 0xff, t * sizeof(uint32_t));
+
+    vr_status st = ops->ref(&p);
+    free(p.temp);
+    free(starts);
+    return st;
+}
+
+vr_status vr_geometry_sim(uint64_t *invocations, uint32_t *shade_counts, const vr_reuse_ops *ops,
+                          const vr_mesh *m, const vr_reuse_params *cfg)
+{
+    assert(invocations && ops && m && cfg);
+    vr_sim_result r;
+    vr_status st;
+    switch (ops->kind) {
+    case VR_REUSE_NAIVE:
+        st = vr_sim_naive(&r, m->indices, m->index_count, m->vertex_count, shade_counts);
+        break;
+    case VR_REUSE_WARP:
+        st = vr_sim_warp(&r, m->indices, m->index_count, m->vertex_count, cfg->batch_indices, 32,
+                         shade_counts);
+        break;
+    case VR_REUSE_MULTI:
+        st = vr_sim_multi(&r, m->indices, m->index_count, m->vertex_count, shade_counts);
+        break;
+    default:
+        assert(ops->dynamic);
+        st = vr_sim_dynamic(&r, m->indices, m->index_count, m->vertex_count, cfg->max_unique,
+                            VR_DYN_MAX_INDICES_DEFAULT, shade_counts);
+        break;
+    }
+    *invocations = st == VR_OK ? r.shaded_vertices : 0;
+    return st;
+}
+
+/* ---- comparison -------------------------------------------------------------------------- */
+
+static float vr_max_abs(const float *v, size_t n)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; ++i)
+        if (fabsf(v[i]) > m)
+            m = fabsf(v[i]);
+    return m;
+}
+
+typedef struct vr_cmp {
+    vr_geometry_diff *d;
+    FILE *log;
+    const char *what;
+    double clip_scale, normal_scale;
+} vr_cmp;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void vr_cmp_report(vr_cmp *c, const char *fmt, ...)
+{
+    if (c->log && c->d->mismatches < 5) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(c->log, "%s: ", c->what);
+        vfprintf(c->log, fmt, ap);
+        fputc('\n', c->log);
+        va_end(ap);
+    }
+    ++c->d->mismatches;
+}
+
+/* Compares slot gs of `got` with slot ws of `want` (the same triangle). */
+static void vr_cmp_slot(vr_cmp *c, const vr_geometry_result *got, uint32_t gs,
+                        const vr_geometry_result *want, uint32_t ws)
+{
+    const vr_queue *g = &got->queue, *w = &want->queue;
+    ++c->d->compared;
+    if (g->tri_id[gs] != w->tri_id[ws]) {
+        vr_cmp_report(c, "slot %u: triangle id %u, want %u", gs, g->tri_id[gs], w->tri_id[ws]);
+        return;
+    }
+    for (int k = 0; k < 3; ++k)
+        if (g->vertex[3 * (size_t)gs + k] != w->vertex[3 * (size_t)ws + k]) {
+            vr_cmp_report(c, "slot %u (triangle %u) corner %d: vertex %u, want %u", gs,
+                          g->tri_id[gs], k, g->vertex[3 * (size_t)gs + k],
+                          w->vertex[3 * (size_t)ws + k]);
+            return;
+        }
+    for (int a = 0; a < 2; ++a) {
+        const float *gv = (a ? g->normal : g->clip) + 12 * (size_t)gs;
+        const float *wv = (a ? w->normal : w->clip) + 12 * (size_t)ws;
+        double scale = a ? c->normal_scale : c->clip_scale;
+        double tol = VR_GEOMETRY_REL_TOL * scale;
+        for (int i = 0; i < 12; ++i) {
+            double e = fabs((double)gv[i] - (double)wv[i]);
+            /* NaN (a poisoned slot) fails both tests below */
+            if (!(e <= tol) || (a && i % 4 == 3 && gv[i] != 0.0f)) {
+                vr_cmp_report(c, "slot %u (triangle %u) %s[%d][%d] = %.9g, want %.9g", gs,
+                              g->tri_id[gs], a ? "normal" : "clip", i / 4, i % 4, gv[i], wv[i]);
+                return;
+            }
+            if (e > c->d->max_abs)
+                c->d->max_abs = e;
+            if (scale > 0 && e / scale > c->d->max_rel)
+                c->d->max_rel = e / scale;
+        }
+    }
+}
+
+/* 1 when rounding differences (GPU FMA contraction, a few ulps) could flip vr_cull_triangle
+ * for the triangle with clip positions c[0..11]: a vertex within a relative 1e-5 of a clip
+ * plane or of w = 0, or a screen-space area within the error bound of its computation. Such a
+ * triangle may be kept on one side and culled on the other; everything else must agree. */
+static int vr_cull_borderline(const float *c)
+{
+    const double tol = 1e-5;
+    double sx[3], sy[3];
+    for (int k = 0; k < 3; ++k) {
+        const double w = c[4 * k + 3];
+        for (int axis = 0; axis < 3; ++axis) {
+            const double x = c[4 * k + axis];
+            if (fabs(x - w) <= tol * (fabs(x) + fabs(w)) || fabs(x + w) <= tol * (fabs(x) + fabs(w)))
+                return 1;
+        }
+        if (fabs(w) <= tol * (fabs(c[4 * k]) + fabs(c[4 * k + 1]) + fabs(c[4 * k + 2])) ||
+            w == 0.0)
+            return 1;
+        sx[k] = c[4 * k] / w;
+        sy[k] = c[4 * k + 1] / w;
+    }
+    const double area2 = (sx[1] - sx[0]) * (sy[2] - sy[0]) - (sx[2] - sx[0]) * (sy[1] - sy[0]);
+    const double bound =
+        tol * ((fabs(sx[0]) + fabs(sx[1])) * fabs(sy[2] - sy[0]) +
+               (fabs(sy[0]) + fabs(sy[2])) * fabs(sx[1] - sx[0]) +
+               (fabs(sx[0]) + fabs(sx[2])) * fabs(sy[1] - sy[0]) +
+               (fabs(sy[0]) + fabs(sy[1])) * fabs(sx[2] - sx[0]));
+    return fabs(area2) <= bound;
+}
+
+uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
+                             const vr_geometry_result *want, int cull, int count, FILE *log,
+                             const char *what)
+{
+    assert(d && got && want && what);
+    assert(got->triangles == want->triangles && got->vertex_count == want->vertex_count);
+    memset(d, 0, sizeof *d);
+    const uint32_t tris = want->triangles;
+    vr_cmp c = {d, log, what, vr_max_abs(want->queue.clip, (size_t)tris * 12),
+                vr_max_abs(want->queue.normal, (size_t)tris * 12)};
+    const vr_counters *gc = &got->counters, *wc = &want->counters;
+    /* with culling, borderline triangles may legitimately change the count (checked below) */
+    if (!cull && gc->queue_count != wc->queue_count)
+        vr_cmp_report(&c, "queue_count %u, want %u", gc->queue_count, wc->queue_count);
+    if (gc->overflow != wc->overflow)
+        vr_cmp_report(&c, "overflow %u, want %u", gc->overflow, wc->overflow);
+    if (count) {
+        if (gc->invocations != wc->invocations)
+            vr_cmp_report(&c, "invocations %llu, want %llu", gc->invocations, wc->invocations);
+        for (uint32_t v = 0; v < want->vertex_count; ++v)
+            if (got->shade_counts[v] != want->shade_counts[v])
+                vr_cmp_report(&c, "vertex %u shaded %u times, want %u", v, got->shade_counts[v],
+                              want->shade_counts[v]);
+    }
+    if (!cull) {
+        for (uint32_t s = 0; s < tris; ++s) {
+            if (want->queue.tri_id[s] != s)
+                vr_cmp_report(&c, "reference slot %u holds triangle %u (slot = id expected)", s,
+                              want->queue.tri_id[s]);
+            else
+                vr_cmp_slot(&c, got, s, want, s);
+        }
+        return d->mismatches;
+    }
+
+    /* culling: map each kept triangle id to its reference slot, then find every GPU slot's
+     * triangle there exactly once */
+    uint32_t *want_slot = malloc(((size_t)tris + 1) * sizeof *want_slot);
+    uint8_t *seen = calloc((size_t)tris + 1, 1);
+    if (!want_slot || !seen) {
+        free(want_slot);
+        free(seen);
+        vr_cmp_report(&c, "out of host memory for the comparison");
+        return d->mismatches;
+    }
+    memset(want_slot, 0xff, ((size_t)tris + 1) * sizeof *want_slot);
+    uint32_t wn = wc->queue_count < want->queue.capacity ? wc->queue_count : want->queue.capacity;
+    uint32_t gn = gc->queue_count < got->queue.capacity ? gc->queue_count : got->queue.capacity;
+    for (uint32_t s = 0; s < wn; ++s) {
+        uint32_t t = want->queue.tri_id[s];
+        if (t >= tris || want_slot[t] != 0xffffffffu)
+            vr_cmp_report(&c, "reference slot %u: bad or repeated triangle id %u", s, t);
+        else
+            want_slot[t] = s;
+    }
+    for (uint32_t s = 0; s < gn; ++s) {
+        uint32_t t = got->queue.tri_id[s];
+        if (t >= tris)
+            vr_cmp_report(&c, "slot %u: triangle id %u out of range", s, t);
+        else if (seen[t]++)
+            vr_cmp_report(&c, "slot %u: triangle %u emitted twice", s, t);
+        else if (want_slot[t] != 0xffffffffu)
+            vr_cmp_slot(&c, got, s, want, want_slot[t]);
+        else if (vr_cull_borderline(got->queue.clip + 12 * (size_t)s))
+            ++d->borderline;
+        else
+            vr_cmp_report(&c, "slot %u: triangle %u kept, the reference culled it", s, t);
+    }
+    for (uint32_t s = 0; s < wn; ++s) {
+        uint32_t t = want->queue.tri_id[s];
+        if (t < tris && !seen[t]) {
+            if (vr_cull_borderline(want->queue.clip + 12 * (size_t)s))
+                ++d->borderline;
+            else
+                vr_cmp_report(&c, "triangle %u culled, the reference kept it (its slot %u)", t, s);
+        }
+    }
+    if (gn != gc->queue_count || wn != wc->queue_count)
+        vr_cmp_report(&c, "queue_count %u / reference %u with %u slots (overflow %u / %u)",
+                      gc->queue_count, wc->queue_count, got->queue.capacity, gc->overflow,
+                      wc->overflow);
+    free(want_slot);
+    free(seen);
+    return d->mismatches;
+}
+
+/* ---- camera ------------------------------------------------------------------------------ */
+
+static void vr_normalize3(float *v)
+{
+    float l = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (l > 0)
+        for (int i = 0; i < 3; ++i)
+            v[i] /= l;
+}
+
+void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw)
+{
+    assert(s && m);
+    memset(s, 0, sizeof *s);
+    float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (uint32_t v = 0; v < m->vertex_count; ++v)
+        for (int i = 0; i < 3; ++i) {
+            float x = m->positions[3 * (size_t)v + i];
+            if (v == 0 || x < lo[i])
+                lo[i] = x;
+            if (v == 0 || x > hi[i])
+                hi[i] = x;
+        }
+    float center[3], radius = 0;
+    for (int i = 0; i < 3; ++i) {
+        center[i] = 0.5f * (lo[i] + hi[i]);
+        radius += 0.25f * (hi[i] - lo[i]) * (hi[i] - lo[i]);
+    }
+    radius = sqrtf(radius);
+    if (!(radius > 0))
+        radius = 1;
+    const float dist = 2.5f * radius;
+    float eye[3] = {center[0] + dist * sinf(yaw) * 0.95f, center[1] + dist * 0.3122f,
+                    center[2] + dist * cosf(yaw) * 0.95f};
+    /* look-at: rows s (right), u (up), -f (back) */
+    float f[3] = {center[0] - eye[0], center[1] - eye[1], center[2] - eye[2]};
+    vr_normalize3(f);
+    float up[3] = {0, 1, 0};
+    float r[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2],
+                  f[0] * up[1] - f[1] * up[0]};
+    vr_normalize3(r);
+    float u[3] = {r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0]};
+    float view[16] = {0}; /* column-major */
+    for (int i = 0; i < 3; ++i) {
+        view[4 * i + 0] = r[i];
+        view[4 * i + 1] = u[i];
+        view[4 * i + 2] = -f[i];
+    }
+    view[12] = -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]);
+    view[13] = -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]);
+    view[14] = f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2];
+    view[15] = 1;
+    /* perspective, fovy 45 degrees, aspect 1, depth range framing the bounding sphere */
+    const float n = dist - 1.1f * radius > 0.01f * radius ? dist - 1.1f * radius : 0.01f * radius;
+    const float fa = dist + 1.1f * radius;
+    const float cot = 1.0f / tanf(0.5f * 0.785398163f);
+    float proj[16] = {0};
+    proj[0] = cot;
+    proj[5] = cot;
+    proj[10] = (fa + n) / (n - fa);
+    proj[11] = -1;
+    proj[14] = 2 * fa * n / (n - fa);
+    for (int c = 0; c < 4; ++c)
+        for (int row = 0; row < 4; ++row) {
+            float acc = 0;
+            for (int k = 0; k < 4; ++k)
+                acc += proj[4 * k + row] * view[4 * c + k];
+            s->mvp[4 * c + row] = acc;
+        }
+    /* the view is a rotation plus a translation: its normal matrix is the rotation itself */
+    for (int c = 0; c < 3; ++c)
+        for (int row = 0; row < 3; ++row)
+            s->normal_matrix[3 * c + row] = view[4 * c + row];
+}
+
+/* ---- stubs of the GPU half when built without CUDA ------------------------------------------ */
+#ifndef VR_HAVE_CUDA
+int vr_gpu_available(void) { return 0; }
+
+const char *vr_gpu_device_name(void)
+{
+    return "no CUDA device: this build has no CUDA (configure where nvcc is found)";
+}
+
+vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_count,
+                             int *clock_khz)
+{
+    (void)driver_version, (void)runtime_version, (void)sm_count, (void)clock_khz;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
+{
+    *bytes_per_second = 0;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
+{
+    (void)m;
+    *out = NULL;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+void vr_geometry_destroy(vr_geometry *g) { (void)g; }
+
+vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                          int poison, float *ms)
+{
+    (void)g, (void)ops, (void)cfg, (void)poison, (void)ms;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out)
+{
+    (void)g, (void)out;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+#endif

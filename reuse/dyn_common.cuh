@@ -1,0 +1,206 @@
+/* dyn_common.cuh - device code shared by the three dynamic-batching batchers (hash.cu, phash.cu,
+ * sort.cu; Kenzel et al. 2018, Sec. 3.4): one block per dynamic batch reads and checks its
+ * bounds, deduplicates the batch's indices its own way, then shades each distinct vertex once
+ * into shared memory and assembles one triangle per thread. This file holds everything but the
+ * deduplication: the shared-memory layout, a block scan for runtime block sizes, table
+ * compaction, and the shade and assemble phases. Host-side checks and the CPU twin:
+ * reuse/dyn_ref_common.h.
+ */
+#ifndef VR_DYN_COMMON_CUH
+#define VR_DYN_COMMON_CUH
+
+#include "dyn_ref_common.h"
+#include "stage.cuh"
+
+/* hash and phash take the block size at run time (32..1024), so their register budget is set
+ * per thread: 32 registers let 2048 threads - a full H100 SM - be resident at any block size
+ * (64 Ki registers), and also admit 1024-thread blocks. Left free, ptxas takes 56, which caps
+ * 256-thread blocks at 4 per SM; at 32 it spills nothing in phash and one word in hash. */
+#define VR_DYN_MAX_REGS 32
+
+/* The dynamic shared memory of one block. Sizes depend on N_u = p.max_unique (runtime) and the
+ * hash table's slot count (0 for sort). vr_shaded is 28 bytes: stride 7 words, odd, so 32
+ * threads writing consecutive entries hit 32 different banks. */
+typedef struct vr_dyn_smem {
+    vr_shaded *shaded; /* max_unique: shaded vertex of each dense id */
+    uint32_t *unique;  /* max_unique: vertex id of each dense id */
+    uint32_t *table;   /* table_slots: hash table (key or VR_DYN_EMPTY), then dense id per slot */
+    uint16_t *map;     /* VR_DYN_CAPACITY: batch position -> table slot (hash) or dense id (sort) */
+} vr_dyn_smem;
+
+static __host__ __device__ inline size_t vr_dyn_smem_bytes(uint32_t max_unique,
+                                                        uint32_t table_slots)
+{
+    return (size_t)max_unique * (sizeof(vr_shaded) + sizeof(uint32_t)) +
+           (size_t)table_slots * sizeof(uint32_t) + (size_t)VR_DYN_CAPACITY * sizeof(uint16_t);
+}
+
+/* Carves the block's dynamic shared memory; every part stays 4-byte aligned. */
+static __device__ __forceinline__ vr_dyn_smem vr_dyn_smem_carve(uint32_t max_unique,
+                                                                uint32_t table_slots)
+{
+    extern __shared__ __align__(16) unsigned char vr_dyn_smem_raw[];
+    vr_dyn_smem s;
+    s.shaded = reinterpret_cast<vr_shaded *>(vr_dyn_smem_raw);
+    s.unique = reinterpret_cast<uint32_t *>(s.shaded + max_unique);
+    s.table = s.unique + max_unique;
+    s.map = reinterpret_cast<uint16_t *>(s.table + table_slots);
+    return s;
+}
+
+/* Opts `kernel` in to `bytes` of dynamic shared memory when that exceeds what it gets by
+ * default (48 KiB minus its static shared memory): sort's 1024-thread instantiation keeps
+ * 36 KiB of CUB storage, so N_u above about 300 needs the opt-in there. */
+static vr_status vr_dyn_smem_fit(const void *kernel, size_t bytes)
+{
+    cudaFuncAttributes attr;
+    VR_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    if (bytes > (size_t)attr.maxDynamicSharedSizeBytes)
+        VR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)bytes));
+    return VR_OK;
+}
+
+/* One batch of the index buffer (once vr_dyn_batch_bounds accepted it). */
+typedef struct vr_dyn_batch {
+    uint32_t start; /* first index: a multiple of 3 */
+    uint32_t count; /* indices: a multiple of 3, <= VR_DYN_CAPACITY */
+} vr_dyn_batch;
+
+/* Reads batch blockIdx.x's bounds. Every thread reads the same two words, so the result - and
+ * an early return on it - is block-uniform. Returns 0 when the bounds break the contract that
+ * vr_batches_dynamic guarantees (see vr_dyn_check_batches); thread 0 then counts the batch's
+ * triangles in counters->overflow, so nothing past the batch or the buffer is ever read and the
+ * host sees that the output is incomplete. */
+static __device__ __forceinline__ int vr_dyn_batch_bounds(const vr_reuse_params &p, vr_dyn_batch *b)
+{
+    const uint32_t start = __ldg(p.batch_starts + blockIdx.x);
+    const uint32_t end = __ldg(p.batch_starts + blockIdx.x + 1);
+    b->start = start;
+    b->count = end >= start ? end - start : 0;
+    const int ok = end >= start && end <= p.index_count && start % 3 == 0 && b->count % 3 == 0 &&
+                   b->count <= VR_DYN_CAPACITY && (blockIdx.x != 0 || start == 0) &&
+                   (blockIdx.x + 1 != p.batch_count || end == p.index_count);
+    if (!ok && threadIdx.x == 0)
+        atomicAdd(&p.counters->overflow, b->count >= 3 ? b->count / 3 : 1u);
+    return ok;
+}
+
+/* Thread 0 counts a batch that cannot be processed (more distinct vertices than N_u, or a
+ * full hash table) in counters->overflow; the caller returns, block-uniformly. */
+static __device__ __forceinline__ void vr_dyn_reject(const vr_reuse_params &p, uint32_t tri_count)
+{
+    if (threadIdx.x == 0)
+        atomicAdd(&p.counters->overflow, tri_count ? tri_count : 1u);
+}
+
+/* Exclusive prefix sum over the block of one value per thread, for any blockDim.x that is a
+ * multiple of 32 (<= 1024): warp scans by shuffle, then warp 0 scans the warp totals. Every
+ * thread must call it. It holds two __syncthreads; s_warp (32 words) may be reused only after
+ * a further one. *total gets the block's sum. */
+static __device__ uint32_t vr_dyn_block_scan(uint32_t x, uint32_t *s_warp, uint32_t *total)
+{
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
+    const uint32_t warps = blockDim.x / VR_WARP_SIZE;
+    uint32_t incl = x;
+    for (uint32_t d = 1; d < VR_WARP_SIZE; d <<= 1) {
+        const uint32_t y = __shfl_up_sync(VR_FULL_MASK, incl, d);
+        if (lane >= d)
+            incl += y;
+    }
+    if (lane == VR_WARP_SIZE - 1)
+        s_warp[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t w = lane < warps ? s_warp[lane] : 0;
+        for (uint32_t d = 1; d < VR_WARP_SIZE; d <<= 1) {
+            const uint32_t y = __shfl_up_sync(VR_FULL_MASK, w, d);
+            if (lane >= d)
+                w += y;
+        }
+        if (lane < warps)
+            s_warp[lane] = w; /* inclusive prefix of warp totals */
+    }
+    __syncthreads();
+    *total = s_warp[warps - 1];
+    return (warp ? s_warp[warp - 1] : 0) + incl - x;
+}
+
+/* Sets every slot of the hash table to VR_DYN_EMPTY; a __syncthreads must follow. */
+static __device__ __forceinline__ void vr_dyn_clear_table(const vr_dyn_smem &s, uint32_t slots)
+{
+    for (uint32_t i = threadIdx.x; i < slots; i += blockDim.x)
+        s.table[i] = VR_DYN_EMPTY;
+}
+
+/* After insertion (and a __syncthreads): gives the occupied slots dense ids 0..n-1 in slot order,
+ * so shading runs on consecutive threads without idle slots in between - the paper shades per
+ * slot, which leaves lanes idle whenever the table is larger than the batch's vertex count.
+ * Thread t owns a contiguous chunk of slots, a block scan of the per-chunk counts gives each
+ * chunk its first id. Each slot's key moves to s.unique[id] and the slot then holds its id, so
+ * map (position -> slot) needs no rewrite. Returns 0 - before writing anything, block-uniformly
+ * - when insertion failed (*s_failed) or the batch has more than max_unique distinct vertices;
+ * else 1 with *unique_count set. The caller must __syncthreads before reading the results. */
+static __device__ int vr_dyn_compact_table(const vr_reuse_params &p, const vr_dyn_smem &s,
+                                           uint32_t slots, uint32_t *s_warp,
+                                           const uint32_t *s_failed, uint32_t *unique_count)
+{
+    const uint32_t per = (slots + blockDim.x - 1) / blockDim.x;
+    const uint32_t lo = min(slots, threadIdx.x * per), hi = min(slots, lo + per);
+    uint32_t occupied = 0;
+    for (uint32_t i = lo; i < hi; ++i)
+        occupied += s.table[i] != VR_DYN_EMPTY;
+    uint32_t total;
+    uint32_t id = vr_dyn_block_scan(occupied, s_warp, &total);
+    /* *s_failed was last written before the __syncthreads that preceded this call */
+    if (*s_failed || total > p.max_unique)
+        return 0;
+    for (uint32_t i = lo; i < hi; ++i) {
+        const uint32_t key = s.table[i];
+        if (key != VR_DYN_EMPTY) {
+            s.unique[id] = key;
+            s.table[i] = id++;
+        }
+    }
+    *unique_count = total;
+    return 1;
+}
+
+/* Shades dense ids threadIdx.x, + blockDim.x, ...: exactly one invocation per distinct vertex
+ * of the batch (block_size < N_u loops). A __syncthreads must follow. */
+static __device__ __forceinline__ void vr_dyn_shade(const vr_reuse_params &p, const vr_dyn_smem &s,
+                                                    uint32_t unique_count)
+{
+    for (uint32_t j = threadIdx.x; j < unique_count; j += blockDim.x)
+        s.shaded[j] = vr_shade_vertex(p, s.unique[j]);
+}
+
+/* One thread per triangle of the batch: map gives each corner's dense id (through the table's
+ * slot -> id when via_table), the corner comes from shared memory. The loop bound is
+ * block-uniform, so every warp reaches vr_emit_triangle converged (its culling vote needs whole
+ * warps); lanes past the batch take part with valid = 0 and read nothing. */
+static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
+                                                       const vr_dyn_smem &s, int via_table,
+                                                       const vr_dyn_batch &b)
+{
+    const uint32_t tri_count = b.count / 3, first_tri = b.start / 3;
+    for (uint32_t base = 0; base < tri_count; base += blockDim.x) {
+        const uint32_t t = base + threadIdx.x;
+        const int valid = t < tri_count;
+        uint32_t id[3] = {0, 0, 0}, vertex[3] = {0, 0, 0};
+        if (valid) {
+            for (int k = 0; k < 3; ++k) {
+                id[k] = s.map[3 * t + k];
+                if (via_table)
+                    id[k] = s.table[id[k]];
+                vertex[k] = s.unique[id[k]];
+            }
+        }
+        /* corners by reference into shared memory (id 0 exists: a batch has >= 1 vertex);
+         * an invalid lane's corners are never read */
+        vr_emit_triangle(p, valid, first_tri + t, s.shaded[id[0]], s.shaded[id[1]],
+                         s.shaded[id[2]], vertex[0], vertex[1], vertex[2]);
+    }
+}
+
+#endif

@@ -1,0 +1,165 @@
+/* dyn_ref_common.h - what the three dynamic-batching strategies (hash, phash, sort; Kenzel et
+ * al. 2018, Sec. 3.4) share on the host side: the batch limits, the hash arithmetic (VR_HD: the
+ * kernels use it, and tests use it to build colliding keys), the parameter and batch checks, and
+ * the CPU twin itself. The GPU strategies differ only in how a block finds the distinct vertices
+ * of its batch, never in what it finds, so one plain loop is the oracle of all three.
+ * Device-only code lives in reuse/dyn_common.cuh. Try: `vreuse_tests reuse/dyn`.
+ */
+#ifndef VR_DYN_REF_COMMON_H
+#define VR_DYN_REF_COMMON_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ref_common.h"
+
+/* Index slots per batch in shared memory. vr_batches_dynamic's default cap of 1023 indices
+ * (341 triangles) is the largest multiple of 3 that fits. */
+#define VR_DYN_CAPACITY_LOG2 10
+#define VR_DYN_CAPACITY (1u << VR_DYN_CAPACITY_LOG2)
+/* Largest N_u accepted: a batch never has more distinct vertices than indices. */
+#define VR_DYN_MAX_UNIQUE 1024u
+/* An empty hash slot. Never a vertex id: vertex_count <= 2^32 - 1, so ids are <= 2^32 - 2. */
+#define VR_DYN_EMPTY 0xffffffffu
+
+/* Hash table size = 2^VR_DYN_HASH_SCALE_LOG2 x (N_u rounded up to a power of two). The paper
+ * sizes the table to the block (= N_u), so a full batch fills it completely and the last
+ * insertions probe long chains - the case phash's warp-cooperative slow path exists for. We
+ * default to twice that: load factor <= 1/2, about 1.5 probes per hit and 2.5 per miss for
+ * linear probing, for 2 KiB more shared memory at N_u = 256. Build with
+ * -DVR_DYN_HASH_SCALE_LOG2=0 to measure the paper's configuration. */
+#ifndef VR_DYN_HASH_SCALE_LOG2
+#define VR_DYN_HASH_SCALE_LOG2 1
+#endif
+
+/* log2 of the hash table's slot count for N_u = max_unique (3..VR_DYN_MAX_UNIQUE): >= 2. */
+VR_HD uint32_t vr_dyn_table_log2(uint32_t max_unique)
+{
+    uint32_t log2 = 0;
+    while ((1u << log2) < max_unique)
+        ++log2;
+    return log2 + VR_DYN_HASH_SCALE_LOG2;
+}
+
+/* Knuth's multiplicative hash: the top table_log2 bits (1..31) of key * 2654435761 (2^32 divided
+ * by the golden ratio, odd). Consecutive ids - the common case after vertex-order
+ * optimisation - land far apart, so linear probing chains stay short. */
+VR_HD uint32_t vr_dyn_hash(uint32_t key, uint32_t table_log2)
+{
+    return (key * 2654435761u) >> (32u - table_log2);
+}
+
+/* Checks the parameters every dynamic strategy needs, GPU and CPU paths alike (the shared ones
+ * through vr_reuse_validate). The batch contents live on the device for `run`, so they are
+ * checked here only by the CPU twin (vr_dyn_check_batches) and by each block on the GPU. */
+static inline vr_status vr_dyn_check(const vr_reuse_params *p, const char *who)
+{
+    vr_status st = vr_reuse_validate(p, who);
+    if (st != VR_OK)
+        return st;
+    if (p->max_unique < 3 || p->max_unique > VR_DYN_MAX_UNIQUE)
+        return VR_ERROR(VR_ERR_ARG, "%s: max_unique (N_u) %u must be in 3..%u", who,
+                        p->max_unique, VR_DYN_MAX_UNIQUE);
+    if (p->index_count > 0 && (!p->batch_starts || p->batch_count == 0))
+        return VR_ERROR(VR_ERR_ARG,
+                        "%s: %u indices but no dynamic batches. Hint: fill batch_starts with "
+                        "vr_batches_dynamic(..., max_unique = %u, max_indices <= %u)",
+                        who, p->index_count, p->max_unique, VR_DYN_CAPACITY - 1);
+    if (p->batch_count > 0x7fffffffu)
+        return VR_ERROR(VR_ERR_ARG, "%s: %u batches exceed the grid limit 2^31 - 1", who,
+                        p->batch_count);
+    return VR_OK;
+}
+
+/* Checks host batch boundaries with the rule each GPU block applies to its own batch: batches
+ * cover the index buffer in order (starts[0] = 0, starts[batch_count] = index_count), each one
+ * holds whole triangles, at most VR_DYN_CAPACITY indices. (The GPU counts the triangles of a
+ * batch that breaks the rule in counters->overflow and skips it; the twin reports it.) */
+static inline vr_status vr_dyn_check_batches(const vr_reuse_params *p, const char *who)
+{
+    const uint32_t *s = p->batch_starts;
+    if (s[0] != 0 || s[p->batch_count] != p->index_count)
+        return VR_ERROR(VR_ERR_FORMAT,
+                        "%s: batches span indices %u..%u, the index buffer 0..%u. Hint: "
+                        "batch_starts needs batch_count + 1 entries from vr_batches_dynamic",
+                        who, s[0], s[p->batch_count], p->index_count);
+    for (uint32_t b = 0; b < p->batch_count; ++b) {
+        const uint32_t start = s[b], end = s[b + 1];
+        if (end < start || start % 3 != 0 || (end - start) % 3 != 0 ||
+            end - start > VR_DYN_CAPACITY)
+            return VR_ERROR(VR_ERR_FORMAT,
+                            "%s: batch %u spans indices %u..%u: batches must be ordered, hold "
+                            "whole triangles and at most %u indices",
+                            who, b, start, end, VR_DYN_CAPACITY - 1);
+    }
+    return VR_OK;
+}
+
+#ifndef __CUDACC__
+/* The CPU twin of hash, phash and sort: per batch, list the distinct vertices in first-
+ * occurrence order, shade each once, emit every triangle from the shaded copies. The GPU's
+ * unique-vertex order differs (slot or sort order), but the queue, counters and shade counts
+ * do not depend on it. A batch with more than max_unique distinct vertices is VR_ERR_FORMAT
+ * (the GPU skips it and counts its triangles in counters->overflow). */
+static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
+{
+    vr_status st = vr_dyn_check(p, who);
+    if (st != VR_OK || p->index_count == 0)
+        return st;
+    st = vr_dyn_check_batches(p, who);
+    if (st != VR_OK)
+        return st;
+
+    /* stamp[v] == b + 1 marks v as seen in batch b, local[v] is then its place in `unique`:
+     * no clearing between batches, O(index_count) in total. */
+    uint32_t *stamp = calloc(p->vertex_count ? p->vertex_count : 1, sizeof *stamp);
+    uint32_t *local = malloc((p->vertex_count ? p->vertex_count : 1) * sizeof *local);
+    uint32_t *unique = malloc(p->max_unique * sizeof *unique);
+    vr_shaded *shaded = malloc(p->max_unique * sizeof *shaded);
+    if (!stamp || !local || !unique || !shaded) {
+        st = VR_ERROR(VR_ERR_OOM, "%s: CPU twin scratch for %u vertices", who, p->vertex_count);
+        goto done;
+    }
+    for (uint32_t b = 0; b < p->batch_count && st == VR_OK; ++b) {
+        const uint32_t start = p->batch_starts[b], end = p->batch_starts[b + 1];
+        uint32_t count = 0;
+        for (uint32_t i = start; i < end; ++i) {
+            const uint32_t v = p->indices[i];
+            if (v >= p->vertex_count) {
+                st = VR_ERROR(VR_ERR_FORMAT, "%s: index %u at position %u >= vertex count %u",
+                              who, v, i, p->vertex_count);
+                break;
+            }
+            if (stamp[v] == b + 1)
+                continue;
+            if (count == p->max_unique) {
+                st = VR_ERROR(VR_ERR_FORMAT,
+                              "%s: batch %u (indices %u..%u) has more than max_unique = %u "
+                              "distinct vertices. Hint: make batch_starts with the same N_u",
+                              who, b, start, end, p->max_unique);
+                break;
+            }
+            stamp[v] = b + 1;
+            local[v] = count;
+            unique[count++] = v;
+        }
+        if (st != VR_OK)
+            break;
+        for (uint32_t j = 0; j < count; ++j)
+            shaded[j] = vr_ref_shade_vertex(p, unique[j]);
+        for (uint32_t i = start; i < end; i += 3) {
+            const uint32_t va = p->indices[i], vb = p->indices[i + 1], vc = p->indices[i + 2];
+            vr_ref_emit_triangle(p, i / 3, &shaded[local[va]], &shaded[local[vb]],
+                                 &shaded[local[vc]], va, vb, vc);
+        }
+    }
+done:
+    free(stamp);
+    free(local);
+    free(unique);
+    free(shaded);
+    return st;
+}
+#endif
+
+#endif

@@ -1,0 +1,146 @@
+#!/bin/bash
+# gpu.sh OUTDIR - the one script run on the H100 (../shared/GPU.md section 3): unpacks the staged
+# runtime libraries, records the GPU, runs `vreuse_tests gpu/`, compute-sanitizer memcheck /
+# racecheck / synccheck on `vreuse_tests gpu-small/`, and the benchmark (which first calibrates
+# the synthetic loads on its first scene), and prints a summary table LAST. Every step keeps going after a failure; the exit status is 1
+# when any step failed. Stage first with tests/stage_device.sh (binaries, scenes, debs).
+# Knobs: GPU_SKIP_TESTS=1, GPU_SKIP_SANITIZER=1, GPU_SKIP_CALIBRATE=1, GPU_SKIP_BENCH=1,
+#        GPU_BENCH_ARGS="SCENE... [options]" (replaces the default bench arguments),
+#        GPU_TIME_BUDGET=seconds for all steps (default 480).
+set -o pipefail
+OUTDIR=${1:?usage: tests/gpu.sh OUTDIR}
+mkdir -p "$OUTDIR" || exit 1
+OUTDIR=$(cd "$OUTDIR" && pwd)
+cd "$(dirname "$0")/.." || exit 1
+BIN=$PWD/.device/bin
+export VR_SCENES=$PWD/.device/scenes
+DEADLINE=$((SECONDS + ${GPU_TIME_BUDGET:-480}))
+SUMMARY=()
+FAILED=0
+
+# record NAME STATUS SECONDS NOTE
+record() {
+    SUMMARY+=("$(printf '%-12s %-6s %5ss  %s' "$1" "$2" "$3" "$4")")
+    [ "$2" = FAIL ] && FAILED=1
+}
+
+# limit CAP: seconds a step may take, capped by what is left of the budget (0: none left)
+limit() {
+    local left=$((DEADLINE - SECONDS - 15))
+    [ "$left" -lt 0 ] && left=0
+    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+
+# ---- runtime libraries and device -----------------------------------------------------------
+t0=$SECONDS
+mkdir -p /tmp/rt
+for f in .device/debs/*.deb; do
+    [ -e "$f" ] && dpkg -x "$f" /tmp/rt
+done
+export LD_LIBRARY_PATH=/tmp/rt/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+GPU_LINE=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)
+echo "gpu: $GPU_LINE"
+echo "$GPU_LINE" > "$OUTDIR/gpu.txt"
+export VR_GPU_DRIVER=$(echo "$GPU_LINE" | awk -F', ' '{print $2}')
+[ -f .device/commit.txt ] && export VR_GIT_COMMIT=$(cat .device/commit.txt)
+if [ ! -x "$BIN/vreuse_tests" ] || [ ! -x "$BIN/vreuse" ]; then
+    echo "gpu.sh: $BIN/vreuse and vreuse_tests missing. Hint: run tests/stage_device.sh first"
+    record setup FAIL $((SECONDS - t0)) "binaries not staged"
+else
+    if ldd "$BIN/vreuse" | grep -q "not found"; then
+        ldd "$BIN/vreuse" | grep "not found"
+        record setup FAIL $((SECONDS - t0)) "missing libraries (see above)"
+    else
+        record setup ok $((SECONDS - t0)) "$GPU_LINE"
+    fi
+fi
+
+# ---- tests ----------------------------------------------------------------------------------
+if [ "${GPU_SKIP_TESTS:-0}" = 1 ]; then
+    record tests skip 0 "GPU_SKIP_TESTS=1"
+else
+    t0=$SECONDS
+    echo "== vreuse_tests gpu/"
+    timeout "$(limit 200)" "$BIN/vreuse_tests" gpu/ 2>&1 | tee "$OUTDIR/tests.log"
+    rc=$?
+    line=$(grep -E '^[0-9]+ passed' "$OUTDIR/tests.log" | tail -1)
+    case $rc in
+        0) record tests ok $((SECONDS - t0)) "$line" ;;
+        124) record tests FAIL $((SECONDS - t0)) "timed out; $line" ;;
+        *) record tests FAIL $((SECONDS - t0)) "exit $rc; $line" ;;
+    esac
+fi
+
+# ---- compute-sanitizer on the small group ---------------------------------------------------
+SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck synccheck; do
+    if [ "${GPU_SKIP_SANITIZER:-0}" = 1 ]; then
+        record "$tool" skip 0 "GPU_SKIP_SANITIZER=1"
+        continue
+    fi
+    t0=$SECONDS
+    cap=$(limit 90)
+    if [ "$cap" -le 0 ]; then
+        record "$tool" skip 0 "time budget spent"
+        continue
+    fi
+    echo "== compute-sanitizer --tool $tool vreuse_tests gpu-small/"
+    extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    timeout "$cap" "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+        "$BIN/vreuse_tests" gpu-small/ > "$OUTDIR/$tool.log" 2>&1
+    rc=$?
+    grep -E 'SUMMARY|^[0-9]+ passed' "$OUTDIR/$tool.log" | tail -3
+    line=$(grep -E 'SUMMARY' "$OUTDIR/$tool.log" | tail -1)
+    case $rc in
+        0) record "$tool" ok $((SECONDS - t0)) "$line" ;;
+        124) record "$tool" FAIL $((SECONDS - t0)) "timed out after ${cap}s" ;;
+        99) record "$tool" FAIL $((SECONDS - t0)) "errors: $line" ;;
+        *) record "$tool" FAIL $((SECONDS - t0)) "exit $rc; $line" ;;
+    esac
+done
+
+# ---- benchmark ------------------------------------------------------------------------------
+if [ "${GPU_SKIP_BENCH:-0}" = 1 ]; then
+    record bench skip 0 "GPU_SKIP_BENCH=1"
+else
+    t0=$SECONDS
+    cap=$(limit 300)
+    if [ "$cap" -le 0 ]; then
+        record bench skip 0 "time budget spent"
+    else
+        # shellcheck disable=SC2206 # word splitting of the knob is intended
+        args=(${GPU_BENCH_ARGS:-sphere:7M igea.ply stanford-bunny.obj --strategy all \
+              --load simple,light,medium,heavy --block 64,128,256 --order forsyth --reps 20})
+        # bare scene file names refer to the staged scenes
+        for i in "${!args[@]}"; do
+            a=${args[$i]}
+            [[ $a != -* && $a == *.* && ! -e $a && -e $VR_SCENES/${a%%@*} ]] && args[$i]=$VR_SCENES/$a
+        done
+        # --calibrate: the first scene sets light/medium/heavy for this run (3x/5.5x/10x naive)
+        [ "${GPU_SKIP_CALIBRATE:-0}" = 1 ] || args+=(--calibrate)
+        echo "== vreuse bench ${args[*]}"
+        timeout "$cap" "$BIN/vreuse" bench "${args[@]}" --csv "$OUTDIR/bench.csv" \
+            --md "$OUTDIR/bench.md" 2>&1 | tee "$OUTDIR/bench.log"
+        rc=$?
+        fails=$(grep -c ',FAIL' "$OUTDIR/bench.csv" 2>/dev/null)
+        rows=$(grep -vc '^#' "$OUTDIR/bench.csv" 2>/dev/null)
+        cal=$(grep -E '^calibrated' "$OUTDIR/bench.log" | tail -1)
+        [ -n "$cal" ] && record calibrate ok 0 "$cal"
+        case $rc in
+            0) record bench ok $((SECONDS - t0)) "$((rows - 1)) rows, ${fails:-0} FAIL rows" ;;
+            124) record bench FAIL $((SECONDS - t0)) "timed out after ${cap}s" ;;
+            *) record bench FAIL $((SECONDS - t0)) "exit $rc, ${fails:-0} FAIL rows" ;;
+        esac
+    fi
+fi
+
+# ---- summary, last --------------------------------------------------------------------------
+if [ -f "$OUTDIR/bench.log" ]; then
+    echo
+    sed -n '/^== summary/,$p' "$OUTDIR/bench.log"
+fi
+echo
+echo "== gpu.sh summary ($GPU_LINE; logs in $OUTDIR)"
+printf '%s\n' "${SUMMARY[@]}" | tee "$OUTDIR/summary.txt"
+exit $FAILED
