@@ -15,6 +15,9 @@ static void usage(FILE *f)
             "  info  SCENE...       counts: vertices, referenced vertices, triangles, degenerates\n"
             "  sim   SCENE...       CPU simulation of post-transform caches and batching strategies\n"
             "  bench SCENE...       GPU geometry stage: time every strategy and shader load\n"
+            "  render SCENE ...     rasterize to PNG: shaded, --heatmap (shading counts), --batches\n"
+            "  view [SCENE]         SDL2 viewer: orbit, switch strategy, load and heatmap\n"
+            "  plot-bench CSV       bench CSV -> SVG: time relative to naive (paper Figure 9)\n"
             "\n"
             "SCENE is a file assimp reads (OBJ, PLY incl. tristrips, glTF 2.0, FBX, ...) or a\n"
             "generator: sphere[:N], terrain[:N], foliage[:N] (N triangles, k/M suffix); append @N\n"
@@ -39,6 +42,18 @@ int main(int argc, char **argv)
         return vr_cmd_sim(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return vr_cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "render"))
+        return vr_cmd_render(argc - 1, argv + 1);
+    if (!strcmp(cmd, "view")) {
+#ifdef VR_HAVE_SDL2
+        return vr_cmd_view(argc - 1, argv + 1);
+#else
+        fprintf(stderr, "vreuse view: built without SDL2 (install libsdl2-dev, configure with -DVR_VIEWER=ON)\n");
+        return 1;
+#endif
+    }
+    if (!strcmp(cmd, "plot-bench"))
+        return vr_cmd_plot_bench(argc - 1, argv + 1);
     fprintf(stderr, "vreuse: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

@@ -1,0 +1,431 @@
+/* raster.cu - GPU rasterizer for the triangle queue: one thread per triangle walks its clipped
+ * sub-triangles' bounding boxes and keeps the nearest (depth bits << 32 | slot) per pixel with a
+ * 64-bit atomicMin, so the image does not depend on scheduling or queue order; then one thread
+ * per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the shared
+ * arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
+ * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`.
+ */
+#include "raster_common.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#define VR_RASTER_BLOCK_LOG2 7
+#define VR_RASTER_BLOCK (1 << VR_RASTER_BLOCK_LOG2)  /* raster threads (triangles) per block */
+#define VR_RESOLVE_TILE_LOG2 4
+#define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
+
+/* Per-launch counts, each reset to 0 before the launch. */
+typedef struct vr_raster_counts {
+    unsigned long long rejected;  /* slots with nothing to rasterize */
+    unsigned long long clipped;   /* slots that needed polygon clipping */
+    unsigned long long fragments; /* covered pixel centres before the depth test */
+} vr_raster_counts;
+
+typedef struct vr_raster_params {
+    unsigned long long *vis;   /* width * height words, cleared to VR_VIS_EMPTY */
+    const float *clip;         /* tri_count * 12 floats: the queue's clip positions */
+    uint32_t tri_count;
+    vr_raster_view view;
+    vr_raster_counts *counts;  /* one, cleared */
+} vr_raster_params;
+
+typedef struct vr_resolve_kparams {
+    uint32_t *rgba;            /* width * height packed RGBA8 */
+    const unsigned long long *vis; /* width * height */
+    vr_queue queue;            /* device arrays, tri_count slots */
+    uint32_t tri_count;
+    vr_raster_view view;
+    vr_resolve_params shade;   /* device arrays */
+} vr_resolve_kparams;
+
+#define VR_RASTER_CUDA(call)                                                                  \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess) {                                                              \
+            st = VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_));       \
+            goto done;                                                                        \
+        }                                                                                     \
+    } while (0)
+
+#ifdef VR_SYNC_CHECK
+#define VR_RASTER_LAUNCHED(stream) VR_RASTER_CUDA(cudaStreamSynchronize(stream))
+#else
+#define VR_RASTER_LAUNCHED(stream) VR_RASTER_CUDA(cudaGetLastError())
+#endif
+
+/* One thread per queue slot. No shared memory, no block-level sync; the slot's sub-triangles
+ * are walked row by row with incremental edge functions. A plain read of the visibility word
+ * skips the atomic when the pixel already holds a nearer word: words only decrease, so a stale
+ * read is never smaller than the true value and the skip is safe. Counts are summed per warp
+ * (full mask; inactive slots contribute 0) and added with one atomic per warp. */
+__global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_params p)
+{
+    const uint32_t slot = blockIdx.x * VR_RASTER_BLOCK + threadIdx.x;
+    unsigned long long rejected = 0, clipped_count = 0, fragments = 0;
+    if (slot < p.tri_count) {
+        float poly[VR_CLIP_MAX_VERTS][4];
+        int clipped;
+        const int n = vr_raster_clip(poly, p.clip + 12 * (size_t)slot, &p.view, &clipped);
+        clipped_count = (unsigned long long)clipped;
+        vr_raster_vertex sv[VR_CLIP_MAX_VERTS];
+        for (int k = 0; k < n; ++k)
+            sv[k] = vr_raster_snap(poly[k], &p.view);
+        int kept = 0;
+        for (int s = 1; s + 1 < n; ++s) {
+            vr_raster_tri t;
+            const int r = vr_raster_tri_setup(&t, sv[0], sv[s], sv[s + 1], &p.view);
+            kept |= r >= 0;
+            if (r <= 0)
+                continue;
+            const int64_t x0 = vr_raster_centre(t.px0);
+            const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
+                          s2 = -t.dy[2] * VR_RASTER_SUBPIXEL;
+            for (int32_t py = t.py0; py <= t.py1; ++py) {
+                const int64_t y = vr_raster_centre(py);
+                int64_t e0 = vr_raster_edge(&t, 0, x0, y), e1 = vr_raster_edge(&t, 1, x0, y),
+                        e2 = vr_raster_edge(&t, 2, x0, y);
+                unsigned long long *row = p.vis + (size_t)py * (size_t)p.view.width;
+                for (int32_t px = t.px0; px <= t.px1; ++px, e0 += s0, e1 += s1, e2 += s2) {
+                    if ((e0 | e1 | e2) < 0)
+                        continue;
+                    ++fragments;
+                    const unsigned long long w =
+                        vr_raster_word(&t, vr_raster_centre(px), y, slot);
+                    if (w < row[px])
+                        atomicMin(row + px, w);
+                }
+            }
+        }
+        rejected = (unsigned long long)!kept;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        rejected += __shfl_down_sync(0xffffffffu, rejected, off);
+        clipped_count += __shfl_down_sync(0xffffffffu, clipped_count, off);
+        fragments += __shfl_down_sync(0xffffffffu, fragments, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (rejected)
+            atomicAdd(&p.counts->rejected, rejected);
+        if (clipped_count)
+            atomicAdd(&p.counts->clipped, clipped_count);
+        if (fragments)
+            atomicAdd(&p.counts->fragments, fragments);
+    }
+}
+
+/* One thread per pixel in TILE x TILE blocks; no shared memory. Reads the pixel's word and its
+ * triangle's three corners from the queue, writes one packed RGBA8. */
+__global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
+    vr_resolve_kernel(vr_resolve_kparams p)
+{
+    const int32_t i = (int32_t)(blockIdx.x * VR_RESOLVE_TILE + threadIdx.x);
+    const int32_t j = (int32_t)(blockIdx.y * VR_RESOLVE_TILE + threadIdx.y);
+    if (i >= p.view.width || j >= p.view.height)
+        return;
+    const size_t at = (size_t)j * (size_t)p.view.width + (size_t)i;
+    const vr_queue q = p.queue;
+    const vr_resolve_params shade = p.shade;
+    p.rgba[at] = vr_resolve_pixel(p.vis[at], i, j, &p.view, &q, p.tri_count, &shade);
+}
+
+/* ---- host side ---------------------------------------------------------------------------- */
+
+static vr_status vr_raster_device_check(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        return VR_ERROR(VR_ERR_NO_DEVICE, "no CUDA device: %s",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount() = 0");
+    }
+    return VR_OK;
+}
+
+vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
+                        const vr_raster_config *cfg, vr_raster_stats *stats, void *stream)
+{
+    assert(d_vis && d_q && cfg);
+    vr_status st = vr_raster_config_check(cfg);
+    if (st == VR_OK)
+        st = vr_raster_check_queue(d_q, tri_count);
+    if (st == VR_OK)
+        st = vr_raster_device_check();
+    if (st != VR_OK)
+        return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaEvent_t ev[3] = {NULL, NULL, NULL};
+    vr_raster_counts *d_counts = NULL;
+    vr_raster_counts counts;
+    float clear_ms = 0, raster_ms = 0;
+    const size_t pixels = (size_t)cfg->width * cfg->height;
+    for (int i = 0; i < 3; ++i)
+        VR_RASTER_CUDA(cudaEventCreate(&ev[i]));
+    VR_RASTER_CUDA(cudaMalloc((void **)&d_counts, sizeof *d_counts));
+    VR_RASTER_CUDA(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
+    VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
+    VR_RASTER_CUDA(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
+    VR_RASTER_CUDA(cudaEventRecord(ev[1], s));
+    if (tri_count > 0) {
+        vr_raster_params p;
+        p.vis = (unsigned long long *)d_vis;
+        p.clip = d_q->clip;
+        p.tri_count = tri_count;
+        p.view = vr_raster_view_make(cfg);
+        p.counts = d_counts;
+        const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
+        vr_raster_kernel<<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
+        VR_RASTER_LAUNCHED(s);
+    }
+    VR_RASTER_CUDA(cudaEventRecord(ev[2], s));
+    VR_RASTER_CUDA(cudaMemcpyAsync(&counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost, s));
+    VR_RASTER_CUDA(cudaStreamSynchronize(s));
+    VR_RASTER_CUDA(cudaEventElapsedTime(&clear_ms, ev[0], ev[1]));
+    VR_RASTER_CUDA(cudaEventElapsedTime(&raster_ms, ev[1], ev[2]));
+    if (stats) {
+        stats->triangles = tri_count;
+        stats->rejected = counts.rejected;
+        stats->clipped = counts.clipped;
+        stats->fragments = counts.fragments;
+        stats->clear_ms = clear_ms;
+        stats->raster_ms = raster_ms;
+    }
+done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
+    cudaFree(d_counts);
+    for (int i = 0; i < 3; ++i)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    return st;
+}
+
+vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
+                         uint32_t tri_count, const vr_raster_config *cfg,
+                         const vr_resolve_params *p, double *ms, void *stream)
+{
+    assert(d_rgba && d_vis && d_q && cfg && p);
+    vr_status st = vr_raster_config_check(cfg);
+    if (st == VR_OK)
+        st = vr_raster_check_queue(d_q, tri_count);
+    if (st == VR_OK)
+        st = vr_resolve_check(p);
+    if (st == VR_OK)
+        st = vr_raster_device_check();
+    if (st != VR_OK)
+        return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    float t = 0;
+    vr_resolve_kparams k;
+    k.rgba = (uint32_t *)d_rgba;
+    k.vis = (const unsigned long long *)d_vis;
+    k.queue = *d_q;
+    k.tri_count = tri_count;
+    k.view = vr_raster_view_make(cfg);
+    k.shade = *p;
+    const dim3 block(VR_RESOLVE_TILE, VR_RESOLVE_TILE);
+    const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
+                    (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
+    for (int i = 0; i < 2; ++i)
+        VR_RASTER_CUDA(cudaEventCreate(&ev[i]));
+    VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
+    vr_resolve_kernel<<<grid, block, 0, s>>>(k);
+    VR_RASTER_LAUNCHED(s);
+    VR_RASTER_CUDA(cudaEventRecord(ev[1], s));
+    VR_RASTER_CUDA(cudaEventSynchronize(ev[1]));
+    VR_RASTER_CUDA(cudaEventElapsedTime(&t, ev[0], ev[1]));
+    if (ms)
+        *ms = t;
+done:
+    for (int i = 0; i < 2; ++i)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    return st;
+}
+
+/* ---- vr_raster_device --------------------------------------------------------------------- */
+
+struct vr_raster_device {
+    uint32_t tri_capacity, vertex_count;
+    vr_queue d_queue;          /* tri_capacity slots */
+    uint32_t *d_shade_counts;  /* vertex_count */
+    uint32_t *d_tri_batch;     /* tri_capacity */
+    uint32_t tri_batch_count;  /* 0 until uploaded */
+    int have_counts;           /* d_shade_counts holds uploaded counts */
+    uint64_t *d_vis;           /* pixel_capacity words */
+    uint8_t *d_rgba;           /* 4 * pixel_capacity bytes */
+    size_t pixel_capacity;
+    cudaStream_t stream;
+    cudaEvent_t ev[2];
+};
+
+static vr_status vr_raster_alloc(void **ptr, size_t bytes, const char *what)
+{
+    *ptr = NULL;
+    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 16);
+    if (e != cudaSuccess) {
+        *ptr = NULL;
+        cudaGetLastError(); /* not sticky: keep it out of later launch checks */
+        return VR_ERROR(VR_ERR_OOM, "cudaMalloc(%s, %.1f MiB) failed: %s", what,
+                        bytes / 1048576.0, cudaGetErrorString(e));
+    }
+    return VR_OK;
+}
+
+void vr_raster_device_destroy(vr_raster_device *d)
+{
+    if (!d)
+        return;
+    cudaFree(d->d_queue.clip);
+    cudaFree(d->d_queue.normal);
+    cudaFree(d->d_queue.vertex);
+    cudaFree(d->d_queue.tri_id);
+    cudaFree(d->d_shade_counts);
+    cudaFree(d->d_tri_batch);
+    cudaFree(d->d_vis);
+    cudaFree(d->d_rgba);
+    for (int i = 0; i < 2; ++i)
+        if (d->ev[i])
+            cudaEventDestroy(d->ev[i]);
+    if (d->stream)
+        cudaStreamDestroy(d->stream);
+    free(d);
+}
+
+vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
+                                  uint32_t vertex_count)
+{
+    assert(out);
+    *out = NULL;
+    vr_status st = vr_raster_device_check();
+    if (st != VR_OK)
+        return st;
+    vr_raster_device *d = (vr_raster_device *)calloc(1, sizeof *d);
+    if (!d)
+        return VR_ERROR(VR_ERR_OOM, "raster device: host struct");
+    d->tri_capacity = tri_capacity;
+    d->vertex_count = vertex_count;
+    d->d_queue.capacity = tri_capacity;
+    const size_t t = tri_capacity;
+    if ((st = vr_raster_alloc((void **)&d->d_queue.clip, t * 12 * sizeof(float), "queue clip")) ||
+        (st = vr_raster_alloc((void **)&d->d_queue.normal, t * 12 * sizeof(float),
+                              "queue normal")) ||
+        (st = vr_raster_alloc((void **)&d->d_queue.vertex, t * 3 * sizeof(uint32_t),
+                              "queue vertex")) ||
+        (st = vr_raster_alloc((void **)&d->d_queue.tri_id, t * sizeof(uint32_t), "queue tri_id")) ||
+        (st = vr_raster_alloc((void **)&d->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
+                              "shade counts")) ||
+        (st = vr_raster_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids"))) {
+        vr_raster_device_destroy(d);
+        return st;
+    }
+    cudaError_t e = cudaStreamCreate(&d->stream);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&d->ev[0]);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&d->ev[1]);
+    if (e != cudaSuccess) {
+        vr_raster_device_destroy(d);
+        return VR_ERROR(VR_ERR_CUDA, "raster device: stream/event creation failed: %s",
+                        cudaGetErrorString(e));
+    }
+    *out = d;
+    return VR_OK;
+}
+
+vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint32_t tri_count,
+                                  const uint32_t *h_shade_counts, const uint32_t *h_tri_batch,
+                                  uint32_t tri_batch_count, vr_raster_stats *stats)
+{
+    assert(d && h_q);
+    if (tri_count > d->tri_capacity || tri_count > h_q->capacity ||
+        tri_batch_count > d->tri_capacity)
+        return VR_ERROR(VR_ERR_ARG, "raster device upload: %u triangles / %u batch ids, capacity %u",
+                        tri_count, tri_batch_count, d->tri_capacity);
+    vr_status st = VR_OK;
+    float ms = 0;
+    cudaStream_t s = d->stream;
+    const size_t t = tri_count;
+    VR_RASTER_CUDA(cudaEventRecord(d->ev[0], s));
+    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.clip, h_q->clip, t * 12 * sizeof(float),
+                                   cudaMemcpyHostToDevice, s));
+    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.normal, h_q->normal, t * 12 * sizeof(float),
+                                   cudaMemcpyHostToDevice, s));
+    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.vertex, h_q->vertex, t * 3 * sizeof(uint32_t),
+                                   cudaMemcpyHostToDevice, s));
+    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.tri_id, h_q->tri_id, t * sizeof(uint32_t),
+                                   cudaMemcpyHostToDevice, s));
+    if (h_shade_counts) {
+        VR_RASTER_CUDA(cudaMemcpyAsync(d->d_shade_counts, h_shade_counts,
+                                       (size_t)d->vertex_count * sizeof(uint32_t),
+                                       cudaMemcpyHostToDevice, s));
+        d->have_counts = 1;
+    }
+    if (h_tri_batch) {
+        VR_RASTER_CUDA(cudaMemcpyAsync(d->d_tri_batch, h_tri_batch,
+                                       (size_t)tri_batch_count * sizeof(uint32_t),
+                                       cudaMemcpyHostToDevice, s));
+        d->tri_batch_count = tri_batch_count;
+    }
+    VR_RASTER_CUDA(cudaEventRecord(d->ev[1], s));
+    VR_RASTER_CUDA(cudaEventSynchronize(d->ev[1]));
+    VR_RASTER_CUDA(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
+    if (stats)
+        stats->upload_ms = ms;
+done:
+    return st;
+}
+
+vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *h_vis,
+                                const vr_queue *d_q, uint32_t tri_count,
+                                const vr_raster_config *cfg, const vr_resolve_params *p,
+                                vr_raster_stats *stats)
+{
+    assert(d && h_rgba && cfg && p);
+    vr_status st = vr_raster_config_check(cfg);
+    if (st != VR_OK)
+        return st;
+    const size_t pixels = (size_t)cfg->width * cfg->height;
+    if (pixels > d->pixel_capacity) {
+        cudaFree(d->d_vis);
+        cudaFree(d->d_rgba);
+        d->d_vis = NULL;
+        d->d_rgba = NULL;
+        d->pixel_capacity = 0;
+        if ((st = vr_raster_alloc((void **)&d->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+            (st = vr_raster_alloc((void **)&d->d_rgba, pixels * 4, "image")))
+            return st;
+        d->pixel_capacity = pixels;
+    }
+    vr_resolve_params shade = *p;
+    shade.shade_counts = d->have_counts ? d->d_shade_counts : NULL;
+    shade.vertex_count = d->vertex_count;
+    shade.tri_batch = d->tri_batch_count ? d->d_tri_batch : NULL;
+    shade.tri_batch_count = d->tri_batch_count;
+    const vr_queue *q = d_q ? d_q : &d->d_queue;
+    vr_raster_stats local;
+    vr_raster_stats *rs = stats ? stats : &local;
+    const double upload_ms = stats ? stats->upload_ms : 0;
+    memset(rs, 0, sizeof *rs);
+    rs->upload_ms = upload_ms;
+    double resolve_ms = 0;
+    float ms = 0;
+    if ((st = vr_raster_gpu(d->d_vis, q, tri_count, cfg, rs, d->stream)) != VR_OK ||
+        (st = vr_resolve_gpu(d->d_rgba, d->d_vis, q, tri_count, cfg, &shade, &resolve_ms,
+                             d->stream)) != VR_OK)
+        return st;
+    rs->resolve_ms = resolve_ms;
+    VR_RASTER_CUDA(cudaEventRecord(d->ev[0], d->stream));
+    VR_RASTER_CUDA(cudaMemcpyAsync(h_rgba, d->d_rgba, pixels * 4, cudaMemcpyDeviceToHost,
+                                   d->stream));
+    if (h_vis)
+        VR_RASTER_CUDA(cudaMemcpyAsync(h_vis, d->d_vis, pixels * sizeof(uint64_t),
+                                       cudaMemcpyDeviceToHost, d->stream));
+    VR_RASTER_CUDA(cudaEventRecord(d->ev[1], d->stream));
+    VR_RASTER_CUDA(cudaEventSynchronize(d->ev[1]));
+    VR_RASTER_CUDA(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
+    rs->download_ms = ms;
+done:
+    return st;
+}

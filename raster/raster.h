@@ -1,0 +1,211 @@
+/* raster.h - a simple rasterizer for the triangle queue (reuse/reuse.h): near/far and guard-band
+ * clipping in clip space, fixed-point edge functions (8 sub-pixel bits) with the top-left fill
+ * rule, one thread per triangle over its bounding box, and a 64-bit visibility buffer
+ * (depth bits << 32 | queue slot, kept with atomicMin) that a resolve pass turns into Lambert,
+ * heatmap (per-vertex shading counts, Kenzel et al. 2018 Fig. 7) or per-batch colours.
+ * raster.cu (GPU) and raster_ref.c (CPU twin) produce bit-identical visibility buffers and images.
+ * Try: `vreuse_tests raster/`, `vreuse render bunny.obj --strategy naive,warp,hash --heatmap`.
+ */
+#ifndef VR_RASTER_H
+#define VR_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../pipeline/vreuse.h"
+#include "../reuse/reuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VR_RASTER_SUBPIXEL_LOG2 8                              /* fixed-point fraction bits */
+#define VR_RASTER_SUBPIXEL (1 << VR_RASTER_SUBPIXEL_LOG2)
+#define VR_RASTER_MAX_SIZE_LOG2 13
+#define VR_RASTER_MAX_SIZE (1u << VR_RASTER_MAX_SIZE_LOG2)     /* 8192 pixels per side */
+#define VR_VIS_EMPTY 0xffffffffffffffffull                     /* cleared visibility word */
+
+typedef struct vr_raster_config {
+    uint32_t width, height; /* pixels, 1..VR_RASTER_MAX_SIZE each */
+    int cull_back;          /* nonzero: drop back faces (front = counter-clockwise in NDC) */
+} vr_raster_config;
+
+/* Per-frame counts and stage times. Counts are equal on CPU and GPU. */
+typedef struct vr_raster_stats {
+    uint64_t triangles; /* queue slots read */
+    uint64_t rejected;  /* outside one frustum plane, non-finite, back-facing or zero area */
+    uint64_t clipped;   /* needed polygon clipping (near, far or guard band) */
+    uint64_t fragments; /* covered pixel samples before the depth test */
+    double upload_ms;   /* host -> device copies (vr_raster_device_upload), else 0 */
+    double clear_ms;    /* visibility-buffer clear */
+    double raster_ms;   /* rasterization (GPU: cudaEvents around the kernel; CPU: wall clock) */
+    double resolve_ms;  /* resolve to RGBA8 */
+    double download_ms; /* device -> host copies of the image (and vis buffer), else 0 */
+} vr_raster_stats;
+
+/* ---- rasterization ---------------------------------------------------------------------- */
+
+/* Checks a configuration (sizes in range); VR_ERR_ARG naming the field otherwise. */
+vr_status vr_raster_config_check(const vr_raster_config *cfg);
+
+/* CPU twin. `vis` (host, width * height words, owned by the caller) is cleared to VR_VIS_EMPTY
+ * and receives, per pixel, min over covering triangles of (depth bits << 32 | slot), depth the
+ * float in [0, 1] of the pixel centre. `q` holds host arrays; slots 0..tri_count-1 are read
+ * (tri_count <= q->capacity, < 2^32 - 1). `stats` may be NULL. */
+vr_status vr_raster_ref(uint64_t *vis, const vr_queue *q, uint32_t tri_count,
+                        const vr_raster_config *cfg, vr_raster_stats *stats);
+
+/* Overdraw of the same coverage: counts[pixel] = how many (clipped sub-)triangles cover the
+ * pixel centre, no depth test. Tests use it to prove "every pixel exactly once". */
+vr_status vr_raster_ref_overdraw(uint32_t *counts, const vr_queue *q, uint32_t tri_count,
+                                 const vr_raster_config *cfg);
+
+/* GPU path: the same, with `d_vis` and the arrays of `d_q` in device memory. Clears, launches
+ * one thread per triangle, waits; stats->clear_ms and raster_ms come from cudaEvents.
+ * `stream` is a cudaStream_t or NULL. VR_ERR_NO_DEVICE in a build without CUDA. */
+vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
+                        const vr_raster_config *cfg, vr_raster_stats *stats, void *stream);
+
+/* ---- resolve ---------------------------------------------------------------------------- */
+
+typedef enum vr_shade_mode {
+    VR_SHADE_LAMBERT = 0, /* interpolated vertex normals, one directional light, two-sided */
+    VR_SHADE_HEATMAP,     /* interpolated per-vertex shading counts: green 1 -> yellow -> red 6+ */
+    VR_SHADE_BATCHES,     /* one colour per batch id, lit like LAMBERT */
+    VR_SHADE_MODE_COUNT
+} vr_shade_mode;
+
+/* Pointers are host arrays for vr_resolve_ref and device arrays for vr_resolve_gpu. */
+typedef struct vr_resolve_params {
+    vr_shade_mode mode;
+    const uint32_t *shade_counts; /* HEATMAP: vertex_count entries indexed by the queue's vertex ids */
+    uint32_t vertex_count;
+    const uint32_t *tri_batch;    /* BATCHES: batch id per source triangle id (the queue's tri_id) */
+    uint32_t tri_batch_count;     /* entries of tri_batch */
+    float light[3];               /* unit vector towards the light in view space (the normals' space) */
+    uint32_t background;          /* RGBA8 packed with red in the low byte */
+} vr_resolve_params;
+
+/* Lambert, light from the upper left behind the viewer, dark grey background. */
+vr_resolve_params vr_resolve_params_default(void);
+
+/* Colour a pixel gets when its data is inconsistent (slot or vertex id out of range): magenta. */
+#define VR_RESOLVE_ERROR_RGBA 0xffff00ffu
+
+/* CPU twin of the resolve: rgba (width * height * 4 bytes, row 0 at the top) from `vis`.
+ * VR_ERR_ARG when the mode's array is missing. ms (may be NULL) gets the wall time. */
+vr_status vr_resolve_ref(uint8_t *rgba, const uint64_t *vis, const vr_queue *q, uint32_t tri_count,
+                         const vr_raster_config *cfg, const vr_resolve_params *p, double *ms);
+/* GPU resolve: device rgba, vis, queue and arrays; waits; ms from cudaEvents. */
+vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
+                         uint32_t tri_count, const vr_raster_config *cfg,
+                         const vr_resolve_params *p, double *ms, void *stream);
+
+/* ---- device frame: buffers that turn a queue into an image on the GPU --------------------- */
+
+/* Owns device memory for frames of up to `tri_capacity` triangles and `vertex_count` vertex
+ * ids at a width x height that may change per draw (the image buffers grow): a queue copy,
+ * shade counts, per-triangle batch ids, the visibility buffer and the image. */
+typedef struct vr_raster_device vr_raster_device;
+
+vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
+                                  uint32_t vertex_count);
+void vr_raster_device_destroy(vr_raster_device *d); /* accepts NULL */
+
+/* Copies a host queue (tri_count slots) and, when not NULL, shade counts (vertex_count) and
+ * batch ids (tri_batch_count <= tri_capacity) to the device; stats->upload_ms gets the time. */
+vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint32_t tri_count,
+                                  const uint32_t *h_shade_counts, const uint32_t *h_tri_batch,
+                                  uint32_t tri_batch_count, vr_raster_stats *stats);
+
+/* Rasterizes and resolves one frame and downloads it into `h_rgba` (and `h_vis` when not NULL).
+ * `d_q` is a device queue (the geometry stage's own, no copy) or NULL for the uploaded one.
+ * Only mode, light and background of `p` are read; the arrays are the uploaded ones. */
+vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *h_vis,
+                                const vr_queue *d_q, uint32_t tri_count,
+                                const vr_raster_config *cfg, const vr_resolve_params *p,
+                                vr_raster_stats *stats);
+
+/* ---- camera (camera.c) ------------------------------------------------------------------ */
+
+typedef struct vr_camera {
+    float center[3]; /* orbit centre: the bounding-box centre */
+    float radius;    /* bounding-sphere radius about center (farthest vertex), > 0 */
+    float yaw;       /* degrees about +y; 0 looks along -z (the mesh's front faces +z) */
+    float pitch;     /* degrees above the horizon, clamped to [-89, 89] */
+    float zoom;      /* 1 fits the bounding sphere into the view; 2 halves the distance */
+    float fovy;      /* vertical field of view in degrees, 10..120 */
+} vr_camera;
+
+/* Frames mesh `m`: centre and radius from its bounds, yaw 0, pitch 15, zoom 1, fovy 40. */
+void vr_camera_fit(vr_camera *c, const vr_mesh *m);
+/* Writes the camera's MVP (perspective, near/far around the bounding sphere) and normal
+ * matrix (the view rotation) into `s` for an image of width x height; keeps loop_iterations. */
+void vr_camera_shader(vr_shader *s, const vr_camera *c, uint32_t width, uint32_t height);
+
+/* ---- frame driver (render.c): geometry stage -> rasterizer -> resolve ---------------------- */
+
+/* What one frame draws. */
+typedef struct vr_render_options {
+    const vr_reuse_ops *strategy; /* geometry-stage strategy (reuse/ registry row) */
+    uint32_t loop_iterations;     /* synthetic shader load (vr_shader.loop_iterations) */
+    vr_shade_mode mode;
+    vr_camera camera;
+    vr_raster_config raster;      /* image size, back-face culling */
+    vr_resolve_params shade;      /* light and background; its arrays are ignored */
+} vr_render_options;
+
+/* Counts and stage times of one frame. */
+typedef struct vr_render_stats {
+    int gpu;                /* 1: GPU geometry stage and rasterizer, 0: CPU twins */
+    double geometry_ms;     /* GPU: cudaEvents around the strategy's kernels (counting off);
+                               CPU: wall time of the CPU twin (counting on) */
+    double transfer_ms;     /* GPU: queue download + upload between the stages (see render.c) */
+    uint64_t invocations;   /* vertex-shader invocations of the strategy */
+    uint32_t triangles;     /* queue length */
+    uint32_t batches;       /* batches the strategy formed (BATCHES mode colours them) */
+    double shaded_per_tri;  /* invocations / triangles */
+    double reuse;           /* 1 - invocations / (3 * triangles) */
+    vr_raster_stats raster; /* rasterizer and resolve */
+} vr_render_stats;
+
+/* Owns every buffer a frame of mesh `m` needs (host, and device when `use_gpu`); `m` must stay
+ * alive and unchanged until destroy. use_gpu without a device returns VR_ERR_NO_DEVICE. */
+typedef struct vr_renderer vr_renderer;
+vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu);
+void vr_renderer_destroy(vr_renderer *r); /* accepts NULL */
+/* Renders one frame into `rgba` (o->raster.width * height * 4 bytes, host, owned by caller). */
+vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
+                           vr_render_stats *stats);
+/* Batch id of every triangle as strategy `ops` forms batches on mesh `m` (dynamic: batches of
+ * vr_batches_dynamic with N_u = max_unique; warp: static batches of batch_indices; naive and
+ * multi: thread blocks of block_size triangles). `ids` gets triangles entries; returns the
+ * batch count through *batch_count. */
+vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reuse_ops *ops,
+                              const vr_mesh *m, const vr_reuse_params *cfg);
+
+/* ---- images (image.c) --------------------------------------------------------------------- */
+
+/* Writes an 8-bit RGBA PNG (row 0 at the top). VR_ERR_IO naming the path and libpng's reason. */
+vr_status vr_image_write_png(const char *path, const uint8_t *rgba, uint32_t width,
+                             uint32_t height);
+/* Reads any PNG as 8-bit RGBA; *rgba is malloc'd and owned by the caller. */
+vr_status vr_image_read_png(uint8_t **rgba, uint32_t *width, uint32_t *height, const char *path);
+/* Copies a src_w x src_h image into dst (dst_w x dst_h) at (x, y), clipped to dst. */
+void vr_image_blit(uint8_t *dst, uint32_t dst_w, uint32_t dst_h, int x, int y, const uint8_t *src,
+                   uint32_t src_w, uint32_t src_h);
+/* Fills a rectangle (clipped) with an RGBA8 colour packed red-low. */
+void vr_image_fill(uint8_t *rgba, uint32_t w, uint32_t h, int x, int y, int rw, int rh,
+                   uint32_t colour);
+/* Draws ASCII text (5x7 font, upper case; other bytes as '?') scaled by `scale` >= 1 at (x, y);
+ * returns the width drawn in pixels. */
+int vr_image_text(uint8_t *rgba, uint32_t w, uint32_t h, int x, int y, int scale, uint32_t colour,
+                  const char *text);
+/* Draws the heatmap legend (ramp from 1 to 6+ with tick labels) into a rw x rh box at (x, y). */
+void vr_image_heat_legend(uint8_t *rgba, uint32_t w, uint32_t h, int x, int y, int rw, int rh,
+                          int scale);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
