@@ -18,17 +18,19 @@
 #include <time.h>
 
 #ifdef VR_HAVE_CUDA
+#include "queue_bench.h"
 vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cycles); /* bench.cu */
 #endif
 
 /* The synthetic shader loads: dependent FMA steps per invocation (reuse/shaders.h). The paper
- * used 256/512/1024-cycle loads on a GTX 1080 Ti; these are meant to make naive about 3x, 5.5x
- * and 10x slower than `simple` on a 7M-triangle mesh. PLACEHOLDERS until the H100 run: fill
- * them from `vreuse bench sphere:7M --calibrate` ("calibrated light=... medium=... heavy=...").
- * Any run with --calibrate uses its own calibrated values instead. */
+ * used 256/512/1024-cycle loads on a GTX 1080 Ti; these make naive about 3x, 5.5x and 10x slower
+ * than `simple` on the 7M-triangle sphere (forsyth) on the H100: calibrated there with
+ * `vreuse bench sphere:7M --calibrate` on 2026-11-22 (light 9.7k, medium 18.4k, heavy 33.4k
+ * clock64 cycles per invocation; bench/results/geometry-h100.md). Any run with --calibrate uses
+ * its own calibrated values instead. */
 #define VR_BENCH_LOAD_COUNT 4
 static const char *const g_load_names[VR_BENCH_LOAD_COUNT] = {"simple", "light", "medium", "heavy"};
-static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT] = {0, 64, 128, 256};
+static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT] = {0, 2144, 4096, 7488};
 static const double g_load_targets[VR_BENCH_LOAD_COUNT] = {1.0, 3.0, 5.5, 10.0};
 
 #define VR_BENCH_MAX_LIST 16
@@ -52,6 +54,9 @@ typedef struct vr_bench_opts {
     int load_count;
     uint32_t blocks[VR_BENCH_MAX_LIST];
     int block_count;
+    int stores[2]; /* vr_reuse_params.queue_store values: 0 direct, 1 staged */
+    int store_count;
+    int queue_write; /* --queue-write: the queue-store microbenchmark instead of the stage */
     vr_order order;
     int reps;
     uint32_t batch_indices, max_unique;
@@ -66,11 +71,18 @@ typedef struct vr_bench_row {
     const vr_reuse_ops *ops;
     const vr_bench_load *load;
     uint32_t block;
+    int store; /* queue_store */
     int ok;
     double ms_med, ms_min;
     uint64_t invocations, index_count;
     double speedup_naive, speedup_multi, bound, frac_bound, floor_ms; /* < 0: not available */
 } vr_bench_row;
+
+/* vr_reuse_params.queue_store as the --store and `store` column names it. */
+static const char *vr_store_name(int store)
+{
+    return store ? "staged" : "direct";
+}
 
 static void vr_bench_usage(FILE *f)
 {
@@ -79,6 +91,7 @@ static void vr_bench_usage(FILE *f)
             "  --strategy all|LIST   strategies (naive,warp,hash,phash,sort,multi); default all\n"
             "  --load LIST           simple,light,medium,heavy or loop:N (N FMA steps); default all four\n"
             "  --block LIST          threads per block, multiples of 32; default 64,128,256\n"
+            "  --store LIST          queue stores: direct,staged (rows for each); default staged\n"
             "  --order NAME          file, forsyth, tipsify, random; default forsyth\n"
             "  --reps N              timed runs after one warm-up (median, min); default 20\n"
             "  --batch N             warp batch in indices (multiple of 3); default 96\n"
@@ -86,6 +99,9 @@ static void vr_bench_usage(FILE *f)
             "  --csv FILE, --md FILE also write CSV / Markdown\n"
             "  --calibrate           first find light/medium/heavy for naive 3x/5.5x/10x of simple\n"
             "                        on the first scene (block 256), print them and use them\n"
+            "  --queue-write         instead: time writing each scene's triangle queue with\n"
+            "                        synthetic data (direct, staged, float4 stream, memset, copy;\n"
+            "                        per --block, --reps; --csv) - bench/queue_bench.h\n"
             "SCENE: a file assimp reads or a generator (sphere:7M, bunny.obj@7M); see `vreuse --help`.\n");
 }
 
@@ -120,7 +136,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
     o->max_unique = VR_DYN_MAX_UNIQUE_DEFAULT;
     char *list[VR_BENCH_MAX_LIST];
     char strategy_arg[256] = "all", load_arg[256] = "simple,light,medium,heavy",
-         block_arg[256] = "64,128,256";
+         block_arg[256] = "64,128,256", store_arg[256] = "staged";
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -131,6 +147,9 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--calibrate")) {
             o->calibrate = 1;
             takes = 0;
+        } else if (!strcmp(a, "--queue-write")) {
+            o->queue_write = 1;
+            takes = 0;
         } else if (a[0] == '-' && a[1] == '-' && !v) {
             fprintf(stderr, "vreuse bench: %s needs a value\n", a);
             return 2;
@@ -140,6 +159,8 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
             snprintf(load_arg, sizeof load_arg, "%s", v);
         } else if (!strcmp(a, "--block")) {
             snprintf(block_arg, sizeof block_arg, "%s", v);
+        } else if (!strcmp(a, "--store")) {
+            snprintf(store_arg, sizeof store_arg, "%s", v);
         } else if (!strcmp(a, "--order")) {
             int ord = vr_order_parse(v);
             if (ord < 0) {
@@ -241,6 +262,26 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
             return 2;
         }
         o->blocks[o->block_count++] = b;
+    }
+    /* queue store paths */
+    n = vr_split(store_arg, list, VR_BENCH_MAX_LIST);
+    for (int i = 0; i < n; ++i) {
+        const int store = !strcmp(list[i], "direct") ? 0 : !strcmp(list[i], "staged") ? 1 : -1;
+        if (store < 0 || o->store_count == 2 || (o->store_count == 1 && o->stores[0] == store)) {
+            fprintf(stderr, "vreuse bench: unknown or repeated store '%s' (direct, staged)\n",
+                    list[i]);
+            return 2;
+        }
+        o->stores[o->store_count++] = store;
+    }
+    if (n <= 0) {
+        fprintf(stderr, "vreuse bench: --store needs a list\n");
+        return 2;
+    }
+    if (o->queue_write && (o->md || o->calibrate)) {
+        fprintf(stderr, "vreuse bench: --queue-write writes a table and --csv only (no --md, "
+                "no --calibrate)\n");
+        return 2;
     }
     return 0;
 }
@@ -394,12 +435,13 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
     if (st == VR_OK)
         st = vr_geometry_download(g, got);
     if (st != VR_OK) {
-        fprintf(stderr, "FAIL %s on %s, block %u: %s\n", ops->name, scene, c.block_size,
-                vr_last_error());
+        fprintf(stderr, "FAIL %s on %s, block %u, %s store: %s\n", ops->name, scene,
+                c.block_size, vr_store_name(c.queue_store), vr_last_error());
         return 0;
     }
     char what[256];
-    snprintf(what, sizeof what, "FAIL %s on %s, block %u", ops->name, scene, c.block_size);
+    snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store", ops->name, scene,
+             c.block_size, vr_store_name(c.queue_store));
     vr_geometry_diff d;
     if (vr_geometry_compare(&d, got, want, 0, 1, stderr, what) != 0) {
         fprintf(stderr, "%s: %llu mismatches against the CPU twin\n", what,
@@ -421,7 +463,7 @@ static const char *vr_fmt(char *buf, size_t n, const char *fmt, double v)
 }
 
 static const char *const g_columns[] = {
-    "scene", "tris", "strategy", "load", "loop_iterations", "block", "ms_med", "ms_min",
+    "scene", "tris", "strategy", "load", "loop_iterations", "block", "store", "ms_med", "ms_min",
     "invocations", "shaded_per_tri", "reuse", "speedup_vs_naive", "speedup_vs_multi", "bound",
     "frac_of_bound", "mtris_per_s", "floor_ms", "cycles_per_invocation", "status"};
 #define VR_COLUMN_COUNT (sizeof g_columns / sizeof g_columns[0])
@@ -436,25 +478,26 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(cells[3], 64, "%s", r->load->name);
     snprintf(cells[4], 64, "%u", r->load->iterations);
     snprintf(cells[5], 64, "%u", r->block);
-    for (size_t c = 6; c < VR_COLUMN_COUNT; ++c)
+    snprintf(cells[6], 64, "%s", vr_store_name(r->store));
+    for (size_t c = 7; c < VR_COLUMN_COUNT; ++c)
         snprintf(cells[c], 64, "-");
     if (!r->ok) {
         snprintf(cells[VR_COLUMN_COUNT - 1], 64, "FAIL");
         return;
     }
     const double tris = r->tris;
-    snprintf(cells[6], 64, "%.4f", r->ms_med);
-    snprintf(cells[7], 64, "%.4f", r->ms_min);
-    snprintf(cells[8], 64, "%llu", (unsigned long long)r->invocations);
-    snprintf(cells[9], 64, "%.3f", r->invocations / tris);
-    snprintf(cells[10], 64, "%.4f", 1.0 - (double)r->invocations / (double)r->index_count);
-    snprintf(cells[11], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->speedup_naive));
-    snprintf(cells[12], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->speedup_multi));
-    snprintf(cells[13], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->bound));
-    snprintf(cells[14], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->frac_bound));
-    snprintf(cells[15], 64, "%.1f", tris / (r->ms_med * 1e3));
-    snprintf(cells[16], 64, "%s", vr_fmt(b, sizeof b, "%.4f", r->floor_ms));
-    snprintf(cells[17], 64, "%s", vr_fmt(b, sizeof b, "%.0f", r->load->cycles));
+    snprintf(cells[7], 64, "%.4f", r->ms_med);
+    snprintf(cells[8], 64, "%.4f", r->ms_min);
+    snprintf(cells[9], 64, "%llu", (unsigned long long)r->invocations);
+    snprintf(cells[10], 64, "%.3f", r->invocations / tris);
+    snprintf(cells[11], 64, "%.4f", 1.0 - (double)r->invocations / (double)r->index_count);
+    snprintf(cells[12], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->speedup_naive));
+    snprintf(cells[13], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->speedup_multi));
+    snprintf(cells[14], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->bound));
+    snprintf(cells[15], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->frac_bound));
+    snprintf(cells[16], 64, "%.1f", tris / (r->ms_med * 1e3));
+    snprintf(cells[17], 64, "%s", vr_fmt(b, sizeof b, "%.4f", r->floor_ms));
+    snprintf(cells[18], 64, "%s", vr_fmt(b, sizeof b, "%.0f", r->load->cycles));
     snprintf(cells[VR_COLUMN_COUNT - 1], 64, "ok");
 }
 
@@ -490,26 +533,28 @@ static void vr_print_table(FILE *f, const vr_bench_row *rows, size_t n, int mark
     }
 }
 
-/* Per scene x load: each strategy's best median over the block sizes, and its speedup over
- * naive's best. One line per scene x load. */
+/* Per scene x load x store: each strategy's best median over the block sizes, and its speedup
+ * over naive's best. One line per scene x load x store. */
 static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row *rows, size_t n,
                              int markdown)
 {
-    fprintf(f, markdown ? "| scene | load |" : "%-24s %-10s", "scene", "load");
+    fprintf(f, markdown ? "| scene | load | store |" : "%-24s %-10s %-6s", "scene", "load",
+            "store");
     for (int s = 0; s < o->strategy_count; ++s)
         fprintf(f, markdown ? " %s ms (x naive) |" : " %18s", o->strategies[s]->name);
     fprintf(f, "\n");
     if (markdown) {
-        fprintf(f, "|---|---|");
+        fprintf(f, "|---|---|---|");
         for (int s = 0; s < o->strategy_count; ++s)
             fprintf(f, "---:|");
         fprintf(f, "\n");
     }
     for (size_t i = 0; i < n; ++i) {
-        /* the first row of each (scene, load) group starts a line */
+        /* the first row of each (scene, load, store) group starts a line */
         int first = 1;
         for (size_t j = 0; j < i; ++j)
-            if (rows[j].scene == rows[i].scene && rows[j].load == rows[i].load)
+            if (rows[j].scene == rows[i].scene && rows[j].load == rows[i].load &&
+                rows[j].store == rows[i].store)
                 first = 0;
         if (!first)
             continue;
@@ -518,13 +563,15 @@ static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row
             best[s] = -1;
             for (size_t j = i; j < n; ++j)
                 if (rows[j].scene == rows[i].scene && rows[j].load == rows[i].load &&
-                    rows[j].ops == o->strategies[s] && rows[j].ok &&
+                    rows[j].store == rows[i].store && rows[j].ops == o->strategies[s] &&
+                    rows[j].ok &&
                     (best[s] < 0 || rows[j].ms_med < best[s]))
                     best[s] = rows[j].ms_med;
             if (o->strategies[s]->kind == VR_REUSE_NAIVE)
                 naive_best = best[s];
         }
-        fprintf(f, markdown ? "| %s | %s |" : "%-24.24s %-10s", rows[i].scene, rows[i].load->name);
+        fprintf(f, markdown ? "| %s | %s | %s |" : "%-24.24s %-10s %-6s", rows[i].scene,
+                rows[i].load->name, vr_store_name(rows[i].store));
         for (int s = 0; s < o->strategy_count; ++s) {
             char cell[64];
             if (best[s] < 0)
@@ -552,6 +599,9 @@ static void vr_write_meta(FILE *f, const vr_bench_meta *m, const vr_bench_opts *
             o->reps, o->reps < 20 ? " - NOTE: fewer than 20 reps" : "");
     fprintf(f, "%sdevice-to-device copy: %.3f TB/s (read + write, measured)\n", prefix,
             m->bandwidth * 1e-12);
+    fprintf(f, "%squeue store (`store` column): direct = each lane stores its own slot; staged = "
+            "a whole warp's 32 consecutive slots transposed by shuffles, 512 contiguous bytes per "
+            "store (reuse/stage.cuh); same queue bytes\n", prefix);
     fprintf(f, "%sfloor_ms = (4 B x indices + 24 B x referenced vertices + 112 B x triangles) / "
             "copy bandwidth: indices read once, position + normal read once per referenced "
             "vertex, queue (clip 48 + normal 48 + vertex ids 12 + triangle id 4 B) written once\n",
@@ -669,8 +719,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
     }
 #endif
 
-    /* validate each strategy once per block size against its CPU twin */
-    int valid[VR_REUSE_KIND_COUNT][VR_BENCH_MAX_LIST];
+    /* validate each strategy once per block size and store path against its CPU twin */
+    int valid[VR_REUSE_KIND_COUNT][VR_BENCH_MAX_LIST][2];
     uint64_t invocations[VR_REUSE_KIND_COUNT];
     for (int s = 0; s < o->strategy_count; ++s) {
         const vr_reuse_ops *ops = o->strategies[s];
@@ -680,17 +730,20 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
         if (st != VR_OK)
             fprintf(stderr, "FAIL %s on %s: CPU twin: %s\n", ops->name, name, vr_last_error());
         invocations[s] = want.counters.invocations;
-        for (int b = 0; b < o->block_count; ++b) {
-            cfg.block_size = o->blocks[b];
-            valid[s][b] = st == VR_OK && vr_bench_validate(g, ops, &cfg, &want, &got, name);
-        }
+        for (int b = 0; b < o->block_count; ++b)
+            for (int q = 0; q < o->store_count; ++q) {
+                cfg.block_size = o->blocks[b];
+                cfg.queue_store = o->stores[q];
+                valid[s][b][q] = st == VR_OK && vr_bench_validate(g, ops, &cfg, &want, &got, name);
+            }
         fprintf(stderr, "bench: %s: %s validated (%llu invocations)\n", name, ops->name,
                 (unsigned long long)invocations[s]);
     }
 
-    /* time: strategies interleaved per (load, block) so clock drift hits all alike */
+    /* time: strategies interleaved per (load, block, store) so clock drift hits all alike */
     for (int l = 0; l < o->load_count; ++l)
-        for (int b = 0; b < o->block_count; ++b) {
+        for (int b = 0; b < o->block_count; ++b)
+        for (int q = 0; q < o->store_count; ++q) {
             size_t group = *row_count;
             for (int s = 0; s < o->strategy_count; ++s) {
                 vr_bench_row *r = &rows[(*row_count)++];
@@ -700,21 +753,23 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
                 r->ops = o->strategies[s];
                 r->load = &o->loads[l];
                 r->block = o->blocks[b];
+                r->store = o->stores[q];
                 r->invocations = invocations[s];
                 r->index_count = m.index_count;
                 r->floor_ms = floor_ms;
                 r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
-                if (!valid[s][b]) {
+                if (!valid[s][b][q]) {
                     failed = 1;
                     continue;
                 }
                 vr_reuse_params cfg = base;
                 cfg.block_size = o->blocks[b];
+                cfg.queue_store = o->stores[q];
                 cfg.shader.loop_iterations = o->loads[l].iterations;
                 st = vr_bench_time(&r->ms_med, &r->ms_min, g, r->ops, &cfg, o->reps);
                 if (st != VR_OK) {
-                    fprintf(stderr, "FAIL %s on %s, block %u: %s\n", r->ops->name, name,
-                            r->block, vr_last_error());
+                    fprintf(stderr, "FAIL %s on %s, block %u, %s store: %s\n", r->ops->name,
+                            name, r->block, vr_store_name(r->store), vr_last_error());
                     failed = 1;
                     continue;
                 }
@@ -741,8 +796,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
                 if (multi)
                     r->speedup_multi = multi->ms_med / r->ms_med;
             }
-            fprintf(stderr, "bench: %s: load %s, block %u timed\n", name, o->loads[l].name,
-                    o->blocks[b]);
+            fprintf(stderr, "bench: %s: load %s, block %u, %s store timed\n", name,
+                    o->loads[l].name, o->blocks[b], vr_store_name(o->stores[q]));
         }
 done:
     vr_geometry_result_free(&want);
@@ -750,6 +805,77 @@ done:
     vr_geometry_destroy(g);
     vr_mesh_free(&m);
     return failed;
+}
+
+/* --queue-write: per scene and block, the queue-store microbenchmark (bench/queue_bench.h)
+ * next to the stage's D2D copy bandwidth. Returns 0, or 1 when anything failed or the staged
+ * queue differed from the direct one. */
+static int vr_bench_queue_write(const vr_bench_opts *o, const vr_bench_meta *meta)
+{
+#ifdef VR_HAVE_CUDA
+    FILE *csv = NULL;
+    if (o->csv) {
+        if (!(csv = fopen(o->csv, "w"))) {
+            fprintf(stderr, "vreuse bench: cannot write CSV '%s'\n", o->csv);
+            return 1;
+        }
+        vr_write_meta(csv, meta, o, "# ");
+        fprintf(csv, "# queue write: synthetic triangles through vr_emit_triangle (direct, "
+                "staged), a float4 stream, cudaMemset and a D2D copy of 112 B x triangles; "
+                "gb_per_s = bytes / ms_med, the copy counting read + write\n");
+        fprintf(csv, "scene,tris,block,kind,ms_med,ms_min,bytes,gb_per_s,identical\n");
+    }
+    int failed = 0;
+    for (int i = 0; i < o->scene_count; ++i) {
+        const char *spec = o->scenes[i];
+        const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+        vr_mesh m;
+        if (vr_mesh_load(&m, spec) != VR_OK) {
+            fprintf(stderr, "vreuse bench: %s\n", vr_last_error());
+            failed = 1;
+            continue;
+        }
+        const uint32_t tris = m.index_count / 3;
+        vr_mesh_free(&m); /* only the count is needed; the device gets the memory */
+        for (int b = 0; b < o->block_count; ++b) {
+            vr_queue_bench_result r;
+            if (vr_queue_bench(&r, tris, o->blocks[b], o->reps) != VR_OK) {
+                fprintf(stderr, "vreuse bench: queue write on %s, block %u: %s\n", name,
+                        o->blocks[b], vr_last_error());
+                failed = 1;
+                continue;
+            }
+            failed |= !r.identical;
+            printf("\n== queue write: %s, %u triangles x 112 B = %.1f MB, block %u, median of %d "
+                   "(staged queue == direct queue: %s)\n", name, tris, tris * 112e-6,
+                   o->blocks[b], o->reps, r.identical ? "yes" : "NO");
+            printf("%-14s %9s %9s %9s %9s\n", "kind", "ms_med", "ms_min", "GB/s", "x_stream");
+            for (int k = 0; k < VR_QB_KIND_COUNT; ++k) {
+                const double gbs = r.bytes[k] / (r.ms_med[k] * 1e6);
+                const char *kind = vr_queue_bench_name((vr_queue_bench_kind)k);
+                printf("%-14s %9.4f %9.4f %9.1f %9.3f%s\n", kind, r.ms_med[k], r.ms_min[k], gbs,
+                       r.ms_med[VR_QB_STREAM] / r.ms_med[k],
+                       k == VR_QB_COPY ? "  (read + write)" : "");
+                if (csv)
+                    fprintf(csv, "%s,%u,%u,%s,%.5f,%.5f,%.0f,%.1f,%d\n", name, tris, o->blocks[b],
+                            kind, r.ms_med[k], r.ms_min[k], r.bytes[k], gbs, r.identical);
+            }
+            printf("stage's D2D copy bandwidth (256 MiB, read + write, best of 10): %.1f GB/s\n",
+                   meta->bandwidth * 1e-9);
+            fflush(stdout);
+        }
+    }
+    if (csv && fclose(csv) != 0) {
+        fprintf(stderr, "vreuse bench: writing CSV '%s' failed\n", o->csv);
+        failed = 1;
+    }
+    return failed;
+#else
+    (void)o;
+    (void)meta;
+    fprintf(stderr, "vreuse bench: --queue-write needs a CUDA build\n");
+    return 1;
+#endif
 }
 
 int vr_cmd_bench(int argc, char **argv)
@@ -770,9 +896,12 @@ int vr_cmd_bench(int argc, char **argv)
         fprintf(stderr, "vreuse bench: bandwidth: %s (floor_ms left empty)\n", vr_last_error());
     printf("# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", meta.gpu, meta.driver, meta.cuda,
            meta.bandwidth * 1e-12);
+    if (o.queue_write)
+        return vr_bench_queue_write(&o, &meta);
 
     /* scene names point into argv and loads into `o`, so rows stay valid to the end */
-    const size_t max_rows = (size_t)o.scene_count * o.load_count * o.block_count * o.strategy_count;
+    const size_t max_rows = (size_t)o.scene_count * o.load_count * o.block_count *
+                            o.store_count * o.strategy_count;
     vr_bench_row *rows = calloc(max_rows + 1, sizeof *rows);
     if (!rows) {
         fprintf(stderr, "vreuse bench: out of memory for %zu rows\n", max_rows);

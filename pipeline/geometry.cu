@@ -271,6 +271,9 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
         *ms = 0;
     if (!ops->run)
         return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
+    if (cfg->queue_store != 0 && cfg->queue_store != 1)
+        return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
+                        ops->name, cfg->queue_store);
     vr_reuse_params p = *cfg;
     p.indices = g->d_indices;
     p.index_count = g->index_count;
@@ -348,4 +351,14 @@ vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out)
     VR_CUDA_CHECK(cudaMemcpy(out->shade_counts, g->d_shade_counts, (size_t)g->vertex_count * 4,
                              cudaMemcpyDeviceToHost));
     return VR_OK;
+}
+
+const vr_queue *vr_geometry_device_queue(const vr_geometry *g)
+{
+    return g ? &g->d_queue : NULL;
+}
+
+const uint32_t *vr_geometry_device_shade_counts(const vr_geometry *g)
+{
+    return g ? g->d_shade_counts : NULL;
 }

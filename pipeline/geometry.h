@@ -55,7 +55,8 @@ vr_status vr_geometry_batches(uint32_t **starts, uint32_t *batch_count, const vr
                               uint32_t max_unique);
 
 /* Runs the CPU twin ops->ref on mesh `m` with the configuration fields of `cfg` (shader,
- * block_size, batch_indices, max_unique, cull, count; its pointers are ignored) into `out`,
+ * block_size, batch_indices, max_unique, cull, count; its pointers and queue_store, a GPU-only
+ * choice, are ignored) into `out`,
  * which must be allocated for m. Clears out's counters and shade counts and poisons its queue
  * (0xFF bytes: NaN floats, ~0 ids) first, like the GPU path. Computes dynamic batches itself. */
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
@@ -110,9 +111,11 @@ typedef struct vr_geometry vr_geometry;
 vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m);
 void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 
-/* Runs strategy `ops` with the configuration fields of `cfg` (as for vr_geometry_ref) and
- * waits for it. Counters and shade counts are cleared first; with `poison` the queue and the
- * workspace are filled with 0xFF bytes too, so a slot the strategy forgot reads NaN / ~0.
+/* Runs strategy `ops` with the configuration fields of `cfg` (as for vr_geometry_ref, plus
+ * queue_store: 0 direct, 1 warp-staged queue stores, the same queue either way; VR_ERR_ARG for
+ * any other value) and waits for it. Counters and shade counts are cleared first; with `poison`
+ * the queue and the workspace are filled with 0xFF bytes too, so a slot the strategy forgot
+ * reads NaN / ~0.
  * *ms (may be NULL) gets the GPU time between two events around ops->run alone: kernels only,
  * no clears or copies. An asynchronous fault is reported here as VR_ERR_CUDA. */
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
@@ -121,6 +124,12 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
 /* Copies the last run's queue, counters and shade counts into `out` (allocated for the same
  * mesh). */
 vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out);
+
+/* The last run's device queue (device pointers owned by the context, capacity = triangles) and
+ * per-vertex shade counts (vertex_count, filled by a run with count != 0), for the stage that
+ * consumes the queue on the device (raster/). NULL without CUDA. */
+const vr_queue *vr_geometry_device_queue(const vr_geometry *g);
+const uint32_t *vr_geometry_device_shade_counts(const vr_geometry *g);
 
 #ifdef __cplusplus
 }

@@ -448,6 +448,18 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
 
 void vr_geometry_destroy(vr_geometry *g) { (void)g; }
 
+const vr_queue *vr_geometry_device_queue(const vr_geometry *g)
+{
+    (void)g;
+    return NULL;
+}
+
+const uint32_t *vr_geometry_device_shade_counts(const vr_geometry *g)
+{
+    (void)g;
+    return NULL;
+}
+
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms)
 {

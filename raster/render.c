@@ -1,7 +1,10 @@
 /* render.c - the frame driver behind `vreuse render` and `vreuse view`: camera -> geometry stage
  * (any reuse/ strategy, GPU through pipeline/geometry.h or its CPU twin) -> rasterizer ->
- * resolve. On the CPU it runs the twins end to end; on the GPU it times the strategy with
- * counting off and runs it once more with counting on when the counts are not cached yet.
+ * resolve. On the GPU the rasterizer reads the geometry stage's own device queue (no copy), and
+ * a frame is three synchronous steps on the device: the strategy with counting off, raster
+ * (clear + triangles) and resolve, each timed with cudaEvents. Per-vertex shading counts and
+ * the invocation count depend only on strategy and mesh: a counted run refreshes them (outside
+ * the timed steps) when the strategy changes. On the CPU the twins run end to end.
  * Try: `vreuse render sphere --strategy hash --heatmap --out s.png`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -13,22 +16,35 @@
 #include <time.h>
 
 #include "../pipeline/geometry.h"
+#ifdef VR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 struct vr_renderer {
     const vr_mesh *mesh;
     int gpu;
-    vr_geometry_result result;      /* host queue, counters, shade counts of the last frame */
+    vr_geometry_result result;      /* host queue, counters, shade counts (CPU: every frame;
+                                       GPU: the last counted run) */
     uint64_t *vis;                  /* CPU path: vis_capacity words */
     size_t vis_capacity;
+    uint8_t *rgba;                  /* image when the caller passes none: rgba_capacity pixels */
+    size_t rgba_capacity;
     uint32_t *batch_ids;            /* triangles: batch of each triangle for batch_kind */
     int batch_kind;                 /* strategy kind batch_ids belongs to, -1: none */
     uint32_t batch_count;
-    /* GPU path */
-    vr_geometry *geometry;          /* mesh upload + strategy buffers */
-    vr_raster_device *device;       /* queue copy, vis buffer, image */
-    int counts_kind;                /* strategy kind whose shade counts the device holds, -1
-                                       (counts depend on the strategy and mesh only) */
+    /* GPU path: device buffers owned by the renderer */
+    vr_geometry *geometry;          /* mesh upload, strategy buffers, the device queue */
+    uint32_t *d_shade_counts;       /* vertex_count: counts of counts_kind (the geometry
+                                       context clears its own at every run) */
+    uint32_t *d_tri_batch;          /* triangles: batch ids of d_batch_kind */
+    int d_batch_kind;
+    uint64_t *d_vis;                /* d_pixel_capacity words */
+    uint8_t *d_rgba;                /* 4 * d_pixel_capacity bytes */
+    size_t d_pixel_capacity;
+    void *stream;                   /* cudaStream_t of the raster and resolve steps */
+    int counts_kind;                /* strategy kind whose counts are cached, -1: none */
     uint64_t counts_invocations;
+    uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
 };
 
 static double vr_now_ms(void)
@@ -38,15 +54,153 @@ static double vr_now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* ---- device buffers (CUDA runtime; the stubs below keep a CPU-only build linking) ---------- */
+
+#ifdef VR_HAVE_CUDA
+#define VR_RENDER_CUDA(call, what)                                                          \
+    do {                                                                                    \
+        cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            cudaGetLastError();                                                             \
+            return VR_ERROR(VR_ERR_CUDA, "renderer: %s: %s", (what), cudaGetErrorString(e_)); \
+        }                                                                                   \
+    } while (0)
+
+static vr_status vr_render_dev_alloc(void **p, size_t bytes, const char *what)
+{
+    *p = NULL;
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        cudaGetLastError(); /* not sticky: keep it out of later launch checks */
+        return VR_ERROR(VR_ERR_OOM, "renderer: cudaMalloc(%s, %.1f MiB) failed: %s", what,
+                        bytes / 1048576.0, cudaGetErrorString(e));
+    }
+    return VR_OK;
+}
+
+static void vr_render_dev_free(vr_renderer *r)
+{
+    /* teardown: nothing to act on when these fail */
+    cudaFree(r->d_shade_counts);
+    cudaFree(r->d_tri_batch);
+    cudaFree(r->d_vis);
+    cudaFree(r->d_rgba);
+    if (r->stream)
+        cudaStreamDestroy((cudaStream_t)r->stream);
+}
+
+static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t vertex_count)
+{
+    vr_status st;
+    if ((st = vr_render_dev_alloc((void **)&r->d_shade_counts,
+                                  (size_t)vertex_count * sizeof(uint32_t), "shade counts")) ||
+        (st = vr_render_dev_alloc((void **)&r->d_tri_batch, (size_t)tris * sizeof(uint32_t),
+                                  "batch ids")))
+        return st;
+    cudaStream_t s;
+    VR_RENDER_CUDA(cudaStreamCreate(&s), "stream creation");
+    r->stream = s;
+    return VR_OK;
+}
+
+/* Grows the visibility buffer and the image to `pixels`. */
+static vr_status vr_render_dev_pixels(vr_renderer *r, size_t pixels)
+{
+    if (pixels <= r->d_pixel_capacity)
+        return VR_OK;
+    cudaFree(r->d_vis);
+    cudaFree(r->d_rgba);
+    r->d_vis = NULL;
+    r->d_rgba = NULL;
+    r->d_pixel_capacity = 0;
+    vr_status st;
+    if ((st = vr_render_dev_alloc((void **)&r->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+        (st = vr_render_dev_alloc((void **)&r->d_rgba, pixels * 4, "image")))
+        return st;
+    r->d_pixel_capacity = pixels;
+    return VR_OK;
+}
+
+/* Host-to-device or device-to-device: unified addressing tells which. */
+static vr_status vr_render_dev_copy(void *dst, const void *src, size_t bytes, const char *what)
+{
+    VR_RENDER_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), what);
+    return VR_OK;
+}
+
+/* Device-to-host copy of the image, timed with events on the renderer's stream. */
+static vr_status vr_render_dev_download(vr_renderer *r, uint8_t *rgba, size_t bytes, double *ms)
+{
+    cudaStream_t s = (cudaStream_t)r->stream;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    float t = 0;
+    vr_status st = VR_OK;
+    cudaError_t e = cudaEventCreate(&ev[0]);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&ev[1]);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(ev[0], s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(rgba, r->d_rgba, bytes, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(ev[1], s);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(ev[1]);
+    if (e == cudaSuccess)
+        e = cudaEventElapsedTime(&t, ev[0], ev[1]);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        st = VR_ERROR(VR_ERR_CUDA, "renderer: image download (%zu bytes): %s", bytes,
+                      cudaGetErrorString(e));
+    }
+    for (int i = 0; i < 2; ++i)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    *ms = t;
+    return st;
+}
+#else
+static void vr_render_dev_free(vr_renderer *r)
+{
+    (void)r;
+}
+static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t vertex_count)
+{
+    (void)r, (void)tris, (void)vertex_count;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: built without CUDA");
+}
+static vr_status vr_render_dev_pixels(vr_renderer *r, size_t pixels)
+{
+    (void)r, (void)pixels;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: built without CUDA");
+}
+static vr_status vr_render_dev_copy(void *dst, const void *src, size_t bytes, const char *what)
+{
+    (void)dst, (void)src, (void)bytes;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: %s: built without CUDA", what);
+}
+static vr_status vr_render_dev_download(vr_renderer *r, uint8_t *rgba, size_t bytes, double *ms)
+{
+    (void)r, (void)rgba, (void)bytes;
+    *ms = 0;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: built without CUDA");
+}
+#endif
+
+/* ---- lifecycle ------------------------------------------------------------------------------ */
+
 void vr_renderer_destroy(vr_renderer *r)
 {
     if (!r)
         return;
     vr_geometry_result_free(&r->result);
     free(r->vis);
+    free(r->rgba);
     free(r->batch_ids);
     vr_geometry_destroy(r->geometry);
-    vr_raster_device_destroy(r->device);
+    if (r->gpu)
+        vr_render_dev_free(r);
     free(r);
 }
 
@@ -63,6 +217,7 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     r->mesh = m;
     r->gpu = use_gpu != 0;
     r->batch_kind = -1;
+    r->d_batch_kind = -1;
     r->counts_kind = -1;
     const uint32_t tris = m->index_count / 3;
     st = vr_geometry_result_alloc(&r->result, tris, m->vertex_count);
@@ -74,7 +229,7 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     if (st == VR_OK && r->gpu)
         st = vr_geometry_create(&r->geometry, m);
     if (st == VR_OK && r->gpu)
-        st = vr_raster_device_create(&r->device, tris, m->vertex_count);
+        st = vr_render_dev_create(r, tris, m->vertex_count);
     if (st != VR_OK) {
         vr_renderer_destroy(r);
         return st;
@@ -112,47 +267,135 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
     return VR_OK;
 }
 
-/* The geometry stage on the GPU, counting only when the counts are not cached. */
-static vr_status vr_render_geometry_gpu(vr_renderer *r, const vr_render_options *o,
-                                        const vr_reuse_params *cfg, vr_render_stats *st)
+/* GPU: the counted run that refreshes invocations, queue length and the shade counts the
+ * heatmap reads, when the strategy changed. The host round trip (the whole result comes back
+ * through vr_geometry_download, the one call that returns the counters) is paid once per
+ * strategy and reported as transfer_ms; the timed frame never waits for it. */
+static vr_status vr_render_counts_gpu(vr_renderer *r, const vr_render_options *o,
+                                      const vr_reuse_params *cfg, vr_render_stats *st)
 {
-    float ms = 0;
-    vr_reuse_params timed = *cfg;
-    timed.count = 0;
-    vr_status s = vr_geometry_run(r->geometry, o->strategy, &timed, 0, &ms);
+    if (r->counts_kind == (int)o->strategy->kind)
+        return VR_OK;
+    vr_reuse_params counted = *cfg;
+    counted.count = 1;
+    vr_status s = vr_geometry_run(r->geometry, o->strategy, &counted, 0, NULL);
     if (s != VR_OK)
         return s;
-    st->geometry_ms = ms;
-    const int need_counts = r->counts_kind != (int)o->strategy->kind;
-    if (need_counts) {
-        vr_reuse_params counted = *cfg;
-        counted.count = 1;
-        if ((s = vr_geometry_run(r->geometry, o->strategy, &counted, 0, NULL)) != VR_OK)
-            return s;
-    }
-    /* PLUG: the queue takes a round trip through host memory because pipeline/geometry.h does
-     * not expose the context's device queue yet. Once it does, pass that vr_queue to
-     * vr_raster_device_draw (its d_q argument) and upload only the shade counts. */
     const double t0 = vr_now_ms();
     if ((s = vr_geometry_download(r->geometry, &r->result)) != VR_OK)
         return s;
-    if (need_counts) {
-        r->counts_kind = (int)o->strategy->kind;
-        r->counts_invocations = r->result.counters.invocations;
-    }
-    const uint32_t n = r->result.counters.queue_count;
-    s = vr_raster_device_upload(r->device, &r->result.queue, n,
-                                need_counts ? r->result.shade_counts : NULL, NULL, 0,
-                                &st->raster);
+    const uint32_t *d_counts = vr_geometry_device_shade_counts(r->geometry);
+    if ((s = vr_render_dev_copy(r->d_shade_counts, d_counts,
+                                (size_t)r->mesh->vertex_count * sizeof(uint32_t),
+                                "shade counts device copy")) != VR_OK)
+        return s;
     st->transfer_ms = vr_now_ms() - t0;
+    /* without culling every triangle owns its slot; anything else would leave stale slots in
+     * the queue the rasterizer reads */
+    const uint32_t tris = r->mesh->index_count / 3;
+    if (r->result.counters.queue_count != tris || r->result.counters.overflow != 0)
+        return VR_ERROR(VR_ERR_OVERFLOW, "renderer: %s wrote %u of %u triangles (%u overflowed)",
+                        o->strategy->name, r->result.counters.queue_count, tris,
+                        r->result.counters.overflow);
+    r->counts_kind = (int)o->strategy->kind;
+    r->counts_invocations = r->result.counters.invocations;
+    r->counts_queue = r->result.counters.queue_count;
+    return VR_OK;
+}
+
+static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
+                                     const vr_reuse_params *cfg, const vr_resolve_params *shade_in,
+                                     vr_render_stats *st)
+{
+    const vr_mesh *m = r->mesh;
+    const uint32_t tris = m->index_count / 3;
+    vr_status s;
+    if (r->d_batch_kind != r->batch_kind) {
+        if ((s = vr_render_dev_copy(r->d_tri_batch, r->batch_ids, (size_t)tris * sizeof(uint32_t),
+                                    "batch ids upload")) != VR_OK)
+            return s;
+        r->d_batch_kind = r->batch_kind;
+    }
+    if ((s = vr_render_counts_gpu(r, o, cfg, st)) != VR_OK)
+        return s;
+    const size_t pixels = (size_t)o->raster.width * o->raster.height;
+    if ((s = vr_render_dev_pixels(r, pixels)) != VR_OK)
+        return s;
+
+    /* the frame: strategy (counting off) -> raster -> resolve on the geometry stage's queue */
+    vr_reuse_params timed = *cfg;
+    timed.count = 0;
+    float ms = 0;
+    if ((s = vr_geometry_run(r->geometry, o->strategy, &timed, 0, &ms)) != VR_OK)
+        return s;
+    st->geometry_ms = ms;
+    const vr_queue *q = vr_geometry_device_queue(r->geometry);
+    st->triangles = r->counts_queue; /* no culling in the geometry stage: every triangle */
+    vr_resolve_params shade = *shade_in;
+    shade.shade_counts = r->d_shade_counts;
+    shade.vertex_count = m->vertex_count;
+    shade.tri_batch = r->d_tri_batch;
+    shade.tri_batch_count = tris;
+    if ((s = vr_raster_gpu(r->d_vis, q, st->triangles, &o->raster, &st->raster, r->stream)) !=
+            VR_OK ||
+        (s = vr_resolve_gpu(r->d_rgba, r->d_vis, q, st->triangles, &o->raster, &shade,
+                            &st->raster.resolve_ms, r->stream)) != VR_OK)
+        return s;
     st->invocations = r->counts_invocations;
-    return s;
+    if (!rgba)
+        return VR_OK;
+    return vr_render_dev_download(r, rgba, pixels * 4, &st->raster.download_ms);
+}
+
+static vr_status vr_render_frame_cpu(vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
+                                     const vr_reuse_params *cfg, const vr_resolve_params *shade_in,
+                                     vr_render_stats *st)
+{
+    const vr_mesh *m = r->mesh;
+    const uint32_t tris = m->index_count / 3;
+    const size_t pixels = (size_t)o->raster.width * o->raster.height;
+    if (pixels > r->vis_capacity) {
+        free(r->vis);
+        r->vis_capacity = 0;
+        if (!(r->vis = malloc(pixels * sizeof *r->vis)))
+            return VR_ERROR(VR_ERR_OOM, "renderer: %ux%u visibility buffer", o->raster.width,
+                            o->raster.height);
+        r->vis_capacity = pixels;
+    }
+    if (!rgba) {
+        if (pixels > r->rgba_capacity) {
+            free(r->rgba);
+            r->rgba_capacity = 0;
+            if (!(r->rgba = malloc(pixels * 4)))
+                return VR_ERROR(VR_ERR_OOM, "renderer: %ux%u image", o->raster.width,
+                                o->raster.height);
+            r->rgba_capacity = pixels;
+        }
+        rgba = r->rgba;
+    }
+    const double t0 = vr_now_ms();
+    vr_status s = vr_geometry_ref(&r->result, o->strategy, m, cfg);
+    if (s != VR_OK)
+        return s;
+    st->geometry_ms = vr_now_ms() - t0;
+    st->invocations = r->result.counters.invocations;
+    st->triangles = r->result.counters.queue_count;
+    vr_resolve_params shade = *shade_in;
+    shade.shade_counts = r->result.shade_counts;
+    shade.vertex_count = m->vertex_count;
+    shade.tri_batch = r->batch_ids;
+    shade.tri_batch_count = tris;
+    if ((s = vr_raster_ref(r->vis, &r->result.queue, st->triangles, &o->raster, &st->raster)) !=
+        VR_OK)
+        return s;
+    return vr_resolve_ref(rgba, r->vis, &r->result.queue, st->triangles, &o->raster, &shade,
+                          &st->raster.resolve_ms);
 }
 
 vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
                            vr_render_stats *stats)
 {
-    assert(r && rgba && o && o->strategy);
+    assert(r && o && o->strategy);
     vr_render_stats local;
     vr_render_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
@@ -160,61 +403,28 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
     vr_status s = vr_raster_config_check(&o->raster);
     if (s != VR_OK)
         return s;
-    const vr_mesh *m = r->mesh;
-    const uint32_t tris = m->index_count / 3;
 
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_camera_shader(&cfg.shader, &o->camera, o->raster.width, o->raster.height);
     cfg.shader.loop_iterations = o->loop_iterations;
+    cfg.cull = 0; /* the rasterizer culls; the queue keeps slot == triangle id */
     cfg.count = 1;
 
     /* batch ids depend on the strategy only (not on the camera): recomputed when it changes */
     if (r->batch_kind != (int)o->strategy->kind) {
-        if ((s = vr_render_batch_ids(r->batch_ids, &r->batch_count, o->strategy, m, &cfg)) !=
-            VR_OK)
+        if ((s = vr_render_batch_ids(r->batch_ids, &r->batch_count, o->strategy, r->mesh,
+                                     &cfg)) != VR_OK)
             return s;
         r->batch_kind = (int)o->strategy->kind;
-        if (r->gpu && (s = vr_raster_device_upload(r->device, &r->result.queue, 0, NULL,
-                                                   r->batch_ids, tris, NULL)) != VR_OK)
-            return s;
     }
     vr_resolve_params shade = o->shade;
     shade.mode = o->mode;
-
-    if (r->gpu) {
-        if ((s = vr_render_geometry_gpu(r, o, &cfg, st)) != VR_OK)
-            return s;
-        st->triangles = r->result.counters.queue_count;
-        s = vr_raster_device_draw(r->device, rgba, NULL, NULL, st->triangles, &o->raster, &shade,
-                                  &st->raster);
-    } else {
-        const double t0 = vr_now_ms();
-        if ((s = vr_geometry_ref(&r->result, o->strategy, m, &cfg)) != VR_OK)
-            return s;
-        st->geometry_ms = vr_now_ms() - t0;
-        st->invocations = r->result.counters.invocations;
-        st->triangles = r->result.counters.queue_count;
-        const size_t pixels = (size_t)o->raster.width * o->raster.height;
-        if (pixels > r->vis_capacity) {
-            free(r->vis);
-            r->vis_capacity = 0;
-            if (!(r->vis = malloc(pixels * sizeof *r->vis)))
-                return VR_ERROR(VR_ERR_OOM, "renderer: %ux%u visibility buffer",
-                                o->raster.width, o->raster.height);
-            r->vis_capacity = pixels;
-        }
-        shade.shade_counts = r->result.shade_counts;
-        shade.vertex_count = m->vertex_count;
-        shade.tri_batch = r->batch_kind >= 0 ? r->batch_ids : NULL;
-        shade.tri_batch_count = r->batch_kind >= 0 ? tris : 0;
-        if ((s = vr_raster_ref(r->vis, &r->result.queue, st->triangles, &o->raster,
-                               &st->raster)) != VR_OK)
-            return s;
-        s = vr_resolve_ref(rgba, r->vis, &r->result.queue, st->triangles, &o->raster, &shade,
-                           &st->raster.resolve_ms);
-    }
+    s = r->gpu ? vr_render_frame_gpu(r, rgba, o, &cfg, &shade, st)
+               : vr_render_frame_cpu(r, rgba, o, &cfg, &shade, st);
+    if (s != VR_OK)
+        return s;
     st->batches = r->batch_count;
     st->shaded_per_tri = st->triangles ? (double)st->invocations / st->triangles : 0;
     st->reuse = st->triangles ? 1.0 - (double)st->invocations / (3.0 * st->triangles) : 0;
-    return s;
+    return VR_OK;
 }

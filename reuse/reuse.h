@@ -70,6 +70,7 @@ typedef struct vr_reuse_params {
     uint32_t max_unique;    /* dynamic N_u, 3..1024 at any block size (default 256) */
     int cull;               /* 0: keep all triangles; 1: drop back-facing / outside-frustum ones */
     int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
+    int queue_store;        /* 0 direct, 1 warp-staged (default): GPU queue store path, same bytes */
     /* output */
     vr_queue queue;
     vr_counters *counters;  /* one struct, cleared by the caller */

@@ -1,7 +1,9 @@
 /* stage.cuh - device helpers every GPU batcher shares: checked CUDA calls, vertex fetch +
- * shade + counting, and triangle emission into the queue (direct slot, or in-kernel
- * compaction when culling: warp ballot, one atomicAdd per warp; InK-Compact, Hughes et al.).
- * Included only by the reuse/ .cu files; the CPU twins use reuse/ref_common.h for the same steps. */
+ * shade + counting, and triangle emission into the queue: warp-staged (a whole warp's 32
+ * consecutive slots transposed by shuffles so every store instruction writes 512 contiguous
+ * bytes), direct (each lane its own slot), or in-kernel compaction when culling (warp ballot,
+ * one atomicAdd per warp; InK-Compact, Hughes et al.). Included by the reuse/ .cu files and
+ * bench/queue_bench.cu; the CPU twins use reuse/ref_common.h for the same steps. */
 #ifndef VR_STAGE_CUH
 #define VR_STAGE_CUH
 
@@ -70,11 +72,166 @@ static __device__ __forceinline__ void vr_store_corner(const vr_queue &q, uint32
     q.vertex[3 * slot + k] = vertex;
 }
 
+/* ---- warp-staged queue stores --------------------------------------------------------------
+ * A warp's 32 triangles in slots base..base+31 occupy 96 consecutive float4 of clip (and of
+ * normal) and 96 consecutive words of vertex ids. Stored directly, lane l writes elements
+ * 3l + k (k = corner): each store instruction covers 32 elements spread over 96, so it touches
+ * twice the 32-byte sectors it fills and L2 has to merge three partial writes per sector.
+ * Staged, store instruction j (0..2) writes elements 32j + l: 512 contiguous bytes for float4.
+ * Element q = 32j + l is corner k = q mod 3 = (l - j) mod 3 (32 = -1 mod 3) of the warp's
+ * triangle q / 3. So lane l needs, for store j, corner (l - j) mod 3 of lane (32j + l) / 3; as
+ * j runs over 0..2 that corner index runs over 0..2 too. Hence one shuffle per corner register
+ * (a static register: corner i is fetched from lane (32 j_i + l) / 3 with j_i = (l - i) mod 3)
+ * and a per-lane selection afterwards: 3 shuffles per component instead of 9, no shared memory
+ * and no __syncwarp (Catanzaro et al. 2014's decomposition of the stride-3 transposition). */
+
+/* Per-lane plan of the transposition; pick[] is its own inverse: pick[i] is both the store
+ * that corner i's shuffle serves and the corner that store j takes (see above). */
+typedef struct vr_warp_xpose {
+    uint32_t src[3];  /* corner i is shuffled from lane src[i] */
+    uint32_t pick[3]; /* store j takes the result of corner pick[j]'s shuffle */
+    uint32_t tri[3];  /* warp-local triangle that store j writes (tested against the valid mask) */
+} vr_warp_xpose;
+
+static __device__ __forceinline__ vr_warp_xpose vr_warp_xpose_plan(uint32_t lane)
+{
+    vr_warp_xpose x;
+    const uint32_t r = lane % 3;
+    for (int j = 0; j < 3; ++j) {
+        x.pick[j] = (r + 3 - j) % 3;
+        x.tri[j] = (VR_WARP_SIZE * j + lane) / 3;
+    }
+    for (int i = 0; i < 3; ++i) /* = x.tri[x.pick[i]], without a dynamically indexed array */
+        x.src[i] = (VR_WARP_SIZE * x.pick[i] + lane) / 3;
+    return x;
+}
+
+/* %laneid read with volatile asm: the plan below is then recomputed where it is used instead of
+ * being hoisted out of the batchers' assembly loops, where its 9 values would stay live across
+ * the whole loop (hash and phash have 32 registers). */
+static __device__ __forceinline__ uint32_t vr_lane_id(void)
+{
+    uint32_t lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+
+template <typename T>
+static __device__ __forceinline__ T vr_pick3(T t0, T t1, T t2, uint32_t i)
+{
+    return i == 0 ? t0 : (i == 1 ? t1 : t2);
+}
+
+/* One component (or id) of the three corners, v[k] = corner k of this lane's triangle, into
+ * o[j] = the value of element 32j + lane. All 32 lanes must call (full-mask shuffles). */
+template <typename T>
+static __device__ __forceinline__ void vr_warp_xpose3(const vr_warp_xpose &x, T v0, T v1, T v2,
+                                                      T o[3])
+{
+    const T t0 = __shfl_sync(VR_FULL_MASK, v0, x.src[0]);
+    const T t1 = __shfl_sync(VR_FULL_MASK, v1, x.src[1]);
+    const T t2 = __shfl_sync(VR_FULL_MASK, v2, x.src[2]);
+    for (int j = 0; j < 3; ++j)
+        o[j] = vr_pick3(t0, t1, t2, x.pick[j]);
+}
+
+/* The staged store of a converged warp whose valid lanes hold slots base + lane (`valid_mask`
+ * from a full ballot, nonzero). Lanes without a triangle supply don't-care corners; elements of
+ * their slots are not written. Same bytes as vr_store_corner x 3 + tri_id, other instructions. */
+static __device__ __forceinline__ void vr_store_warp(const vr_queue &q, uint32_t base,
+                                                     unsigned valid_mask, uint32_t tri,
+                                                     const vr_shaded &a, const vr_shaded &b,
+                                                     const vr_shaded &c, uint32_t va, uint32_t vb,
+                                                     uint32_t vc)
+{
+    const uint32_t lane = vr_lane_id();
+    const vr_warp_xpose x = vr_warp_xpose_plan(lane);
+    int write[3];
+    for (int j = 0; j < 3; ++j)
+        write[j] = (valid_mask >> x.tri[j]) & 1u;
+    const size_t first = (size_t)3 * base; /* the warp's first element */
+
+    /* clip, normals, ids: of the orders tried this one needs the fewest registers in naive and
+     * multi (52) and keeps warp (64, its launch bound's cap) free of spills */
+    float ox[3], oy[3], oz[3], ow[3];
+    float4 *clip = reinterpret_cast<float4 *>(q.clip) + first;
+    vr_warp_xpose3(x, a.clip[0], b.clip[0], c.clip[0], ox);
+    vr_warp_xpose3(x, a.clip[1], b.clip[1], c.clip[1], oy);
+    vr_warp_xpose3(x, a.clip[2], b.clip[2], c.clip[2], oz);
+    vr_warp_xpose3(x, a.clip[3], b.clip[3], c.clip[3], ow);
+    for (int j = 0; j < 3; ++j)
+        if (write[j])
+            clip[VR_WARP_SIZE * j + lane] = make_float4(ox[j], oy[j], oz[j], ow[j]);
+    float4 *normal = reinterpret_cast<float4 *>(q.normal) + first;
+    vr_warp_xpose3(x, a.normal[0], b.normal[0], c.normal[0], ox);
+    vr_warp_xpose3(x, a.normal[1], b.normal[1], c.normal[1], oy);
+    vr_warp_xpose3(x, a.normal[2], b.normal[2], c.normal[2], oz);
+    for (int j = 0; j < 3; ++j)
+        if (write[j])
+            normal[VR_WARP_SIZE * j + lane] = make_float4(ox[j], oy[j], oz[j], 0.0f);
+    if ((valid_mask >> lane) & 1u)
+        q.tri_id[base + lane] = tri; /* already one coalesced 128-byte store */
+    uint32_t ov[3];
+    vr_warp_xpose3(x, va, vb, vc, ov);
+    for (int j = 0; j < 3; ++j)
+        if (write[j])
+            q.vertex[first + VR_WARP_SIZE * j + lane] = ov[j];
+}
+
+/* The staged store when the corners live in shared memory (the dynamic batchers assemble from
+ * their block's table of shaded vertices): only the corners' 32-bit shared addresses are
+ * transposed (3 shuffles instead of 21), each lane then reads its element's corner itself.
+ * Same bytes and same stores as vr_store_warp, far fewer live registers (hash and phash run at
+ * 32 and would spill with vr_store_warp). The load is volatile asm so that it is never moved
+ * or merged across the batcher's __syncthreads that published the shaded vertices. */
+static __device__ __forceinline__ float vr_lds(uint32_t addr)
+{
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+    return v;
+}
+
+static __device__ __forceinline__ void vr_store_warp_shared(const vr_queue &q, uint32_t base,
+                                                            unsigned valid_mask, uint32_t tri,
+                                                            uint32_t sa, uint32_t sb, uint32_t sc,
+                                                            uint32_t va, uint32_t vb, uint32_t vc)
+{
+    const uint32_t lane = vr_lane_id();
+    const vr_warp_xpose x = vr_warp_xpose_plan(lane);
+    const size_t first = (size_t)3 * base;
+    uint32_t corner[3];
+    vr_warp_xpose3(x, sa, sb, sc, corner);
+    float4 *clip = reinterpret_cast<float4 *>(q.clip) + first;
+    float4 *normal = reinterpret_cast<float4 *>(q.normal) + first;
+    for (int j = 0; j < 3; ++j) {
+        if (!((valid_mask >> x.tri[j]) & 1u))
+            continue;
+        const size_t e = VR_WARP_SIZE * j + lane;
+        const uint32_t s = corner[j]; /* vr_shaded: clip[4], then normal[3] */
+        clip[e] = make_float4(vr_lds(s), vr_lds(s + 4), vr_lds(s + 8), vr_lds(s + 12));
+        normal[e] = make_float4(vr_lds(s + 16), vr_lds(s + 20), vr_lds(s + 24), 0.0f);
+    }
+    uint32_t ov[3];
+    vr_warp_xpose3(x, va, vb, vc, ov);
+    for (int j = 0; j < 3; ++j)
+        if ((valid_mask >> x.tri[j]) & 1u)
+            q.vertex[first + VR_WARP_SIZE * j + lane] = ov[j];
+    if ((valid_mask >> lane) & 1u)
+        q.tri_id[base + lane] = tri;
+}
+
 /* Writes triangle `tri` (vertices a, b, c with ids va, vb, vc) to the queue. Without culling
  * the slot is the triangle id: no atomics, deterministic. With culling, the lanes that are
  * active here and keep their triangle are compacted: one atomicAdd per warp reserves
  * popc(keep mask) slots, each lane takes base + its rank. `valid` = 0 lets a lane take part
- * in the vote without a triangle. */
+ * in the vote without a triangle.
+ * Without culling and with p.queue_store != 0, a call reached by all 32 lanes whose valid lanes
+ * hold tri = base + lane (every batcher's assembly loop: consecutive lanes take consecutive
+ * triangles) stores warp-staged (vr_store_warp, or vr_store_warp_shared when the corners are
+ * references into shared memory, as in reuse/dyn_common.cuh); any other warp - partial,
+ * diverged, or slots not base + lane - falls back to the direct per-lane stores. The queue's
+ * bytes are the same either way; a partial warp must not be mistaken for a whole one, hence the
+ * __activemask test before the full-mask votes (they then only see lanes known to be here). */
 static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p, int valid, uint32_t tri,
                                                         const vr_shaded &a, const vr_shaded &b,
                                                         const vr_shaded &c, uint32_t va, uint32_t vb,
@@ -99,6 +256,30 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
             return;
         }
     } else {
+        if (p.queue_store && __activemask() == VR_FULL_MASK) {
+            const unsigned valid_mask = __ballot_sync(VR_FULL_MASK, valid);
+            if (valid_mask == 0)
+                return;
+            const uint32_t lane = vr_lane_id();
+            /* base from the lowest valid lane; every valid lane must agree, and base + 31 must
+             * not wrap (element offsets are computed from base in 64 bits) */
+            const uint32_t base = __shfl_sync(VR_FULL_MASK, tri - lane, __ffs(valid_mask) - 1);
+            if (__all_sync(VR_FULL_MASK, !valid || tri - lane == base) &&
+                base <= UINT32_MAX - (VR_WARP_SIZE - 1)) {
+                if (p.count && lane == 0)
+                    atomicAdd(&p.counters->queue_count, (uint32_t)__popc(valid_mask));
+                /* known at compile time once inlined (a corner in registers has no shared
+                 * address): -Xptxas -v shows no stack frame in naive, multi and warp */
+                if (__isShared(&a) && __isShared(&b) && __isShared(&c))
+                    vr_store_warp_shared(p.queue, base, valid_mask, tri,
+                                         (uint32_t)__cvta_generic_to_shared(&a),
+                                         (uint32_t)__cvta_generic_to_shared(&b),
+                                         (uint32_t)__cvta_generic_to_shared(&c), va, vb, vc);
+                else
+                    vr_store_warp(p.queue, base, valid_mask, tri, a, b, c, va, vb, vc);
+                return;
+            }
+        }
         if (!valid)
             return;
         if (p.count)

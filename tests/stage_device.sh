@@ -10,10 +10,10 @@ BUILD_DIR=${BUILD_DIR:-build-gpu}
 
 cmake -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DVR_CUDA=ON -DVR_VIEWER=OFF > /dev/null
-cmake --build "$BUILD_DIR" -j2 --target vreuse vreuse_tests
+cmake --build "$BUILD_DIR" -j2 --target vreuse vreuse_tests vreuse_glref
 
 mkdir -p .device/bin .device/scenes .device/debs
-cp "$BUILD_DIR/vreuse" "$BUILD_DIR/vreuse_tests" .device/bin/
+cp "$BUILD_DIR/vreuse" "$BUILD_DIR/vreuse_tests" "$BUILD_DIR/vreuse_glref" .device/bin/
 cp ../shared/scenes/* .device/scenes/
 chmod -R u+w .device/scenes   # the shared copies are read-only; keep re-staging possible
 

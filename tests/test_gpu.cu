@@ -2,7 +2,8 @@
  * through pipeline/geometry.h. Output buffers are poisoned (0xFF) before every checked run;
  * invocations and per-vertex shade counts must be equal, the queue equal slot by slot (ids
  * exact, clip/normal within VR_GEOMETRY_REL_TOL of the array's scale), the culled set equal as
- * sorted triangle ids, and a counting-off run (the timed configuration) equal too.
+ * sorted triangle ids, and a counting-off run (the timed configuration) equal too; without
+ * culling both queue store paths (warp-staged, the default, and direct) must give that queue.
  * Groups: "gpu/" (all scenes, three orders, several block sizes; ctest and tests/gpu.sh) and
  * "gpu-small/" (tiny cases, fandisk, bunny; for compute-sanitizer). Without a CUDA device every
  * test prints "SKIP: no CUDA device" and skips. Scenes come from $VR_SCENES on the H100.
@@ -89,14 +90,18 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
     VR_EXPECT(st == VR_OK, "%s: CPU twin culled: %s", what, vr_last_error());
 
     for (const uint32_t *b = blocks; *b; ++b) {
-        /* counting, no culling; counting, culling; the timed configuration (neither) */
-        for (int run = 0; run < 3; ++run) {
+        /* counting, no culling; counting, culling; the timed configuration (neither); all
+         * with the default warp-staged queue store (culling always stores directly), then
+         * counting, no culling with the direct store: both store paths, same queue */
+        for (int run = 0; run < 4; ++run) {
             cfg.block_size = *b;
-            cfg.count = run < 2;
+            cfg.count = run != 2;
             cfg.cull = run == 1;
+            cfg.queue_store = run == 3 ? 0 : base->queue_store;
             char rwhat[320];
-            snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s", what, *b, cfg.cull ? ", cull" : "",
-                     cfg.count ? "" : ", no counting");
+            snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s, %s store", what, *b,
+                     cfg.cull ? ", cull" : "", cfg.count ? "" : ", no counting",
+                     cfg.queue_store ? "staged" : "direct");
             float ms = -1;
             st = vr_geometry_run(g, ops, &cfg, 1, &ms);
             if (vr_test_not_implemented(st)) {
@@ -332,6 +337,12 @@ static int test_gpu_errors(void)
         VR_EXPECT(st == VR_OK, "%s after an error: %s", ops->name, vr_last_error());
     }
     vr_reuse_params cfg = vr_reuse_params_default();
+    VR_EXPECT(cfg.queue_store == 1, "default queue store %d, want 1 (warp-staged)",
+              cfg.queue_store);
+    cfg.queue_store = 2;
+    VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_NAIVE], &cfg, 1, NULL) == VR_ERR_ARG,
+              "naive accepted queue_store 2");
+    cfg.queue_store = 1;
     cfg.batch_indices = 100;
     VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_WARP], &cfg, 1, NULL) == VR_ERR_ARG,
               "warp accepted a 100-index batch");
