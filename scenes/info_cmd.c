@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "../pipeline/commands.h"
+#include "../pipeline/gts.h"
 #include "scene.h"
 
 #include <float.h>
@@ -55,6 +56,13 @@ static const char *grouped(char *buf, unsigned long long v)
 
 static int info_one(const char *spec, int order, unsigned long long seed, int csv)
 {
+    if (vr_gts_is_file(spec)) { /* a compressed mesh from `vreuse compress`: its Table 3 rows */
+        if (vr_gts_print_info(stdout, spec)) {
+            fprintf(stderr, "vreuse info: %s\n", vr_last_error());
+            return 1;
+        }
+        return 0;
+    }
     double t0 = now_ms();
     vr_scene scene;
     vr_status s = vr_scene_load(&scene, spec);

@@ -1,0 +1,496 @@
+/* gts_decode.cu - GPU decoder of the GTS codec, the data-parallel algorithm of Meyer et al.
+ * 2012 (Fig. 4, 5, 7): S_Scan, D_Scatter, U_Scan (Simple-9 -> U), INC_Scan, V_Kernel (INC + U ->
+ * V), M_Scan, Q_Scan, T_Kernel (strips -> triangles). Scans are cub::DeviceScan with custom
+ * operators over thrust transform/counting iterators (the paper's "transform scans", Eq. 9);
+ * the per-element arithmetic is gts_math.h, shared with the CPU twin vr_gts_decode_scan_ref in
+ * gts_decode_ref.c. All memory is allocated by vr_gts_gpu_create; decode allocates nothing.
+ * Try: `vreuse_tests gpu/gts`, `vreuse compress --bench-decode sphere:7M`.
+ */
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gts.h"
+#include "gts_math.h"
+
+/* T_Kernel and V_Kernel: one thread per triangle / V entry (the paper found 512 best on a
+ * GTX 580; 256 keeps more blocks resident per SM on sm_90 with the same occupancy). */
+#define VR_GTS_T_BLOCK_LOG2 8
+#define VR_GTS_T_BLOCK (1 << VR_GTS_T_BLOCK_LOG2)
+#define VR_GTS_V_BLOCK 256
+/* D_Scatter: one thread per Simple-9 word; a block stages its <= 28 * 64 codes in shared
+ * memory and writes them coalesced (the paper's 64 threads, unstaged, write 28 strided words). */
+#define VR_GTS_D_BLOCK 64
+
+#define VR_GTS_TRY(call)                                                                  \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess)                                                            \
+            return VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_)); \
+    } while (0)
+
+#ifdef VR_SYNC_CHECK
+#define VR_GTS_LAUNCHED(what)                                                            \
+    do {                                                                                 \
+        VR_GTS_TRY(cudaGetLastError());                                                  \
+        cudaError_t s_ = cudaStreamSynchronize(d->stream);                               \
+        if (s_ != cudaSuccess)                                                           \
+            return VR_ERROR(VR_ERR_CUDA, "%s: %s", what, cudaGetErrorString(s_));        \
+    } while (0)
+#else
+#define VR_GTS_LAUNCHED(what) VR_GTS_TRY(cudaGetLastError())
+#endif
+
+struct vr_gts_gpu {
+    vr_gts h;              /* counts of the uploaded stream (host arrays not kept) */
+    uint32_t codes;        /* 1: R mode (M_Scan runs), 0: deg. mode (M[i] = i + 2) */
+    uint32_t *d_c;         /* vr_gts_c_words */
+    uint32_t *d_inc;       /* vr_gts_inc_words */
+    uint32_t *d_s;         /* max(s_count, 1) */
+    uint32_t *d_sbar;      /* max(s_count, 1): first code of each word in D */
+    uint32_t *d_d;         /* max(u_count, 1): zigzag deltas */
+    uint32_t *d_u;         /* max(u_count, 1): re-used vertices */
+    uint32_t *d_incscan;   /* v_count: INC ones before each V entry */
+    uint32_t *d_v;         /* v_count */
+    uint32_t *d_m;         /* strip_triangle_count (R mode only, else NULL) */
+    uint32_t *d_q;         /* strip_triangle_count */
+    uint32_t *d_t;         /* 3 * strip_triangle_count: the output */
+    uint32_t *d_err;       /* 1: VR_GTS_ERR_* bits, reset to 0 by every decode */
+    void *d_temp;          /* CUB temp storage, temp_bytes = max over the five scans */
+    size_t temp_bytes;
+    cudaStream_t stream;
+    cudaEvent_t ev[VR_GTS_STAGE_COUNT + 1];
+    int events;            /* events created */
+};
+
+/* ---- scan operators and transforms (the functions f of the paper's Eq. 9) ----------------- */
+
+struct vr_gts_add {
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const
+    {
+        return a + b;
+    }
+};
+
+struct vr_gts_max {
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const
+    {
+        return a > b ? a : b;
+    }
+};
+
+/* M_Scan input: 3 for R, 1 for N/P; triangle 0 contributes 2 so the inclusive sum is M. */
+struct vr_gts_m_op {
+    const uint32_t *c;
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t i) const
+    {
+        return i == 0 ? 2u : vr_gts_m_step(vr_gts_code_sane(vr_gts_code_at(c, i, 1u)));
+    }
+};
+
+/* Q_Scan input (Eq. 8), max-scanned. */
+struct vr_gts_q_op {
+    const uint32_t *c;
+    const uint32_t *m; /* NULL in deg. mode: M[i] = i + 2 */
+    uint32_t codes;
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t i) const
+    {
+        if (i == 0)
+            return 0u;
+        const uint32_t mi = m ? m[i] : i + 2u;
+        return vr_gts_q_value(vr_gts_code_sane(vr_gts_code_at(c, i - 1, codes)),
+                              vr_gts_code_sane(vr_gts_code_at(c, i, codes)), mi);
+    }
+};
+
+struct vr_gts_inc_op {
+    const uint32_t *inc;
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t j) const
+    {
+        return (inc[j >> 5] >> (j & 31u)) & 1u;
+    }
+};
+
+struct vr_gts_s9_count_op {
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t w) const
+    {
+        return vr_gts_s9_count(w >> 28);
+    }
+};
+
+struct vr_gts_unzigzag_op {
+    __host__ __device__ __forceinline__ uint32_t operator()(uint32_t z) const
+    {
+        return vr_gts_unzigzag(z);
+    }
+};
+
+typedef thrust::counting_iterator<uint32_t> vr_count_it;
+typedef thrust::transform_iterator<vr_gts_m_op, vr_count_it> vr_m_it;
+typedef thrust::transform_iterator<vr_gts_q_op, vr_count_it> vr_q_it;
+typedef thrust::transform_iterator<vr_gts_inc_op, vr_count_it> vr_inc_it;
+typedef thrust::transform_iterator<vr_gts_s9_count_op, const uint32_t *> vr_s9_it;
+typedef thrust::transform_iterator<vr_gts_unzigzag_op, const uint32_t *> vr_unzig_it;
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+/* D_Scatter: thread l unpacks word l into shared memory at its offset within the block's
+ * output range sbar[first word] .. sbar[last word] + count (offsets differ by <= 28 per word,
+ * so a block needs <= 28 * VR_GTS_D_BLOCK slots); after the sync the block writes the range
+ * coalesced. Writes at or past |U| are dropped and flagged; bad selectors unpack nothing. */
+static __global__ void __launch_bounds__(VR_GTS_D_BLOCK)
+    vr_gts_d_scatter_kernel(const uint32_t *s, const uint32_t *sbar, uint32_t s_count,
+                            uint32_t *d, uint32_t u_count, uint32_t *err)
+{
+    __shared__ uint32_t s_codes[28 * VR_GTS_D_BLOCK];
+    __shared__ uint32_t s_total;
+    const uint32_t first = blockIdx.x * VR_GTS_D_BLOCK, l = first + threadIdx.x;
+    const uint32_t block_base = sbar[first];
+    uint32_t bits_err = 0;
+    if (l < s_count) {
+        const uint32_t w = s[l], sel = w >> 28;
+        const uint32_t bits = vr_gts_s9_bits(sel), count = vr_gts_s9_count(sel);
+        if (!count)
+            bits_err |= VR_GTS_ERR_SELECTOR;
+        const uint32_t base = sbar[l], local = base - block_base;
+        const uint32_t mask = (1u << bits) - 1u;
+        for (uint32_t k = 0; k < count; ++k)
+            s_codes[local + k] = (w >> (k * bits)) & mask;
+        if (l == s_count - 1 && base + count != u_count)
+            bits_err |= VR_GTS_ERR_S9COUNT;
+        if (l == s_count - 1 || threadIdx.x == VR_GTS_D_BLOCK - 1)
+            s_total = local + count;
+    }
+    __syncthreads();
+    const uint32_t total = s_total;
+    for (uint32_t k = threadIdx.x; k < total; k += VR_GTS_D_BLOCK) {
+        const uint32_t idx = block_base + k;
+        if (idx < u_count)
+            d[idx] = s_codes[k];
+        else
+            bits_err |= VR_GTS_ERR_S9COUNT;
+    }
+    if (bits_err)
+        atomicOr(err, bits_err);
+}
+
+/* V_Kernel (Fig. 5b): one thread per V entry. An incremental vertex is the count of INC ones
+ * before it; a re-used one is U[j - incscan[j]], which must be < incscan[j] (introduced
+ * already). The last thread checks the INC total against the referenced vertex count. */
+static __global__ void __launch_bounds__(VR_GTS_V_BLOCK)
+    vr_gts_v_kernel(const uint32_t *inc, const uint32_t *incscan, const uint32_t *u,
+                    uint32_t u_count, uint32_t v_count, uint32_t referenced, uint32_t *v,
+                    uint32_t *err)
+{
+    const uint32_t j = blockIdx.x * VR_GTS_V_BLOCK + threadIdx.x;
+    if (j >= v_count)
+        return;
+    const uint32_t one = (inc[j >> 5] >> (j & 31u)) & 1u, before = incscan[j];
+    uint32_t val = before, bits_err = 0;
+    if (!one) {
+        uint32_t k = j - before;
+        if (k >= u_count)
+            bits_err |= VR_GTS_ERR_U, k = u_count ? u_count - 1 : 0;
+        val = u_count ? u[k] : 0u;
+        if (val >= before)
+            bits_err |= VR_GTS_ERR_U;
+    }
+    if (j == v_count - 1 && before + one != referenced)
+        bits_err |= VR_GTS_ERR_INC;
+    v[j] = val;
+    if (bits_err)
+        atomicOr(err, bits_err);
+}
+
+/* T_Kernel (Fig. 4c, Eq. 6): one thread per triangle; positions from C, M, Q are clamped to |V|
+ * (a malformed stream flags, never reads out of bounds). Triangles are staged in shared memory
+ * (stride 3, conflict-free) and stored coalesced, 3 * VR_GTS_T_BLOCK words per block. */
+static __global__ void __launch_bounds__(VR_GTS_T_BLOCK)
+    vr_gts_t_kernel(const uint32_t *c, const uint32_t *m, const uint32_t *q, const uint32_t *v,
+                    uint32_t n, uint32_t v_count, uint32_t codes, uint32_t *t, uint32_t *err)
+{
+    __shared__ uint32_t s_tri[3 * VR_GTS_T_BLOCK];
+    const uint32_t first = blockIdx.x * VR_GTS_T_BLOCK, i = first + threadIdx.x;
+    uint32_t bits_err = 0;
+    if (i < n) {
+        const uint32_t raw = vr_gts_code_at(c, i, codes);
+        if (raw == 3u || (i == 0 && codes && (c[0] & 3u) != VR_GTS_CODE_R))
+            bits_err |= VR_GTS_ERR_CODE;
+        const uint32_t mi = m ? m[i] : i + 2u;
+        uint32_t p[3];
+        vr_gts_tri_positions(p, vr_gts_code_sane(raw), mi, q[i]);
+        for (int j = 0; j < 3; ++j) {
+            if (p[j] >= v_count)
+                bits_err |= VR_GTS_ERR_M, p[j] = v_count - 1;
+            s_tri[3 * threadIdx.x + j] = v[p[j]];
+        }
+        if (i == n - 1 && mi != v_count - 1)
+            bits_err |= VR_GTS_ERR_M;
+    }
+    __syncthreads();
+    const uint32_t words = 3 * min((uint32_t)VR_GTS_T_BLOCK, n - first);
+    uint32_t *out = t + 3 * (size_t)first;
+    for (uint32_t k = threadIdx.x; k < words; k += VR_GTS_T_BLOCK)
+        out[k] = s_tri[k];
+    if (bits_err)
+        atomicOr(err, bits_err);
+}
+
+/* ---- host ---------------------------------------------------------------------------------- */
+
+static uint32_t grid_for(uint64_t items, uint32_t block)
+{
+    return (uint32_t)((items + block - 1) / block);
+}
+
+/* Every scan of a decode, in one place so create() can size the temp storage with the same
+ * calls (temp NULL) that decode() runs. `which` is the stage. */
+static cudaError_t vr_gts_scan(const vr_gts_gpu *d, vr_gts_stage which, void *temp,
+                               size_t *bytes)
+{
+    const vr_gts *h = &d->h;
+    const uint32_t n = h->strip_triangle_count;
+    switch (which) {
+    case VR_GTS_S_SCAN: {
+        vr_s9_it in(d->d_s, vr_gts_s9_count_op());
+        return cub::DeviceScan::ExclusiveScan(temp, *bytes, in, d->d_sbar, vr_gts_add(), 0u,
+                                              h->s_count, d->stream);
+    }
+    case VR_GTS_U_SCAN: {
+        vr_unzig_it in(d->d_d, vr_gts_unzigzag_op());
+        return cub::DeviceScan::InclusiveScan(temp, *bytes, in, d->d_u, vr_gts_add(), h->u_count,
+                                              d->stream);
+    }
+    case VR_GTS_INC_SCAN: {
+        vr_gts_inc_op op = {d->d_inc};
+        vr_inc_it in(vr_count_it(0u), op);
+        return cub::DeviceScan::ExclusiveScan(temp, *bytes, in, d->d_incscan, vr_gts_add(), 0u,
+                                              h->v_count, d->stream);
+    }
+    case VR_GTS_M_SCAN: {
+        vr_gts_m_op op = {d->d_c};
+        vr_m_it in(vr_count_it(0u), op);
+        return cub::DeviceScan::InclusiveScan(temp, *bytes, in, d->d_m, vr_gts_add(), n,
+                                              d->stream);
+    }
+    case VR_GTS_Q_SCAN: {
+        vr_gts_q_op op = {d->d_c, d->d_m, d->codes};
+        vr_q_it in(vr_count_it(0u), op);
+        return cub::DeviceScan::InclusiveScan(temp, *bytes, in, d->d_q, vr_gts_max(), n,
+                                              d->stream);
+    }
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+static vr_status alloc_words(uint32_t **p, uint64_t words, const char *what)
+{
+    cudaError_t e = cudaMalloc((void **)p, (size_t)(words ? words : 1) * sizeof(uint32_t));
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return VR_ERROR(e == cudaErrorMemoryAllocation ? VR_ERR_OOM : VR_ERR_CUDA,
+                        "gts gpu: cudaMalloc of %llu words for %s failed: %s",
+                        (unsigned long long)words, what, cudaGetErrorString(e));
+    }
+    return VR_OK;
+}
+
+/* On the context's stream: it is non-blocking, so legacy-stream copies would not be ordered
+ * before the first decode. create() synchronizes once after all uploads. */
+static vr_status upload(uint32_t *dst, const uint32_t *src, uint64_t words, cudaStream_t stream)
+{
+    if (words)
+        VR_GTS_TRY(cudaMemcpyAsync(dst, src, (size_t)words * sizeof(uint32_t),
+                                   cudaMemcpyHostToDevice, stream));
+    return VR_OK;
+}
+
+static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
+{
+    const uint64_t n = g->strip_triangle_count;
+    const uint32_t cw = vr_gts_c_words(g), iw = vr_gts_inc_words(g);
+    vr_status s;
+    VR_GTS_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+    for (; d->events < VR_GTS_STAGE_COUNT + 1; ++d->events)
+        VR_GTS_TRY(cudaEventCreate(&d->ev[d->events]));
+    if ((s = alloc_words(&d->d_c, cw, "strip codes")) ||
+        (s = alloc_words(&d->d_inc, iw, "INC")) ||
+        (s = alloc_words(&d->d_s, g->s_count, "Simple-9 words")) ||
+        (s = alloc_words(&d->d_sbar, g->s_count, "S-bar")) ||
+        (s = alloc_words(&d->d_d, g->u_count, "D")) ||
+        (s = alloc_words(&d->d_u, g->u_count, "U")) ||
+        (s = alloc_words(&d->d_incscan, g->v_count, "INC scan")) ||
+        (s = alloc_words(&d->d_v, g->v_count, "V")) ||
+        (d->codes && (s = alloc_words(&d->d_m, n, "M"))) ||
+        (s = alloc_words(&d->d_q, n, "Q")) ||
+        (s = alloc_words(&d->d_t, 3 * n, "triangles")) ||
+        (s = alloc_words(&d->d_err, 1, "error flag")))
+        return s;
+    if ((s = upload(d->d_c, g->c, cw, d->stream)) || (s = upload(d->d_inc, g->inc, iw, d->stream)) ||
+        (s = upload(d->d_s, g->s, g->s_count, d->stream)))
+        return s;
+    static const vr_gts_stage scans[] = {VR_GTS_S_SCAN, VR_GTS_U_SCAN, VR_GTS_INC_SCAN,
+                                         VR_GTS_M_SCAN, VR_GTS_Q_SCAN};
+    for (size_t k = 0; k < sizeof scans / sizeof scans[0]; ++k) {
+        if (scans[k] == VR_GTS_M_SCAN && !d->codes)
+            continue;
+        size_t bytes = 0;
+        VR_GTS_TRY(vr_gts_scan(d, scans[k], NULL, &bytes));
+        d->temp_bytes = bytes > d->temp_bytes ? bytes : d->temp_bytes;
+    }
+    VR_GTS_TRY(cudaMalloc(&d->d_temp, d->temp_bytes ? d->temp_bytes : 1));
+    VR_GTS_TRY(cudaStreamSynchronize(d->stream));
+    return VR_OK;
+}
+
+vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
+{
+    assert(out && g);
+    *out = NULL;
+    int devices = 0;
+    cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0)
+        return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: no CUDA device (%s)",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    vr_status s = vr_gts_validate_counts(g, "gts gpu");
+    if (s)
+        return s;
+    vr_gts_gpu *d = (vr_gts_gpu *)calloc(1, sizeof *d);
+    if (!d)
+        return VR_ERROR(VR_ERR_OOM, "gts gpu: out of host memory for the context");
+    d->h = *g;
+    d->h.c = d->h.inc = d->h.s = NULL;
+    d->h.positions = d->h.normals = d->h.texcoords = NULL;
+    d->codes = g->restart == VR_GTS_RESTART_CODE;
+    if ((s = create_inner(d, g))) {
+        vr_gts_gpu_destroy(d);
+        return s;
+    }
+    *out = d;
+    return VR_OK;
+}
+
+void vr_gts_gpu_destroy(vr_gts_gpu *d)
+{
+    if (!d)
+        return;
+    uint32_t *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
+                        d->d_v, d->d_m, d->d_q, d->d_t, d->d_err};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k)
+        cudaFree(bufs[k]);
+    cudaFree(d->d_temp);
+    for (int k = 0; k < d->events; ++k)
+        cudaEventDestroy(d->ev[k]);
+    if (d->stream)
+        cudaStreamDestroy(d->stream);
+    free(d);
+}
+
+/* Stages in execution order: U before V before T. */
+static const vr_gts_stage g_order[VR_GTS_STAGE_COUNT] = {
+    VR_GTS_S_SCAN, VR_GTS_D_SCATTER, VR_GTS_U_SCAN, VR_GTS_INC_SCAN,
+    VR_GTS_V_KERNEL, VR_GTS_M_SCAN, VR_GTS_Q_SCAN, VR_GTS_T_KERNEL};
+
+static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
+{
+    const vr_gts *h = &d->h;
+    const uint32_t n = h->strip_triangle_count;
+    size_t bytes = d->temp_bytes;
+    switch (st) {
+    case VR_GTS_S_SCAN:
+    case VR_GTS_U_SCAN:
+        if (h->u_count == 0)
+            return VR_OK; /* no re-used vertices: s_count == 0 too */
+        VR_GTS_TRY(vr_gts_scan(d, st, d->d_temp, &bytes));
+        return VR_OK;
+    case VR_GTS_D_SCATTER:
+        if (h->s_count == 0)
+            return VR_OK;
+        vr_gts_d_scatter_kernel<<<grid_for(h->s_count, VR_GTS_D_BLOCK), VR_GTS_D_BLOCK, 0,
+                                  d->stream>>>(d->d_s, d->d_sbar, h->s_count, d->d_d,
+                                               h->u_count, d->d_err);
+        VR_GTS_LAUNCHED("vr_gts_d_scatter_kernel");
+        return VR_OK;
+    case VR_GTS_INC_SCAN:
+    case VR_GTS_Q_SCAN:
+        VR_GTS_TRY(vr_gts_scan(d, st, d->d_temp, &bytes));
+        return VR_OK;
+    case VR_GTS_M_SCAN:
+        if (d->codes)
+            VR_GTS_TRY(vr_gts_scan(d, st, d->d_temp, &bytes));
+        return VR_OK;
+    case VR_GTS_V_KERNEL:
+        vr_gts_v_kernel<<<grid_for(h->v_count, VR_GTS_V_BLOCK), VR_GTS_V_BLOCK, 0, d->stream>>>(
+            d->d_inc, d->d_incscan, d->d_u, h->u_count, h->v_count, h->referenced_count, d->d_v,
+            d->d_err);
+        VR_GTS_LAUNCHED("vr_gts_v_kernel");
+        return VR_OK;
+    case VR_GTS_T_KERNEL:
+        vr_gts_t_kernel<<<grid_for(n, VR_GTS_T_BLOCK), VR_GTS_T_BLOCK, 0, d->stream>>>(
+            d->d_c, d->d_m, d->d_q, d->d_v, n, h->v_count, d->codes, d->d_t, d->d_err);
+        VR_GTS_LAUNCHED("vr_gts_t_kernel");
+        return VR_OK;
+    default:
+        return VR_ERROR(VR_ERR_ARG, "gts gpu: unknown stage %d", (int)st);
+    }
+}
+
+vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakdown)
+{
+    assert(d);
+    VR_GTS_TRY(cudaMemsetAsync(d->d_err, 0, sizeof(uint32_t), d->stream));
+    if (timing)
+        VR_GTS_TRY(cudaEventRecord(d->ev[0], d->stream));
+    for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k) {
+        vr_status s = run_stage(d, g_order[k]);
+        if (s)
+            return s;
+        if (timing && (breakdown || k == VR_GTS_STAGE_COUNT - 1))
+            VR_GTS_TRY(cudaEventRecord(d->ev[breakdown ? k + 1 : VR_GTS_STAGE_COUNT], d->stream));
+    }
+    uint32_t err = 0;
+    VR_GTS_TRY(cudaMemcpyAsync(&err, d->d_err, sizeof err, cudaMemcpyDeviceToHost, d->stream));
+    VR_GTS_TRY(cudaStreamSynchronize(d->stream));
+    if (timing) {
+        memset(timing, 0, sizeof *timing);
+        if (breakdown)
+            for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
+                VR_GTS_TRY(cudaEventElapsedTime(&timing->stage_ms[g_order[k]], d->ev[k],
+                                                d->ev[k + 1]));
+        VR_GTS_TRY(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[VR_GTS_STAGE_COUNT]));
+    }
+    if (err)
+        return VR_ERROR(VR_ERR_FORMAT, "gts gpu decode: malformed stream (error bits 0x%x): %s",
+                        err, vr_gts_error_text(err));
+    return VR_OK;
+}
+
+vr_status vr_gts_gpu_download(uint32_t *indices, const vr_gts_gpu *d)
+{
+    assert(indices && d);
+    VR_GTS_TRY(cudaMemcpyAsync(indices, d->d_t,
+                               3 * (size_t)d->h.strip_triangle_count * sizeof *indices,
+                               cudaMemcpyDeviceToHost, d->stream));
+    VR_GTS_TRY(cudaStreamSynchronize(d->stream));
+    return VR_OK;
+}
+
+const uint32_t *vr_gts_gpu_device_indices(const vr_gts_gpu *d) { return d ? d->d_t : NULL; }
+
+vr_status vr_gts_decode_gpu(uint32_t *indices, const vr_gts *g, vr_gts_gpu_timing *timing)
+{
+    assert(indices && g);
+    vr_gts_gpu *d = NULL;
+    vr_status s = vr_gts_gpu_create(&d, g);
+    if (!s)
+        s = vr_gts_gpu_decode(d, timing, timing != NULL);
+    if (!s)
+        s = vr_gts_gpu_download(indices, d);
+    vr_gts_gpu_destroy(d);
+    return s;
+}

@@ -1,0 +1,303 @@
+/* gts_decode_ref.c - CPU decoders of the GTS codec, the oracle for gts_decode.cu:
+ * vr_gts_decode_ref is the plain sequential loop (Simple-9 -> U, INC + U -> V, the strip
+ * recursion of Meyer et al. 2012 Eq. 3 with restarts) and validates every value it reads;
+ * vr_gts_decode_scan_ref runs the GPU's data-parallel passes (Fig. 4, 5, 7) one by one with the
+ * shared arithmetic of gts_math.h, so the parallel formulation is tested without a GPU.
+ * Try: `vreuse_tests gts/`.
+ */
+#include "gts.h"
+#include "gts_math.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *vr_gts_stage_name(vr_gts_stage s)
+{
+    static const char *const names[VR_GTS_STAGE_COUNT] = {
+        "M_Scan", "Q_Scan", "T_Kernel", "INC_Scan", "V_Kernel", "S_Scan", "D_Scatter", "U_Scan"};
+    return (unsigned)s < VR_GTS_STAGE_COUNT ? names[s] : "?";
+}
+
+const char *vr_gts_error_text(uint32_t bits)
+{
+    if (bits & VR_GTS_ERR_CODE)
+        return "a strip code is 3, or triangle 0 is not R in R mode";
+    if (bits & VR_GTS_ERR_SELECTOR)
+        return "a Simple-9 selector is above 8";
+    if (bits & VR_GTS_ERR_S9COUNT)
+        return "the Simple-9 words hold a different number of codes than |U|";
+    if (bits & VR_GTS_ERR_INC)
+        return "the INC ones disagree with the referenced vertex count";
+    if (bits & VR_GTS_ERR_M)
+        return "the strip codes need a different |V| (R codes disagree with the restart count)";
+    if (bits & VR_GTS_ERR_U)
+        return "a re-used vertex lies outside U or refers to a vertex not yet introduced";
+    return bits ? "unknown error bits" : "no error";
+}
+
+/* U from the Simple-9 words: zigzag deltas, prefix sum from U[-1] = 0 (mod 2^32). */
+static vr_status decode_u(uint32_t *u, const vr_gts *g)
+{
+    vr_status s = vr_s9_decode(u, g->u_count, g->s, g->s_count, "gts decode");
+    if (s)
+        return s;
+    uint32_t run = 0;
+    for (uint32_t k = 0; k < g->u_count; ++k)
+        u[k] = run += vr_gts_unzigzag(u[k]);
+    return VR_OK;
+}
+
+vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    vr_status s = vr_gts_validate(g, "gts decode");
+    if (s)
+        return s;
+    uint32_t *u = malloc(((size_t)g->u_count + 1) * sizeof *u);
+    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    if (!u || !v) {
+        free(u);
+        free(v);
+        return VR_ERROR(VR_ERR_OOM, "gts decode: out of memory for |U| = %u, |V| = %u",
+                        g->u_count, g->v_count);
+    }
+    if ((s = decode_u(u, g)))
+        goto done;
+    /* V: an incremental vertex is the next new id; a re-used one must already exist */
+    uint32_t next = 0, k = 0;
+    for (uint32_t j = 0; j < g->v_count; ++j) {
+        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
+            v[j] = next++;
+            continue;
+        }
+        if (k >= g->u_count || u[k] >= next) {
+            s = VR_ERROR(VR_ERR_FORMAT, "gts decode: V[%u] re-uses %s%u, but only vertices "
+                         "0..%u exist at that point", j, k >= g->u_count ? "past |U|: " : "vertex ",
+                         k >= g->u_count ? k : u[k], next ? next - 1 : 0);
+            goto done;
+        }
+        v[j] = u[k++];
+    }
+    /* T: the strip recursion (Eq. 3); an R triangle takes three V entries */
+    const int codes = g->restart == VR_GTS_RESTART_CODE;
+    uint32_t pos = 0;
+    for (uint32_t i = 0; i < g->strip_triangle_count; ++i) {
+        uint32_t *t = indices + 3 * (size_t)i;
+        const uint32_t code = vr_gts_code_at(g->c, i, (uint32_t)codes);
+        const uint32_t need = code == VR_GTS_CODE_R ? 3 : 1;
+        if (pos + need > g->v_count) { /* pos <= v_count, need <= 3: no overflow */
+            s = VR_ERROR(VR_ERR_FORMAT, "gts decode: triangle %u needs V entries %u..%u, |V| is %u",
+                         i, pos, pos + need - 1, g->v_count);
+            goto done;
+        }
+        if (code == VR_GTS_CODE_R) {
+            t[0] = v[pos], t[1] = v[pos + 1], t[2] = v[pos + 2];
+        } else if (code == VR_GTS_CODE_P) {
+            t[0] = t[-3], t[1] = t[-1], t[2] = v[pos];
+        } else {
+            t[0] = t[-1], t[1] = t[-2], t[2] = v[pos];
+        }
+        pos += need;
+    }
+    if (pos != g->v_count)
+        s = VR_ERROR(VR_ERR_FORMAT, "gts decode: the strips use %u of %u V entries", pos,
+                     g->v_count);
+done:
+    free(u);
+    free(v);
+    return s;
+}
+
+/* ---- the data-parallel passes, sequentially -------------------------------------------------- */
+
+vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    vr_status s = vr_gts_validate_counts(g, "gts scan decode");
+    if (s)
+        return s;
+    const uint32_t n = g->strip_triangle_count, vn = g->v_count, un = g->u_count;
+    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
+    uint32_t *sbar = malloc(((size_t)g->s_count + 1) * sizeof *sbar);
+    uint32_t *d = malloc(((size_t)un + 1) * sizeof *d);
+    uint32_t *u = malloc(((size_t)un + 1) * sizeof *u);
+    uint32_t *incscan = malloc((size_t)vn * sizeof *incscan);
+    uint32_t *v = malloc((size_t)vn * sizeof *v);
+    uint32_t *m = malloc((size_t)n * sizeof *m);
+    uint32_t *q = malloc((size_t)n * sizeof *q);
+    if (!sbar || !d || !u || !incscan || !v || !m || !q) {
+        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for %u triangles", n);
+        goto done;
+    }
+    uint32_t err = 0;
+    /* S_Scan: exclusive sum of codes per word */
+    uint32_t run = 0;
+    for (uint32_t l = 0; l < g->s_count; ++l) {
+        sbar[l] = run;
+        const uint32_t cnt = vr_gts_s9_count(g->s[l] >> 28);
+        if (!cnt)
+            err |= VR_GTS_ERR_SELECTOR;
+        run += cnt;
+    }
+    if (run != un)
+        err |= VR_GTS_ERR_S9COUNT;
+    /* D_Scatter: one "thread" per word; writes at or past |U| are dropped and flagged */
+    memset(d, 0, ((size_t)un + 1) * sizeof *d);
+    for (uint32_t l = 0; l < g->s_count; ++l) {
+        const uint32_t w = g->s[l], bits = vr_gts_s9_bits(w >> 28), cnt = vr_gts_s9_count(w >> 28);
+        for (uint32_t k = 0; k < cnt; ++k) {
+            if (sbar[l] + k < un)
+                d[sbar[l] + k] = (w >> (k * bits)) & ((1u << bits) - 1u);
+            else
+                err |= VR_GTS_ERR_S9COUNT;
+        }
+    }
+    /* U_Scan: inclusive sum of unzigzag(D) */
+    run = 0;
+    for (uint32_t k = 0; k < un; ++k)
+        u[k] = run += vr_gts_unzigzag(d[k]);
+    /* INC_Scan: exclusive sum of INC bits */
+    run = 0;
+    for (uint32_t j = 0; j < vn; ++j) {
+        incscan[j] = run;
+        run += (g->inc[j >> 5] >> (j & 31)) & 1u;
+    }
+    if (run != g->referenced_count)
+        err |= VR_GTS_ERR_INC;
+    /* V_Kernel */
+    for (uint32_t j = 0; j < vn; ++j) {
+        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
+            v[j] = incscan[j];
+            continue;
+        }
+        uint32_t k = j - incscan[j];
+        if (k >= un)
+            err |= VR_GTS_ERR_U, k = un ? un - 1 : 0;
+        const uint32_t val = un ? u[k] : 0;
+        if (val >= incscan[j])
+            err |= VR_GTS_ERR_U;
+        v[j] = val;
+    }
+    /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
+    run = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t raw = vr_gts_code_at(g->c, i, codes);
+        if (raw == 3u)
+            err |= VR_GTS_ERR_CODE;
+        run += vr_gts_m_step(codes ? vr_gts_code_sane(raw) : (i == 0 ? VR_GTS_CODE_R : raw));
+        m[i] = run - 1;
+    }
+    if (codes && (g->c[0] & 3u) != VR_GTS_CODE_R)
+        err |= VR_GTS_ERR_CODE;
+    /* Q_Scan: inclusive max scan of Eq. 8 */
+    run = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t val = 0;
+        if (i > 0)
+            val = vr_gts_q_value(vr_gts_code_sane(vr_gts_code_at(g->c, i - 1, codes)),
+                                 vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)), m[i]);
+        run = val > run ? val : run;
+        q[i] = run;
+    }
+    /* T_Kernel: positions clamped to |V| so malformed codes cannot read out of bounds */
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t p[3];
+        vr_gts_tri_positions(p, vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)), m[i], q[i]);
+        for (int j = 0; j < 3; ++j) {
+            if (p[j] >= vn)
+                err |= VR_GTS_ERR_M, p[j] = vn - 1;
+            indices[3 * (size_t)i + j] = v[p[j]];
+        }
+    }
+    if (m[n - 1] != vn - 1)
+        err |= VR_GTS_ERR_M;
+    if (err)
+        s = VR_ERROR(VR_ERR_FORMAT, "gts scan decode: malformed stream (error bits 0x%x): %s", err,
+                     vr_gts_error_text(err));
+done:
+    free(sbar);
+    free(d);
+    free(u);
+    free(incscan);
+    free(v);
+    free(m);
+    free(q);
+    return s;
+}
+
+vr_status vr_gts_decode_mesh(vr_mesh *out, const vr_gts *g)
+{
+    assert(out && g);
+    memset(out, 0, sizeof *out);
+    if ((uint64_t)g->strip_triangle_count * 3 > UINT32_MAX)
+        return VR_ERROR(VR_ERR_OVERFLOW, "gts decode: %u strip triangles exceed a mesh's 32-bit "
+                        "index count", g->strip_triangle_count);
+    const size_t vc = g->vertex_count;
+    out->vertex_count = g->vertex_count;
+    out->index_count = 3 * g->strip_triangle_count;
+    out->indices = malloc((size_t)out->index_count * sizeof *out->indices);
+    out->positions = calloc(vc ? 3 * vc : 1, sizeof(float));
+    out->normals = calloc(vc ? 3 * vc : 1, sizeof(float));
+    if (g->texcoords)
+        out->texcoords = malloc(2 * vc * sizeof(float));
+    vr_status s = VR_OK;
+    if (!out->indices || !out->positions || !out->normals || (g->texcoords && !out->texcoords))
+        s = VR_ERROR(VR_ERR_OOM, "gts decode: out of memory for a mesh of %u vertices",
+                     g->vertex_count);
+    if (!s)
+        s = vr_gts_decode_ref(out->indices, g);
+    if (s) {
+        free(out->indices);
+        free(out->positions);
+        free(out->normals);
+        free(out->texcoords);
+        memset(out, 0, sizeof *out);
+        return s;
+    }
+    if (g->positions)
+        memcpy(out->positions, g->positions, 3 * vc * sizeof(float));
+    if (g->normals)
+        memcpy(out->normals, g->normals, 3 * vc * sizeof(float));
+    if (g->texcoords)
+        memcpy(out->texcoords, g->texcoords, 2 * vc * sizeof(float));
+    return VR_OK;
+}
+
+#ifndef VR_HAVE_CUDA
+/* Builds without CUDA: the GPU entry points say so (callers fall back to the CPU decoder). */
+vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
+{
+    assert(out && g);
+    *out = NULL;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: this build has no CUDA (configure with nvcc and "
+                    "-DVR_CUDA=ON)");
+}
+
+vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakdown)
+{
+    (void)d, (void)timing, (void)breakdown;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: this build has no CUDA");
+}
+
+vr_status vr_gts_gpu_download(uint32_t *indices, const vr_gts_gpu *d)
+{
+    (void)indices, (void)d;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: this build has no CUDA");
+}
+
+const uint32_t *vr_gts_gpu_device_indices(const vr_gts_gpu *d)
+{
+    (void)d;
+    return NULL;
+}
+
+void vr_gts_gpu_destroy(vr_gts_gpu *d) { (void)d; }
+
+vr_status vr_gts_decode_gpu(uint32_t *indices, const vr_gts *g, vr_gts_gpu_timing *timing)
+{
+    (void)indices, (void)timing;
+    vr_gts_gpu *d = NULL;
+    return vr_gts_gpu_create(&d, g);
+}
+#endif

@@ -1,0 +1,768 @@
+/* gts_encode.c - CPU encoder of the GTS codec (Meyer et al. 2012, Sec. 3-6): breadth-first
+ * belts from a seed vertex per component, stripification of each belt into generalized
+ * triangle strips (a stack of branch points, strips merged across belt boundaries), restarts as
+ * R codes or emulated by the shortest chain of degenerate triangles, vertices renumbered by
+ * first visit in V, INC bits, and the re-used vertices U as zigzag deltas in Simple-9 words.
+ * CPU twin of nothing: the decoders (gts_decode_ref.c, gts_decode.cu) invert it.
+ * Try: `vreuse compress ../shared/scenes/igea.ply --restart deg`, `vreuse_tests gts/`.
+ */
+#include "gts.h"
+#include "gts_math.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE 0xffffffffu
+#define PATTERN_COUNT 46656 /* 6^6 equality patterns of (prev.v0..v2, next.v0..v2) */
+#define BRIDGE_MAX 4        /* degenerate triangles that always suffice for a bridge */
+/* Branch-point trials (measured on fandisk, horse, igea: 12 triangles are too few to see the
+ * belt direction pay off, 32..64 give the same bits within 0.01 bpt). */
+#define LOOKAHEAD 40        /* triangles a branch-point trial follows */
+#define EDGE_SCAN_MAX 64    /* candidates examined on one edge (non-manifold fans of pages) */
+#define DEAD_END_BITS 24    /* estimated cost of a restart met during a trial */
+#define STEP_BITS 3         /* estimated cost of each triangle a trial could not place */
+
+/* The shortest chain of degenerate triangles from a strip's last triangle to the next strip's
+ * first (deg. mode), for one equality pattern: step k appends V entry vals[slot[k]] with
+ * code[k]; the final step appends the next triangle's v2 with code[depth]. */
+typedef struct vr_bridge {
+    int8_t depth; /* degenerate triangles; -1: not computed yet */
+    uint8_t code[BRIDGE_MAX + 1];
+    uint8_t slot[BRIDGE_MAX];
+} vr_bridge;
+
+typedef struct vr_enc {
+    uint32_t n, vc;
+    const uint32_t *tri;   /* 3n source indices */
+    uint32_t *ring_start;  /* vc + 1: CSR offsets of the vertex -> triangle incidence */
+    uint32_t *ring;        /* incident triangles, each triangle once per distinct vertex */
+    uint32_t *out_start;   /* vc + 1: CSR offsets of the half-edges leaving each vertex */
+    uint64_t *out;         /* half-edges of non-degenerate triangles: to << 32 | (3 t + r),
+                            * r the rotation that starts the triangle with (from, to); sorted
+                            * by `to` within each vertex, so a lookup is a binary search */
+    int32_t *belt;         /* n: belt id, -1 while unassigned */
+    uint8_t *emitted;      /* n */
+    uint8_t *vexpanded;    /* vc: one-ring already added to a belt */
+    uint32_t *stack;       /* n: branch points of the current belt */
+    uint32_t stack_size;
+    uint32_t *belt_list;   /* n: triangles of the current belt in discovery order */
+    uint32_t *next_list;   /* n: the next belt while it is discovered */
+    uint32_t *e_tri;       /* n: emission order */
+    uint8_t *e_rot;        /* n: rotation r: (t[r], t[r+1], t[r+2]) */
+    uint8_t *e_code;       /* n: R for strip starts, N or P */
+    uint32_t e_count;
+    vr_gts_restart mode;
+    vr_bridge *bridges;    /* PATTERN_COUNT, deg. mode */
+    /* running estimate of the final numbering, for the lookahead's bit costs */
+    uint32_t *vid;         /* vc: first-visit id so far, NONE before the first visit */
+    uint32_t next_id;      /* ids handed out */
+    uint32_t last_u;       /* id of the last re-used vertex (U[k-1]) */
+    uint32_t *undo_tri;    /* LOOKAHEAD + 1: triangles a trial emitted */
+    uint32_t *undo_vid;    /* 3 * (LOOKAHEAD + 1): vertices a trial numbered */
+    uint32_t undo_tris, undo_vids;
+    int trial;             /* 1 while a lookahead trial runs: log, no branch points */
+} vr_enc;
+
+static void rotated(const vr_enc *e, uint32_t t, uint32_t r, uint32_t v[3])
+{
+    const uint32_t *s = e->tri + 3 * (size_t)t;
+    v[0] = s[r], v[1] = s[(r + 1) % 3], v[2] = s[(r + 2) % 3];
+}
+
+static int degenerate3(const uint32_t v[3]) { return v[0] == v[1] || v[1] == v[2] || v[2] == v[0]; }
+
+/* An unemitted triangle of belt `b` with the directed edge w -> u (so it continues a strip
+ * whose exit edge is u -> w with consistent winding); *rot puts w first: (w, u, x).
+ * Degenerate triangles never continue a strip: they are their own strips (and have no
+ * half-edges). A binary search in w's sorted half-edges finds the run of edges to u; at most
+ * EDGE_SCAN_MAX of them are examined, so an edge shared by a million triangles costs O(log)
+ * per lookup (a missed candidate only costs a restart). */
+static uint32_t across(const vr_enc *e, uint32_t u, uint32_t w, int32_t b, uint32_t *rot)
+{
+    uint32_t lo = e->out_start[w], hi = e->out_start[w + 1];
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if ((uint32_t)(e->out[mid] >> 32) < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const uint32_t end = e->out_start[w + 1];
+    for (uint32_t k = lo, seen = 0; k < end && seen < EDGE_SCAN_MAX; ++k, ++seen) {
+        if ((uint32_t)(e->out[k] >> 32) != u)
+            break;
+        const uint32_t x = (uint32_t)e->out[k], s = x / 3;
+        if (!e->emitted[s] && e->belt[s] == b) {
+            *rot = x % 3;
+            return s;
+        }
+    }
+    return NONE;
+}
+
+/* Neighbors still available to triangle t (edges k: t[k] -> t[k+1]). */
+static uint32_t available_edges(const vr_enc *e, uint32_t t, uint32_t nb[3])
+{
+    const uint32_t *v = e->tri + 3 * (size_t)t;
+    uint32_t count = 0, rot;
+    for (uint32_t k = 0; k < 3; ++k) {
+        nb[k] = degenerate3(v) ? NONE : across(e, v[k], v[(k + 1) % 3], e->belt[t], &rot);
+        count += nb[k] != NONE;
+    }
+    return count;
+}
+
+/* ---- restart emulation (deg. mode) -------------------------------------------------------- */
+
+/* Equality labels of the six vertices: lab[i] = first j with vals[j] == vals[i]. */
+static uint32_t pattern_key(const uint32_t vals[6], uint8_t lab[6])
+{
+    uint32_t key = 0;
+    for (int i = 5; i >= 0; --i) {
+        int j = 0;
+        while (vals[j] != vals[i])
+            ++j;
+        lab[i] = (uint8_t)j;
+    }
+    for (int i = 0; i < 6; ++i)
+        key = key * 6 + lab[i];
+    return key;
+}
+
+static void step_labels(uint8_t out[3], const uint8_t cur[3], uint32_t code, uint8_t w)
+{
+    if (code == VR_GTS_CODE_P)
+        out[0] = cur[0], out[1] = cur[2], out[2] = w;
+    else
+        out[0] = cur[2], out[1] = cur[1], out[2] = w;
+}
+
+/* Depth-limited search: `left` more degenerate triangles, then the step that must produce the
+ * next triangle (labels 3, 4, 5 up to equality). */
+static int bridge_search(vr_bridge *br, const uint8_t lab[6], const uint8_t cur[3], int depth,
+                         int left)
+{
+    for (uint32_t code = VR_GTS_CODE_N; code <= VR_GTS_CODE_P; ++code) {
+        uint8_t nx[3];
+        if (left == 0) {
+            step_labels(nx, cur, code, lab[5]);
+            if (nx[0] == lab[3] && nx[1] == lab[4]) {
+                br->code[depth] = (uint8_t)code;
+                return 1;
+            }
+            continue;
+        }
+        for (uint8_t w = 0; w < 6; ++w) {
+            if (lab[w] != w)
+                continue; /* one representative per distinct vertex */
+            step_labels(nx, cur, code, w);
+            if (nx[0] != nx[1] && nx[1] != nx[2] && nx[2] != nx[0])
+                continue; /* must stay degenerate: it is drawn */
+            br->code[depth] = (uint8_t)code;
+            br->slot[depth] = w;
+            if (bridge_search(br, lab, nx, depth + 1, left - 1))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static const vr_bridge *bridge_for(vr_enc *e, const uint32_t prev[3], const uint32_t next[3],
+                                   uint8_t lab[6])
+{
+    const uint32_t vals[6] = {prev[0], prev[1], prev[2], next[0], next[1], next[2]};
+    vr_bridge *br = &e->bridges[pattern_key(vals, lab)];
+    if (br->depth < 0) {
+        const uint8_t cur[3] = {lab[0], lab[1], lab[2]};
+        for (int d = 0; d <= BRIDGE_MAX; ++d)
+            if (bridge_search(br, lab, cur, 0, d)) {
+                br->depth = (int8_t)d;
+                break;
+            }
+        /* (z, a, a, b) always works: (x,y,z) P-> (x,z,z) N-> (z,z,a) P-> (z,a,a) N-> (a,a,b) */
+        assert(br->depth >= 0);
+    }
+    return br;
+}
+
+/* ---- stripification ------------------------------------------------------------------------ */
+
+static uint32_t bit_length(uint32_t v)
+{
+    uint32_t n = 0;
+    for (; v; v >>= 1)
+        ++n;
+    return n;
+}
+
+/* Estimated bits of appending vertex v to V: its INC bit, plus the Simple-9 code of the
+ * zigzag delta when it is re-used. Updates the running numbering (logged during trials). */
+static uint32_t visit(vr_enc *e, uint32_t v)
+{
+    if (e->vid[v] == NONE) {
+        if (e->trial)
+            e->undo_vid[e->undo_vids++] = v;
+        e->vid[v] = e->next_id++;
+        return 1;
+    }
+    const uint32_t bits = 1 + bit_length(vr_gts_zigzag(e->vid[v] - e->last_u));
+    e->last_u = e->vid[v];
+    return bits;
+}
+
+/* Appends triangle t with rotation rot to the emission order; returns the estimated bits of
+ * its V entries (R: all three vertices, N/P: the new one). */
+static uint32_t emit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
+{
+    uint32_t v[3];
+    rotated(e, t, rot, v);
+    e->emitted[t] = 1;
+    if (e->trial)
+        e->undo_tri[e->undo_tris++] = t;
+    e->e_tri[e->e_count] = t;
+    e->e_rot[e->e_count] = (uint8_t)rot;
+    e->e_code[e->e_count] = (uint8_t)code;
+    ++e->e_count;
+    if (code == VR_GTS_CODE_R)
+        return visit(e, v[0]) + visit(e, v[1]) + visit(e, v[2]);
+    return visit(e, v[2]);
+}
+
+/* Rotation of a strip's first triangle: its entry edge (v0, v1) can never be left through, so
+ * put it where no neighbor is available; in deg. mode prefer the shortest bridge from the
+ * previous strip. */
+static uint32_t start_rotation(vr_enc *e, uint32_t t)
+{
+    uint32_t nb[3];
+    const uint32_t count = available_edges(e, t, nb);
+    uint32_t best = NONE, best_cost = NONE;
+    for (uint32_t r = 0; r < 3; ++r) {
+        if (count < 3 && nb[r] != NONE)
+            continue;
+        uint32_t cost = 0;
+        if (e->mode == VR_GTS_RESTART_DEGENERATE && e->e_count > 0) {
+            uint32_t prev[3], next[3];
+            uint8_t lab[6];
+            rotated(e, e->e_tri[e->e_count - 1], e->e_rot[e->e_count - 1], prev);
+            rotated(e, t, r, next);
+            cost = (uint32_t)bridge_for(e, prev, next, lab)->depth;
+        }
+        if (cost < best_cost)
+            best = r, best_cost = cost;
+    }
+    return best;
+}
+
+static int continue_strip(vr_enc *e, int32_t b, uint32_t *bits);
+
+/* Estimated bits of continuing with (t, rot): its new vertex, as visit() would count it. */
+static uint32_t step_cost(const vr_enc *e, uint32_t t, uint32_t rot)
+{
+    uint32_t v[3];
+    rotated(e, t, rot, v);
+    return e->vid[v[2]] == NONE ? 1 : 1 + bit_length(vr_gts_zigzag(e->vid[v[2]] - e->last_u));
+}
+
+/* Follows the strip from candidate (t, rot, code) for up to LOOKAHEAD triangles without
+ * branching and returns the estimated bits; everything it emitted or numbered is undone. */
+static uint32_t trial_cost(vr_enc *e, int32_t b, uint32_t t, uint32_t rot, uint32_t code)
+{
+    const uint32_t e_count = e->e_count, next_id = e->next_id, last_u = e->last_u;
+    e->trial = 1;
+    e->undo_tris = e->undo_vids = 0;
+    uint32_t bits = emit(e, t, rot, code), steps = 1;
+    while (steps < LOOKAHEAD && continue_strip(e, b, &bits))
+        ++steps;
+    if (steps < LOOKAHEAD)
+        bits += DEAD_END_BITS + STEP_BITS * (LOOKAHEAD - steps);
+    for (uint32_t i = 0; i < e->undo_tris; ++i)
+        e->emitted[e->undo_tri[i]] = 0;
+    for (uint32_t i = 0; i < e->undo_vids; ++i)
+        e->vid[e->undo_vid[i]] = NONE;
+    e->e_count = e_count, e->next_id = next_id, e->last_u = last_u;
+    e->trial = 0;
+    return bits;
+}
+
+/* Continues the strip from the last emitted triangle into belt b when a neighbor waits across
+ * one of its exit edges, N: (v1 -> v2) or P: (v2 -> v0). With two, a trial of each decides:
+ * it finds the belt direction whose re-used vertices step by -1 (zigzag 1, one bit; the other
+ * direction steps by +1, two bits) and avoids strips that end soon (restarts). Inside a trial
+ * the cheaper next vertex goes first. The other candidate becomes a branch point. Adds the
+ * estimated bits to *bits. */
+static int continue_strip(vr_enc *e, int32_t b, uint32_t *bits)
+{
+    if (e->e_count == 0)
+        return 0;
+    const uint32_t last = e->e_count - 1;
+    uint32_t v[3], rot_n = 0, rot_p = 0;
+    rotated(e, e->e_tri[last], e->e_rot[last], v);
+    const uint32_t cn = across(e, v[1], v[2], b, &rot_n);
+    const uint32_t cp = across(e, v[2], v[0], b, &rot_p);
+    if (cn == NONE && cp == NONE)
+        return 0;
+    uint32_t pick = cn != NONE ? VR_GTS_CODE_N : VR_GTS_CODE_P;
+    if (cn != NONE && cp != NONE && cn != cp) {
+        if (e->trial) {
+            if (step_cost(e, cp, rot_p) < step_cost(e, cn, rot_n) ||
+                (step_cost(e, cp, rot_p) == step_cost(e, cn, rot_n) &&
+                 e->e_code[last] == VR_GTS_CODE_N))
+                pick = VR_GTS_CODE_P; /* tie: alternate N/P, a straight strip */
+        } else {
+            const uint32_t bn = trial_cost(e, b, cn, rot_n, VR_GTS_CODE_N);
+            const uint32_t bp = trial_cost(e, b, cp, rot_p, VR_GTS_CODE_P);
+            if (bp < bn || (bp == bn && e->e_code[last] == VR_GTS_CODE_N))
+                pick = VR_GTS_CODE_P;
+            e->stack[e->stack_size++] = pick == VR_GTS_CODE_N ? cp : cn;
+        }
+    }
+    if (pick == VR_GTS_CODE_N)
+        *bits += emit(e, cn, rot_n, VR_GTS_CODE_N);
+    else
+        *bits += emit(e, cp, rot_p, VR_GTS_CODE_P);
+    return 1;
+}
+
+/* The paper's stripification of one belt: follow the strip while it can continue; then start
+ * a new one at the latest branch point (stack), else at the next unemitted belt triangle. */
+static void stripify_belt(vr_enc *e, int32_t b, uint32_t belt_len)
+{
+    uint32_t cursor = 0, bits = 0; /* bit estimates only steer trials; unused here */
+    e->stack_size = 0;
+    for (;;) {
+        if (continue_strip(e, b, &bits))
+            continue;
+        uint32_t t = NONE;
+        while (e->stack_size > 0 && t == NONE) {
+            const uint32_t s = e->stack[--e->stack_size];
+            if (!e->emitted[s])
+                t = s;
+        }
+        while (t == NONE && cursor < belt_len) {
+            const uint32_t s = e->belt_list[cursor++];
+            if (!e->emitted[s])
+                t = s;
+        }
+        if (t == NONE)
+            return;
+        bits += emit(e, t, start_rotation(e, t), VR_GTS_CODE_R);
+    }
+}
+
+/* Belt after belt: belt b+1 is every unassigned triangle around a vertex of belt b, discovered
+ * in belt b's strip order so the next belt's fallback starts lie near where the strip ended. */
+static void order_triangles(vr_enc *e)
+{
+    uint32_t seed_cursor = 0;
+    int32_t belt_id = 0;
+    while (e->e_count < e->n) {
+        while (e->belt[seed_cursor] >= 0)
+            ++seed_cursor;
+        const uint32_t seed = e->tri[3 * (size_t)seed_cursor];
+        uint32_t len = 0;
+        e->vexpanded[seed] = 1;
+        for (uint32_t k = e->ring_start[seed]; k < e->ring_start[seed + 1]; ++k) {
+            const uint32_t s = e->ring[k];
+            if (e->belt[s] < 0) {
+                e->belt[s] = belt_id;
+                e->belt_list[len++] = s;
+            }
+        }
+        while (len > 0) {
+            const uint32_t first = e->e_count;
+            stripify_belt(e, belt_id, len);
+            vr_progress("gts encode", e->e_count, e->n);
+            uint32_t next_len = 0;
+            for (uint32_t i = first; i < e->e_count; ++i) {
+                const uint32_t *v = e->tri + 3 * (size_t)e->e_tri[i];
+                for (int j = 0; j < 3; ++j) {
+                    if (e->vexpanded[v[j]])
+                        continue;
+                    e->vexpanded[v[j]] = 1;
+                    for (uint32_t k = e->ring_start[v[j]]; k < e->ring_start[v[j] + 1]; ++k) {
+                        const uint32_t s = e->ring[k];
+                        if (e->belt[s] < 0) {
+                            e->belt[s] = belt_id + 1;
+                            e->next_list[next_len++] = s;
+                        }
+                    }
+                }
+            }
+            uint32_t *swap = e->belt_list;
+            e->belt_list = e->next_list;
+            e->next_list = swap;
+            len = next_len;
+            ++belt_id;
+        }
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Vertex -> triangle incidence (belts) and the sorted half-edge index (strips). */
+static vr_status build_adjacency(vr_enc *e)
+{
+    e->ring_start = calloc((size_t)e->vc + 1, sizeof *e->ring_start);
+    e->ring = malloc(3 * (size_t)e->n * sizeof *e->ring);
+    e->out_start = calloc((size_t)e->vc + 1, sizeof *e->out_start);
+    e->out = malloc(3 * (size_t)e->n * sizeof *e->out);
+    uint32_t *fill = malloc(2 * (size_t)e->vc * sizeof *fill);
+    if (!e->ring_start || !e->ring || !e->out_start || !e->out || !fill) {
+        free(fill);
+        return VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for "
+                        "the adjacency", e->vc, e->n);
+    }
+    for (uint32_t t = 0; t < e->n; ++t) {
+        const uint32_t *v = e->tri + 3 * (size_t)t;
+        for (int j = 0; j < 3; ++j) {
+            if ((j == 0 || v[j] != v[0]) && (j < 2 || v[j] != v[1]))
+                ++e->ring_start[v[j] + 1];
+            if (!degenerate3(v))
+                ++e->out_start[v[j] + 1];
+        }
+    }
+    for (uint32_t i = 0; i < e->vc; ++i) {
+        e->ring_start[i + 1] += e->ring_start[i];
+        e->out_start[i + 1] += e->out_start[i];
+    }
+    memcpy(fill, e->ring_start, (size_t)e->vc * sizeof *fill);
+    memcpy(fill + e->vc, e->out_start, (size_t)e->vc * sizeof *fill);
+    for (uint32_t t = 0; t < e->n; ++t) {
+        const uint32_t *v = e->tri + 3 * (size_t)t;
+        for (uint32_t j = 0; j < 3; ++j) {
+            if ((j == 0 || v[j] != v[0]) && (j < 2 || v[j] != v[1]))
+                e->ring[fill[v[j]]++] = t;
+            if (!degenerate3(v))
+                e->out[fill[e->vc + v[j]]++] = (uint64_t)v[(j + 1) % 3] << 32 | (3 * t + j);
+        }
+    }
+    free(fill);
+    for (uint32_t i = 0; i < e->vc; ++i) {
+        uint64_t *g = e->out + e->out_start[i];
+        const uint32_t len = e->out_start[i + 1] - e->out_start[i];
+        if (len > 16) {
+            qsort(g, len, sizeof *g, cmp_u64);
+            continue;
+        }
+        for (uint32_t a = 1; a < len; ++a) /* most vertices have about six half-edges */
+            for (uint32_t k = a; k > 0 && g[k - 1] > g[k]; --k) {
+                const uint64_t tmp = g[k];
+                g[k] = g[k - 1], g[k - 1] = tmp;
+            }
+    }
+    return VR_OK;
+}
+
+static void enc_free(vr_enc *e)
+{
+    free(e->ring_start);
+    free(e->ring);
+    free(e->out_start);
+    free(e->out);
+    free(e->belt);
+    free(e->emitted);
+    free(e->vexpanded);
+    free(e->stack);
+    free(e->belt_list);
+    free(e->next_list);
+    free(e->e_tri);
+    free(e->e_rot);
+    free(e->e_code);
+    free(e->bridges);
+    free(e->vid);
+    free(e->undo_tri);
+    free(e->undo_vid);
+}
+
+/* ---- streams -------------------------------------------------------------------------------- */
+
+/* The strip triangle list T (source ids) with its codes and sources, and V (source ids). */
+typedef struct vr_strips {
+    uint32_t count, v_count, restarts;
+    uint32_t *tri;    /* 3 * count */
+    uint32_t *source; /* count */
+    uint8_t *code;    /* count */
+    uint32_t *v;      /* v_count */
+} vr_strips;
+
+static void strips_push(vr_strips *st, const uint32_t t[3], uint32_t source, uint32_t code)
+{
+    memcpy(st->tri + 3 * (size_t)st->count, t, 3 * sizeof *t);
+    st->source[st->count] = source;
+    st->code[st->count] = (uint8_t)code;
+    ++st->count;
+}
+
+static vr_status build_strips(vr_strips *st, vr_enc *e)
+{
+    uint64_t restarts = 0;
+    for (uint32_t i = 1; i < e->e_count; ++i)
+        restarts += e->e_code[i] == VR_GTS_CODE_R;
+    const uint64_t cap = (uint64_t)e->n + (e->mode == VR_GTS_RESTART_DEGENERATE ? BRIDGE_MAX : 0) *
+                                              restarts;
+    if (cap > VR_GTS_MAX_TRIANGLES)
+        return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: %llu strip triangles exceed the format's "
+                        "limit of %u", (unsigned long long)cap, VR_GTS_MAX_TRIANGLES);
+    st->tri = malloc(3 * cap * sizeof *st->tri);
+    st->source = malloc(cap * sizeof *st->source);
+    st->code = malloc(cap);
+    st->v = malloc((3 * cap + 2) * sizeof *st->v);
+    if (!st->tri || !st->source || !st->code || !st->v)
+        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %llu strip triangles",
+                        (unsigned long long)cap);
+    st->restarts = (uint32_t)restarts;
+    for (uint32_t i = 0; i < e->e_count; ++i) {
+        uint32_t t[3];
+        rotated(e, e->e_tri[i], e->e_rot[i], t);
+        const uint32_t code = e->e_code[i];
+        if (i == 0 || (code == VR_GTS_CODE_R && e->mode == VR_GTS_RESTART_CODE)) {
+            st->v[st->v_count++] = t[0], st->v[st->v_count++] = t[1], st->v[st->v_count++] = t[2];
+            strips_push(st, t, e->e_tri[i], i == 0 && e->mode == VR_GTS_RESTART_DEGENERATE
+                                                ? VR_GTS_CODE_N : VR_GTS_CODE_R);
+            continue;
+        }
+        if (code == VR_GTS_CODE_R) { /* deg. mode: bridge with degenerate triangles */
+            uint32_t cur[3];
+            uint8_t lab[6];
+            memcpy(cur, st->tri + 3 * (size_t)(st->count - 1), sizeof cur);
+            const vr_bridge *br = bridge_for(e, cur, t, lab);
+            const uint32_t vals[6] = {cur[0], cur[1], cur[2], t[0], t[1], t[2]};
+            for (int k = 0; k <= br->depth; ++k) {
+                const uint32_t w = k < br->depth ? vals[br->slot[k]] : t[2];
+                uint32_t nx[3];
+                if (br->code[k] == VR_GTS_CODE_P)
+                    nx[0] = cur[0], nx[1] = cur[2], nx[2] = w;
+                else
+                    nx[0] = cur[2], nx[1] = cur[1], nx[2] = w;
+                st->v[st->v_count++] = w;
+                strips_push(st, nx, k < br->depth ? VR_GTS_EMULATED : e->e_tri[i], br->code[k]);
+                memcpy(cur, nx, sizeof cur);
+            }
+            assert(cur[0] == t[0] && cur[1] == t[1] && cur[2] == t[2]);
+            continue;
+        }
+        st->v[st->v_count++] = t[2];
+        strips_push(st, t, e->e_tri[i], code);
+    }
+    return VR_OK;
+}
+
+static void strips_free(vr_strips *st)
+{
+    free(st->tri);
+    free(st->source);
+    free(st->code);
+    free(st->v);
+}
+
+static vr_status alloc_words(uint32_t **p, size_t words, const char *what)
+{
+    *p = calloc(words ? words : 1, sizeof **p);
+    if (!*p)
+        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %zu words of %s", words, what);
+    return VR_OK;
+}
+
+/* Renumbers by first visit in V, then fills C, INC and the Simple-9 words; *old_of_new gets
+ * the vertex permutation (unreferenced vertices last). */
+static vr_status build_streams(vr_gts *g, uint32_t **old_of_new, const vr_strips *st,
+                               uint32_t vertex_count, vr_gts_packing packing)
+{
+    uint32_t *new_of_old = malloc((size_t)vertex_count * sizeof *new_of_old);
+    uint32_t *onew = malloc((size_t)vertex_count * sizeof *onew);
+    uint32_t *deltas = malloc((size_t)st->v_count * sizeof *deltas);
+    vr_status s = VR_OK;
+    if (!new_of_old || !onew || !deltas) {
+        s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices", vertex_count);
+        goto done;
+    }
+    memset(new_of_old, 0xff, (size_t)vertex_count * sizeof *new_of_old);
+    g->v_count = st->v_count;
+    if ((s = alloc_words(&g->inc, vr_gts_inc_words(g), "INC")) ||
+        (s = alloc_words(&g->c, vr_gts_c_words(g), "strip codes")))
+        goto done;
+    uint32_t next = 0, prev_u = 0;
+    for (uint32_t j = 0; j < st->v_count; ++j) {
+        const uint32_t old = st->v[j];
+        if (new_of_old[old] == NONE) {
+            onew[next] = old;
+            new_of_old[old] = next++;
+            g->inc[j >> 5] |= 1u << (j & 31);
+            continue;
+        }
+        const uint32_t u = new_of_old[old];
+        const uint32_t z = vr_gts_zigzag(u - prev_u);
+        if (z >> 28) {
+            s = VR_ERROR(VR_ERR_OVERFLOW, "gts encode: re-used vertex %u after %u is a delta of "
+                         "%lld, beyond the 28-bit Simple-9 codes; the mesh has too many "
+                         "vertices (%u) or too little coherence", u, prev_u,
+                         (long long)u - (long long)prev_u, vertex_count);
+            goto done;
+        }
+        deltas[g->u_count++] = z;
+        prev_u = u;
+    }
+    g->referenced_count = next;
+    for (uint32_t old = 0; old < vertex_count; ++old)
+        if (new_of_old[old] == NONE) {
+            onew[next] = old;
+            new_of_old[old] = next++;
+        }
+    for (uint32_t i = 0; i < st->count; ++i) {
+        const uint32_t code = st->code[i];
+        if (g->restart == VR_GTS_RESTART_CODE)
+            g->c[i >> 4] |= code << ((i & 15) * 2);
+        else
+            g->c[i >> 5] |= (code & 1u) << (i & 31);
+    }
+    if ((s = alloc_words(&g->s, g->u_count, "Simple-9")))
+        goto done;
+    size_t words = 0;
+    if ((s = vr_s9_encode(g->s, &words, deltas, g->u_count, packing)))
+        goto done;
+    g->s_count = (uint32_t)words;
+    *old_of_new = onew;
+    onew = NULL;
+done:
+    free(new_of_old);
+    free(onew);
+    free(deltas);
+    return s;
+}
+
+static vr_status permute_attribute(float **dst, const float *src, const uint32_t *old_of_new,
+                                   uint32_t vertex_count, int comps)
+{
+    if (!src)
+        return VR_OK;
+    *dst = malloc((size_t)vertex_count * comps * sizeof **dst);
+    if (!*dst)
+        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices of attributes",
+                        vertex_count);
+    for (uint32_t i = 0; i < vertex_count; ++i)
+        memcpy(*dst + (size_t)i * comps, src + (size_t)old_of_new[i] * comps,
+               comps * sizeof **dst);
+    return VR_OK;
+}
+
+vr_gts_options vr_gts_options_default(void)
+{
+    vr_gts_options o;
+    memset(&o, 0, sizeof o);
+    o.restart = VR_GTS_RESTART_DEGENERATE;
+    o.packing = VR_GTS_PACK_OPTIMAL;
+    o.keep_vertex_data = 1;
+    return o;
+}
+
+vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
+                        const vr_gts_options *opt)
+{
+    assert(out && mesh && opt);
+    memset(out, 0, sizeof *out);
+    if (map)
+        memset(map, 0, sizeof *map);
+    vr_status s = vr_mesh_validate(mesh, "gts encode");
+    if (s)
+        return s;
+    if (opt->restart != VR_GTS_RESTART_CODE && opt->restart != VR_GTS_RESTART_DEGENERATE)
+        return VR_ERROR(VR_ERR_ARG, "gts encode: restart mode %d is neither code nor degenerate",
+                        (int)opt->restart);
+    vr_enc e;
+    memset(&e, 0, sizeof e);
+    e.n = mesh->index_count / 3;
+    e.vc = mesh->vertex_count;
+    e.tri = mesh->indices;
+    e.mode = opt->restart;
+    vr_strips st;
+    memset(&st, 0, sizeof st);
+    uint32_t *old_of_new = NULL;
+    if ((s = build_adjacency(&e)))
+        goto fail;
+    e.belt = malloc((size_t)e.n * sizeof *e.belt);
+    e.emitted = calloc(e.n, 1);
+    e.vexpanded = calloc(e.vc, 1);
+    e.stack = malloc((size_t)e.n * sizeof *e.stack);
+    e.belt_list = malloc((size_t)e.n * sizeof *e.belt_list);
+    e.next_list = malloc((size_t)e.n * sizeof *e.next_list);
+    e.e_tri = malloc((size_t)e.n * sizeof *e.e_tri);
+    e.e_rot = malloc(e.n);
+    e.e_code = malloc(e.n);
+    e.bridges = malloc(PATTERN_COUNT * sizeof *e.bridges);
+    e.vid = malloc((size_t)e.vc * sizeof *e.vid);
+    e.undo_tri = malloc((LOOKAHEAD + 1) * sizeof *e.undo_tri);
+    e.undo_vid = malloc(3 * (LOOKAHEAD + 1) * sizeof *e.undo_vid);
+    if (!e.vid || !e.undo_tri || !e.undo_vid || !e.belt || !e.emitted || !e.vexpanded || !e.stack || !e.belt_list || !e.next_list ||
+        !e.e_tri || !e.e_rot || !e.e_code || !e.bridges) {
+        s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u triangles", e.n);
+        goto fail;
+    }
+    memset(e.belt, 0xff, (size_t)e.n * sizeof *e.belt);
+    memset(e.vid, 0xff, (size_t)e.vc * sizeof *e.vid);
+    for (uint32_t i = 0; i < PATTERN_COUNT; ++i)
+        e.bridges[i].depth = -1;
+
+    order_triangles(&e);
+    assert(e.e_count == e.n);
+    if ((s = build_strips(&st, &e)))
+        goto fail;
+    out->restart = opt->restart;
+    out->triangle_count = e.n;
+    out->strip_triangle_count = st.count;
+    out->restart_count = st.restarts;
+    out->vertex_count = e.vc;
+    if ((s = build_streams(out, &old_of_new, &st, e.vc, opt->packing)))
+        goto fail;
+    if (opt->keep_vertex_data &&
+        ((s = permute_attribute(&out->positions, mesh->positions, old_of_new, e.vc, 3)) ||
+         (s = permute_attribute(&out->normals, mesh->normals, old_of_new, e.vc, 3)) ||
+         (s = permute_attribute(&out->texcoords, mesh->texcoords, old_of_new, e.vc, 2))))
+        goto fail;
+    if (map) {
+        map->strip_triangle_count = st.count;
+        map->vertex_count = e.vc;
+        map->new_of_old = malloc((size_t)e.vc * sizeof *map->new_of_old);
+        if (!map->new_of_old) {
+            s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for the vertex map");
+            goto fail;
+        }
+        for (uint32_t i = 0; i < e.vc; ++i)
+            map->new_of_old[old_of_new[i]] = i;
+        for (size_t i = 0; i < 3 * (size_t)st.count; ++i)
+            st.tri[i] = map->new_of_old[st.tri[i]];
+        map->old_of_new = old_of_new;
+        map->indices = st.tri;
+        map->triangle_source = st.source;
+        old_of_new = NULL;
+        st.tri = NULL;
+        st.source = NULL;
+    }
+    vr_progress("gts encode", e.n, e.n);
+    free(old_of_new);
+    strips_free(&st);
+    enc_free(&e);
+    return VR_OK;
+fail:
+    free(old_of_new);
+    strips_free(&st);
+    enc_free(&e);
+    vr_gts_free(out);
+    vr_gts_map_free(map);
+    return s;
+}
+
+void vr_gts_map_free(vr_gts_map *m)
+{
+    if (!m)
+        return;
+    free(m->indices);
+    free(m->triangle_source);
+    free(m->old_of_new);
+    free(m->new_of_old);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,148 @@
+/* simple9.c - Simple-9 word-aligned codes (Anh & Moffat 2005; Meyer et al. 2012, Sec. 6):
+ * 32-bit words of a 4-bit selector and 28 data bits split into equal codes. Two packers: the
+ * paper's greedy one and an optimal one (fewest words, dynamic programming over the next word's
+ * selector); both produce exact streams (no padding codes) that the same decoders read.
+ * Try: `vreuse_tests gts/simple9`.
+ */
+#include "gts.h"
+#include "gts_math.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+uint32_t vr_s9_bits(uint32_t selector) { return vr_gts_s9_bits(selector); }
+uint32_t vr_s9_count(uint32_t selector) { return vr_gts_s9_count(selector); }
+
+static uint32_t bit_length(uint32_t v)
+{
+    uint32_t n = 0;
+    while (v) {
+        ++n;
+        v >>= 1;
+    }
+    return n;
+}
+
+static uint32_t pack_word(uint32_t selector, const uint32_t *values)
+{
+    const uint32_t bits = vr_gts_s9_bits(selector), count = vr_gts_s9_count(selector);
+    uint32_t w = selector << 28;
+    for (uint32_t k = 0; k < count; ++k)
+        w |= values[k] << (k * bits);
+    return w;
+}
+
+/* Selector whose word holds exactly `len` codes, or -1 (lengths 28 14 9 7 5 4 3 2 1). */
+static int selector_of_length(uint32_t len)
+{
+    for (uint32_t s = 0; s <= 8; ++s)
+        if (vr_gts_s9_count(s) == len)
+            return (int)s;
+    return -1;
+}
+
+static size_t encode_greedy(uint32_t *dst, const uint32_t *values, size_t count)
+{
+    size_t words = 0;
+    for (size_t k = 0; k < count;) {
+        /* the most codes per word whose codes all fit and that does not run past the end */
+        for (uint32_t s = 0; s <= 8; ++s) {
+            const uint32_t n = vr_gts_s9_count(s), bits = vr_gts_s9_bits(s);
+            if (k + n > count)
+                continue;
+            uint32_t j = 0;
+            while (j < n && bit_length(values[k + j]) <= bits)
+                ++j;
+            if (j == n) {
+                dst[words++] = pack_word(s, values + k);
+                k += n;
+                break;
+            }
+        }
+    }
+    return words;
+}
+
+/* cost[k] = fewest words for values[k..count); a word starting at k takes len codes, which
+ * needs the largest bit length of the window to fit the selector of that length. */
+static vr_status encode_optimal(uint32_t *dst, size_t *word_count, const uint32_t *values,
+                                size_t count)
+{
+    uint32_t *cost = malloc((count + 1) * sizeof *cost);
+    uint8_t *choice = malloc(count ? count : 1);
+    if (!cost || !choice) {
+        free(cost);
+        free(choice);
+        return VR_ERROR(VR_ERR_OOM, "simple9: %zu values: out of memory for the packer", count);
+    }
+    int sel_of_len[29];
+    for (uint32_t len = 0; len <= 28; ++len)
+        sel_of_len[len] = selector_of_length(len);
+    cost[count] = 0;
+    for (size_t k = count; k-- > 0;) {
+        uint32_t best = UINT32_MAX, best_sel = 8, max_bits = 0;
+        for (uint32_t len = 1; len <= 28 && k + len <= count; ++len) {
+            const uint32_t b = bit_length(values[k + len - 1]);
+            max_bits = b > max_bits ? b : max_bits;
+            const int s = sel_of_len[len];
+            if (s < 0)
+                continue;
+            if (max_bits > vr_gts_s9_bits((uint32_t)s))
+                break; /* longer windows need fewer bits per code: none fits any more */
+            if (1 + cost[k + len] < best)
+                best = 1 + cost[k + len], best_sel = (uint32_t)s;
+        }
+        cost[k] = best;
+        choice[k] = (uint8_t)best_sel;
+    }
+    size_t words = 0;
+    for (size_t k = 0; k < count; k += vr_gts_s9_count(choice[k]))
+        dst[words++] = pack_word(choice[k], values + k);
+    free(cost);
+    free(choice);
+    *word_count = words;
+    return VR_OK;
+}
+
+vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values, size_t count,
+                       vr_gts_packing packing)
+{
+    assert(word_count && (dst || count == 0) && (values || count == 0));
+    for (size_t k = 0; k < count; ++k)
+        if (values[k] >> 28)
+            return VR_ERROR(VR_ERR_OVERFLOW,
+                            "simple9: value %zu is %u, needs %u bits; a code holds at most 28",
+                            k, values[k], bit_length(values[k]));
+    if (packing == VR_GTS_PACK_GREEDY) {
+        *word_count = encode_greedy(dst, values, count);
+        return VR_OK;
+    }
+    return encode_optimal(dst, word_count, values, count);
+}
+
+vr_status vr_s9_decode(uint32_t *dst, size_t count, const uint32_t *words, size_t word_count,
+                       const char *what)
+{
+    assert((dst || count == 0) && (words || word_count == 0) && what);
+    size_t k = 0;
+    for (size_t l = 0; l < word_count; ++l) {
+        const uint32_t w = words[l], sel = w >> 28;
+        const uint32_t bits = vr_gts_s9_bits(sel), n = vr_gts_s9_count(sel);
+        if (!bits)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has selector %u; valid "
+                            "selectors are 0..8", what, l, w, sel);
+        if (n * bits < 28 && (w & 0x0fffffffu) >> (n * bits))
+            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has nonzero padding "
+                            "bits above its %u codes of %u bits", what, l, w, n, bits);
+        if (n > count - k)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu holds %u codes but only %zu of "
+                            "the %zu expected remain", what, l, n, count - k, count);
+        const uint32_t mask = bits == 32 ? ~0u : (1u << bits) - 1u;
+        for (uint32_t j = 0; j < n; ++j)
+            dst[k++] = (w >> (j * bits)) & mask;
+    }
+    if (k != count)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 words hold %zu codes, expected %zu", what,
+                        k, count);
+    return VR_OK;
+}

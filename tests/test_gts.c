@@ -1,0 +1,990 @@
+/* test_gts.c - tests of the GTS codec (pipeline/gts.h): Simple-9 packing by hand, the N/P/R
+ * strip recursion by hand, both CPU decoders (sequential and scan formulation) against each
+ * other on random streams, encode/decode round trips (exact triangle list, sources, winding,
+ * vertex permutation and data) on every shared scene, many components and non-manifold
+ * meshes in both restart modes, bits per triangle against the paper's Table 2, and malformed
+ * files (every truncation, byte flips, bad checksums, corrupt fields behind valid checksums).
+ * Group "gts/"; the helpers vr_test_gts_* are shared with tests/test_gts_gpu.cu.
+ */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <meshoptimizer.h>
+
+#include "../pipeline/gts.h"
+#include "../scenes/scene.h"
+
+/* ---- helpers shared with test_gts_gpu.cu ------------------------------------------------- */
+
+/* A mesh from an index list with deterministic positions/normals (owned: vr_mesh_free). */
+vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_count,
+                           uint32_t vertex_count)
+{
+    memset(m, 0, sizeof *m);
+    m->vertex_count = vertex_count;
+    m->index_count = index_count;
+    m->indices = malloc((index_count ? index_count : 1) * sizeof *m->indices);
+    m->positions = malloc(3 * (size_t)(vertex_count ? vertex_count : 1) * sizeof(float));
+    m->normals = malloc(3 * (size_t)(vertex_count ? vertex_count : 1) * sizeof(float));
+    if (!m->indices || !m->positions || !m->normals) {
+        vr_mesh_free(m);
+        return VR_ERROR(VR_ERR_OOM, "test mesh: out of memory");
+    }
+    memcpy(m->indices, indices, index_count * sizeof *indices);
+    for (uint32_t i = 0; i < 3 * vertex_count; ++i) {
+        m->positions[i] = (float)i * 0.5f;
+        m->normals[i] = (float)(i % 7);
+    }
+    return VR_OK;
+}
+
+/* Hand-made meshes: 0 three triangles sharing one edge (non-manifold) plus one glued with the
+ * wrong orientation, 1 degenerate and duplicate triangles and an unreferenced vertex,
+ * 2 two separate triangles, 3 a single triangle, 4 a fan around vertex 0. */
+#define VR_TEST_GTS_SMALL_COUNT 5
+const size_t vr_test_gts_small_count = VR_TEST_GTS_SMALL_COUNT;
+vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name)
+{
+    static const uint32_t nonmanifold[] = {0, 1, 2, 1, 0, 3, 0, 1, 4, 1, 2, 5, 2, 1, 6, 0, 2, 5};
+    static const uint32_t degenerate[] = {0, 1, 2, 2, 1, 3, 3, 3, 4, 0, 1, 2, 1, 0, 5, 5, 0, 5};
+    static const uint32_t separate[] = {0, 1, 2, 3, 4, 5};
+    static const uint32_t single[] = {2, 0, 1};
+    static const uint32_t fan[] = {0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5, 0, 5, 6, 0, 6, 1};
+    switch (which) {
+    case 0: *name = "non-manifold edge"; return vr_test_gts_mesh(m, nonmanifold, 18, 7);
+    case 1: *name = "degenerate+duplicate+unused"; return vr_test_gts_mesh(m, degenerate, 18, 7);
+    case 2: *name = "two components"; return vr_test_gts_mesh(m, separate, 6, 6);
+    case 3: *name = "one triangle"; return vr_test_gts_mesh(m, single, 3, 3);
+    default: *name = "fan"; return vr_test_gts_mesh(m, fan, 18, 7);
+    }
+}
+
+static int same_rotation(const uint32_t a[3], const uint32_t b[3])
+{
+    for (int r = 0; r < 3; ++r)
+        if (a[0] == b[r] && a[1] == b[(r + 1) % 3] && a[2] == b[(r + 2) % 3])
+            return 1;
+    return 0;
+}
+
+/* Checks an encoding of `m` completely: both CPU decoders return map->indices exactly; every
+ * source triangle appears once, as a rotation of itself (winding kept) under the vertex map;
+ * emulation triangles are degenerate; the vertex map is a bijection with referenced vertices
+ * first; vertex data is permuted; the file image reads back identical. Returns failures. */
+int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, const char *what)
+{
+    const int before = vr_test_failures;
+    const uint32_t n = m->index_count / 3, tn = g->strip_triangle_count, vc = m->vertex_count;
+    VR_EXPECT_EQ(g->triangle_count, n);
+    VR_EXPECT_EQ(map->strip_triangle_count, tn);
+    VR_EXPECT_EQ(g->vertex_count, vc);
+    VR_EXPECT(vr_gts_validate(g, what) == VR_OK, "%s: %s", what, vr_last_error());
+    uint32_t *got = malloc(3 * (size_t)tn * sizeof *got);
+    uint8_t *seen = calloc(n ? n : 1, 1), *vseen = calloc(vc ? vc : 1, 1);
+    if (!got || !seen || !vseen) {
+        VR_EXPECT(0, "%s: out of memory", what);
+        goto done;
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        memset(got, 0xff, 3 * (size_t)tn * sizeof *got);
+        vr_status s = pass ? vr_gts_decode_scan_ref(got, g) : vr_gts_decode_ref(got, g);
+        VR_EXPECT(s == VR_OK, "%s: %s decoder: %s", what, pass ? "scan" : "sequential",
+                  vr_last_error());
+        size_t k = 0;
+        while (k < 3 * (size_t)tn && got[k] == map->indices[k])
+            ++k;
+        VR_EXPECT(k == 3 * (size_t)tn, "%s: %s decoder: index %zu is %u, encoder wrote %u", what,
+                  pass ? "scan" : "sequential", k, k < 3 * (size_t)tn ? got[k] : 0,
+                  k < 3 * (size_t)tn ? map->indices[k] : 0);
+    }
+    for (uint32_t i = 0; i < vc; ++i) {
+        const uint32_t nw = map->new_of_old[i];
+        VR_EXPECT(nw < vc && map->old_of_new[nw] == i, "%s: vertex map broken at %u", what, i);
+        if (nw < vc && !vseen[nw])
+            vseen[nw] = 1;
+        else
+            VR_EXPECT(0, "%s: new id %u used twice", what, nw);
+    }
+    uint32_t max_used = 0, emulated = 0;
+    for (uint32_t i = 0; i < tn && vr_test_failures - before < 10; ++i) {
+        const uint32_t *t = map->indices + 3 * (size_t)i, src = map->triangle_source[i];
+        for (int j = 0; j < 3; ++j)
+            max_used = t[j] > max_used ? t[j] : max_used;
+        if (src == VR_GTS_EMULATED) {
+            ++emulated;
+            VR_EXPECT(t[0] == t[1] || t[1] == t[2] || t[2] == t[0],
+                      "%s: emulation triangle %u (%u %u %u) is not degenerate", what, i, t[0],
+                      t[1], t[2]);
+            continue;
+        }
+        VR_EXPECT(src < n, "%s: triangle %u has source %u of %u", what, i, src, n);
+        if (src >= n)
+            continue;
+        VR_EXPECT(!seen[src], "%s: source triangle %u emitted twice", what, src);
+        seen[src] = 1;
+        const uint32_t old[3] = {map->old_of_new[t[0]], map->old_of_new[t[1]],
+                                 map->old_of_new[t[2]]};
+        VR_EXPECT(same_rotation(old, m->indices + 3 * (size_t)src),
+                  "%s: triangle %u = source %u (%u %u %u) is not a rotation of (%u %u %u)", what,
+                  i, src, old[0], old[1], old[2], m->indices[3 * (size_t)src],
+                  m->indices[3 * (size_t)src + 1], m->indices[3 * (size_t)src + 2]);
+    }
+    VR_EXPECT_EQ(emulated + n, tn);
+    VR_EXPECT(g->restart == VR_GTS_RESTART_DEGENERATE || emulated == 0, "%s: R mode emulates", what);
+    for (uint32_t i = 0; i < n; ++i)
+        if (!seen[i]) {
+            VR_EXPECT(0, "%s: source triangle %u missing", what, i);
+            break;
+        }
+    VR_EXPECT_EQ(max_used + 1, g->referenced_count);
+    if (g->positions && m->positions)
+        for (uint32_t i = 0; i < vc; ++i)
+            if (memcmp(g->positions + 3 * (size_t)i, m->positions + 3 * (size_t)map->old_of_new[i],
+                       3 * sizeof(float))) {
+                VR_EXPECT(0, "%s: positions of new vertex %u are not those of source %u", what, i,
+                          map->old_of_new[i]);
+                break;
+            }
+    /* the file image reads back the same stream */
+    const size_t bytes = vr_gts_file_bytes(g);
+    uint8_t *img = malloc(bytes);
+    size_t written = 0;
+    vr_gts back;
+    if (img && vr_gts_write_memory(img, bytes, &written, g) == VR_OK &&
+        vr_gts_read_memory(&back, img, written, what) == VR_OK) {
+        VR_EXPECT(back.restart == g->restart && back.v_count == g->v_count &&
+                  back.u_count == g->u_count && back.s_count == g->s_count &&
+                  !memcmp(back.c, g->c, 4 * (size_t)vr_gts_c_words(g)) &&
+                  !memcmp(back.inc, g->inc, 4 * (size_t)vr_gts_inc_words(g)) &&
+                  (!g->s_count || !memcmp(back.s, g->s, 4 * (size_t)g->s_count)),
+                  "%s: the file image reads back a different stream", what);
+        vr_gts_free(&back);
+    } else {
+        VR_EXPECT(0, "%s: file image write/read: %s", what, vr_last_error());
+    }
+    free(img);
+done:
+    free(got);
+    free(seen);
+    free(vseen);
+    return vr_test_failures - before;
+}
+
+/* Encodes m in `mode` and runs vr_test_gts_check; the stream and map stay for the caller when
+ * g/map are not NULL (then the caller frees them). */
+int vr_test_gts_roundtrip(const vr_mesh *m, vr_gts_restart mode, const char *what, vr_gts *g_out,
+                          vr_gts_map *map_out)
+{
+    vr_gts_options o = vr_gts_options_default();
+    o.restart = mode;
+    vr_gts g;
+    vr_gts_map map;
+    const vr_status s = vr_gts_encode(&g, &map, m, &o);
+    VR_EXPECT(s == VR_OK, "%s: encode: %s", what, vr_last_error());
+    if (s)
+        return 1;
+    const int fails = vr_test_gts_check(&g, &map, m, what);
+    if (g_out)
+        *g_out = g;
+    else
+        vr_gts_free(&g);
+    if (map_out)
+        *map_out = map;
+    else
+        vr_gts_map_free(&map);
+    return fails;
+}
+
+/* A random but well-formed stream: n strip triangles in `mode`, R codes with probability
+ * 1/8 (R mode), each V entry new with probability 1/2 unless no vertex exists yet; re-used
+ * vertices drawn near the newest one so deltas stay small. Deterministic in `seed`. */
+vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed)
+{
+    memset(g, 0, sizeof *g);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+#define VR_RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (uint32_t)(x >> 11))
+    g->restart = mode;
+    g->triangle_count = g->strip_triangle_count = n;
+    uint32_t restarts = 0;
+    g->c = calloc(vr_gts_c_words(g), sizeof *g->c);
+    if (!g->c)
+        return VR_ERR_OOM;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t code = VR_RND() & 1u;
+        if (mode == VR_GTS_RESTART_CODE) {
+            if (i == 0 || VR_RND() % 8 == 0)
+                code = VR_GTS_CODE_R, restarts += i > 0;
+            g->c[i >> 4] |= code << ((i & 15) * 2);
+        } else if (i > 0) {
+            g->c[i >> 5] |= code << (i & 31);
+        }
+    }
+    g->restart_count = restarts;
+    g->v_count = n + 2 + (mode == VR_GTS_RESTART_CODE ? 2 * restarts : 0);
+    g->inc = calloc(vr_gts_inc_words(g), sizeof *g->inc);
+    uint32_t *deltas = malloc((size_t)g->v_count * sizeof *deltas);
+    g->s = malloc((size_t)g->v_count * sizeof *g->s);
+    if (!g->inc || !deltas || !g->s) {
+        free(deltas);
+        vr_gts_free(g);
+        return VR_ERR_OOM;
+    }
+    uint32_t next = 0, prev = 0;
+    for (uint32_t j = 0; j < g->v_count; ++j) {
+        if (next == 0 || VR_RND() % 2) {
+            g->inc[j >> 5] |= 1u << (j & 31);
+            ++next;
+            continue;
+        }
+        const uint32_t back = VR_RND() % (next < 40 ? next : 40);
+        const uint32_t u = next - 1 - back, d = u - prev;
+        deltas[g->u_count++] = (d << 1) ^ (0u - (d >> 31));
+        prev = u;
+    }
+#undef VR_RND
+    g->referenced_count = g->vertex_count = next;
+    size_t words = 0;
+    vr_status s = vr_s9_encode(g->s, &words, deltas, g->u_count, VR_GTS_PACK_OPTIMAL);
+    g->s_count = (uint32_t)words;
+    free(deltas);
+    if (s)
+        vr_gts_free(g);
+    return s;
+}
+
+/* A deep copy, for mutation tests. */
+vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src)
+{
+    *dst = *src;
+    dst->positions = dst->normals = dst->texcoords = NULL;
+    const size_t cw = vr_gts_c_words(src), iw = vr_gts_inc_words(src);
+    dst->c = malloc(4 * (cw ? cw : 1));
+    dst->inc = malloc(4 * (iw ? iw : 1));
+    dst->s = malloc(4 * ((size_t)src->s_count + 1));
+    if (!dst->c || !dst->inc || !dst->s) {
+        vr_gts_free(dst);
+        return VR_ERR_OOM;
+    }
+    memcpy(dst->c, src->c, 4 * cw);
+    memcpy(dst->inc, src->inc, 4 * iw);
+    if (src->s_count)
+        memcpy(dst->s, src->s, 4 * (size_t)src->s_count);
+    return VR_OK;
+}
+
+/* The shared scenes of ../shared/scenes (NULL-terminated). */
+const char *const vr_test_gts_scenes[] = {"fandisk.obj", "horse.ply", "igea.ply",
+                                          "stanford-bunny.obj", "rocker-arm.obj", "spot.obj",
+                                          "cow.obj", "teapot.obj", NULL};
+
+/* ---- Simple-9 ----------------------------------------------------------------------------- */
+
+static int test_simple9_hand(void)
+{
+    uint32_t w[16], back[32];
+    size_t count = 0;
+    /* the paper's Fig. 6 start: a 9-bit and a 14-bit code share one word, selector h (2 x 14) */
+    const uint32_t a[] = {300, 10000};
+    VR_EXPECT(vr_s9_encode(w, &count, a, 2, VR_GTS_PACK_OPTIMAL) == VR_OK, "%s", vr_last_error());
+    VR_EXPECT_EQ(count, 1);
+    VR_EXPECT_EQ(w[0], 0x70000000u | 300u | 10000u << 14);
+    /* 28 one-bit codes: selector a, all data bits set */
+    uint32_t ones[28];
+    for (int i = 0; i < 28; ++i)
+        ones[i] = 1;
+    VR_EXPECT(vr_s9_encode(w, &count, ones, 28, VR_GTS_PACK_GREEDY) == VR_OK, "greedy");
+    VR_EXPECT_EQ(count, 1);
+    VR_EXPECT_EQ(w[0], 0x0fffffffu);
+    /* greedy takes 3 x 9 first and needs 3 words; optimal packs 2 x 14 then 7 x 4 */
+    const uint32_t b[] = {511, 127, 0, 0, 7, 15, 15, 1, 7};
+    VR_EXPECT(vr_s9_encode(w, &count, b, 9, VR_GTS_PACK_GREEDY) == VR_OK, "greedy");
+    VR_EXPECT_EQ(count, 3);
+    VR_EXPECT_EQ(w[0], 0x60000000u | 511u | 127u << 9);  /* 3 x 9: 511 127 0 */
+    VR_EXPECT_EQ(w[1], 0x40000000u | 7u << 5 | 15u << 10 | 15u << 15 | 1u << 20); /* 5 x 5 */
+    VR_EXPECT_EQ(w[2], 0x80000007u);                      /* 1 x 28: 7 */
+    VR_EXPECT(vr_s9_decode(back, 9, w, count, "hand") == VR_OK, "%s", vr_last_error());
+    VR_EXPECT(!memcmp(back, b, sizeof b), "greedy words decode back");
+    VR_EXPECT(vr_s9_encode(w, &count, b, 9, VR_GTS_PACK_OPTIMAL) == VR_OK, "optimal");
+    VR_EXPECT_EQ(count, 2);
+    VR_EXPECT_EQ(w[0], 0x701fc1ffu);
+    VR_EXPECT_EQ(w[1], 0x371ff700u);
+    VR_EXPECT(vr_s9_decode(back, 9, w, count, "hand") == VR_OK, "%s", vr_last_error());
+    VR_EXPECT(!memcmp(back, b, sizeof b), "optimal words decode back");
+    /* values beyond 28 bits are refused */
+    const uint32_t big[] = {1, 1u << 28};
+    VR_EXPECT(vr_s9_encode(w, &count, big, 2, VR_GTS_PACK_OPTIMAL) == VR_ERR_OVERFLOW, "2^28");
+    /* malformed words */
+    uint32_t bad = 0x90000000u; /* selector 9 */
+    VR_EXPECT(vr_s9_decode(back, 1, &bad, 1, "bad") == VR_ERR_FORMAT, "selector 9");
+    bad = 0x60000000u | 1u << 27; /* 3 x 9 uses 27 bits; bit 27 is padding */
+    VR_EXPECT(vr_s9_decode(back, 3, &bad, 1, "bad") == VR_ERR_FORMAT, "padding");
+    bad = 0x0fffffffu; /* 28 codes where 27 are expected, and the reverse */
+    VR_EXPECT(vr_s9_decode(back, 27, &bad, 1, "bad") == VR_ERR_FORMAT, "too many codes");
+    VR_EXPECT(vr_s9_decode(back, 29, &bad, 1, "bad") == VR_ERR_FORMAT, "too few codes");
+    return VR_TEST_RESULT();
+}
+
+static int test_simple9_random(void)
+{
+    enum { N = 5000 };
+    uint32_t *v = malloc(N * sizeof *v), *w = malloc(N * sizeof *w), *back = malloc(N * sizeof *back);
+    uint64_t x = 12345;
+    for (int round = 0; round < 20 && v && w && back; ++round) {
+        for (int k = 0; k < N; ++k) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const uint32_t bits = (uint32_t)(x % 29); /* 0..28 bits, skewed small below */
+            v[k] = (uint32_t)(x >> 20) & ((bits < 4 || round % 3 == 0 ? 1u << (bits % 4) : 1u << bits) - 1u);
+        }
+        size_t greedy = 0, optimal = 0;
+        VR_EXPECT(vr_s9_encode(w, &greedy, v, N, VR_GTS_PACK_GREEDY) == VR_OK, "greedy");
+        VR_EXPECT(vr_s9_decode(back, N, w, greedy, "greedy") == VR_OK, "%s", vr_last_error());
+        VR_EXPECT(!memcmp(back, v, N * sizeof *v), "round %d: greedy round trip", round);
+        VR_EXPECT(vr_s9_encode(w, &optimal, v, N, VR_GTS_PACK_OPTIMAL) == VR_OK, "optimal");
+        VR_EXPECT(vr_s9_decode(back, N, w, optimal, "optimal") == VR_OK, "%s", vr_last_error());
+        VR_EXPECT(!memcmp(back, v, N * sizeof *v), "round %d: optimal round trip", round);
+        VR_EXPECT(optimal <= greedy, "round %d: optimal %zu words > greedy %zu", round, optimal,
+                  greedy);
+    }
+    free(v);
+    free(w);
+    free(back);
+    return VR_TEST_RESULT();
+}
+
+/* ---- the strip recursion by hand ----------------------------------------------------------- */
+
+/* Builds an R-mode stream from codes and V (all entries new unless listed in `reused`). */
+static void hand_stream(vr_gts *g, uint32_t *c, uint32_t *inc, uint32_t *s, const uint32_t *codes,
+                        uint32_t n, const uint32_t *v, uint32_t v_count, vr_gts_restart mode)
+{
+    memset(g, 0, sizeof *g);
+    memset(c, 0, 4 * 4);
+    memset(inc, 0, 4 * 4);
+    g->restart = mode;
+    g->triangle_count = g->strip_triangle_count = n;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (mode == VR_GTS_RESTART_CODE)
+            c[i >> 4] |= codes[i] << ((i & 15) * 2);
+        else if (i > 0)
+            c[i >> 5] |= codes[i] << (i & 31);
+        g->restart_count += i > 0 && codes[i] == VR_GTS_CODE_R;
+    }
+    uint32_t next = 0, prev = 0, deltas[16];
+    for (uint32_t j = 0; j < v_count; ++j) {
+        if (v[j] == next) {
+            inc[j >> 5] |= 1u << (j & 31);
+            ++next;
+        } else {
+            const uint32_t d = v[j] - prev;
+            deltas[g->u_count++] = (d << 1) ^ (0u - (d >> 31));
+            prev = v[j];
+        }
+    }
+    size_t words = 0;
+    vr_s9_encode(s, &words, deltas, g->u_count, VR_GTS_PACK_OPTIMAL);
+    g->s_count = (uint32_t)words;
+    g->v_count = v_count;
+    g->vertex_count = g->referenced_count = next;
+    g->c = c, g->inc = inc, g->s = s;
+}
+
+static int decode_both(const vr_gts *g, const uint32_t *want, uint32_t n, const char *what)
+{
+    uint32_t got[64];
+    for (int pass = 0; pass < 2; ++pass) {
+        memset(got, 0xff, sizeof got);
+        const vr_status s = pass ? vr_gts_decode_scan_ref(got, g) : vr_gts_decode_ref(got, g);
+        VR_EXPECT(s == VR_OK, "%s (%s): %s", what, pass ? "scan" : "sequential", vr_last_error());
+        for (uint32_t k = 0; k < 3 * n; ++k)
+            if (got[k] != want[k]) {
+                VR_EXPECT(got[k] == want[k], "%s (%s): index %u is %u, expected %u", what,
+                          pass ? "scan" : "sequential", k, got[k], want[k]);
+                break;
+            }
+    }
+    return 0;
+}
+
+static int test_strip_codes_hand(void)
+{
+    uint32_t c[4], inc[4], s[8];
+    vr_gts g;
+    /* R N P N over V = 0..5: T0 = (0,1,2); N -> (T0.v2, T0.v1, 3); P -> (T1.v0, T1.v2, 4);
+     * N -> (T2.v2, T2.v1, 5) */
+    const uint32_t codes1[] = {VR_GTS_CODE_R, VR_GTS_CODE_N, VR_GTS_CODE_P, VR_GTS_CODE_N};
+    const uint32_t v1[] = {0, 1, 2, 3, 4, 5};
+    const uint32_t want1[] = {0, 1, 2, 2, 1, 3, 2, 3, 4, 4, 3, 5};
+    hand_stream(&g, c, inc, s, codes1, 4, v1, 6, VR_GTS_RESTART_CODE);
+    VR_EXPECT_EQ(c[0], 0x12u); /* R=2 in bits 0-1, N=0, P=1 in bits 4-5, N=0 */
+    VR_EXPECT_EQ(inc[0], 0x3fu);
+    decode_both(&g, want1, 4, "R N P N");
+    /* the same codes in deg. mode (triangle 0 implicit) decode identically */
+    hand_stream(&g, c, inc, s, codes1, 4, v1, 6, VR_GTS_RESTART_DEGENERATE);
+    VR_EXPECT_EQ(c[0], 0x4u); /* bit 2: P */
+    decode_both(&g, want1, 4, "deg. N P N");
+    /* a fan is P P P: Q keeps pointing at V[0] (the max scan carries it) */
+    const uint32_t codes2[] = {VR_GTS_CODE_R, VR_GTS_CODE_P, VR_GTS_CODE_P, VR_GTS_CODE_P};
+    const uint32_t want2[] = {0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5};
+    hand_stream(&g, c, inc, s, codes2, 4, v1, 6, VR_GTS_RESTART_CODE);
+    decode_both(&g, want2, 4, "fan R P P P");
+    /* N N N: a fan around T0.v1 */
+    const uint32_t codes3[] = {VR_GTS_CODE_R, VR_GTS_CODE_N, VR_GTS_CODE_N, VR_GTS_CODE_N};
+    const uint32_t want3[] = {0, 1, 2, 2, 1, 3, 3, 1, 4, 4, 1, 5};
+    hand_stream(&g, c, inc, s, codes3, 4, v1, 6, VR_GTS_RESTART_CODE);
+    decode_both(&g, want3, 4, "fan R N N N");
+    /* a restart: R P R N over V = 0..7: T2 takes three new entries, T3 continues from it */
+    const uint32_t codes4[] = {VR_GTS_CODE_R, VR_GTS_CODE_P, VR_GTS_CODE_R, VR_GTS_CODE_N};
+    const uint32_t v4[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const uint32_t want4[] = {0, 1, 2, 0, 2, 3, 4, 5, 6, 6, 5, 7};
+    hand_stream(&g, c, inc, s, codes4, 4, v4, 8, VR_GTS_RESTART_CODE);
+    VR_EXPECT_EQ(g.restart_count, 1);
+    decode_both(&g, want4, 4, "R P R N");
+    /* re-used vertices: V = 0 1 2 0 3 1 -> U = [0, 1], D = zigzag(0), zigzag(1) = 0, 2 */
+    const uint32_t codes5[] = {VR_GTS_CODE_R, VR_GTS_CODE_N, VR_GTS_CODE_P, VR_GTS_CODE_N};
+    const uint32_t v5[] = {0, 1, 2, 0, 3, 1};
+    const uint32_t want5[] = {0, 1, 2, 2, 1, 0, 2, 0, 3, 3, 0, 1};
+    hand_stream(&g, c, inc, s, codes5, 4, v5, 6, VR_GTS_RESTART_CODE);
+    VR_EXPECT_EQ(inc[0], 0x17u); /* entries 0 1 2 4 new */
+    VR_EXPECT_EQ(g.u_count, 2);
+    VR_EXPECT_EQ(g.s_count, 1);
+    VR_EXPECT_EQ(s[0], 0x70000000u | 0u | 2u << 14); /* 2 codes of 14 bits: 0 and 2 */
+    decode_both(&g, want5, 4, "re-use");
+    /* a re-used vertex that does not exist yet is malformed */
+    const uint32_t v6[] = {0, 1, 2, 3, 3, 4}; /* wrong on purpose: fixed below */
+    hand_stream(&g, c, inc, s, codes5, 4, v6, 6, VR_GTS_RESTART_CODE);
+    s[0] = 0x80000000u | 20u; /* U[0] = zigzag^-1(20) = 10: vertex 10 before it exists */
+    uint32_t got[12];
+    VR_EXPECT(vr_gts_decode_ref(got, &g) == VR_ERR_FORMAT, "future vertex accepted");
+    VR_EXPECT(vr_gts_decode_scan_ref(got, &g) == VR_ERR_FORMAT, "future vertex accepted (scan)");
+    return VR_TEST_RESULT();
+}
+
+/* Restart emulation: two separate triangles need a bridge of degenerate triangles. */
+static int test_restart_emulation(void)
+{
+    vr_mesh m;
+    const char *name;
+    if (vr_test_gts_small(2, &m, &name) != VR_OK)
+        return VR_TEST_FAIL;
+    vr_gts g;
+    vr_gts_map map;
+    if (vr_test_gts_roundtrip(&m, VR_GTS_RESTART_DEGENERATE, name, &g, &map) == 0) {
+        /* (x,y,z) -> (a,b,c) with six distinct vertices takes the general 4-triangle bridge */
+        VR_EXPECT_EQ(g.strip_triangle_count, 6);
+        VR_EXPECT_EQ(g.restart_count, 1);
+        VR_EXPECT_EQ(g.v_count, 8);
+        for (int i = 1; i <= 4; ++i)
+            VR_EXPECT_EQ(map.triangle_source[i], VR_GTS_EMULATED);
+        vr_gts_free(&g);
+        vr_gts_map_free(&map);
+    }
+    if (vr_test_gts_roundtrip(&m, VR_GTS_RESTART_CODE, name, &g, &map) == 0) {
+        VR_EXPECT_EQ(g.strip_triangle_count, 2);
+        VR_EXPECT_EQ(g.v_count, 6); /* R R: three explicit vertices each */
+        VR_EXPECT_EQ(g.c[0], 0xau);
+        vr_gts_free(&g);
+        vr_gts_map_free(&map);
+    }
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+/* The scan formulation (M, Q max scan, ...) equals the sequential recursion on random streams
+ * with all code combinations, including R after R and long N/P runs. */
+static int test_scan_vs_sequential(void)
+{
+    const uint32_t sizes[] = {1, 2, 3, 17, 100, 1000, 20000};
+    for (int mode = 0; mode < 2; ++mode)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
+            for (uint64_t seed = 1; seed <= 3; ++seed) {
+                vr_gts g;
+                if (vr_test_gts_random_stream(&g, sizes[k], (vr_gts_restart)mode, seed) != VR_OK) {
+                    VR_EXPECT(0, "random stream: out of memory");
+                    continue;
+                }
+                const size_t words = 3 * (size_t)sizes[k];
+                uint32_t *a = malloc(words * 4), *b = malloc(words * 4);
+                VR_EXPECT(a && b && vr_gts_decode_ref(a, &g) == VR_OK, "%s", vr_last_error());
+                VR_EXPECT(a && b && vr_gts_decode_scan_ref(b, &g) == VR_OK, "%s", vr_last_error());
+                VR_EXPECT(a && b && !memcmp(a, b, words * 4),
+                          "mode %d n %u seed %llu: scan decode differs from the recursion", mode,
+                          sizes[k], (unsigned long long)seed);
+                free(a);
+                free(b);
+                vr_gts_free(&g);
+            }
+    return VR_TEST_RESULT();
+}
+
+/* ---- round trips --------------------------------------------------------------------------- */
+
+static int test_small_meshes(void)
+{
+    for (size_t i = 0; i < VR_TEST_GTS_SMALL_COUNT; ++i) {
+        vr_mesh m;
+        const char *name;
+        if (vr_test_gts_small(i, &m, &name) != VR_OK)
+            return VR_TEST_FAIL;
+        for (int mode = 0; mode < 2; ++mode)
+            vr_test_gts_roundtrip(&m, (vr_gts_restart)mode, name, NULL, NULL);
+        vr_mesh_free(&m);
+    }
+    /* the unreferenced vertex (6 in mesh 1) gets the last id */
+    vr_mesh m;
+    const char *name;
+    vr_gts g;
+    vr_gts_map map;
+    if (vr_test_gts_small(1, &m, &name) == VR_OK &&
+        vr_test_gts_roundtrip(&m, VR_GTS_RESTART_CODE, name, &g, &map) == 0) {
+        VR_EXPECT_EQ(g.referenced_count, 6);
+        VR_EXPECT_EQ(map.new_of_old[6], 6);
+        vr_gts_free(&g);
+        vr_gts_map_free(&map);
+    }
+    vr_mesh_free(&m);
+    /* an empty mesh and an out-of-range index are refused */
+    vr_mesh bad;
+    const uint32_t oob[] = {0, 1, 5};
+    if (vr_test_gts_mesh(&bad, oob, 3, 3) == VR_OK) {
+        vr_gts_options o = vr_gts_options_default();
+        VR_EXPECT(vr_gts_encode(&g, NULL, &bad, &o) == VR_ERR_FORMAT, "index 5 of 3 vertices");
+        bad.index_count = 0;
+        VR_EXPECT(vr_gts_encode(&g, NULL, &bad, &o) == VR_ERR_FORMAT, "no triangles");
+        vr_mesh_free(&bad);
+    }
+    return VR_TEST_RESULT();
+}
+
+static int roundtrip_spec(const char *spec)
+{
+    vr_mesh m;
+    if (vr_mesh_load(&m, spec) != VR_OK) {
+        VR_EXPECT(0, "%s", vr_last_error());
+        return VR_TEST_FAIL;
+    }
+    for (int mode = 0; mode < 2; ++mode) {
+        char what[300];
+        snprintf(what, sizeof what, "%s (%s)", spec, mode ? "deg." : "R");
+        vr_test_gts_roundtrip(&m, (vr_gts_restart)mode, what, NULL, NULL);
+    }
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+static int test_scenes(void)
+{
+    char path[512];
+    if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
+        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
+        return VR_TEST_SKIP;
+    }
+    for (int i = 0; vr_test_gts_scenes[i]; ++i) {
+        vr_test_scene_path(path, sizeof path, vr_test_gts_scenes[i]);
+        roundtrip_spec(path);
+    }
+    return VR_TEST_RESULT();
+}
+
+static int test_components(void)
+{
+    roundtrip_spec("foliage:10k"); /* thousands of two-triangle components: restarts */
+    roundtrip_spec("terrain:20k");
+    return roundtrip_spec("sphere:82k");
+}
+
+static int test_packing_modes(void)
+{
+    vr_mesh m;
+    if (vr_mesh_load(&m, "sphere:20k") != VR_OK)
+        return VR_TEST_FAIL;
+    vr_gts_options o = vr_gts_options_default();
+    vr_gts a, b;
+    vr_gts_map map;
+    o.packing = VR_GTS_PACK_GREEDY;
+    VR_EXPECT(vr_gts_encode(&a, &map, &m, &o) == VR_OK, "%s", vr_last_error());
+    vr_test_gts_check(&a, &map, &m, "greedy packing");
+    vr_gts_map_free(&map);
+    o.packing = VR_GTS_PACK_OPTIMAL;
+    o.keep_vertex_data = 0;
+    VR_EXPECT(vr_gts_encode(&b, &map, &m, &o) == VR_OK, "%s", vr_last_error());
+    vr_test_gts_check(&b, &map, &m, "optimal packing");
+    VR_EXPECT(b.s_count <= a.s_count, "optimal %u words > greedy %u", b.s_count, a.s_count);
+    VR_EXPECT(!b.positions && a.positions, "keep_vertex_data");
+    VR_EXPECT(a.v_count == b.v_count && !memcmp(a.inc, b.inc, 4 * (size_t)vr_gts_inc_words(&a)),
+              "packing must not change the strips");
+    vr_gts_free(&a);
+    vr_gts_free(&b);
+    vr_gts_map_free(&map);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+/* ---- bits per triangle against the paper's Table 2 (and meshoptimizer's codec) ------------- */
+
+static double meshopt_bpt(const uint32_t *indices, uint32_t index_count, uint32_t vertex_count)
+{
+    meshopt_encodeIndexVersion(1); /* 0.18 defaults to version 0; 1 is smaller (0.14+) */
+    const size_t cap = meshopt_encodeIndexBufferBound(index_count, vertex_count);
+    unsigned char *buf = malloc(cap);
+    const size_t bytes = buf ? meshopt_encodeIndexBuffer(buf, cap, indices, index_count) : 0;
+    free(buf);
+    return 8.0 * (double)bytes / (index_count / 3);
+}
+
+/* meshoptimizer's recommended preparation for its codec: vertex cache, then fetch order */
+static double meshopt_prepared_bpt(const vr_mesh *m)
+{
+    uint32_t *ix = malloc(m->index_count * sizeof *ix), *remap = malloc(m->vertex_count * sizeof *remap);
+    double bpt = 0;
+    if (ix && remap) {
+        meshopt_optimizeVertexCache(ix, m->indices, m->index_count, m->vertex_count);
+        meshopt_optimizeVertexFetchRemap(remap, ix, m->index_count, m->vertex_count);
+        meshopt_remapIndexBuffer(ix, ix, m->index_count, remap);
+        bpt = meshopt_bpt(ix, m->index_count, m->vertex_count);
+    }
+    free(ix);
+    free(remap);
+    return bpt;
+}
+
+static int test_bits_vs_paper(void)
+{
+    static const struct {
+        const char *file;
+        double paper_r, paper_deg; /* Meyer et al. 2012, Table 2: bpt (C + INC + S-9) */
+    } rows[] = {{"fandisk.obj", 4.92, 4.16}, {"horse.ply", 5.22, 4.65}, {"igea.ply", 5.03, 4.35}};
+    char path[512];
+    if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
+        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
+        return VR_TEST_SKIP;
+    }
+    printf("  %-12s %9s %11s %8s %11s %12s %12s\n", "mesh", "R bpt", "(paper R)", "deg bpt",
+           "(paper deg)", "meshopt file", "meshopt prep");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+        vr_mesh m;
+        vr_test_scene_path(path, sizeof path, rows[i].file);
+        if (vr_mesh_load(&m, path) != VR_OK) {
+            VR_EXPECT(0, "%s", vr_last_error());
+            continue;
+        }
+        double bpt[2] = {0, 0};
+        for (int mode = 0; mode < 2; ++mode) {
+            vr_gts_options o = vr_gts_options_default();
+            o.restart = (vr_gts_restart)mode;
+            o.keep_vertex_data = 0;
+            vr_gts g;
+            if (vr_gts_encode(&g, NULL, &m, &o) != VR_OK) {
+                VR_EXPECT(0, "%s", vr_last_error());
+                continue;
+            }
+            vr_gts_stats st;
+            vr_gts_stats_compute(&st, &g);
+            bpt[mode] = st.s9_bpt;
+            vr_gts_free(&g);
+        }
+        printf("  %-12s %9.3f %11.2f %8.3f %11.2f %12.3f %12.3f\n", rows[i].file, bpt[0],
+               rows[i].paper_r, bpt[1], rows[i].paper_deg,
+               meshopt_bpt(m.indices, m.index_count, m.vertex_count), meshopt_prepared_bpt(&m));
+        VR_EXPECT(bpt[0] > 0 && bpt[0] <= rows[i].paper_r, "%s R: %.3f bpt > paper %.2f",
+                  rows[i].file, bpt[0], rows[i].paper_r);
+        VR_EXPECT(bpt[1] > 0 && bpt[1] <= rows[i].paper_deg, "%s deg.: %.3f bpt > paper %.2f",
+                  rows[i].file, bpt[1], rows[i].paper_deg);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
+/* ---- malformed files ------------------------------------------------------------------------ */
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; ++i)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void reseal(uint8_t *img, size_t size)
+{
+    const uint64_t h = fnv1a64(img, size - 8);
+    for (int k = 0; k < 8; ++k)
+        img[size - 8 + k] = (uint8_t)(h >> (8 * k));
+}
+
+/* A small stream's file image (caller frees *img). */
+static vr_status small_image(uint8_t **img, size_t *size, vr_gts *g_out, vr_gts_restart mode)
+{
+    vr_mesh m;
+    vr_status s = vr_mesh_load(&m, "sphere:200");
+    if (s)
+        return s;
+    vr_gts_options o = vr_gts_options_default();
+    o.restart = mode;
+    vr_gts g;
+    s = vr_gts_encode(&g, NULL, &m, &o);
+    vr_mesh_free(&m);
+    if (s)
+        return s;
+    *size = vr_gts_file_bytes(&g);
+    *img = malloc(*size);
+    if (!*img)
+        s = VR_ERR_OOM;
+    if (!s)
+        s = vr_gts_write_memory(*img, *size, size, &g);
+    if (g_out)
+        *g_out = g;
+    else
+        vr_gts_free(&g);
+    return s;
+}
+
+static int test_file_truncated(void)
+{
+    for (int mode = 0; mode < 2; ++mode) {
+        uint8_t *img = NULL;
+        size_t size = 0;
+        if (small_image(&img, &size, NULL, (vr_gts_restart)mode) != VR_OK) {
+            VR_EXPECT(0, "%s", vr_last_error());
+            free(img);
+            continue;
+        }
+        vr_gts g;
+        VR_EXPECT(vr_gts_read_memory(&g, img, size, "whole") == VR_OK, "%s", vr_last_error());
+        vr_gts_free(&g);
+        for (size_t len = 0; len < size; ++len) {
+            uint8_t *cut = malloc(len ? len : 1); /* exact size: ASan sees any over-read */
+            memcpy(cut, img, len);
+            const vr_status s = vr_gts_read_memory(&g, cut, len, "truncated");
+            VR_EXPECT(s == VR_ERR_FORMAT, "truncated to %zu of %zu bytes: status %d", len, size,
+                      (int)s);
+            if (s == VR_OK)
+                vr_gts_free(&g);
+            free(cut);
+        }
+        /* one trailing byte too many */
+        uint8_t *longer = malloc(size + 1);
+        memcpy(longer, img, size);
+        longer[size] = 0;
+        VR_EXPECT(vr_gts_read_memory(&g, longer, size + 1, "long") == VR_ERR_FORMAT, "trailing");
+        free(longer);
+        free(img);
+    }
+    return VR_TEST_RESULT();
+}
+
+static int test_file_flipped(void)
+{
+    uint8_t *img = NULL;
+    size_t size = 0;
+    if (small_image(&img, &size, NULL, VR_GTS_RESTART_CODE) != VR_OK) {
+        free(img);
+        return VR_TEST_FAIL;
+    }
+    vr_gts g;
+    /* every byte, every bit: the checksum (or the header check before it) rejects the file */
+    for (size_t k = 0; k < size; ++k)
+        for (int bit = 0; bit < 8; ++bit) {
+            img[k] ^= (uint8_t)(1u << bit);
+            const vr_status s = vr_gts_read_memory(&g, img, size, "flipped");
+            VR_EXPECT(s == VR_ERR_FORMAT, "bit %d of byte %zu flipped: status %d", bit, k, (int)s);
+            if (s == VR_OK)
+                vr_gts_free(&g);
+            img[k] ^= (uint8_t)(1u << bit);
+        }
+    /* a wrong checksum alone */
+    img[size - 1] ^= 0x40;
+    VR_EXPECT(vr_gts_read_memory(&g, img, size, "checksum") == VR_ERR_FORMAT, "bad checksum");
+    VR_EXPECT(strstr(vr_last_error(), "checksum") != NULL, "message names the checksum: %s",
+              vr_last_error());
+    free(img);
+    return VR_TEST_RESULT();
+}
+
+/* Corruption behind a valid checksum: random bytes of the word arrays and header changed and
+ * the file resealed. The reader or the CPU decoder must refuse it or decode it; never crash,
+ * never return anything but OK or FORMAT; when both decode, they agree. */
+static int test_file_resealed(void)
+{
+    for (int mode = 0; mode < 2; ++mode) {
+        uint8_t *img = NULL;
+        size_t size = 0;
+        vr_gts orig;
+        if (small_image(&img, &size, &orig, (vr_gts_restart)mode) != VR_OK) {
+            free(img);
+            return VR_TEST_FAIL;
+        }
+        const size_t words_end = 64 + 4 * ((size_t)vr_gts_c_words(&orig) +
+                                           vr_gts_inc_words(&orig) + orig.s_count);
+        uint8_t *copy = malloc(size);
+        const uint32_t cap = orig.strip_triangle_count + 64; /* triangles the buffers hold */
+        uint32_t *a = malloc(3 * 4 * (size_t)cap), *b = malloc(3 * 4 * (size_t)cap);
+        uint64_t x = 99 + (uint64_t)mode;
+        int refused = 0, decoded = 0;
+        for (int it = 0; it < 3000 && copy && a && b; ++it) {
+            memcpy(copy, img, size);
+            const int flips = 1 + it % 3;
+            for (int f = 0; f < flips; ++f) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                const size_t at = 8 + (size_t)(x % (words_end - 8)); /* header fields + words */
+                copy[at] ^= (uint8_t)(1u << ((x >> 32) % 8));
+            }
+            reseal(copy, size);
+            vr_gts g;
+            vr_status s = vr_gts_read_memory(&g, copy, size, "resealed");
+            VR_EXPECT(s == VR_OK || s == VR_ERR_FORMAT, "read status %d", (int)s);
+            if (s != VR_OK) {
+                ++refused;
+                continue;
+            }
+            const uint32_t n = g.strip_triangle_count;
+            if (n <= cap) {
+                const vr_status s1 = vr_gts_decode_ref(a, &g), s2 = vr_gts_decode_scan_ref(b, &g);
+                VR_EXPECT(s1 == VR_OK || s1 == VR_ERR_FORMAT, "decode status %d", (int)s1);
+                VR_EXPECT(s2 == VR_OK || s2 == VR_ERR_FORMAT, "scan decode status %d", (int)s2);
+                VR_EXPECT(s1 == s2, "it %d: sequential %d vs scan %d (%s)", it, (int)s1, (int)s2,
+                          vr_last_error());
+                if (s1 == VR_OK && s2 == VR_OK) {
+                    ++decoded;
+                    VR_EXPECT(!memcmp(a, b, 3 * 4 * (size_t)n), "it %d: decoders disagree", it);
+                    for (size_t k = 0; k < 3 * (size_t)n; ++k)
+                        if (a[k] >= g.vertex_count) {
+                            VR_EXPECT(0, "it %d: index %u >= vertex count %u", it, a[k],
+                                      g.vertex_count);
+                            break;
+                        }
+                }
+            }
+            vr_gts_free(&g);
+        }
+        VR_EXPECT(refused > 0, "no corruption was refused");
+        printf("  %s: 3000 resealed corruptions: %d refused by the reader, %d decoded validly, "
+               "the rest refused by the decoders\n", mode ? "deg." : "R", refused, decoded);
+        free(copy);
+        free(a);
+        free(b);
+        free(img);
+        vr_gts_free(&orig);
+    }
+    return VR_TEST_RESULT();
+}
+
+/* Specific corruptions of an in-memory stream, each with its own message. */
+static int test_stream_fields(void)
+{
+    uint8_t *img = NULL;
+    size_t size = 0;
+    vr_gts orig, g;
+    if (small_image(&img, &size, &orig, VR_GTS_RESTART_CODE) != VR_OK) {
+        free(img);
+        return VR_TEST_FAIL;
+    }
+    free(img);
+    uint32_t *out = malloc(3 * 4 * (size_t)orig.strip_triangle_count);
+    struct {
+        const char *name;
+        int field;
+    } cases[] = {{"u_count + 1", 0}, {"v_count + 1", 1}, {"restart_count + 1", 2},
+                 {"referenced > vertices", 3}, {"code 3", 4}, {"first code N", 5},
+                 {"selector 12", 6}, {"INC bit cleared", 7}, {"s_count - 1", 8},
+                 {"strip triangles 0", 9}, {"triangle_count + 1", 10}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0] && out; ++k) {
+        if (vr_test_gts_copy(&g, &orig) != VR_OK)
+            break;
+        switch (cases[k].field) {
+        case 0: ++g.u_count; break;
+        case 1: ++g.v_count; break;
+        case 2: ++g.restart_count; break;
+        case 3: g.referenced_count = g.vertex_count + 1; break;
+        case 4: g.c[1] |= 3u << 6; break; /* code 19 */
+        case 5: g.c[0] &= ~3u; break;
+        case 6: g.s[0] = (g.s[0] & 0x0fffffffu) | 12u << 28; break;
+        case 7: g.inc[0] &= ~1u; break;
+        case 8: --g.s_count; break;
+        case 9: g.strip_triangle_count = 0; break;
+        default: ++g.triangle_count; break;
+        }
+        VR_EXPECT(vr_gts_validate(&g, cases[k].name) == VR_ERR_FORMAT, "%s: validate accepted",
+                  cases[k].name);
+        VR_EXPECT(vr_gts_decode_ref(out, &g) == VR_ERR_FORMAT, "%s: decode accepted",
+                  cases[k].name);
+        const vr_status s2 = vr_gts_decode_scan_ref(out, &g);
+        VR_EXPECT(s2 == VR_ERR_FORMAT, "%s: scan decode returned %d", cases[k].name, (int)s2);
+        vr_gts_free(&g);
+    }
+    free(out);
+    vr_gts_free(&orig);
+    return VR_TEST_RESULT();
+}
+
+static int test_file_io(void)
+{
+    vr_mesh m;
+    if (vr_mesh_load(&m, "sphere:2k") != VR_OK)
+        return VR_TEST_FAIL;
+    vr_gts_options o = vr_gts_options_default();
+    vr_gts g, back;
+    VR_EXPECT(vr_gts_encode(&g, NULL, &m, &o) == VR_OK, "%s", vr_last_error());
+    char path[] = "/tmp/vr_test_gts_XXXXXX";
+    const int fd = mkstemp(path);
+    VR_EXPECT(fd >= 0, "mkstemp");
+    if (fd >= 0) {
+        FILE *f = fdopen(fd, "w");
+        if (f)
+            fclose(f);
+        VR_EXPECT(vr_gts_write(&g, path) == VR_OK, "%s", vr_last_error());
+        VR_EXPECT(vr_gts_is_file(path), "magic");
+        VR_EXPECT(vr_gts_read(&back, path) == VR_OK, "%s", vr_last_error());
+        VR_EXPECT(back.positions && !memcmp(back.positions, g.positions,
+                                            12 * (size_t)g.vertex_count), "positions");
+        vr_gts_free(&back);
+        FILE *sink = fopen("/dev/null", "w");
+        VR_EXPECT(sink && vr_gts_print_info(sink, path) == VR_OK, "%s", vr_last_error());
+        if (sink)
+            fclose(sink);
+        remove(path);
+    }
+    VR_EXPECT(vr_gts_read(&back, "/nonexistent/x.gts") == VR_ERR_IO, "missing file");
+    VR_EXPECT(!vr_gts_is_file("/nonexistent/x.gts"), "missing file magic");
+    vr_mesh d;
+    VR_EXPECT(vr_gts_decode_mesh(&d, &g) == VR_OK, "%s", vr_last_error());
+    VR_EXPECT_EQ(d.index_count, 3 * g.strip_triangle_count);
+    vr_mesh_free(&d);
+    vr_gts_free(&g);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+const vr_test vr_tests_gts[] = {
+    {"gts/simple9-hand", test_simple9_hand},
+    {"gts/simple9-random", test_simple9_random},
+    {"gts/strip-codes-hand", test_strip_codes_hand},
+    {"gts/restart-emulation", test_restart_emulation},
+    {"gts/scan-vs-sequential", test_scan_vs_sequential},
+    {"gts/small-meshes", test_small_meshes},
+    {"gts/scenes", test_scenes},
+    {"gts/components", test_components},
+    {"gts/packing", test_packing_modes},
+    {"gts/bits-vs-paper", test_bits_vs_paper},
+    {"gts/file-io", test_file_io},
+    {"gts/file-truncated", test_file_truncated},
+    {"gts/file-flipped", test_file_flipped},
+    {"gts/file-resealed", test_file_resealed},
+    {"gts/stream-fields", test_stream_fields},
+    {NULL, NULL},
+};
+
+#ifndef VR_HAVE_CUDA
+/* Without CUDA, tests/test_gts_gpu.cu is not built: its group skips here. */
+static int test_gts_gpu_unavailable(void)
+{
+    printf("SKIP: no CUDA device (this build has no CUDA)\n");
+    return VR_TEST_SKIP;
+}
+
+const vr_test vr_tests_gts_gpu[] = {
+    {"gpu/gts-all", test_gts_gpu_unavailable},
+    {NULL, NULL},
+};
+#endif

@@ -1,0 +1,282 @@
+/* test_gts_gpu.cu - the GPU decoder of the GTS codec (pipeline/gts_decode.cu) against the CPU
+ * decoders: exact equality with the encoder's triangle list (output poisoned with 0xFF before
+ * every decode, each context decoded twice, with and without per-stage events) on hand-made
+ * meshes, random streams, every shared scene and a 7M-triangle sphere in both restart modes;
+ * malformed streams return VR_ERR_FORMAT with the same verdict as vr_gts_decode_scan_ref
+ * (the CPU copy of the kernels' checks) and never fault (run gpu-small under memcheck).
+ * Groups: "gpu/gts-..." (all scenes, 7M) and "gpu-small/gts-..." (small, for the sanitizers).
+ * Without a device every test prints "SKIP: no CUDA device" and skips.
+ */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "../pipeline/geometry.h"
+#include "../pipeline/gts.h"
+#include "../scenes/scene.h"
+
+/* shared with tests/test_gts.c */
+extern "C" {
+extern const size_t vr_test_gts_small_count;
+extern const char *const vr_test_gts_scenes[];
+vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
+vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
+vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
+int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, const char *what);
+}
+
+static int vr_no_device(void)
+{
+    if (vr_gpu_available())
+        return 0;
+    printf("SKIP: %s\n", vr_gpu_device_name()); /* "no CUDA device: <why>" */
+    return 1;
+}
+
+/* Decodes g on the GPU twice through one context (poisoned output each time; the second run
+ * with per-stage events) and compares with `want` (3 * strip_triangle_count indices).
+ * Returns the decode status (VR_OK when both runs matched). */
+static vr_status gpu_check(const vr_gts *g, const uint32_t *want, const char *what,
+                           vr_gts_gpu_timing *timing)
+{
+    vr_gts_gpu *d = NULL;
+    vr_status s = vr_gts_gpu_create(&d, g);
+    if (s)
+        return s;
+    const size_t words = 3 * (size_t)g->strip_triangle_count;
+    uint32_t *got = (uint32_t *)malloc(words * sizeof *got);
+    for (int run = 0; run < 2 && got && !s; ++run) {
+        /* legacy-stream memset: finish it before decode's non-blocking stream starts */
+        if (cudaMemset((void *)vr_gts_gpu_device_indices(d), 0xff, words * sizeof *got) !=
+                cudaSuccess ||
+            cudaDeviceSynchronize() != cudaSuccess) {
+            VR_EXPECT(0, "%s: poisoning the output failed", what);
+            break;
+        }
+        vr_gts_gpu_timing t;
+        s = vr_gts_gpu_decode(d, &t, run);
+        if (!s)
+            s = vr_gts_gpu_download(got, d);
+        if (s || !want)
+            break;
+        size_t k = 0;
+        while (k < words && got[k] == want[k])
+            ++k;
+        VR_EXPECT(k == words, "%s (run %d): GPU index %zu (triangle %zu) is %u, expected %u",
+                  what, run, k, k / 3, k < words ? got[k] : 0, k < words ? want[k] : 0);
+        if (timing && run == 1)
+            *timing = t;
+    }
+    free(got);
+    vr_gts_gpu_destroy(d);
+    return s;
+}
+
+static void encode_and_check(const vr_mesh *m, const char *what, int full_check)
+{
+    for (int mode = 0; mode < 2; ++mode) {
+        char name[300];
+        snprintf(name, sizeof name, "%s (%s)", what, mode ? "deg." : "R");
+        vr_gts_options o = vr_gts_options_default();
+        o.restart = (vr_gts_restart)mode;
+        o.keep_vertex_data = 0;
+        vr_gts g;
+        vr_gts_map map;
+        if (vr_gts_encode(&g, &map, m, &o) != VR_OK) {
+            VR_EXPECT(0, "%s: encode: %s", name, vr_last_error());
+            continue;
+        }
+        if (full_check)
+            vr_test_gts_check(&g, &map, m, name);
+        vr_gts_gpu_timing t;
+        memset(&t, 0, sizeof t);
+        const vr_status s = gpu_check(&g, map.indices, name, &t);
+        VR_EXPECT(s == VR_OK, "%s: %s", name, vr_last_error());
+        if (!s && g.triangle_count >= 1000000)
+            printf("  %s: %.3f ms with per-stage events, %.1f Gtri/s\n", name, t.total_ms,
+                   g.triangle_count / (t.total_ms * 1e-3) * 1e-9);
+        vr_gts_free(&g);
+        vr_gts_map_free(&map);
+    }
+}
+
+static int test_gpu_gts_small(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    for (size_t i = 0; i < vr_test_gts_small_count; ++i) {
+        vr_mesh m;
+        const char *name;
+        if (vr_test_gts_small(i, &m, &name) != VR_OK)
+            return VR_TEST_FAIL;
+        encode_and_check(&m, name, 1);
+        vr_mesh_free(&m);
+    }
+    vr_mesh m;
+    if (vr_mesh_load(&m, "foliage:10k") == VR_OK) {
+        encode_and_check(&m, "foliage:10k", 0);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
+/* Random streams with every code combination, against the CPU scan formulation. */
+static int test_gpu_gts_random(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    const uint32_t sizes[] = {1, 2, 3, 31, 32, 33, 1000, 70000};
+    for (int mode = 0; mode < 2; ++mode)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+            vr_gts g;
+            if (vr_test_gts_random_stream(&g, sizes[k], (vr_gts_restart)mode, 7 + k) != VR_OK)
+                return VR_TEST_FAIL;
+            uint32_t *want = (uint32_t *)malloc(3 * 4 * (size_t)sizes[k]);
+            char what[64];
+            snprintf(what, sizeof what, "random stream n=%u mode %d", sizes[k], mode);
+            VR_EXPECT(want && vr_gts_decode_scan_ref(want, &g) == VR_OK, "%s", vr_last_error());
+            const vr_status s = gpu_check(&g, want, what, NULL);
+            VR_EXPECT(s == VR_OK, "%s: %s", what, vr_last_error());
+            free(want);
+            vr_gts_free(&g);
+        }
+    return VR_TEST_RESULT();
+}
+
+static int test_gpu_gts_fandisk(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    char path[512];
+    if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
+        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
+        return VR_TEST_SKIP;
+    }
+    vr_mesh m;
+    if (vr_mesh_load(&m, path) != VR_OK) {
+        VR_EXPECT(0, "%s", vr_last_error());
+        return VR_TEST_FAIL;
+    }
+    encode_and_check(&m, "fandisk.obj", 0);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+/* Corrupt content behind valid counts: the GPU must say VR_ERR_FORMAT exactly when the CPU
+ * scan formulation does (it mirrors the kernels' checks), and agree on the output otherwise. */
+static int test_gpu_gts_malformed(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    for (int mode = 0; mode < 2; ++mode) {
+        vr_gts orig;
+        if (vr_test_gts_random_stream(&orig, 300, (vr_gts_restart)mode, 42) != VR_OK)
+            return VR_TEST_FAIL;
+        const size_t words = 3 * (size_t)orig.strip_triangle_count;
+        uint32_t *want = (uint32_t *)malloc(words * 4);
+        uint64_t x = 1234567 + (uint64_t)mode;
+        int refused = 0;
+        /* targeted: code 3 (R mode), first code N, selector 12, INC bit, future vertex */
+        for (int c = 0; c < 5 && want; ++c) {
+            vr_gts g;
+            if (vr_test_gts_copy(&g, &orig) != VR_OK)
+                break;
+            switch (c) {
+            case 0: g.c[0] |= mode ? 0u : 3u << 10; break;
+            case 1: g.c[0] &= mode ? ~0u : ~3u; break;
+            case 2: g.s[0] = (g.s[0] & 0x0fffffffu) | 12u << 28; break;
+            case 3: g.inc[1] ^= 1u << 3; break;
+            default: g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27: out of range */
+            }
+            const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
+            const vr_status gpu = gpu_check(&g, cpu == VR_OK ? want : NULL, "targeted", NULL);
+            VR_EXPECT(gpu == cpu, "mode %d case %d: GPU status %d, CPU scan %d (%s)", mode, c,
+                      (int)gpu, (int)cpu, vr_last_error());
+            vr_gts_free(&g);
+        }
+        /* random bit flips in C, INC and S */
+        for (int it = 0; it < 300 && want; ++it) {
+            vr_gts g;
+            if (vr_test_gts_copy(&g, &orig) != VR_OK)
+                break;
+            for (int f = 0; f < 1 + it % 4; ++f) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                const uint32_t which = (uint32_t)(x % 3), bit = (uint32_t)(x >> 40) % 32;
+                uint32_t *arr = which == 0 ? g.c : which == 1 ? g.inc : g.s;
+                const uint32_t len = which == 0 ? vr_gts_c_words(&g)
+                                   : which == 1 ? vr_gts_inc_words(&g) : g.s_count;
+                if (len)
+                    arr[(x >> 20) % len] ^= 1u << bit;
+            }
+            const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
+            const vr_status gpu = gpu_check(&g, cpu == VR_OK ? want : NULL, "flipped", NULL);
+            VR_EXPECT(gpu == VR_OK || gpu == VR_ERR_FORMAT, "it %d: GPU status %d: %s", it,
+                      (int)gpu, vr_last_error());
+            VR_EXPECT(gpu == cpu, "mode %d it %d: GPU status %d, CPU scan %d", mode, it,
+                      (int)gpu, (int)cpu);
+            refused += gpu == VR_ERR_FORMAT;
+            vr_gts_free(&g);
+        }
+        VR_EXPECT(refused > 0, "no flipped stream was refused");
+        /* counts that disagree are refused on the host before any launch */
+        vr_gts g = orig;
+        ++g.u_count;
+        vr_gts_gpu *d = NULL;
+        VR_EXPECT(vr_gts_gpu_create(&d, &g) == VR_ERR_FORMAT && !d, "u_count + 1 accepted");
+        g = orig;
+        g.strip_triangle_count = 0;
+        VR_EXPECT(vr_gts_gpu_create(&d, &g) == VR_ERR_FORMAT && !d, "no triangles accepted");
+        free(want);
+        vr_gts_free(&orig);
+    }
+    return VR_TEST_RESULT();
+}
+
+static int test_gpu_gts_scenes(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    char path[512];
+    if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
+        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
+        return VR_TEST_SKIP;
+    }
+    for (int i = 0; vr_test_gts_scenes[i]; ++i) {
+        vr_test_scene_path(path, sizeof path, vr_test_gts_scenes[i]);
+        vr_mesh m;
+        if (vr_mesh_load(&m, path) != VR_OK) {
+            VR_EXPECT(0, "%s", vr_last_error());
+            continue;
+        }
+        encode_and_check(&m, vr_test_gts_scenes[i], 0);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
+static int test_gpu_gts_7m(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    vr_mesh m;
+    if (vr_mesh_load(&m, "sphere:7M") != VR_OK) {
+        VR_EXPECT(0, "%s", vr_last_error());
+        return VR_TEST_FAIL;
+    }
+    encode_and_check(&m, "sphere:7M", 0);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+extern "C" const vr_test vr_tests_gts_gpu[] = {
+    {"gpu-small/gts-small", test_gpu_gts_small},
+    {"gpu-small/gts-random", test_gpu_gts_random},
+    {"gpu-small/gts-fandisk", test_gpu_gts_fandisk},
+    {"gpu-small/gts-malformed", test_gpu_gts_malformed},
+    {"gpu/gts-scenes", test_gpu_gts_scenes},
+    {"gpu/gts-7M", test_gpu_gts_7m},
+    {NULL, NULL},
+};
