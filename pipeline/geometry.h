@@ -93,9 +93,9 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
                              const vr_geometry_result *want, int cull, int count, FILE *log,
                              const char *what);
 
-/* A camera that frames the mesh: perspective (45 degrees, aspect 1) from a distance of 2.5
- * bounding radii, orbiting the bounding-box center by `yaw` radians, so roughly half of a
- * closed mesh faces away (culling has work). loop_iterations is left 0. */
+/* A camera that frames the mesh (the renderer's vr_camera_fit, square image) orbiting by `yaw`
+ * radians, so roughly half of a closed mesh faces away (culling has work). loop_iterations is
+ * left 0. */
 void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw);
 
 /* ---- GPU context ------------------------------------------------------------------------- */

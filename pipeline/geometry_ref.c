@@ -5,6 +5,7 @@
  * Try: `vreuse_tests reuse/`, `vreuse_tests gpu/`.
  */
 #include "geometry.h"
+#include "../raster/raster.h"
 
 #include "../sim/sim.h"
 
@@ -344,77 +345,16 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
 
 /* ---- camera ------------------------------------------------------------------------------ */
 
-static void vr_normalize3(float *v)
-{
-    float l = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    if (l > 0)
-        for (int i = 0; i < 3; ++i)
-            v[i] /= l;
-}
-
 void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw)
 {
     assert(s && m);
     memset(s, 0, sizeof *s);
-    float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-    for (uint32_t v = 0; v < m->vertex_count; ++v)
-        for (int i = 0; i < 3; ++i) {
-            float x = m->positions[3 * (size_t)v + i];
-            if (v == 0 || x < lo[i])
-                lo[i] = x;
-            if (v == 0 || x > hi[i])
-                hi[i] = x;
-        }
-    float center[3], radius = 0;
-    for (int i = 0; i < 3; ++i) {
-        center[i] = 0.5f * (lo[i] + hi[i]);
-        radius += 0.25f * (hi[i] - lo[i]) * (hi[i] - lo[i]);
-    }
-    radius = sqrtf(radius);
-    if (!(radius > 0))
-        radius = 1;
-    const float dist = 2.5f * radius;
-    float eye[3] = {center[0] + dist * sinf(yaw) * 0.95f, center[1] + dist * 0.3122f,
-                    center[2] + dist * cosf(yaw) * 0.95f};
-    /* look-at: rows s (right), u (up), -f (back) */
-    float f[3] = {center[0] - eye[0], center[1] - eye[1], center[2] - eye[2]};
-    vr_normalize3(f);
-    float up[3] = {0, 1, 0};
-    float r[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2],
-                  f[0] * up[1] - f[1] * up[0]};
-    vr_normalize3(r);
-    float u[3] = {r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0]};
-    float view[16] = {0}; /* column-major */
-    for (int i = 0; i < 3; ++i) {
-        view[4 * i + 0] = r[i];
-        view[4 * i + 1] = u[i];
-        view[4 * i + 2] = -f[i];
-    }
-    view[12] = -(r[0] * eye[0] + r[1] * eye[1] + r[2] * eye[2]);
-    view[13] = -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]);
-    view[14] = f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2];
-    view[15] = 1;
-    /* perspective, fovy 45 degrees, aspect 1, depth range framing the bounding sphere */
-    const float n = dist - 1.1f * radius > 0.01f * radius ? dist - 1.1f * radius : 0.01f * radius;
-    const float fa = dist + 1.1f * radius;
-    const float cot = 1.0f / tanf(0.5f * 0.785398163f);
-    float proj[16] = {0};
-    proj[0] = cot;
-    proj[5] = cot;
-    proj[10] = (fa + n) / (n - fa);
-    proj[11] = -1;
-    proj[14] = 2 * fa * n / (n - fa);
-    for (int c = 0; c < 4; ++c)
-        for (int row = 0; row < 4; ++row) {
-            float acc = 0;
-            for (int k = 0; k < 4; ++k)
-                acc += proj[4 * k + row] * view[4 * c + k];
-            s->mvp[4 * c + row] = acc;
-        }
-    /* the view is a rotation plus a translation: its normal matrix is the rotation itself */
-    for (int c = 0; c < 3; ++c)
-        for (int row = 0; row < 3; ++row)
-            s->normal_matrix[3 * c + row] = view[4 * c + row];
+    /* the renderer's orbit camera (raster/camera.c), square image: one camera model everywhere */
+    vr_camera c;
+    vr_camera_fit(&c, m);
+    c.yaw = yaw * (180.0f / 3.14159265f);
+    vr_camera_shader(s, &c, 1, 1);
+    s->loop_iterations = 0;
 }
 
 /* ---- stubs of the GPU half when built without CUDA ------------------------------------------ */

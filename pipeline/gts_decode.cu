@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gts.h"
+#include "vr_check.h"
 #include "gts_math.h"
 
 /* T_Kernel and V_Kernel: one thread per triangle / V entry (the paper found 512 best on a
@@ -26,23 +27,16 @@
  * memory and writes them coalesced (the paper's 64 threads, unstaged, write 28 strided words). */
 #define VR_GTS_D_BLOCK 64
 
-#define VR_GTS_TRY(call)                                                                  \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_)); \
-    } while (0)
-
 #ifdef VR_SYNC_CHECK
 #define VR_GTS_LAUNCHED(what)                                                            \
     do {                                                                                 \
-        VR_GTS_TRY(cudaGetLastError());                                                  \
+        VR_CUDA_CHECK(cudaGetLastError());                                                  \
         cudaError_t s_ = cudaStreamSynchronize(d->stream);                               \
         if (s_ != cudaSuccess)                                                           \
             return VR_ERROR(VR_ERR_CUDA, "%s: %s", what, cudaGetErrorString(s_));        \
     } while (0)
 #else
-#define VR_GTS_LAUNCHED(what) VR_GTS_TRY(cudaGetLastError())
+#define VR_GTS_LAUNCHED(what) VR_CUDA_CHECK(cudaGetLastError())
 #endif
 
 struct vr_gts_gpu {
@@ -305,7 +299,7 @@ static vr_status alloc_words(uint32_t **p, uint64_t words, const char *what)
 static vr_status upload(uint32_t *dst, const uint32_t *src, uint64_t words, cudaStream_t stream)
 {
     if (words)
-        VR_GTS_TRY(cudaMemcpyAsync(dst, src, (size_t)words * sizeof(uint32_t),
+        VR_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)words * sizeof(uint32_t),
                                    cudaMemcpyHostToDevice, stream));
     return VR_OK;
 }
@@ -315,9 +309,9 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
     const uint64_t n = g->strip_triangle_count;
     const uint32_t cw = vr_gts_c_words(g), iw = vr_gts_inc_words(g);
     vr_status s;
-    VR_GTS_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+    VR_CUDA_CHECK(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
     for (; d->events < VR_GTS_STAGE_COUNT + 1; ++d->events)
-        VR_GTS_TRY(cudaEventCreate(&d->ev[d->events]));
+        VR_CUDA_CHECK(cudaEventCreate(&d->ev[d->events]));
     if ((s = alloc_words(&d->d_c, cw, "strip codes")) ||
         (s = alloc_words(&d->d_inc, iw, "INC")) ||
         (s = alloc_words(&d->d_s, g->s_count, "Simple-9 words")) ||
@@ -340,11 +334,11 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
         if (scans[k] == VR_GTS_M_SCAN && !d->codes)
             continue;
         size_t bytes = 0;
-        VR_GTS_TRY(vr_gts_scan(d, scans[k], NULL, &bytes));
+        VR_CUDA_CHECK(vr_gts_scan(d, scans[k], NULL, &bytes));
         d->temp_bytes = bytes > d->temp_bytes ? bytes : d->temp_bytes;
     }
-    VR_GTS_TRY(cudaMalloc(&d->d_temp, d->temp_bytes ? d->temp_bytes : 1));
-    VR_GTS_TRY(cudaStreamSynchronize(d->stream));
+    VR_CUDA_CHECK(cudaMalloc(&d->d_temp, d->temp_bytes ? d->temp_bytes : 1));
+    VR_CUDA_CHECK(cudaStreamSynchronize(d->stream));
     return VR_OK;
 }
 
@@ -406,7 +400,7 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
     case VR_GTS_U_SCAN:
         if (h->u_count == 0)
             return VR_OK; /* no re-used vertices: s_count == 0 too */
-        VR_GTS_TRY(vr_gts_scan(d, st, d->d_temp, &bytes));
+        VR_CUDA_CHECK(vr_gts_scan(d, st, d->d_temp, &bytes));
         return VR_OK;
     case VR_GTS_D_SCATTER:
         if (h->s_count == 0)
@@ -418,11 +412,11 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
         return VR_OK;
     case VR_GTS_INC_SCAN:
     case VR_GTS_Q_SCAN:
-        VR_GTS_TRY(vr_gts_scan(d, st, d->d_temp, &bytes));
+        VR_CUDA_CHECK(vr_gts_scan(d, st, d->d_temp, &bytes));
         return VR_OK;
     case VR_GTS_M_SCAN:
         if (d->codes)
-            VR_GTS_TRY(vr_gts_scan(d, st, d->d_temp, &bytes));
+            VR_CUDA_CHECK(vr_gts_scan(d, st, d->d_temp, &bytes));
         return VR_OK;
     case VR_GTS_V_KERNEL:
         vr_gts_v_kernel<<<grid_for(h->v_count, VR_GTS_V_BLOCK), VR_GTS_V_BLOCK, 0, d->stream>>>(
@@ -443,26 +437,26 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
 vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakdown)
 {
     assert(d);
-    VR_GTS_TRY(cudaMemsetAsync(d->d_err, 0, sizeof(uint32_t), d->stream));
+    VR_CUDA_CHECK(cudaMemsetAsync(d->d_err, 0, sizeof(uint32_t), d->stream));
     if (timing)
-        VR_GTS_TRY(cudaEventRecord(d->ev[0], d->stream));
+        VR_CUDA_CHECK(cudaEventRecord(d->ev[0], d->stream));
     for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k) {
         vr_status s = run_stage(d, g_order[k]);
         if (s)
             return s;
         if (timing && (breakdown || k == VR_GTS_STAGE_COUNT - 1))
-            VR_GTS_TRY(cudaEventRecord(d->ev[breakdown ? k + 1 : VR_GTS_STAGE_COUNT], d->stream));
+            VR_CUDA_CHECK(cudaEventRecord(d->ev[breakdown ? k + 1 : VR_GTS_STAGE_COUNT], d->stream));
     }
     uint32_t err = 0;
-    VR_GTS_TRY(cudaMemcpyAsync(&err, d->d_err, sizeof err, cudaMemcpyDeviceToHost, d->stream));
-    VR_GTS_TRY(cudaStreamSynchronize(d->stream));
+    VR_CUDA_CHECK(cudaMemcpyAsync(&err, d->d_err, sizeof err, cudaMemcpyDeviceToHost, d->stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize(d->stream));
     if (timing) {
         memset(timing, 0, sizeof *timing);
         if (breakdown)
             for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
-                VR_GTS_TRY(cudaEventElapsedTime(&timing->stage_ms[g_order[k]], d->ev[k],
+                VR_CUDA_CHECK(cudaEventElapsedTime(&timing->stage_ms[g_order[k]], d->ev[k],
                                                 d->ev[k + 1]));
-        VR_GTS_TRY(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[VR_GTS_STAGE_COUNT]));
+        VR_CUDA_CHECK(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[VR_GTS_STAGE_COUNT]));
     }
     if (err)
         return VR_ERROR(VR_ERR_FORMAT, "gts gpu decode: malformed stream (error bits 0x%x): %s",
@@ -473,10 +467,10 @@ vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakd
 vr_status vr_gts_gpu_download(uint32_t *indices, const vr_gts_gpu *d)
 {
     assert(indices && d);
-    VR_GTS_TRY(cudaMemcpyAsync(indices, d->d_t,
+    VR_CUDA_CHECK(cudaMemcpyAsync(indices, d->d_t,
                                3 * (size_t)d->h.strip_triangle_count * sizeof *indices,
                                cudaMemcpyDeviceToHost, d->stream));
-    VR_GTS_TRY(cudaStreamSynchronize(d->stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize(d->stream));
     return VR_OK;
 }
 

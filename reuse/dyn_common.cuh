@@ -203,4 +203,44 @@ static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
     }
 }
 
+/* The common tail of the two hashing kernels once every key has its slot in s.map: number the
+ * occupied slots densely, shade each distinct vertex once, assemble. Called block-uniformly
+ * after the insertion's __syncthreads; a failed batch is counted as overflow and skipped. */
+static __device__ __forceinline__ void vr_dyn_finish_hashed(const vr_reuse_params &p,
+                                                            const vr_dyn_smem &s, uint32_t slots,
+                                                            uint32_t *s_warp,
+                                                            const uint32_t *s_failed,
+                                                            const vr_dyn_batch &b)
+{
+    uint32_t unique_count;
+    if (!vr_dyn_compact_table(p, s, slots, s_warp, s_failed, &unique_count)) {
+        vr_dyn_reject(p, b.count / 3);
+        return;
+    }
+    __syncthreads();
+    vr_dyn_shade(p, s, unique_count);
+    __syncthreads();
+    vr_dyn_assemble(p, s, 1, b);
+}
+
+typedef void (*vr_dyn_hashed_kernel)(vr_reuse_params, uint32_t);
+
+/* Host side of hash and phash: checks the parameters, sizes the table (vr_dyn_table_log2) and
+ * shared memory, launches one block per batch. */
+static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const char *name,
+                                             vr_dyn_hashed_kernel kernel)
+{
+    vr_status st = vr_dyn_check(p, name);
+    if (st != VR_OK || p->index_count == 0)
+        return st;
+    const uint32_t table_log2 = vr_dyn_table_log2(p->max_unique);
+    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2);
+    st = vr_dyn_smem_fit((const void *)kernel, smem);
+    if (st != VR_OK)
+        return st;
+    kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(*p, table_log2);
+    VR_LAUNCH_CHECK(name);
+    return VR_OK;
+}
+
 #endif

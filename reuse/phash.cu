@@ -104,30 +104,10 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
             s.map[i] = (uint16_t)slot;
     }
     __syncthreads();
-
-    uint32_t unique_count;
-    if (!vr_dyn_compact_table(p, s, slots, s_warp, &s_failed, &unique_count)) {
-        vr_dyn_reject(p, b.count / 3);
-        return;
-    }
-    __syncthreads();
-    vr_dyn_shade(p, s, unique_count);
-    __syncthreads();
-    vr_dyn_assemble(p, s, 1, b);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b);
 }
 
 extern "C" vr_status vr_phash_run(const vr_reuse_params *p)
 {
-    vr_status st = vr_dyn_check(p, "phash");
-    if (st != VR_OK || p->index_count == 0)
-        return st;
-    const uint32_t table_log2 = vr_dyn_table_log2(p->max_unique);
-    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2);
-    st = vr_dyn_smem_fit((const void *)vr_phash_kernel, smem);
-    if (st != VR_OK)
-        return st;
-    const cudaStream_t stream = (cudaStream_t)p->stream;
-    vr_phash_kernel<<<p->batch_count, p->block_size, smem, stream>>>(*p, table_log2);
-    VR_LAUNCH_CHECK("vr_phash_kernel");
-    return VR_OK;
+    return vr_dyn_launch_hashed(p, "phash", vr_phash_kernel);
 }

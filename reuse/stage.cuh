@@ -9,28 +9,9 @@
 
 #include <cuda_runtime.h>
 
+#include "../pipeline/vr_check.h"
 #include "reuse.h"
 
-/* Records file:line and the call's text with the CUDA error string, returns VR_ERR_CUDA. */
-#define VR_CUDA_CHECK(call)                                                               \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_)); \
-    } while (0)
-
-/* After every launch: the launch error, and with -DVR_SYNC_CHECK=ON the kernel's own fault. */
-#ifdef VR_SYNC_CHECK
-#define VR_LAUNCH_CHECK(what)                                                        \
-    do {                                                                             \
-        VR_CUDA_CHECK(cudaGetLastError());                                           \
-        cudaError_t s_ = cudaDeviceSynchronize();                                    \
-        if (s_ != cudaSuccess)                                                       \
-            return VR_ERROR(VR_ERR_CUDA, "%s: %s", what, cudaGetErrorString(s_));    \
-    } while (0)
-#else
-#define VR_LAUNCH_CHECK(what) VR_CUDA_CHECK(cudaGetLastError())
-#endif
 
 #define VR_WARP_SIZE 32
 #define VR_FULL_MASK 0xffffffffu
