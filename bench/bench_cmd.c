@@ -25,12 +25,12 @@ vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cycles); /* be
 /* The synthetic shader loads: dependent FMA steps per invocation (reuse/shaders.h). The paper
  * used 256/512/1024-cycle loads on a GTX 1080 Ti; these make naive about 3x, 5.5x and 10x slower
  * than `simple` on the 7M-triangle sphere (forsyth) on the H100: calibrated there with
- * `vreuse bench sphere:7M --calibrate` on 2026-11-22 (light 9.7k, medium 18.4k, heavy 33.4k
- * clock64 cycles per invocation; bench/results/geometry-h100.md). Any run with --calibrate uses
+ * `vreuse bench sphere:7M --calibrate` on 2026-11-22 with warp-staged queue stores (naive
+ * simple 0.343 ms; bench/results/geometry-h100.md reports the cycles per invocation). Any run with --calibrate uses
  * its own calibrated values instead. */
 #define VR_BENCH_LOAD_COUNT 4
 static const char *const g_load_names[VR_BENCH_LOAD_COUNT] = {"simple", "light", "medium", "heavy"};
-static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT] = {0, 2144, 4096, 7488};
+static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT] = {0, 1200, 2336, 4416};
 static const double g_load_targets[VR_BENCH_LOAD_COUNT] = {1.0, 3.0, 5.5, 10.0};
 
 #define VR_BENCH_MAX_LIST 16

@@ -17,6 +17,20 @@
 #define VR_HD static inline
 #endif
 
+/* Products and sums that must round the same on the CPU and the GPU: nvcc contracts a * b + c
+ * into one FMA (one rounding) while the host rounds twice, which moves clip coordinates by an
+ * ulp and flips edge pixels. The _rn intrinsics are never contracted; the host build uses
+ * -ffp-contract=off. With them the GPU queue and image equal the CPU twins bit for bit. */
+#ifdef __CUDA_ARCH__
+#define VR_FMUL(a, b) __fmul_rn((a), (b))
+#define VR_FADD(a, b) __fadd_rn((a), (b))
+#define VR_FSUB(a, b) __fsub_rn((a), (b))
+#else
+#define VR_FMUL(a, b) ((a) * (b))
+#define VR_FADD(a, b) ((a) + (b))
+#define VR_FSUB(a, b) ((a) - (b))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,10 +50,13 @@ typedef struct vr_shaded {
 VR_HD void vr_shade(const vr_shader *s, const float *p, const float *n, vr_shaded *out)
 {
     for (int r = 0; r < 4; ++r)
-        out->clip[r] = s->mvp[r] * p[0] + s->mvp[4 + r] * p[1] + s->mvp[8 + r] * p[2] + s->mvp[12 + r];
+        out->clip[r] = VR_FADD(VR_FADD(VR_FADD(VR_FMUL(s->mvp[r], p[0]), VR_FMUL(s->mvp[4 + r], p[1])),
+                                       VR_FMUL(s->mvp[8 + r], p[2])),
+                               s->mvp[12 + r]);
     for (int r = 0; r < 3; ++r)
-        out->normal[r] = s->normal_matrix[r] * n[0] + s->normal_matrix[3 + r] * n[1] +
-                         s->normal_matrix[6 + r] * n[2];
+        out->normal[r] = VR_FADD(VR_FADD(VR_FMUL(s->normal_matrix[r], n[0]),
+                                         VR_FMUL(s->normal_matrix[3 + r], n[1])),
+                                 VR_FMUL(s->normal_matrix[6 + r], n[2]));
     if (s->loop_iterations) {
         /* x stays in [0.5, 1.5): a contraction toward 1, so no overflow or denormals */
         float x = 1.0f + 0.25f * (p[0] - (float)(int)p[0]);
@@ -70,7 +87,7 @@ VR_HD int vr_cull_triangle(const vr_shaded *a, const vr_shaded *b, const vr_shad
     float ax = a->clip[0] / a->clip[3], ay = a->clip[1] / a->clip[3];
     float bx = b->clip[0] / b->clip[3], by = b->clip[1] / b->clip[3];
     float cx = c->clip[0] / c->clip[3], cy = c->clip[1] / c->clip[3];
-    float area2 = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay);
+    float area2 = VR_FSUB(VR_FMUL(VR_FSUB(bx, ax), VR_FSUB(cy, ay)), VR_FMUL(VR_FSUB(cx, ax), VR_FSUB(by, ay)));
     return area2 <= 0.0f;
 }
 

@@ -172,6 +172,10 @@ static void vr_gpu_check_all(const vr_mesh *m, const vr_reuse_params *base,
             max_rel = t.max_rel;
     }
     printf("%s | max err abs %.2g rel %.2g", line, max_abs, max_rel);
+    /* shaders.h rounds identically on both sides (no FMA contraction): queues are bit-equal */
+    VR_EXPECT(max_abs == 0 && borderline == 0, "%s: GPU queue values differ from the CPU twin "
+              "(max abs %.3g, %llu borderline cull decisions); expected bit-equal", label, max_abs,
+              (unsigned long long)borderline);
     if (borderline)
         printf(" | %llu borderline cull decisions", (unsigned long long)borderline);
     printf("\n");
