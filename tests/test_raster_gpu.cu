@@ -258,7 +258,8 @@ static int test_gpu_raster_scenes(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    static const char *files[] = {"horse.ply", "igea.ply", "teapot.obj", "fandisk.obj"};
+    static const char *files[] = {"horse.ply",      "igea.ply", "teapot.obj", "fandisk.obj",
+                                  "rocker-arm.obj", "spot.obj", "cow.obj"};
     int any = 0;
     for (size_t f = 0; f < sizeof files / sizeof files[0]; ++f)
         any |= check_scene(files[f], 0);
