@@ -12,7 +12,18 @@
 
 #include <meshoptimizer.h>
 
+static vr_status reorder_triangles(vr_mesh *m, vr_order order, uint64_t seed);
+
 vr_status vr_mesh_reorder(vr_mesh *m, vr_order order, uint64_t seed)
+{
+    const int fetch = ((unsigned)order & VR_ORDER_FETCH) != 0;
+    vr_status s = reorder_triangles(m, (vr_order)((unsigned)order & ~(unsigned)VR_ORDER_FETCH), seed);
+    if (s != VR_OK || !fetch)
+        return s;
+    return vr_mesh_reorder_fetch(m, NULL);
+}
+
+static vr_status reorder_triangles(vr_mesh *m, vr_order order, uint64_t seed)
 {
     assert(m && (unsigned)order < VR_ORDER_COUNT);
     vr_status s = vr_mesh_validate(m, "reorder input");
@@ -60,15 +71,17 @@ vr_status vr_mesh_reorder_fetch(vr_mesh *m, uint32_t **remap_out)
     if (!remap)
         return VR_ERROR(VR_ERR_OOM, "reorder_fetch: cannot allocate a remap of %zu vertices", vc);
     size_t unique = meshopt_optimizeVertexFetchRemap(remap, m->indices, m->index_count, vc);
-    float *pos = malloc(unique * 3 * sizeof(float));
+    /* a mesh without positions (the simulator's index-only copies) gets its indices renumbered */
+    float *pos = m->positions ? malloc(unique * 3 * sizeof(float)) : NULL;
     float *nrm = m->normals ? malloc(unique * 3 * sizeof(float)) : NULL;
     float *uv = m->texcoords ? malloc(unique * 2 * sizeof(float)) : NULL;
-    if (!pos || (m->normals && !nrm) || (m->texcoords && !uv)) {
+    if ((m->positions && !pos) || (m->normals && !nrm) || (m->texcoords && !uv)) {
         free(pos), free(nrm), free(uv), free(remap);
         return VR_ERROR(VR_ERR_OOM, "reorder_fetch: cannot allocate %zu vertices", unique);
     }
     /* remapVertexBuffer skips the ~0u (unreferenced) entries, which drops those vertices */
-    meshopt_remapVertexBuffer(pos, m->positions, vc, 3 * sizeof(float), remap);
+    if (pos)
+        meshopt_remapVertexBuffer(pos, m->positions, vc, 3 * sizeof(float), remap);
     if (nrm)
         meshopt_remapVertexBuffer(nrm, m->normals, vc, 3 * sizeof(float), remap);
     if (uv)

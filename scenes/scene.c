@@ -27,17 +27,26 @@ static const char *const g_order_names[VR_ORDER_COUNT] = {"file", "forsyth", "ti
 
 const char *vr_order_name(vr_order o)
 {
-    return (unsigned)o < VR_ORDER_COUNT ? g_order_names[o] : "unknown";
+    static const char *const fetch_names[VR_ORDER_COUNT] = {"file+fetch", "forsyth+fetch",
+                                                            "tipsify+fetch", "random+fetch"};
+    const unsigned base = (unsigned)o & ~(unsigned)VR_ORDER_FETCH;
+    if (base >= VR_ORDER_COUNT)
+        return "unknown";
+    return ((unsigned)o & VR_ORDER_FETCH) ? fetch_names[base] : g_order_names[base];
 }
 
 int vr_order_parse(const char *name)
 {
     assert(name);
+    size_t len = strlen(name);
+    int flags = 0;
+    if (len > 6 && !strcmp(name + len - 6, "+fetch"))
+        len -= 6, flags = VR_ORDER_FETCH;
     for (int i = 0; i < VR_ORDER_COUNT; ++i)
-        if (!strcmp(name, g_order_names[i]))
-            return i;
-    if (!strcmp(name, "fifo"))
-        return VR_ORDER_TIPSIFY;
+        if (strlen(g_order_names[i]) == len && !strncmp(name, g_order_names[i], len))
+            return i | flags;
+    if (len == 4 && !strncmp(name, "fifo", 4))
+        return VR_ORDER_TIPSIFY | flags;
     return -1;
 }
 

@@ -41,8 +41,13 @@ typedef enum vr_order {
     VR_ORDER_COUNT
 } vr_order;
 
+/* Flag that may be or-ed into an order: afterwards renumber vertices in first-use order
+ * (vertex-fetch reordering, vr_mesh_reorder_fetch). Named "<order>+fetch". */
+#define VR_ORDER_FETCH 0x100
+
 const char *vr_order_name(vr_order o);
-/* Parses "file", "forsyth", "tipsify" (alias "fifo") or "random"; returns -1 when unknown. */
+/* Parses "file", "forsyth", "tipsify" (alias "fifo") or "random", optionally followed by
+ * "+fetch" (VR_ORDER_FETCH); returns -1 when unknown. */
 int vr_order_parse(const char *name);
 
 /* Loads a scene. `spec` is either
@@ -64,7 +69,9 @@ void vr_mesh_free(vr_mesh *m);
 
 void vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m);
 
-/* Reorders triangles in place (and keeps vertex ids) by `order`; `seed` is used by random. */
+/* Reorders triangles in place by `order` (vertex ids kept, unless VR_ORDER_FETCH is or-ed in:
+ * then vertices are renumbered in first-use order and unreferenced ones dropped); `seed` is used
+ * by random. */
 vr_status vr_mesh_reorder(vr_mesh *m, vr_order order, uint64_t seed);
 /* Renumbers vertices in first-use order (meshopt_optimizeVertexFetch) and drops unreferenced
  * ones. If `remap` is not NULL it receives old-id -> new-id (~0u for dropped), vertex_count

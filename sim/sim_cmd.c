@@ -440,6 +440,9 @@ int vr_cmd_sim(int argc, char **argv)
                 break;
             }
             memcpy(m.indices, mesh.indices, (size_t)mesh.index_count * sizeof *m.indices);
+            /* +fetch renumbers vertices and replaces the vertex arrays, so it must not free
+             * the ones this copy shares with `mesh`: the simulator needs indices only */
+            m.positions = m.normals = m.texcoords = NULL;
             s = vr_mesh_reorder(&m, (vr_order)orders[o], seed);
             vr_sim_report *r = &reports[report_count];
             scene_label(r->scene, sizeof r->scene, scenes[sc]);
