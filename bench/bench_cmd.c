@@ -59,7 +59,7 @@ typedef struct vr_bench_opts {
     int queue_write; /* --queue-write: the queue-store microbenchmark instead of the stage */
     vr_order order;
     int reps;
-    uint32_t batch_indices, max_unique;
+    uint32_t batch_indices, max_unique, max_indices;
     const char *csv, *md;
     int calibrate;
 } vr_bench_opts;
@@ -73,6 +73,7 @@ typedef struct vr_bench_row {
     uint32_t block;
     int store; /* queue_store */
     int ok;
+    int skip; /* the strategy does not support this configuration (VR_ERR_ARG): SKIP, not FAIL */
     double ms_med, ms_min;
     uint64_t invocations, index_count;
     double speedup_naive, speedup_multi, bound, frac_bound, floor_ms; /* < 0: not available */
@@ -96,6 +97,8 @@ static void vr_bench_usage(FILE *f)
             "  --reps N              timed runs after one warm-up (median, min); default 20\n"
             "  --batch N             warp batch in indices (multiple of 3); default 96\n"
             "  --nu N                dynamic batches' N_u; default 256\n"
+            "  --max-indices N       dynamic batches' most indices, a multiple of 3 up to 3069;\n"
+            "                        default 1023 (sort needs block >= N / 32: else SKIP rows)\n"
             "  --csv FILE, --md FILE also write CSV / Markdown\n"
             "  --calibrate           first find light/medium/heavy for naive 3x/5.5x/10x of simple\n"
             "                        on the first scene (block 256), print them and use them\n"
@@ -134,6 +137,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
     o->reps = 20;
     o->batch_indices = VR_WARP_BATCH_DEFAULT;
     o->max_unique = VR_DYN_MAX_UNIQUE_DEFAULT;
+    o->max_indices = VR_DYN_MAX_INDICES_DEFAULT;
     char *list[VR_BENCH_MAX_LIST];
     char strategy_arg[256] = "all", load_arg[256] = "simple,light,medium,heavy",
          block_arg[256] = "64,128,256", store_arg[256] = "staged";
@@ -183,6 +187,14 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--nu")) {
             if (vr_parse_u32(v, 3, 1u << 20, &o->max_unique)) {
                 fprintf(stderr, "vreuse bench: --nu '%s' must be >= 3\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--max-indices")) {
+            if (vr_parse_u32(v, 3, VR_DYN_MAX_INDICES_LIMIT, &o->max_indices) ||
+                o->max_indices % 3) {
+                fprintf(stderr, "vreuse bench: --max-indices '%s' must be a multiple of 3 "
+                        "(whole triangles) in 3..%u, e.g. 1536 or 2046\n",
+                        v, VR_DYN_MAX_INDICES_LIMIT);
                 return 2;
             }
         } else if (!strcmp(a, "--csv")) {
@@ -423,7 +435,8 @@ static vr_status vr_bench_calibrate(vr_geometry *g, const vr_reuse_params *base,
 /* ---- validation ---------------------------------------------------------------------------- */
 
 /* Checks `ops` on the GPU against the CPU reference `want` (count=1, no culling) for one
- * block size; prints why not. Returns 1 when equal. */
+ * block size; prints why not. Returns 1 when equal, -1 when the strategy rejects the
+ * configuration as unsupported (VR_ERR_ARG: sort with batches too long for the block), else 0. */
 static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                              const vr_geometry_result *want, vr_geometry_result *got,
                              const char *scene)
@@ -435,9 +448,10 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
     if (st == VR_OK)
         st = vr_geometry_download(g, got);
     if (st != VR_OK) {
-        fprintf(stderr, "FAIL %s on %s, block %u, %s store: %s\n", ops->name, scene,
-                c.block_size, vr_store_name(c.queue_store), vr_last_error());
-        return 0;
+        fprintf(stderr, "%s %s on %s, block %u, %s store: %s\n",
+                st == VR_ERR_ARG ? "SKIP" : "FAIL", ops->name, scene, c.block_size,
+                vr_store_name(c.queue_store), vr_last_error());
+        return st == VR_ERR_ARG ? -1 : 0;
     }
     char what[256];
     snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store", ops->name, scene,
@@ -482,7 +496,7 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     for (size_t c = 7; c < VR_COLUMN_COUNT; ++c)
         snprintf(cells[c], 64, "-");
     if (!r->ok) {
-        snprintf(cells[VR_COLUMN_COUNT - 1], 64, "FAIL");
+        snprintf(cells[VR_COLUMN_COUNT - 1], 64, r->skip ? "SKIP" : "FAIL");
         return;
     }
     const double tris = r->tris;
@@ -559,14 +573,18 @@ static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row
         if (!first)
             continue;
         double best[VR_REUSE_KIND_COUNT], naive_best = -1;
+        int all_skipped[VR_REUSE_KIND_COUNT];
         for (int s = 0; s < o->strategy_count; ++s) {
             best[s] = -1;
-            for (size_t j = i; j < n; ++j)
-                if (rows[j].scene == rows[i].scene && rows[j].load == rows[i].load &&
-                    rows[j].store == rows[i].store && rows[j].ops == o->strategies[s] &&
-                    rows[j].ok &&
-                    (best[s] < 0 || rows[j].ms_med < best[s]))
+            all_skipped[s] = 1;
+            for (size_t j = i; j < n; ++j) {
+                if (rows[j].scene != rows[i].scene || rows[j].load != rows[i].load ||
+                    rows[j].store != rows[i].store || rows[j].ops != o->strategies[s])
+                    continue;
+                all_skipped[s] &= rows[j].skip;
+                if (rows[j].ok && (best[s] < 0 || rows[j].ms_med < best[s]))
                     best[s] = rows[j].ms_med;
+            }
             if (o->strategies[s]->kind == VR_REUSE_NAIVE)
                 naive_best = best[s];
         }
@@ -575,7 +593,7 @@ static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row
         for (int s = 0; s < o->strategy_count; ++s) {
             char cell[64];
             if (best[s] < 0)
-                snprintf(cell, sizeof cell, "FAIL");
+                snprintf(cell, sizeof cell, all_skipped[s] ? "SKIP" : "FAIL");
             else if (naive_best > 0)
                 snprintf(cell, sizeof cell, "%.3f (%.2fx)", best[s], naive_best / best[s]);
             else
@@ -595,7 +613,7 @@ static void vr_write_meta(FILE *f, const vr_bench_meta *m, const vr_bench_opts *
             m->command);
     fprintf(f, "%sorder: %s; warp batch %u indices; dynamic N_u %u, <= %u indices per batch; "
             "%d timed reps after 1 warm-up (kernels only, cudaEvents)%s\n", prefix,
-            vr_order_name(o->order), o->batch_indices, o->max_unique, VR_DYN_MAX_INDICES_DEFAULT,
+            vr_order_name(o->order), o->batch_indices, o->max_unique, o->max_indices,
             o->reps, o->reps < 20 ? " - NOTE: fewer than 20 reps" : "");
     fprintf(f, "%sdevice-to-device copy: %.3f TB/s (read + write, measured)\n", prefix,
             m->bandwidth * 1e-12);
@@ -699,6 +717,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
     vr_geometry_camera(&base.shader, &m, 0.5f);
     base.batch_indices = o->batch_indices;
     base.max_unique = o->max_unique;
+    base.max_indices = o->max_indices;
 
     if (o->calibrate && first_scene) {
         if ((st = vr_bench_calibrate(g, &base, name)) != VR_OK) {
@@ -734,7 +753,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
             for (int q = 0; q < o->store_count; ++q) {
                 cfg.block_size = o->blocks[b];
                 cfg.queue_store = o->stores[q];
-                valid[s][b][q] = st == VR_OK && vr_bench_validate(g, ops, &cfg, &want, &got, name);
+                valid[s][b][q] =
+                    st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
             }
         fprintf(stderr, "bench: %s: %s validated (%llu invocations)\n", name, ops->name,
                 (unsigned long long)invocations[s]);
@@ -758,8 +778,9 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
                 r->index_count = m.index_count;
                 r->floor_ms = floor_ms;
                 r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
-                if (!valid[s][b][q]) {
-                    failed = 1;
+                if (valid[s][b][q] != 1) {
+                    r->skip = valid[s][b][q] < 0;
+                    failed |= !r->skip;
                     continue;
                 }
                 vr_reuse_params cfg = base;

@@ -18,9 +18,10 @@ struct vr_geometry {
     float *d_positions;   /* 3 * vertex_count */
     float *d_normals;     /* 3 * vertex_count */
     vr_mesh host;         /* index_count host copy of the indices (for dynamic batches) */
-    uint32_t *d_batch_starts;   /* batch_count + 1, for N_u = batch_max_unique */
+    uint32_t *d_batch_starts;   /* batch_count + 1, for batch_max_unique, batch_max_indices */
     uint32_t batch_count;
     uint32_t batch_max_unique;  /* 0: no batches computed yet */
+    uint32_t batch_max_indices;
     vr_queue d_queue;           /* capacity = triangles */
     vr_counters *d_counters;    /* one */
     uint32_t *d_shade_counts;   /* vertex_count */
@@ -235,13 +236,15 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
     return VR_OK;
 }
 
-/* Makes d_batch_starts hold the dynamic batches for N_u = max_unique. */
-static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique)
+/* Makes d_batch_starts hold the dynamic batches for N_u = max_unique and max_indices. */
+static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique,
+                                             uint32_t max_indices)
 {
-    if (g->batch_max_unique == max_unique && g->d_batch_starts)
+    if (g->batch_max_unique == max_unique && g->batch_max_indices == max_indices &&
+        g->d_batch_starts)
         return VR_OK;
     uint32_t *starts = NULL, count = 0;
-    vr_status st = vr_geometry_batches(&starts, &count, &g->host, max_unique);
+    vr_status st = vr_geometry_dyn_batches(&starts, &count, &g->host, max_unique, max_indices);
     if (st != VR_OK)
         return st;
     cudaFree(g->d_batch_starts);
@@ -259,6 +262,7 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     if (st == VR_OK) {
         g->batch_count = count;
         g->batch_max_unique = max_unique;
+        g->batch_max_indices = max_indices;
     }
     return st;
 }
@@ -283,7 +287,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     p.batch_starts = NULL;
     p.batch_count = 0;
     if (ops->dynamic) {
-        vr_status st = vr_geometry_prepare_batches(g, cfg->max_unique);
+        vr_status st = vr_geometry_prepare_batches(g, cfg->max_unique, cfg->max_indices);
         if (st != VR_OK)
             return st;
         p.batch_starts = g->d_batch_starts;

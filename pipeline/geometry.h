@@ -48,14 +48,15 @@ vr_status vr_geometry_result_alloc(vr_geometry_result *r, uint32_t triangles,
 /* Frees the arrays; accepts NULL and a zeroed struct. */
 void vr_geometry_result_free(vr_geometry_result *r);
 
-/* Dynamic batch starts of a mesh for N_u = max_unique and VR_DYN_MAX_INDICES_DEFAULT indices
- * per batch (vr_batches_dynamic). *starts (malloc'd, owned by the caller) gets batch_count + 1
- * entries. VR_ERR_ARG when max_unique < 3, VR_ERR_OOM on allocation failure. */
-vr_status vr_geometry_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
-                              uint32_t max_unique);
+/* Dynamic batch starts of a mesh for N_u = max_unique and at most max_indices indices per batch
+ * (vr_batches_dynamic). *starts (malloc'd, owned by the caller) gets batch_count + 1 entries.
+ * VR_ERR_ARG when max_unique < 3 or max_indices is not a multiple of 3 in
+ * 3..VR_DYN_MAX_INDICES_LIMIT, VR_ERR_OOM on allocation failure. */
+vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
+                                  uint32_t max_unique, uint32_t max_indices);
 
 /* Runs the CPU twin ops->ref on mesh `m` with the configuration fields of `cfg` (shader,
- * block_size, batch_indices, max_unique, cull, count; its pointers and queue_store, a GPU-only
+ * block_size, batch_indices, max_unique, max_indices, cull, count; its pointers and queue_store, a GPU-only
  * choice, are ignored) into `out`,
  * which must be allocated for m. Clears out's counters and shade counts and poisons its queue
  * (0xFF bytes: NaN floats, ~0 ids) first, like the GPU path. Computes dynamic batches itself. */
@@ -64,7 +65,7 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
 
 /* The simulator's count for strategy `ops` on mesh `m` (sim/sim.h): naive, warp voting with
  * cfg->batch_indices and 32 lanes, multi, and dynamic batching with N_u = cfg->max_unique and
- * VR_DYN_MAX_INDICES_DEFAULT for hash, phash and sort. `shade_counts` (vertex_count, may be
+ * cfg->max_indices for hash, phash and sort. `shade_counts` (vertex_count, may be
  * NULL) receives the per-vertex counts. The CPU twins and the GPU must reproduce both. */
 vr_status vr_geometry_sim(uint64_t *invocations, uint32_t *shade_counts, const vr_reuse_ops *ops,
                           const vr_mesh *m, const vr_reuse_params *cfg);
@@ -103,7 +104,7 @@ void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw);
 /* A mesh uploaded once (indices, positions, normals) plus every output buffer sized for it:
  * queue capacity = triangles, counters, per-vertex shade counts, strategy workspace (grown
  * on demand to the largest temp_bytes seen), dynamic batch starts (recomputed when N_u
- * changes), a stream and two timing events. All device memory is owned by the context. */
+ * or max_indices changes), a stream and two timing events. All device memory is owned by the context. */
 typedef struct vr_geometry vr_geometry;
 
 /* Uploads `m` (validated with vr_mesh_validate first; VR_ERR_FORMAT when it fails).

@@ -51,26 +51,30 @@ void vr_geometry_result_free(vr_geometry_result *r)
     memset(r, 0, sizeof *r);
 }
 
-vr_status vr_geometry_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
-                              uint32_t max_unique)
+vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
+                                  uint32_t max_unique, uint32_t max_indices)
 {
     assert(starts && batch_count && m);
     *starts = NULL;
     *batch_count = 0;
     if (max_unique < 3)
         return VR_ERROR(VR_ERR_ARG, "dynamic batches: N_u = %u, a triangle needs 3", max_unique);
+    if (max_indices < 3 || max_indices > VR_DYN_MAX_INDICES_LIMIT || max_indices % 3 != 0)
+        return VR_ERROR(VR_ERR_ARG,
+                        "dynamic batches: max_indices %u must be a multiple of 3 (whole "
+                        "triangles) in 3..%u (the batchers' shared-memory bound)",
+                        max_indices, VR_DYN_MAX_INDICES_LIMIT);
     uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
     if (!s)
         return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", m->index_count);
     size_t n = 0;
     if (m->index_count > 0) {
         n = vr_batches_dynamic(s, m->indices, m->index_count, m->vertex_count, max_unique,
-                               VR_DYN_MAX_INDICES_DEFAULT);
+                               max_indices);
         if (n == 0) {
             free(s);
             return VR_ERROR(VR_ERR_OOM, "vr_batches_dynamic(%u indices, N_u %u, %u) failed: %s",
-                            m->index_count, max_unique, VR_DYN_MAX_INDICES_DEFAULT,
-                            vr_last_error());
+                            m->index_count, max_unique, max_indices, vr_last_error());
         }
     } else {
         s[0] = 0;
@@ -79,6 +83,7 @@ vr_status vr_geometry_batches(uint32_t **starts, uint32_t *batch_count, const vr
     *batch_count = (uint32_t)n;
     return VR_OK;
 }
+
 
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
                           const vr_reuse_params *cfg)
@@ -101,7 +106,8 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
 
     uint32_t *starts = NULL;
     if (ops->dynamic) {
-        vr_status st = vr_geometry_batches(&starts, &p.batch_count, m, cfg->max_unique);
+        vr_status st = vr_geometry_dyn_batches(&starts, &p.batch_count, m, cfg->max_unique,
+                                               cfg->max_indices);
         if (st != VR_OK)
             return st;
         p.batch_starts = starts;
@@ -148,7 +154,7 @@ vr_status vr_geometry_sim(uint64_t *invocations, uint32_t *shade_counts, const v
     default:
         assert(ops->dynamic);
         st = vr_sim_dynamic(&r, m->indices, m->index_count, m->vertex_count, cfg->max_unique,
-                            VR_DYN_MAX_INDICES_DEFAULT, shade_counts);
+                            cfg->max_indices, shade_counts);
         break;
     }
     *invocations = st == VR_OK ? r.shaded_vertices : 0;

@@ -246,7 +246,7 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
     *batch_count = 0;
     if (ops->dynamic) {
         uint32_t *starts = NULL, n = 0;
-        vr_status st = vr_geometry_batches(&starts, &n, m, cfg->max_unique);
+        vr_status st = vr_geometry_dyn_batches(&starts, &n, m, cfg->max_unique, cfg->max_indices);
         if (st != VR_OK)
             return st;
         for (uint32_t b = 0; b < n; ++b)

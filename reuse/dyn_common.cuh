@@ -18,21 +18,25 @@
  * 256-thread blocks at 4 per SM; at 32 it spills nothing in phash and one word in hash. */
 #define VR_DYN_MAX_REGS 32
 
-/* The dynamic shared memory of one block. Sizes depend on N_u = p.max_unique (runtime) and the
- * hash table's slot count (0 for sort). vr_shaded is 28 bytes: stride 7 words, odd, so 32
- * threads writing consecutive entries hit 32 different banks. */
+/* The dynamic shared memory of one block. Sizes depend on N_u = p.max_unique and the batch
+ * length bound p.max_indices (runtime), and the hash table's slot count (0 for sort). The map
+ * is sized to max_indices, not to the limit, so the default 1023 keeps today's footprint (12 KiB
+ * at N_u 256: 16 blocks of 128 threads still fit an SM). vr_shaded is 28 bytes: stride 7
+ * words, odd, so 32 threads writing consecutive entries hit 32 different banks. */
 typedef struct vr_dyn_smem {
     vr_shaded *shaded; /* max_unique: shaded vertex of each dense id */
     uint32_t *unique;  /* max_unique: vertex id of each dense id */
     uint32_t *table;   /* table_slots: hash table (key or VR_DYN_EMPTY), then dense id per slot */
-    uint16_t *map;     /* VR_DYN_CAPACITY: batch position -> table slot (hash) or dense id (sort) */
+    uint16_t *map;     /* max_indices: batch position -> table slot (hash) or dense id (sort);
+                          both < 2^16 (slots <= 2 x 1024, ids < N_u) */
 } vr_dyn_smem;
 
 static __host__ __device__ inline size_t vr_dyn_smem_bytes(uint32_t max_unique,
-                                                        uint32_t table_slots)
+                                                        uint32_t table_slots,
+                                                        uint32_t max_indices)
 {
     return (size_t)max_unique * (sizeof(vr_shaded) + sizeof(uint32_t)) +
-           (size_t)table_slots * sizeof(uint32_t) + (size_t)VR_DYN_CAPACITY * sizeof(uint16_t);
+           (size_t)table_slots * sizeof(uint32_t) + (size_t)max_indices * sizeof(uint16_t);
 }
 
 /* Carves the block's dynamic shared memory; every part stays 4-byte aligned. */
@@ -64,7 +68,7 @@ static vr_status vr_dyn_smem_fit(const void *kernel, size_t bytes)
 /* One batch of the index buffer (once vr_dyn_batch_bounds accepted it). */
 typedef struct vr_dyn_batch {
     uint32_t start; /* first index: a multiple of 3 */
-    uint32_t count; /* indices: a multiple of 3, <= VR_DYN_CAPACITY */
+    uint32_t count; /* indices: a multiple of 3, <= p.max_indices */
 } vr_dyn_batch;
 
 /* Reads batch blockIdx.x's bounds. Every thread reads the same two words, so the result - and
@@ -79,7 +83,7 @@ static __device__ __forceinline__ int vr_dyn_batch_bounds(const vr_reuse_params 
     b->start = start;
     b->count = end >= start ? end - start : 0;
     const int ok = end >= start && end <= p.index_count && start % 3 == 0 && b->count % 3 == 0 &&
-                   b->count <= VR_DYN_CAPACITY && (blockIdx.x != 0 || start == 0) &&
+                   b->count <= p.max_indices && (blockIdx.x != 0 || start == 0) &&
                    (blockIdx.x + 1 != p.batch_count || end == p.index_count);
     if (!ok && threadIdx.x == 0)
         atomicAdd(&p.counters->overflow, b->count >= 3 ? b->count / 3 : 1u);
@@ -234,7 +238,7 @@ static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const cha
     if (st != VR_OK || p->index_count == 0)
         return st;
     const uint32_t table_log2 = vr_dyn_table_log2(p->max_unique);
-    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2);
+    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2, p->max_indices);
     st = vr_dyn_smem_fit((const void *)kernel, smem);
     if (st != VR_OK)
         return st;

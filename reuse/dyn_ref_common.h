@@ -13,10 +13,8 @@
 
 #include "ref_common.h"
 
-/* Index slots per batch in shared memory. vr_batches_dynamic's default cap of 1023 indices
- * (341 triangles) is the largest multiple of 3 that fits. */
-#define VR_DYN_CAPACITY_LOG2 10
-#define VR_DYN_CAPACITY (1u << VR_DYN_CAPACITY_LOG2)
+/* Indices per batch: p->max_indices, a multiple of 3 in 3..VR_DYN_MAX_INDICES_LIMIT (3069,
+ * reuse/batches.h); a block's shared memory holds one map entry per index of that bound. */
 /* Largest N_u accepted: a batch never has more distinct vertices than indices. */
 #define VR_DYN_MAX_UNIQUE 1024u
 /* An empty hash slot. Never a vertex id: vertex_count <= 2^32 - 1, so ids are <= 2^32 - 2. */
@@ -60,11 +58,17 @@ static inline vr_status vr_dyn_check(const vr_reuse_params *p, const char *who)
     if (p->max_unique < 3 || p->max_unique > VR_DYN_MAX_UNIQUE)
         return VR_ERROR(VR_ERR_ARG, "%s: max_unique (N_u) %u must be in 3..%u", who,
                         p->max_unique, VR_DYN_MAX_UNIQUE);
+    if (p->max_indices < 3 || p->max_indices > VR_DYN_MAX_INDICES_LIMIT ||
+        p->max_indices % 3 != 0)
+        return VR_ERROR(VR_ERR_ARG,
+                        "%s: max_indices %u per dynamic batch must be a multiple of 3 in 3..%u "
+                        "(whole triangles; the limit bounds the block's shared memory)",
+                        who, p->max_indices, VR_DYN_MAX_INDICES_LIMIT);
     if (p->index_count > 0 && (!p->batch_starts || p->batch_count == 0))
         return VR_ERROR(VR_ERR_ARG,
                         "%s: %u indices but no dynamic batches. Hint: fill batch_starts with "
-                        "vr_batches_dynamic(..., max_unique = %u, max_indices <= %u)",
-                        who, p->index_count, p->max_unique, VR_DYN_CAPACITY - 1);
+                        "vr_batches_dynamic(..., max_unique = %u, max_indices = %u)",
+                        who, p->index_count, p->max_unique, p->max_indices);
     if (p->batch_count > 0x7fffffffu)
         return VR_ERROR(VR_ERR_ARG, "%s: %u batches exceed the grid limit 2^31 - 1", who,
                         p->batch_count);
@@ -73,7 +77,7 @@ static inline vr_status vr_dyn_check(const vr_reuse_params *p, const char *who)
 
 /* Checks host batch boundaries with the rule each GPU block applies to its own batch: batches
  * cover the index buffer in order (starts[0] = 0, starts[batch_count] = index_count), each one
- * holds whole triangles, at most VR_DYN_CAPACITY indices. (The GPU counts the triangles of a
+ * holds whole triangles, at most p->max_indices indices. (The GPU counts the triangles of a
  * batch that breaks the rule in counters->overflow and skips it; the twin reports it.) */
 static inline vr_status vr_dyn_check_batches(const vr_reuse_params *p, const char *who)
 {
@@ -86,11 +90,12 @@ static inline vr_status vr_dyn_check_batches(const vr_reuse_params *p, const cha
     for (uint32_t b = 0; b < p->batch_count; ++b) {
         const uint32_t start = s[b], end = s[b + 1];
         if (end < start || start % 3 != 0 || (end - start) % 3 != 0 ||
-            end - start > VR_DYN_CAPACITY)
+            end - start > p->max_indices)
             return VR_ERROR(VR_ERR_FORMAT,
                             "%s: batch %u spans indices %u..%u: batches must be ordered, hold "
-                            "whole triangles and at most %u indices",
-                            who, b, start, end, VR_DYN_CAPACITY - 1);
+                            "whole triangles and at most max_indices = %u indices. Hint: make "
+                            "batch_starts with the same max_indices",
+                            who, b, start, end, p->max_indices);
     }
     return VR_OK;
 }

@@ -7,7 +7,9 @@
  */
 #include "dyn_common.cuh"
 
-/* Thread mapping: thread t inserts batch positions t, t + blockDim, ... (coalesced loads), then
+/* Thread mapping: thread t inserts batch positions t, t + blockDim, ... (coalesced loads;
+ * ceil(count / blockDim) of them, as a batch of up to p.max_indices <= 3069 may exceed the
+ * block - the loop holds no barrier or warp collective, so its bound may differ per thread), then
  * owns a chunk of table slots for compaction, dense ids t, t + blockDim, ... for shading, and
  * triangles t, t + blockDim, ... for assembly. Shared memory: vr_dyn_smem with a table of
  * 2^table_log2 slots, plus s_warp for the scan and s_failed. Sync points: table cleared |

@@ -10,8 +10,10 @@
 /* Linear-probing attempts per thread before the warp takes over its key. */
 #define VR_PHASH_FAST_PROBES 4
 
-/* Thread mapping: in round r, thread t inserts batch position r * blockDim + t; the round loop
- * has a block-uniform bound so warps are converged for the slow path's shuffles and votes.
+/* Thread mapping: in round r, thread t inserts batch position r * blockDim + t, for
+ * ceil(count / blockDim) rounds (batches of up to p.max_indices <= 3069 may exceed the block);
+ * the round loop has a block-uniform bound so warps are converged for the slow path's shuffles
+ * and votes.
  * Then as hash.cu: a chunk of slots for compaction, dense ids and triangles strided by
  * blockDim. Shared memory: vr_dyn_smem with a table of 2^table_log2 slots, s_warp, s_failed.
  * Sync points: table cleared | inserted | (scan) compacted | shaded.

@@ -40,6 +40,7 @@ vr_reuse_params vr_reuse_params_default(void)
     p.block_size = 256;
     p.batch_indices = VR_WARP_BATCH_DEFAULT;
     p.max_unique = VR_DYN_MAX_UNIQUE_DEFAULT;
+    p.max_indices = VR_DYN_MAX_INDICES_DEFAULT;
     p.queue_store = 1;
     return p;
 }

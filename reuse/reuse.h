@@ -68,6 +68,8 @@ typedef struct vr_reuse_params {
     uint32_t block_size;    /* threads per block, multiple of 32, 32..1024 */
     uint32_t batch_indices; /* static batch length in indices (warp: multiple of 3, default 96) */
     uint32_t max_unique;    /* dynamic N_u, 3..1024 at any block size (default 256) */
+    uint32_t max_indices;   /* dynamic batches: most indices per batch, a multiple of 3,
+                               3..VR_DYN_MAX_INDICES_LIMIT (default 1023 = VR_DYN_MAX_INDICES_DEFAULT) */
     int cull;               /* 0: keep all triangles; 1: drop back-facing / outside-frustum ones */
     int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
     int queue_store;        /* 0 direct, 1 warp-staged (default): GPU queue store path, same bytes */

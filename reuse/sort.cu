@@ -11,13 +11,20 @@
 
 #include "dyn_common.cuh"
 
+/* Most keys per thread of any instantiation: register arrays keys, pos, heads, ids of ITEMS
+ * each; 32 is BLOCK 32 at the default capacity 1024. */
+#define VR_SORT_MAX_ITEMS 32
+
 /* Flag op for BlockDiscontinuity: a head where the sorted key differs from its predecessor. */
 struct vr_key_differs {
     __device__ __forceinline__ bool operator()(uint32_t a, uint32_t b) const { return a != b; }
 };
 
-/* CUB's block primitives need the block size at compile time: vr_sort_run instantiates 32..1024
- * threads, each holding a full batch capacity, BLOCK x VR_DYN_CAPACITY / BLOCK keys (256 x 4).
+/* CUB's block primitives need the block size and the keys per thread at compile time:
+ * vr_sort_run instantiates 32..1024 threads for a capacity CAP of 1024, 2048 or 3072 keys
+ * (the smallest >= p.max_indices), ITEMS = CAP / BLOCK keys per thread (256 x 4 by default).
+ * ITEMS is capped at 32 - what BLOCK 32 at CAP 1024 has always used - so longer batches need
+ * larger blocks: 2046 indices at >= 64 threads, 3069 at >= 128.
  * Thread mapping: thread t loads positions j * BLOCK + t (striped, coalesced); after the sort it
  * holds sorted ranks t * ITEMS .. t * ITEMS + ITEMS - 1 (blocked), then shades dense ids and
  * assembles triangles strided by BLOCK. Keys are offset by the batch's smallest index and sorted
@@ -28,10 +35,11 @@ struct vr_key_differs {
  * Shared memory: CUB temp storage (a union, __syncthreads between uses), per-warp min/max, and
  * vr_dyn_smem without table. Sync points: min/max | sorted | heads | scanned and scattered |
  * shaded. */
-template <int BLOCK>
+template <int BLOCK, int CAP>
 static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p)
 {
-    enum { ITEMS = VR_DYN_CAPACITY / BLOCK, WARPS = BLOCK / VR_WARP_SIZE };
+    enum { ITEMS = CAP / BLOCK, WARPS = BLOCK / VR_WARP_SIZE };
+    static_assert(CAP % BLOCK == 0 && ITEMS <= VR_SORT_MAX_ITEMS, "sort: keys per thread");
     typedef cub::BlockRadixSort<uint32_t, BLOCK, ITEMS, uint16_t> block_sort;
     typedef cub::BlockDiscontinuity<uint32_t, BLOCK> block_heads;
     typedef cub::BlockScan<uint32_t, BLOCK> block_scan;
@@ -43,6 +51,7 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
     __shared__ uint32_t s_min[WARPS], s_max[WARPS];
 
     vr_dyn_batch b;
+    /* the host picked CAP >= p.max_indices, so an accepted batch fits the keys */
     if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
         return;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, 0);
@@ -106,16 +115,58 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
     vr_dyn_assemble(p, s, 0, b);
 }
 
-template <int BLOCK>
+template <int BLOCK, int CAP>
 static vr_status vr_sort_launch(const vr_reuse_params *p)
 {
-    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 0);
-    vr_status st = vr_dyn_smem_fit((const void *)vr_sort_kernel<BLOCK>, smem);
+    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 0, p->max_indices);
+    vr_status st = vr_dyn_smem_fit((const void *)vr_sort_kernel<BLOCK, CAP>, smem);
     if (st != VR_OK)
         return st;
-    vr_sort_kernel<BLOCK><<<p->batch_count, BLOCK, smem, (cudaStream_t)p->stream>>>(*p);
+    vr_sort_kernel<BLOCK, CAP><<<p->batch_count, BLOCK, smem, (cudaStream_t)p->stream>>>(*p);
     VR_LAUNCH_CHECK("vr_sort_kernel");
     return VR_OK;
+}
+
+/* A batch bound with more than VR_SORT_MAX_ITEMS keys per thread at this block size. */
+static vr_status vr_sort_too_long(const vr_reuse_params *p)
+{
+    const uint32_t most = VR_SORT_MAX_ITEMS * p->block_size / 3 * 3;
+    uint32_t block = p->block_size;
+    while (block < 1024 && VR_SORT_MAX_ITEMS * block < p->max_indices)
+        block *= 2;
+    return VR_ERROR(VR_ERR_ARG,
+                    "sort: batches of at most %u indices at block %u (got max_indices %u): "
+                    "cub::BlockRadixSort holds at most %d keys per thread. Hint: --block %u",
+                    most, p->block_size, p->max_indices, VR_SORT_MAX_ITEMS, block);
+}
+
+/* Instantiates <BLOCK, CAP> only where it stays within VR_SORT_MAX_ITEMS keys per thread. */
+template <int BLOCK, int CAP>
+static vr_status vr_sort_launch_if(const vr_reuse_params *p)
+{
+    if constexpr (CAP / BLOCK <= VR_SORT_MAX_ITEMS)
+        return vr_sort_launch<BLOCK, CAP>(p);
+    else
+        return vr_sort_too_long(p);
+}
+
+/* The block sizes for one capacity. */
+template <int CAP>
+static vr_status vr_sort_dispatch(const vr_reuse_params *p)
+{
+    switch (p->block_size) {
+    case 32: return vr_sort_launch_if<32, CAP>(p);
+    case 64: return vr_sort_launch_if<64, CAP>(p);
+    case 128: return vr_sort_launch_if<128, CAP>(p);
+    case 256: return vr_sort_launch_if<256, CAP>(p);
+    case 512: return vr_sort_launch_if<512, CAP>(p);
+    case 1024: return vr_sort_launch_if<1024, CAP>(p);
+    default:
+        return VR_ERROR(VR_ERR_ARG,
+                        "sort: block size %u not supported: cub::BlockRadixSort is instantiated "
+                        "for 32, 64, 128, 256, 512 and 1024 threads",
+                        p->block_size);
+    }
 }
 
 extern "C" vr_status vr_sort_run(const vr_reuse_params *p)
@@ -123,17 +174,10 @@ extern "C" vr_status vr_sort_run(const vr_reuse_params *p)
     vr_status st = vr_dyn_check(p, "sort");
     if (st != VR_OK || p->index_count == 0)
         return st;
-    switch (p->block_size) {
-    case 32: return vr_sort_launch<32>(p);
-    case 64: return vr_sort_launch<64>(p);
-    case 128: return vr_sort_launch<128>(p);
-    case 256: return vr_sort_launch<256>(p);
-    case 512: return vr_sort_launch<512>(p);
-    case 1024: return vr_sort_launch<1024>(p);
-    default:
-        return VR_ERROR(VR_ERR_ARG,
-                        "sort: block size %u not supported: cub::BlockRadixSort is instantiated "
-                        "for 32, 64, 128, 256, 512 and 1024 threads (x 1024 / block keys each)",
-                        p->block_size);
-    }
+    if (p->max_indices <= 1024)
+        return vr_sort_dispatch<1024>(p);
+    if (p->max_indices <= 2048)
+        return vr_sort_dispatch<2048>(p);
+    static_assert(VR_DYN_MAX_INDICES_LIMIT <= 3072, "sort: add a capacity for the new limit");
+    return vr_sort_dispatch<3072>(p);
 }

@@ -92,15 +92,32 @@ static int mesh_random(vr_mesh *m, uint32_t triangles, uint32_t vertex_count, ui
     return 1;
 }
 
-/* Batch starts from vr_batches_dynamic (max_indices 1023); NULL on failure. */
-static uint32_t *batches_make(const vr_mesh *m, uint32_t max_unique, uint32_t *batch_count)
+/* Batch starts from vr_batches_dynamic; NULL on failure. */
+static uint32_t *batches_make_long(const vr_mesh *m, uint32_t max_unique, uint32_t max_indices,
+                                   uint32_t *batch_count)
 {
     uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
     if (!s)
         return NULL;
     *batch_count = (uint32_t)vr_batches_dynamic(s, m->indices, m->index_count, m->vertex_count,
-                                                max_unique, VR_DYN_MAX_INDICES_DEFAULT);
+                                                max_unique, max_indices);
     return s;
+}
+
+/* ... with the default max_indices 1023. */
+static uint32_t *batches_make(const vr_mesh *m, uint32_t max_unique, uint32_t *batch_count)
+{
+    return batches_make_long(m, max_unique, VR_DYN_MAX_INDICES_DEFAULT, batch_count);
+}
+
+/* Indices in the longest batch. */
+static uint32_t longest_batch(const uint32_t *starts, uint32_t batch_count)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < batch_count; ++b)
+        if (starts[b + 1] - starts[b] > n)
+            n = starts[b + 1] - starts[b];
+    return n;
 }
 
 /* Distinct vertices summed over the batches, counted the slowest obvious way. */
@@ -208,6 +225,7 @@ typedef struct dyn_case {
     uint32_t index_count;
     uint32_t vertex_count;
     uint32_t max_unique;
+    uint32_t max_indices;
     const uint32_t *starts;
     uint32_t batch_count;
     uint64_t invocations;
@@ -234,6 +252,14 @@ static uint32_t k_full[1026];
 static const uint32_t k_full_starts[] = {0, 1023, 1026};
 static uint32_t k_full_shades[256];
 
+/* The longest batch, max_indices = VR_DYN_MAX_INDICES_LIMIT = 3069: triangle t = (t, t+1, t+2)
+ * mod 1024 for t = 0..1023 at N_u 1024. The first 1023 triangles are exactly one batch of
+ * 3069 indices holding all 1024 vertices; triangle 1023 = (1023, 0, 1) adds no new vertex but
+ * opens batch 1 on the index limit: 1024 + 3 = 1027 invocations, 1023, 0 and 1 twice. */
+static uint32_t k_limit[3072];
+static const uint32_t k_limit_starts[] = {0, 3069, 3072};
+static uint32_t k_limit_shades[1024];
+
 static void full_case_init(void)
 {
     for (uint32_t t = 0; t < 342; ++t)
@@ -241,15 +267,25 @@ static void full_case_init(void)
             k_full[3 * t + k] = (t + k) % 256;
     for (uint32_t v = 0; v < 256; ++v)
         k_full_shades[v] = v >= 85 && v <= 87 ? 2 : 1;
+    for (uint32_t t = 0; t < 1024; ++t)
+        for (uint32_t k = 0; k < 3; ++k)
+            k_limit[3 * t + k] = (t + k) % 1024;
+    for (uint32_t v = 0; v < 1024; ++v)
+        k_limit_shades[v] = v == 1023 || v <= 1 ? 2 : 1;
 }
+
+#define HAND_CASES 4
 
 static dyn_case hand_case(int which)
 {
     full_case_init();
-    const dyn_case cases[3] = {
-        {"fan N_u=4", k_fan, 15, 7, 4, k_fan_starts, 3, 11, k_fan_shades},
-        {"repeated N_u=3", k_rep, 12, 6, 3, k_rep_starts, 1, 3, k_rep_shades},
-        {"1023-index batch N_u=256", k_full, 1026, 256, 256, k_full_starts, 2, 259, k_full_shades},
+    const dyn_case cases[HAND_CASES] = {
+        {"fan N_u=4", k_fan, 15, 7, 4, 1023, k_fan_starts, 3, 11, k_fan_shades},
+        {"repeated N_u=3", k_rep, 12, 6, 3, 1023, k_rep_starts, 1, 3, k_rep_shades},
+        {"1023-index batch N_u=256", k_full, 1026, 256, 256, 1023, k_full_starts, 2, 259,
+         k_full_shades},
+        {"3069-index batch N_u=1024", k_limit, 3072, 1024, 1024, VR_DYN_MAX_INDICES_LIMIT,
+         k_limit_starts, 2, 1027, k_limit_shades},
     };
     return cases[which];
 }
@@ -271,7 +307,7 @@ static void expect_case(const vr_geometry_result *r, const vr_mesh *m, const dyn
 
 static int test_dyn_hand(void)
 {
-    for (int which = 0; which < 3; ++which) {
+    for (int which = 0; which < HAND_CASES; ++which) {
         const dyn_case c = hand_case(which);
         vr_mesh m;
         vr_geometry_result r;
@@ -282,7 +318,7 @@ static int test_dyn_hand(void)
 
         /* the spelled-out starts are what the library's batcher makes */
         uint32_t batch_count = 0;
-        uint32_t *starts = batches_make(&m, c.max_unique, &batch_count);
+        uint32_t *starts = batches_make_long(&m, c.max_unique, c.max_indices, &batch_count);
         VR_EXPECT(starts != NULL, "OOM");
         VR_EXPECT(batch_count == c.batch_count, "%s: vr_batches_dynamic made %u batches, want %u",
                   c.name, batch_count, c.batch_count);
@@ -293,13 +329,14 @@ static int test_dyn_hand(void)
         /* and the simulator counts the same invocations */
         vr_sim_result sim;
         VR_EXPECT_EQ(vr_sim_dynamic(&sim, m.indices, m.index_count, m.vertex_count, c.max_unique,
-                                    VR_DYN_MAX_INDICES_DEFAULT, NULL),
+                                    c.max_indices, NULL),
                      VR_OK);
         VR_EXPECT_EQ(sim.shaded_vertices, c.invocations);
 
         vr_reuse_params cfg = vr_reuse_params_default();
         cfg.count = 1;
         cfg.max_unique = c.max_unique;
+        cfg.max_indices = c.max_indices;
         for (int s = 0; s < 3; ++s) {
             char what[96];
             snprintf(what, sizeof what, "%s ref, %s", vr_reuse_all[k_dyn_kinds[s]].name, c.name);
@@ -402,6 +439,89 @@ static int test_dyn_agree(void)
     return VR_TEST_RESULT();
 }
 
+/* Batches longer than 1023 indices (max_indices 1536, 2046 and the limit 3069) on a mesh whose
+ * windows slide slowly (12000 triangles over 3000 vertices: about 0.25 new vertices per
+ * triangle), so batches end on both limits: the three twins agree exactly, with the simulator,
+ * a brute-force count and the index bound, and the longest batch is longer than 1024. */
+static int test_dyn_long(void)
+{
+    static const struct { uint32_t nu, max_indices; } cfgs[] = {
+        {256, 1536}, {256, 2046}, {512, 2046}, {512, 3069}, {1024, 3069}, {64, 2046},
+    };
+    const uint32_t tris = 12000;
+    vr_mesh m;
+    VR_EXPECT(mesh_random(&m, tris, 3000, 41), "OOM");
+    vr_geometry_result r[3];
+    for (int s = 0; s < 3; ++s)
+        VR_EXPECT_EQ(vr_geometry_result_alloc(&r[s], tris, 3000), VR_OK);
+    if (vr_test_failures)
+        return VR_TEST_RESULT();
+    for (size_t n = 0; n < sizeof cfgs / sizeof cfgs[0]; ++n) {
+        const uint32_t nu = cfgs[n].nu, mi = cfgs[n].max_indices;
+        uint32_t batch_count = 0;
+        uint32_t *starts = batches_make_long(&m, nu, mi, &batch_count);
+        VR_EXPECT(starts && batch_count > 0, "N_u %u/%u: no batches: %s", nu, mi, vr_last_error());
+        if (!starts || batch_count == 0)
+            break;
+        const uint32_t longest = longest_batch(starts, batch_count);
+        VR_EXPECT(longest <= mi, "N_u %u/%u: a batch of %u indices", nu, mi, longest);
+        if (nu >= 256)
+            VR_EXPECT(longest > 1024, "N_u %u/%u: longest batch %u: not a long-batch test", nu,
+                      mi, longest);
+        /* the simulator with the same bound, and the library's own batches for it */
+        vr_sim_result sim;
+        VR_EXPECT_EQ(vr_sim_dynamic(&sim, m.indices, m.index_count, m.vertex_count, nu, mi, NULL),
+                     VR_OK);
+        uint32_t *lib_starts = NULL, lib_count = 0;
+        VR_EXPECT_EQ(vr_geometry_dyn_batches(&lib_starts, &lib_count, &m, nu, mi), VR_OK);
+        VR_EXPECT(lib_count == batch_count && lib_starts &&
+                      !memcmp(lib_starts, starts, ((size_t)batch_count + 1) * sizeof *starts),
+                  "N_u %u/%u: vr_geometry_dyn_batches differs from vr_batches_dynamic", nu, mi);
+        free(lib_starts);
+        const uint64_t distinct = distinct_per_batch(&m, starts, batch_count);
+        for (int s = 0; s < 3; ++s) {
+            char what[96];
+            snprintf(what, sizeof what, "%s ref, N_u %u, max_indices %u",
+                     vr_reuse_all[k_dyn_kinds[s]].name, nu, mi);
+            vr_reuse_params cfg = vr_reuse_params_default();
+            cfg.count = 1;
+            cfg.max_unique = nu;
+            cfg.max_indices = mi;
+            vr_status st = run_ref(&r[s], k_dyn_kinds[s], &m, starts, batch_count, &cfg);
+            VR_EXPECT(st == VR_OK, "%s: %s", what, vr_last_error());
+            VR_EXPECT_EQ(r[s].counters.invocations, distinct);
+            VR_EXPECT_EQ(r[s].counters.invocations, sim.shaded_vertices);
+            VR_EXPECT_EQ(shade_sum(&r[s]), distinct);
+            expect_plain_queue(&r[s], &m, what);
+            if (s > 0)
+                expect_same(&r[s], &r[0], 0, 1, what);
+        }
+        /* the same batches under a tighter bound are input the twins reject */
+        for (int s = 0; s < 3 && longest > VR_DYN_MAX_INDICES_DEFAULT; ++s) {
+            vr_reuse_params cfg = vr_reuse_params_default();
+            cfg.max_unique = nu;
+            vr_set_error(VR_OK, "%s", "");
+            vr_status st = run_ref(&r[s], k_dyn_kinds[s], &m, starts, batch_count, &cfg);
+            VR_EXPECT(st == VR_ERR_FORMAT && strstr(vr_last_error(), "max_indices = 1023"),
+                      "%s ref, N_u %u, batches of %u checked against 1023: %s: %s",
+                      vr_reuse_all[k_dyn_kinds[s]].name, nu, mi, vr_status_string(st),
+                      vr_last_error());
+        }
+        /* vr_geometry_ref computes the same batches from cfg itself */
+        vr_reuse_params cfg = vr_reuse_params_default();
+        cfg.count = 1;
+        cfg.max_unique = nu;
+        cfg.max_indices = mi;
+        VR_EXPECT_EQ(vr_geometry_ref(&r[1], &vr_reuse_all[VR_REUSE_HASH], &m, &cfg), VR_OK);
+        VR_EXPECT_EQ(r[1].counters.invocations, sim.shaded_vertices);
+        free(starts);
+    }
+    for (int s = 0; s < 3; ++s)
+        vr_geometry_result_free(&r[s]);
+    mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
 /* Expects status `want` from every twin on (m, starts) with `cfg`, and a message naming it. */
 static void expect_ref_error(const vr_mesh *m, const uint32_t *starts, uint32_t batch_count,
                              const vr_reuse_params *cfg, vr_status want, const char *what)
@@ -460,6 +580,28 @@ static int test_dyn_bad_input(void)
     c = cfg;
     c.max_unique = 256;
     expect_ref_error(&big, too_long, 1, &c, VR_ERR_FORMAT, "1026-index batch");
+    c.max_indices = 1026; /* the same batch is fine when allowed */
+    {
+        vr_geometry_result r;
+        if (vr_geometry_result_alloc(&r, 342, 256) == VR_OK) {
+            for (int s = 0; s < 3; ++s)
+                VR_EXPECT_EQ(run_ref(&r, k_dyn_kinds[s], &big, too_long, 1, &c), VR_OK);
+            vr_geometry_result_free(&r);
+        }
+    }
+    static const uint32_t bad_mi[] = {0, 2, 1024, 1535, 2047, VR_DYN_MAX_INDICES_LIMIT + 3};
+    for (size_t i = 0; i < sizeof bad_mi / sizeof bad_mi[0]; ++i) {
+        char what[64];
+        snprintf(what, sizeof what, "max_indices %u", bad_mi[i]);
+        c = cfg;
+        c.max_indices = bad_mi[i];
+        expect_ref_error(&fan, k_fan_starts, 3, &c, VR_ERR_ARG, what);
+        uint32_t *st_ptr = NULL, n = 0;
+        VR_EXPECT(vr_geometry_dyn_batches(&st_ptr, &n, &fan, 4, bad_mi[i]) == VR_ERR_ARG &&
+                      strstr(vr_last_error(), "max_indices"),
+                  "vr_geometry_dyn_batches, %s: %s", what, vr_last_error());
+        free(st_ptr);
+    }
 
     fan.indices[4] = 7; /* == vertex_count */
     expect_ref_error(&fan, k_fan_starts, 3, &cfg, VR_ERR_FORMAT, "index 7 of 7 vertices");
@@ -592,13 +734,28 @@ static void expect_gpu_matches(vr_geometry_result *gpu, vr_geometry_result *ref,
         expect_same(gpu, ref, cfg->cull, cfg->count, what);
 }
 
+/* sort holds at most 32 keys per thread (reuse/sort.cu): for max_indices > 32 x block it must
+ * refuse with VR_ERR_ARG naming the limit, before launching anything. Returns 1 when that case
+ * applied (and was checked). */
+static int expect_sort_too_long(vr_geometry_result *gpu, vr_reuse_kind kind, const vr_mesh *m,
+                                const uint32_t *starts, uint32_t batch_count,
+                                const vr_reuse_params *cfg, const char *what)
+{
+    if (kind != VR_REUSE_SORT || cfg->max_indices <= 32 * cfg->block_size)
+        return 0;
+    vr_status st = run_gpu(gpu, kind, m, starts, batch_count, cfg);
+    VR_EXPECT(st == VR_ERR_ARG && strstr(vr_last_error(), "sort: batches of at most"),
+              "%s: status %s: %s", what, vr_status_string(st), vr_last_error());
+    return 1;
+}
+
 /* The hand-written cases on the GPU at several block sizes (fewer threads than N_u included). */
 static int test_gpu_dyn_hand(void)
 {
     if (!gpu_ready())
         return VR_TEST_SKIP;
     static const uint32_t blocks[] = {32, 64, 256, 1024};
-    for (int which = 0; which < 3; ++which) {
+    for (int which = 0; which < HAND_CASES; ++which) {
         const dyn_case c = hand_case(which);
         vr_mesh m;
         vr_geometry_result gpu, ref;
@@ -610,12 +767,16 @@ static int test_gpu_dyn_hand(void)
         vr_reuse_params cfg = vr_reuse_params_default();
         cfg.count = 1;
         cfg.max_unique = c.max_unique;
+        cfg.max_indices = c.max_indices;
         for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi)
             for (int s = 0; s < 3; ++s) {
                 char what[96];
                 snprintf(what, sizeof what, "%s GPU, %s, block %u",
                          vr_reuse_all[k_dyn_kinds[s]].name, c.name, blocks[bi]);
                 cfg.block_size = blocks[bi];
+                if (expect_sort_too_long(&gpu, k_dyn_kinds[s], &m, c.starts, c.batch_count, &cfg,
+                                         what))
+                    continue;
                 expect_gpu_matches(&gpu, &ref, k_dyn_kinds[s], &m, c.starts, c.batch_count, &cfg,
                                    what);
                 expect_case(&gpu, &m, &c, what);
@@ -686,6 +847,73 @@ static int test_gpu_dyn_sweep(void)
     mesh_free(&m);
     return VR_TEST_RESULT();
 }
+
+/* Batches longer than 1024 indices (max_indices 2046, N_u 256 and 512; 3069 at N_u 1024) on the
+ * slowly sliding random mesh of reuse/dyn-long, so a batch has more indices than threads at
+ * every block size: each thread inserts ceil(count / block) of them. All three strategies
+ * against the twin, exactly; sort below 2046 / 32 = 64 threads must refuse. `small` (for
+ * compute-sanitizer): fewer triangles and block sizes. */
+static int gpu_dyn_long(int small)
+{
+    if (!gpu_ready())
+        return VR_TEST_SKIP;
+    static const struct { uint32_t nu, max_indices; } cfgs[] = {
+        {256, 2046}, {512, 2046}, {1024, 3069},
+    };
+    static const uint32_t blocks_all[] = {32, 64, 128, 256, 512, 1024, 0};
+    static const uint32_t blocks_small[] = {32, 256, 0};
+    const uint32_t *blocks = small ? blocks_small : blocks_all;
+    const uint32_t tris = small ? 3000 : 12000, verts = small ? 750 : 3000;
+    vr_mesh m;
+    vr_geometry_result gpu, ref;
+    VR_EXPECT(mesh_random(&m, tris, verts, 41), "OOM");
+    VR_EXPECT_EQ(vr_geometry_result_alloc(&gpu, tris, verts), VR_OK);
+    VR_EXPECT_EQ(vr_geometry_result_alloc(&ref, tris, verts), VR_OK);
+    if (vr_test_failures)
+        return VR_TEST_RESULT();
+    for (size_t n = 0; n < sizeof cfgs / sizeof cfgs[0]; ++n) {
+        if (small && n == 2)
+            break;
+        uint32_t batch_count = 0;
+        uint32_t *starts = batches_make_long(&m, cfgs[n].nu, cfgs[n].max_indices, &batch_count);
+        VR_EXPECT(starts && batch_count > 0, "N_u %u/%u: no batches", cfgs[n].nu,
+                  cfgs[n].max_indices);
+        if (!starts || batch_count == 0)
+            break;
+        VR_EXPECT(longest_batch(starts, batch_count) > 1024, "N_u %u/%u: no batch > 1024",
+                  cfgs[n].nu, cfgs[n].max_indices);
+        for (const uint32_t *b = blocks; *b; ++b)
+            for (int cull = 0; cull < 2; ++cull) {
+                if (cull && *b != 256)
+                    continue;
+                for (int s = 0; s < 3; ++s) {
+                    char what[128];
+                    snprintf(what, sizeof what, "%s GPU, N_u %u, max_indices %u, block %u, cull %d",
+                             vr_reuse_all[k_dyn_kinds[s]].name, cfgs[n].nu, cfgs[n].max_indices,
+                             *b, cull);
+                    vr_reuse_params cfg = vr_reuse_params_default();
+                    cfg.count = 1;
+                    cfg.cull = cull;
+                    cfg.max_unique = cfgs[n].nu;
+                    cfg.max_indices = cfgs[n].max_indices;
+                    cfg.block_size = *b;
+                    if (expect_sort_too_long(&gpu, k_dyn_kinds[s], &m, starts, batch_count, &cfg,
+                                             what))
+                        continue;
+                    expect_gpu_matches(&gpu, &ref, k_dyn_kinds[s], &m, starts, batch_count, &cfg,
+                                       what);
+                }
+            }
+        free(starts);
+    }
+    vr_geometry_result_free(&gpu);
+    vr_geometry_result_free(&ref);
+    mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+static int test_gpu_dyn_long(void) { return gpu_dyn_long(0); }
+static int test_gpu_small_dyn_long(void) { return gpu_dyn_long(1); }
 
 /* Keys that all hash to slot 0 of the table for N_u: every insertion after the first walks the
  * whole chain (hash) or drops to the warp-cooperative slow path (phash), with many warps
@@ -761,10 +989,11 @@ static int test_gpu_dyn_bad_batches(void)
     static const uint32_t s_short[] = {0, 12};      /* must end at 15: 4 lost */
     static const uint32_t s_all[] = {0, 12};
     static const uint32_t s_long[] = {0, 1026};     /* > 1023 indices: 342 lost */
+    static const uint32_t s_limit[] = {0, 3072};    /* > 3069 indices: 1024 lost */
     typedef struct {
         const char *name;
         const uint32_t *indices;
-        uint32_t index_count, vertex_count, max_unique;
+        uint32_t index_count, vertex_count, max_unique, max_indices;
         const uint32_t *starts;
         uint32_t batch_count;
         uint32_t overflow; /* triangles the GPU must count as lost */
@@ -773,13 +1002,17 @@ static int test_gpu_dyn_bad_batches(void)
     } bad_case;
     full_case_init();
     const bad_case cases[] = {
-        {"valid fan", k_fan, 15, 7, 4, s_valid, 3, 0, 5, 11},
-        {"7 distinct > N_u 4", k_fan, 15, 7, 4, s_one, 1, 5, 0, 0},
-        {"batches split triangles", k_fan, 15, 7, 4, s_split, 3, 3, 2, 4},
-        {"first batch starts at 3", k_fan, 15, 7, 4, s_late, 1, 4, 0, 0},
-        {"last batch ends at 12 of 15", k_fan, 15, 7, 4, s_short, 1, 4, 0, 0},
-        {"12 distinct in an 8-slot table", spread, 12, 12, 3, s_all, 1, 4, 0, 0},
-        {"1026-index batch", k_full, 1026, 256, 256, s_long, 1, 342, 0, 0},
+        {"valid fan", k_fan, 15, 7, 4, 1023, s_valid, 3, 0, 5, 11},
+        {"7 distinct > N_u 4", k_fan, 15, 7, 4, 1023, s_one, 1, 5, 0, 0},
+        {"batches split triangles", k_fan, 15, 7, 4, 1023, s_split, 3, 3, 2, 4},
+        {"first batch starts at 3", k_fan, 15, 7, 4, 1023, s_late, 1, 4, 0, 0},
+        {"last batch ends at 12 of 15", k_fan, 15, 7, 4, 1023, s_short, 1, 4, 0, 0},
+        {"12 distinct in an 8-slot table", spread, 12, 12, 3, 1023, s_all, 1, 4, 0, 0},
+        {"1026-index batch", k_full, 1026, 256, 256, 1023, s_long, 1, 342, 0, 0},
+        {"1026-index batch at max_indices 1026", k_full, 1026, 256, 256, 1026, s_long, 1, 0, 342,
+         256},
+        {"3072-index batch at the limit 3069", k_limit, 3072, 1024, 1024, VR_DYN_MAX_INDICES_LIMIT,
+         s_limit, 1, 1024, 0, 0},
     };
     static const uint32_t blocks[] = {32, 256};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
@@ -799,7 +1032,11 @@ static int test_gpu_dyn_bad_batches(void)
                 vr_reuse_params cfg = vr_reuse_params_default();
                 cfg.count = 1;
                 cfg.max_unique = bc->max_unique;
+                cfg.max_indices = bc->max_indices;
                 cfg.block_size = blocks[bi];
+                if (expect_sort_too_long(&gpu, k_dyn_kinds[s], &m, bc->starts, bc->batch_count,
+                                         &cfg, what))
+                    continue;
                 vr_status st = run_gpu(&gpu, k_dyn_kinds[s], &m, bc->starts, bc->batch_count, &cfg);
                 VR_EXPECT(st == VR_OK, "%s: %s", what, vr_last_error());
                 if (st != VR_OK)
@@ -854,6 +1091,8 @@ static int test_gpu_dyn_none(void)
 }
 #define test_gpu_dyn_hand test_gpu_dyn_none
 #define test_gpu_dyn_sweep test_gpu_dyn_none
+#define test_gpu_dyn_long test_gpu_dyn_none
+#define test_gpu_small_dyn_long test_gpu_dyn_none
 #define test_gpu_dyn_collide test_gpu_dyn_none
 #define test_gpu_dyn_bad_batches test_gpu_dyn_none
 #define test_gpu_dyn_empty test_gpu_dyn_none
@@ -863,10 +1102,12 @@ const vr_test vr_tests_dynamic[] = {
     {"reuse/dyn-hand", test_dyn_hand},
     {"reuse/dyn-cull", test_dyn_cull},
     {"reuse/dyn-agree", test_dyn_agree},
+    {"reuse/dyn-long", test_dyn_long},
     {"reuse/dyn-bad-input", test_dyn_bad_input},
     {"reuse/dyn-empty", test_dyn_empty},
     {"gpu/dyn-hand", test_gpu_dyn_hand},
     {"gpu/dyn-sweep", test_gpu_dyn_sweep},
+    {"gpu/dyn-long", test_gpu_dyn_long},
     {"gpu/dyn-collide", test_gpu_dyn_collide},
     {"gpu/dyn-bad-batches", test_gpu_dyn_bad_batches},
     {"gpu/dyn-empty", test_gpu_dyn_empty},
@@ -874,6 +1115,7 @@ const vr_test vr_tests_dynamic[] = {
     {"gpu-small/dyn-hand", test_gpu_dyn_hand},
     {"gpu-small/dyn-collide", test_gpu_dyn_collide},
     {"gpu-small/dyn-bad-batches", test_gpu_dyn_bad_batches},
+    {"gpu-small/dyn-long", test_gpu_small_dyn_long},
     {"gpu-small/dyn-empty", test_gpu_dyn_empty},
     {NULL, NULL},
 };

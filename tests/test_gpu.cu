@@ -224,14 +224,19 @@ static int test_gpu_tiny(void) { return vr_gpu_tiny(g_blocks_all); }
 static int test_gpu_small_tiny(void) { return vr_gpu_tiny(g_blocks_one); }
 
 /* Seeded grids, in row and shuffled order, with a non-default warp batch (57, and the largest,
- * 1536: 48 KiB of shared memory at block 1024) and a small N_u. */
+ * 1536: 48 KiB of shared memory at block 1024), a small N_u, and dynamic batches of up to 2046
+ * indices on a narrow grid in row order (21 vertices per row of 40 triangles): N_u 256 closes
+ * batches at ~12 rows, about 1440 indices; N_u 512 at the 2046-index limit - more indices than
+ * threads at every block size. */
 static int test_gpu_grids(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    static const struct { uint32_t w, h, extra, shuffle, batch, nu; } grids[] = {
-        {40, 30, 13, 0, 96, 256},   {40, 30, 13, 1, 57, 37},     {150, 97, 5, 1, 96, 256},
-        {301, 211, 0, 0, 1536, 64}, {301, 211, 7, 1, 1536, 256},
+    static const struct { uint32_t w, h, extra, shuffle, batch, nu, max_indices; } grids[] = {
+        {40, 30, 13, 0, 96, 256, 1023},   {40, 30, 13, 1, 57, 37, 1023},
+        {150, 97, 5, 1, 96, 256, 1023},   {301, 211, 0, 0, 1536, 64, 1023},
+        {301, 211, 7, 1, 1536, 256, 1023}, {20, 400, 0, 0, 96, 256, 2046},
+        {20, 400, 5, 0, 96, 512, 2046},
     };
     for (size_t i = 0; i < sizeof grids / sizeof grids[0]; ++i) {
         vr_mesh m;
@@ -241,9 +246,11 @@ static int test_gpu_grids(void)
         vr_geometry_camera(&cfg.shader, &m, 0.9f * (float)i);
         cfg.batch_indices = grids[i].batch;
         cfg.max_unique = grids[i].nu;
+        cfg.max_indices = grids[i].max_indices;
         char label[96];
-        snprintf(label, sizeof label, "grid %ux%u%s b%u N_u %u", grids[i].w, grids[i].h,
-                 grids[i].shuffle ? " shuffled" : "", grids[i].batch, grids[i].nu);
+        snprintf(label, sizeof label, "grid %ux%u%s b%u N_u %u/%u", grids[i].w, grids[i].h,
+                 grids[i].shuffle ? " shuffled" : "", grids[i].batch, grids[i].nu,
+                 grids[i].max_indices);
         vr_gpu_check_all(&m, &cfg, g_blocks_all, NULL, label);
         vr_mesh_free(&m);
     }
