@@ -28,9 +28,9 @@ vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cycles); /* be
  * `vreuse bench sphere:7M --calibrate` on 2026-11-22 with warp-staged queue stores (naive
  * simple 0.343 ms; bench/results/geometry-h100.md reports the cycles per invocation). Any run with --calibrate uses
  * its own calibrated values instead. */
-#define VR_BENCH_LOAD_COUNT 4
-static const char *const g_load_names[VR_BENCH_LOAD_COUNT] = {"simple", "light", "medium", "heavy"};
-static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT] = {0, 1200, 2336, 4416};
+#define VR_BENCH_LOAD_COUNT VR_LOAD_COUNT
+/* copied from vr_load_iterations (reuse/reuse.c) at start; --calibrate overwrites it for the run */
+static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT];
 static const double g_load_targets[VR_BENCH_LOAD_COUNT] = {1.0, 3.0, 5.5, 10.0};
 
 #define VR_BENCH_MAX_LIST 16
@@ -251,7 +251,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         snprintf(l->name, sizeof l->name, "%s", list[i]);
         int found = 0;
         for (int k = 0; k < VR_BENCH_LOAD_COUNT; ++k)
-            if (!strcmp(list[i], g_load_names[k]))
+            if (!strcmp(list[i], vr_load_names[k]))
                 found = 1, l->iterations = g_load_iterations[k];
         if (!found && (strncmp(list[i], "loop:", 5) ||
                        vr_parse_u32(list[i] + 5, 0, 1u << 24, &l->iterations))) {
@@ -726,7 +726,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
         }
         for (int l = 0; l < o->load_count; ++l)
             for (int k = 0; k < VR_BENCH_LOAD_COUNT; ++k)
-                if (!strcmp(o->loads[l].name, g_load_names[k]))
+                if (!strcmp(o->loads[l].name, vr_load_names[k]))
                     o->loads[l].iterations = g_load_iterations[k];
     }
 #ifdef VR_HAVE_CUDA
@@ -901,6 +901,7 @@ static int vr_bench_queue_write(const vr_bench_opts *o, const vr_bench_meta *met
 
 int vr_cmd_bench(int argc, char **argv)
 {
+    memcpy(g_load_iterations, vr_load_iterations, sizeof g_load_iterations);
     vr_bench_opts o;
     int pr = vr_bench_parse(&o, argc, argv);
     if (pr)

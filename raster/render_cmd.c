@@ -132,20 +132,17 @@ static int parse_loads(const char *s, uint32_t *out, int max)
     snprintf(buf, sizeof buf, "%s", s);
     int n = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        uint64_t v = 0;
-        if (strcmp(tok, "0") != 0 && vr_parse_count(tok, &v) != 0) {
-            fprintf(stderr, "vreuse render: --load '%s' is not a count\n", tok);
-            return -1;
-        }
-        if (v > 100000000u) {
-            fprintf(stderr, "vreuse render: --load %s: at most 100M steps\n", tok);
+        uint32_t v = 0;
+        if (vr_load_parse(tok, &v) != 0) {
+            fprintf(stderr, "vreuse render: --load '%s': simple, light, medium, heavy, or a count "
+                            "of FMA steps <= 100M\n", tok);
             return -1;
         }
         if (n == max) {
             fprintf(stderr, "vreuse render: at most %d loads\n", max);
             return -1;
         }
-        out[n++] = (uint32_t)v;
+        out[n++] = v;
     }
     if (n == 0)
         fprintf(stderr, "vreuse render: --load needs at least one count\n");

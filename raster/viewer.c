@@ -24,13 +24,13 @@ static void usage(FILE *f)
             "\n"
             "Interactive viewer: the scene through the geometry stage and the rasterizer.\n"
             "  drag: orbit   wheel or +/-: zoom   arrows: orbit   r: reset camera\n"
-            "  1-6: strategy (naive warp hash phash sort multi)   l: shader load 0/10/100/1000\n"
+            "  1-6: strategy (naive warp hash phash sort multi)   l: shader load simple/light/medium/heavy\n"
             "  h: heatmap of shading counts   b: batch colours   c: back-face culling\n"
             "  o: overlay on/off   s: screenshot (view.png)   q, Esc: quit\n"
             "\n"
             "  SCENE            a file or a generator (see `vreuse --help`); default sphere\n"
             "  --strategy S     initial strategy (default hash)\n"
-            "  --load L         initial shader load (default 0)\n"
+            "  --load L         initial shader load: simple (default), light, medium, heavy or N steps\n"
             "  --order O        triangle order: file (default), forsyth, tipsify, random\n"
             "  --heatmap        start in heatmap mode (--batches: batch colours)\n"
             "  --size WxH       window size (default 1280x720)\n"
@@ -144,10 +144,7 @@ int vr_cmd_view(int argc, char **argv)
             strategy = v;
             bad = !vr_reuse_find(v);
         } else if (!strcmp(a, "--load")) {
-            char *end;
-            unsigned long n = strtoul(v, &end, 10);
-            bad = *end || end == v || n > 100000000ul;
-            load = (uint32_t)n;
+            bad = vr_load_parse(v, &load) != 0;
         } else if (!strcmp(a, "--order")) {
             bad = (order = vr_order_parse(v)) < 0;
         } else if (!strcmp(a, "--size")) {
@@ -223,7 +220,6 @@ int vr_cmd_view(int argc, char **argv)
     vr_camera_fit(&o.camera, &mesh);
     o.camera.yaw = yaw, o.camera.pitch = pitch, o.camera.zoom = zoom;
     const vr_camera home = o.camera;
-    static const uint32_t loads[] = {0, 10, 100, 1000};
     int overlay = 1, dirty = 1, dragging = 0;
     long frame_no = 0;
     for (int quit = 0; !quit;) {
@@ -257,9 +253,9 @@ int vr_cmd_view(int argc, char **argv)
                     o.mode = o.mode == VR_SHADE_BATCHES ? VR_SHADE_LAMBERT : VR_SHADE_BATCHES;
                 else if (k == SDLK_l) {
                     size_t at = 0;
-                    while (at < 4 && loads[at] != o.loop_iterations)
+                    while (at < VR_LOAD_COUNT && vr_load_iterations[at] != o.loop_iterations)
                         ++at;
-                    o.loop_iterations = loads[(at + 1) % 4];
+                    o.loop_iterations = vr_load_iterations[(at + 1) % VR_LOAD_COUNT];
                 } else if (k == SDLK_c)
                     o.raster.cull_back = !o.raster.cull_back;
                 else if (k == SDLK_o)

@@ -44,3 +44,30 @@ vr_reuse_params vr_reuse_params_default(void)
     p.queue_store = 1;
     return p;
 }
+
+const char *const vr_load_names[VR_LOAD_COUNT] = {"simple", "light", "medium", "heavy"};
+const uint32_t vr_load_iterations[VR_LOAD_COUNT] = {0, 1200, 2336, 4416};
+
+int vr_load_parse(const char *s, uint32_t *iterations)
+{
+    for (int i = 0; i < VR_LOAD_COUNT; ++i)
+        if (!strcmp(s, vr_load_names[i])) {
+            *iterations = vr_load_iterations[i];
+            return 0;
+        }
+    if (!strncmp(s, "loop:", 5))
+        s += 5;
+    uint64_t n = 0;
+    if (strcmp(s, "0") != 0 && (vr_parse_count(s, &n) != 0 || n > 100000000u))
+        return -1;
+    *iterations = (uint32_t)n;
+    return 0;
+}
+
+const char *vr_load_name(uint32_t iterations)
+{
+    for (int i = 0; i < VR_LOAD_COUNT; ++i)
+        if (vr_load_iterations[i] == iterations)
+            return vr_load_names[i];
+    return NULL;
+}

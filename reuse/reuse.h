@@ -98,6 +98,18 @@ const vr_reuse_ops *vr_reuse_find(const char *name);
  * identity matrices, no culling, no counting. Pointers are NULL. */
 vr_reuse_params vr_reuse_params_default(void);
 
+/* The named synthetic shader loads (vr_shader.loop_iterations): simple, light, medium, heavy =
+ * 0, 1200, 2336, 4416 dependent FMA steps, calibrated on the H100 so that naive on a 7M-triangle
+ * mesh is 1x / 3x / 5.5x / 10x as slow as with `simple` (bench/results/geometry-h100.md). */
+#define VR_LOAD_COUNT 4
+extern const char *const vr_load_names[VR_LOAD_COUNT];
+extern const uint32_t vr_load_iterations[VR_LOAD_COUNT];
+/* Parses a load: a name above, "loop:N" or a plain count N (k/M suffixes), N <= 100M.
+ * Returns 0 and sets *iterations, or -1. */
+int vr_load_parse(const char *s, uint32_t *iterations);
+/* The name of a count when it is one of the named loads, else NULL. */
+const char *vr_load_name(uint32_t iterations);
+
 /* Per-strategy entry points (registry rows point at these). */
 #define VR_REUSE_DECLARE(name)                                   \
     size_t vr_##name##_temp_bytes(const vr_reuse_params *p);     \

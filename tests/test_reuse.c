@@ -750,7 +750,27 @@ done:
     return VR_TEST_RESULT();
 }
 
+/* The named shader loads and their parser (shared by bench, render and view). */
+static int test_reuse_loads(void)
+{
+    uint32_t it = 7;
+    VR_EXPECT(vr_load_parse("simple", &it) == 0 && it == 0, "simple -> %u", it);
+    VR_EXPECT(vr_load_parse("heavy", &it) == 0 && it == vr_load_iterations[3], "heavy -> %u", it);
+    VR_EXPECT(vr_load_parse("loop:1500", &it) == 0 && it == 1500, "loop:1500 -> %u", it);
+    VR_EXPECT(vr_load_parse("2k", &it) == 0 && it == 2000, "2k -> %u", it);
+    VR_EXPECT(vr_load_parse("0", &it) == 0 && it == 0, "0 -> %u", it);
+    VR_EXPECT(vr_load_parse("heavyish", &it) == -1, "heavyish accepted");
+    VR_EXPECT(vr_load_parse("200M", &it) == -1, "200M accepted");
+    VR_EXPECT(vr_load_parse("-3", &it) == -1, "-3 accepted");
+    VR_EXPECT(!strcmp(vr_load_name(vr_load_iterations[2]), "medium") && vr_load_name(5) == NULL,
+              "vr_load_name");
+    for (int i = 1; i < VR_LOAD_COUNT; ++i)
+        VR_EXPECT(vr_load_iterations[i] > vr_load_iterations[i - 1], "loads not increasing");
+    return VR_TEST_RESULT();
+}
+
 const vr_test vr_tests_reuse[] = {
+    {"reuse/loads", test_reuse_loads},
     {"reuse/naive", test_reuse_naive},
     {"reuse/warp", test_reuse_warp},
     {"reuse/hash", test_reuse_hash},
