@@ -564,23 +564,6 @@ static void usage(FILE *f)
             "  --quiet        no progress output\n");
 }
 
-static int parse_size(const char *s, uint32_t *w, uint32_t *h)
-{
-    char *end;
-    errno = 0;
-    unsigned long a = strtoul(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X'))
-        return -1;
-    const char *p = end + 1;
-    unsigned long b = strtoul(p, &end, 10);
-    if (errno || end == p || *end || a < 1 || b < 1 || a > VR_RASTER_MAX_SIZE ||
-        b > VR_RASTER_MAX_SIZE)
-        return -1;
-    *w = (uint32_t)a;
-    *h = (uint32_t)b;
-    return 0;
-}
-
 /* "path/to/stanford-bunny.obj" -> "stanford-bunny.obj": the scene column of the CSV */
 static const char *scene_name(const char *spec)
 {
@@ -611,7 +594,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--order")) {
             order_arg = v;
         } else if (!strcmp(a, "--size")) {
-            if (parse_size(v, &width, &height)) {
+            if (vr_raster_parse_size(v, &width, &height)) {
                 fprintf(stderr, "vreuse_glref: --size '%s': want WxH, 1..%u each\n", v,
                         VR_RASTER_MAX_SIZE);
                 return 2;

@@ -73,24 +73,6 @@ static int parse_float(const char *s, float lo, float hi, float *out)
     return 0;
 }
 
-/* Parses "WxH" into a raster size within range. */
-static int parse_size(const char *s, uint32_t *w, uint32_t *h)
-{
-    char *end;
-    errno = 0;
-    unsigned long a = strtoul(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X'))
-        return -1;
-    const char *p = end + 1;
-    unsigned long b = strtoul(p, &end, 10);
-    if (errno || end == p || *end || a < 1 || b < 1 || a > VR_RASTER_MAX_SIZE ||
-        b > VR_RASTER_MAX_SIZE)
-        return -1;
-    *w = (uint32_t)a;
-    *h = (uint32_t)b;
-    return 0;
-}
-
 /* Splits "naive,warp,hash" (or "all") into registry rows; returns the count or -1. */
 static int parse_strategies(const char *s, const vr_reuse_ops **out, int max)
 {
@@ -457,7 +439,7 @@ int vr_cmd_render(int argc, char **argv)
             job.o.mode = VR_SHADE_BATCHES;
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
-            if (parse_size(v, &job.o.raster.width, &job.o.raster.height)) {
+            if (vr_raster_parse_size(v, &job.o.raster.width, &job.o.raster.height)) {
                 fprintf(stderr, "vreuse render: --size '%s': want WxH, 1..%u each\n", v,
                         VR_RASTER_MAX_SIZE);
                 goto out;

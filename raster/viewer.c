@@ -40,18 +40,6 @@ static void usage(FILE *f)
             "  --screenshot F   with --frames: save the last frame's window as PNG F\n");
 }
 
-static int parse_size(const char *s, uint32_t *w, uint32_t *h)
-{
-    unsigned long a, b;
-    char x, extra;
-    if (sscanf(s, "%lu%c%lu%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X') || a < 64 ||
-        b < 64 || a > VR_RASTER_MAX_SIZE || b > VR_RASTER_MAX_SIZE)
-        return -1;
-    *w = (uint32_t)a;
-    *h = (uint32_t)b;
-    return 0;
-}
-
 static int parse_float(const char *s, float *out)
 {
     char *end;
@@ -148,7 +136,7 @@ int vr_cmd_view(int argc, char **argv)
         } else if (!strcmp(a, "--order")) {
             bad = (order = vr_order_parse(v)) < 0;
         } else if (!strcmp(a, "--size")) {
-            bad = parse_size(v, &win_w, &win_h);
+            bad = vr_raster_parse_size(v, &win_w, &win_h) || win_w < 64 || win_h < 64;
         } else if (!strcmp(a, "--yaw")) {
             bad = parse_float(v, &yaw);
         } else if (!strcmp(a, "--pitch")) {
