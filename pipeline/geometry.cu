@@ -15,6 +15,7 @@
 struct vr_geometry {
     uint32_t vertex_count, index_count, triangles;
     uint32_t *d_indices;  /* index_count */
+    const uint32_t *d_external_indices; /* caller's buffer runs read instead, or NULL */
     float *d_positions;   /* 3 * vertex_count */
     float *d_normals;     /* 3 * vertex_count */
     vr_mesh host;         /* index_count host copy of the indices (for dynamic batches) */
@@ -279,7 +280,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
         return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
                         ops->name, cfg->queue_store);
     vr_reuse_params p = *cfg;
-    p.indices = g->d_indices;
+    p.indices = g->d_external_indices ? g->d_external_indices : g->d_indices;
     p.index_count = g->index_count;
     p.positions = g->d_positions;
     p.normals = g->d_normals;
@@ -335,6 +336,12 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     if (ms)
         VR_CUDA_CHECK(cudaEventElapsedTime(ms, g->start, g->stop));
     return VR_OK;
+}
+
+void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices)
+{
+    assert(g);
+    g->d_external_indices = d_indices;
 }
 
 vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out)

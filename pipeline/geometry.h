@@ -122,6 +122,14 @@ void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms);
 
+/* Makes later runs read their indices from `d_indices` (device memory, index_count entries, owned
+ * by the caller and left alive while runs use it) instead of the uploaded copy; NULL switches
+ * back. For a producer on the device, e.g. the GTS decoder (vr_gts_gpu_device_indices). The
+ * buffer must hold the uploaded mesh's indices exactly: dynamic batch starts stay those computed
+ * on the host from the uploaded mesh (batch boundaries are load-time analysis). The caller
+ * orders the producer before vr_geometry_run (the GTS decoder synchronizes its stream). */
+void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices);
+
 /* Copies the last run's queue, counters and shade counts into `out` (allocated for the same
  * mesh). */
 vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out);

@@ -394,6 +394,11 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
 
 void vr_geometry_destroy(vr_geometry *g) { (void)g; }
 
+void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices)
+{
+    (void)g, (void)d_indices;
+}
+
 const vr_queue *vr_geometry_device_queue(const vr_geometry *g)
 {
     (void)g;

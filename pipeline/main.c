@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "  sim   SCENE...       CPU simulation of post-transform caches and batching strategies\n"
             "  bench SCENE...       GPU geometry stage: time every strategy and shader load\n"
             "  compress SCENE -o F  generalized-triangle-strip index compression (--bench-decode)\n"
+            "  bench-gts SCENE...   GPU stage fed from compressed indices: decode + stage vs plain\n"
             "  render SCENE ...     rasterize to PNG: shaded, --heatmap (shading counts), --batches\n"
             "  view [SCENE]         SDL2 viewer: orbit, switch strategy, load and heatmap\n"
             "  plot-bench CSV       bench CSV -> SVG: time relative to naive (paper Figure 9)\n"
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
         return vr_cmd_sim(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return vr_cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench-gts"))
+        return vr_cmd_bench_gts(argc - 1, argv + 1);
     if (!strcmp(cmd, "compress"))
         return vr_cmd_compress(argc - 1, argv + 1);
     if (!strcmp(cmd, "render"))

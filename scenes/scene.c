@@ -1,11 +1,14 @@
 /* scene.c - the scene model: specs ("bunny.obj", "sphere:7M", "x.obj@7M") to draws, assimp's C
- * API for files (PLY goes to load_ply.c), node transforms, flattening, counts, normals.
+ * API for files (PLY goes to load_ply.c, `vreuse compress` .gts files to the CPU GTS decoder),
+ * node transforms, flattening, counts, normals.
  * Triangle order is the file's: only Triangulate, JoinIdenticalVertices (OBJ corners become
  * shared vertices, UV seams split them) and SortByPType (drop points/lines) run.
  * Try: `vreuse info ../shared/scenes/stanford-bunny.obj sphere`, `vreuse_tests scenes/`.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "scene_internal.h"
+
+#include "../pipeline/gts.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -361,6 +364,49 @@ static vr_status load_assimp(vr_scene *out, const char *path)
 
 /* ---- files ----------------------------------------------------------------------------- */
 
+/* A `vreuse compress` file (pipeline/gts.h): decoded with the CPU reference decoder, which
+ * checks every value it reads. The mesh is the encoder's: reordered triangles (plus the
+ * degenerate restart-emulation triangles of deg. mode) over the permuted vertex data stored in
+ * the file. Connectivity-only files (--no-vertex-data) have nothing to draw: an error. */
+static vr_status load_gts(vr_scene *out, const char *path)
+{
+    vr_gts g;
+    vr_status s = vr_gts_read(&g, path);
+    if (s)
+        return s;
+    if (!g.positions) {
+        vr_gts_free(&g);
+        return VR_ERROR(VR_ERR_FORMAT, "%s: compressed file without vertex data (written with "
+                        "--no-vertex-data): no positions to draw; compress the scene again "
+                        "without --no-vertex-data", path);
+    }
+    out->draws = calloc(1, sizeof *out->draws);
+    if (!out->draws) {
+        vr_gts_free(&g);
+        return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate a draw", path);
+    }
+    vr_mesh *m = &out->draws[0].mesh;
+    s = vr_gts_decode_mesh(m, &g);
+    const int has_normals = g.normals != NULL;
+    vr_gts_free(&g);
+    if (s)
+        return s; /* the decoder's message; vr_scene_load frees the draw */
+    if (!has_normals) {
+        free(m->normals); /* zero-filled by the decoder: computed by vr_mesh_finish instead */
+        m->normals = NULL;
+    }
+    s = vr_mesh_finish(m, path);
+    if (s) {
+        vr_mesh_free(m);
+        return s;
+    }
+    const char *base = strrchr(path, '/');
+    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", base ? base + 1 : path);
+    memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
+    out->draw_count = 1;
+    return VR_OK;
+}
+
 static int starts_with_ply_magic(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -378,6 +424,9 @@ static vr_status load_file(vr_scene *out, const char *path)
     if (!f)
         return VR_ERROR(VR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     fclose(f);
+    /* compressed files by content, whatever their name (assimp would reject them anyway) */
+    if (vr_gts_is_file(path))
+        return load_gts(out, path);
     /* PLY by content or name: a PLY named otherwise is still ours, and a broken .ply gets
      * our reader's message rather than assimp's (which mishandles tristrips anyway) */
     size_t len = strlen(path);

@@ -52,6 +52,7 @@ int vr_order_parse(const char *name);
 
 /* Loads a scene. `spec` is either
  *   a file path assimp reads (OBJ, PLY incl. `tristrips` with -1 restarts, glTF 2.0, FBX, ...),
+ *   a compressed mesh written by `vreuse compress` (.gts: decoded on the CPU, its vertex data),
  *   a generator: "sphere[:N]", "terrain[:N]", "foliage[:N]" with N triangles (suffix k or M),
  *   either of these followed by "@N": subdivide until at least N triangles ("bunny.obj@7M").
  * The file's triangle order is kept; vertices are shared as the file shares them (OBJ corners

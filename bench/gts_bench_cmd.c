@@ -1,0 +1,590 @@
+/* gts_bench_cmd.c - `vreuse bench-gts`: the geometry stage fed from compressed index buffers.
+ * Per scene and restart mode the mesh is encoded (pipeline/gts.h), then on the GPU (a) the stage
+ * runs on the encoder's reordered plain index buffer and (b) the GTS decoder writes that buffer
+ * on the device and the same strategy runs on it (vr_geometry_set_device_indices; dynamic batch
+ * starts computed once on the host: load-time analysis). Results of (a) and (b) must be equal
+ * before anything is timed. cudaEvents, one warm-up, median of --reps, nothing allocated.
+ * Try: `vreuse bench-gts sphere:7M --strategy hash --load simple`.
+ */
+#define _POSIX_C_SOURCE 200809L /* popen */
+
+#include "../pipeline/commands.h"
+#include "../pipeline/geometry.h"
+#include "../pipeline/gts.h"
+#include "../scenes/scene.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define VR_GB_MAX_LIST 16
+#define VR_GB_MAX_REPS 100000
+
+typedef struct vr_gb_opts {
+    const char *scenes[VR_GB_MAX_LIST];
+    int scene_count;
+    int modes; /* bit 1 << vr_gts_restart */
+    const vr_reuse_ops *strategies[VR_REUSE_KIND_COUNT];
+    int strategy_count;
+    char load_names[VR_GB_MAX_LIST][32];
+    uint32_t loads[VR_GB_MAX_LIST];
+    int load_count;
+    uint32_t block;
+    int reps;
+    const char *csv;
+} vr_gb_opts;
+
+/* One (scene, mode, strategy, load) row. */
+typedef struct vr_gb_row {
+    const char *scene;
+    vr_gts_restart mode;
+    const vr_reuse_ops *ops;
+    const char *load;
+    uint32_t triangles, strip_triangles;
+    int ok;
+    uint64_t invocations;
+    double decode_ms, stage_ms, total_ms, plain_ms; /* medians; total = median of per-rep sums */
+    double gts_bytes, plain_bytes;                  /* index data each path reads */
+} vr_gb_row;
+
+static void vr_gb_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vreuse bench-gts SCENE... [options]\n"
+            "Times the geometry stage fed from a compressed index buffer: GPU GTS decode into a\n"
+            "device index buffer, then the strategy on it, against the same strategy on the\n"
+            "plain (uncompressed) buffer of the encoder's reordered mesh. Both must agree exactly.\n"
+            "  --restart r|deg|both   GTS restart mode(s); default both\n"
+            "  --strategy LIST        naive,warp,hash,phash,sort,multi; default naive,warp,hash\n"
+            "  --load LIST            simple,light,medium,heavy or loop:N; default simple,heavy\n"
+            "  --block N              threads per block (multiple of 32); default 256\n"
+            "  --reps N               timed runs after one warm-up (median); default 20\n"
+            "  --csv FILE             also write CSV ('#' lines: GPU, driver, date, commit, command)\n"
+            "SCENE: a file assimp reads, a .gts file or a generator (sphere:7M); the mesh is\n"
+            "encoded as loaded (file order), like `vreuse compress`.\n");
+}
+
+static int vr_gb_split(char *s, char **out, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == max)
+            return -1;
+        out[n++] = tok;
+    }
+    return n;
+}
+
+static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->modes = 3;
+    o->block = 256;
+    o->reps = 20;
+    char strategy_arg[256] = "naive,warp,hash", load_arg[256] = "simple,heavy";
+    char *list[VR_GB_MAX_LIST];
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            vr_gb_usage(stdout);
+            return 1;
+        }
+        if (a[0] == '-' && a[1] == '-') {
+            if (!v) {
+                fprintf(stderr, "vreuse bench-gts: %s needs a value\n", a);
+                return 2;
+            }
+            ++i;
+            char *end = NULL;
+            if (!strcmp(a, "--restart")) {
+                if (!strcmp(v, "r") || !strcmp(v, "R"))
+                    o->modes = 1 << VR_GTS_RESTART_CODE;
+                else if (!strcmp(v, "deg"))
+                    o->modes = 1 << VR_GTS_RESTART_DEGENERATE;
+                else if (!strcmp(v, "both"))
+                    o->modes = 3;
+                else {
+                    fprintf(stderr, "vreuse bench-gts: --restart takes r, deg or both, not '%s'\n", v);
+                    return 2;
+                }
+            } else if (!strcmp(a, "--strategy")) {
+                snprintf(strategy_arg, sizeof strategy_arg, "%s", v);
+            } else if (!strcmp(a, "--load")) {
+                snprintf(load_arg, sizeof load_arg, "%s", v);
+            } else if (!strcmp(a, "--block")) {
+                const unsigned long b = strtoul(v, &end, 10);
+                if (!*v || *end || b < 32 || b > 1024 || b % 32) {
+                    fprintf(stderr, "vreuse bench-gts: --block '%s' must be a multiple of 32 in "
+                            "32..1024\n", v);
+                    return 2;
+                }
+                o->block = (uint32_t)b;
+            } else if (!strcmp(a, "--reps")) {
+                const long r = strtol(v, &end, 10);
+                if (!*v || *end || r < 1 || r > VR_GB_MAX_REPS) {
+                    fprintf(stderr, "vreuse bench-gts: --reps '%s' must be 1..%d\n", v,
+                            VR_GB_MAX_REPS);
+                    return 2;
+                }
+                o->reps = (int)r;
+            } else if (!strcmp(a, "--csv")) {
+                o->csv = v;
+            } else {
+                fprintf(stderr, "vreuse bench-gts: unknown option '%s'\n", a);
+                return 2;
+            }
+            continue;
+        }
+        if (o->scene_count == VR_GB_MAX_LIST) {
+            fprintf(stderr, "vreuse bench-gts: at most %d scenes\n", VR_GB_MAX_LIST);
+            return 2;
+        }
+        o->scenes[o->scene_count++] = a;
+    }
+    if (o->scene_count == 0) {
+        fprintf(stderr, "vreuse bench-gts: no scene given\n");
+        vr_gb_usage(stderr);
+        return 2;
+    }
+    int n = vr_gb_split(strategy_arg, list, VR_GB_MAX_LIST);
+    for (int i = 0; i < n; ++i) {
+        const vr_reuse_ops *ops = vr_reuse_find(list[i]);
+        int repeated = 0;
+        for (int k = 0; k < o->strategy_count; ++k)
+            repeated |= o->strategies[k] == ops;
+        if (!ops || repeated || o->strategy_count == VR_REUSE_KIND_COUNT) {
+            fprintf(stderr, "vreuse bench-gts: unknown or repeated strategy '%s' (naive, warp, "
+                    "hash, phash, sort, multi)\n", list[i]);
+            return 2;
+        }
+        o->strategies[o->strategy_count++] = ops;
+    }
+    if (n <= 0) {
+        fprintf(stderr, "vreuse bench-gts: --strategy needs a list\n");
+        return 2;
+    }
+    n = vr_gb_split(load_arg, list, VR_GB_MAX_LIST);
+    if (n <= 0) {
+        fprintf(stderr, "vreuse bench-gts: --load needs a list (at most %d)\n", VR_GB_MAX_LIST);
+        return 2;
+    }
+    for (int i = 0; i < n; ++i) {
+        const char *name = list[i];
+        if (!strncmp(name, "loop:", 5))
+            name += 5;
+        if (vr_load_parse(name, &o->loads[i]) != 0) {
+            fprintf(stderr, "vreuse bench-gts: unknown load '%s' (simple, light, medium, heavy, "
+                    "loop:N)\n", list[i]);
+            return 2;
+        }
+        snprintf(o->load_names[i], sizeof o->load_names[i], "%s", list[i]);
+        o->load_count = i + 1;
+    }
+    return 0;
+}
+
+#ifdef VR_HAVE_CUDA
+/* ---- metadata ------------------------------------------------------------------------------ */
+
+/* First line of a command's output, or `fallback`. */
+static void vr_gb_command_line(char *buf, size_t n, const char *cmd, const char *fallback)
+{
+    snprintf(buf, n, "%s", fallback);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return;
+    char line[256];
+    if (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (line[0])
+            snprintf(buf, n, "%s", line);
+    }
+    pclose(p);
+}
+
+typedef struct vr_gb_meta {
+    char gpu[256], driver[256], cuda[32], date[64], commit[256], command[1024];
+} vr_gb_meta;
+
+static void vr_gb_metadata(vr_gb_meta *m, int argc, char **argv)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->gpu, sizeof m->gpu, "%s", vr_gpu_device_name());
+    int driver = 0, runtime = 0;
+    vr_gpu_device_info(&driver, &runtime, NULL, NULL);
+    snprintf(m->cuda, sizeof m->cuda, "%d.%d", runtime / 1000, runtime % 1000 / 10);
+    char fallback[64];
+    snprintf(fallback, sizeof fallback, "CUDA driver API %d.%d", driver / 1000, driver % 1000 / 10);
+    const char *env = getenv("VR_GPU_DRIVER");
+    if (env && *env)
+        snprintf(m->driver, sizeof m->driver, "%s", env);
+    else
+        vr_gb_command_line(m->driver, sizeof m->driver,
+                           "nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null",
+                           fallback);
+    env = getenv("VR_GIT_COMMIT");
+    if (env && *env)
+        snprintf(m->commit, sizeof m->commit, "%s", env);
+    else
+        vr_gb_command_line(m->commit, sizeof m->commit, "git rev-parse --short HEAD 2>/dev/null",
+                           "unknown");
+    const time_t now = time(NULL);
+    strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    size_t len = 0;
+    for (int i = 0; i < argc && len + 2 < sizeof m->command; ++i)
+        len += (size_t)snprintf(m->command + len, sizeof m->command - len, "%s%s", i ? " " : "",
+                                argv[i]);
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+static const char *vr_gb_mode_name(vr_gts_restart mode)
+{
+    return mode == VR_GTS_RESTART_CODE ? "R" : "deg";
+}
+
+static const char *const g_gb_header =
+    "scene,restart,strategy,load,triangles,strip_triangles,invocations,decode_ms,stage_ms,"
+    "total_ms,plain_ms,overhead,gts_index_bytes,plain_index_bytes,index_bytes_ratio,gtri_s,"
+    "gtri_s_plain";
+
+static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
+{
+    if (csv)
+        fprintf(f, "%s\n", g_gb_header);
+    else
+        fprintf(f, "%-20s %-4s %-6s %-8s %10s %9s %9s %9s %9s %8s %11s %11s %7s %7s\n", "scene",
+                "mode", "strat", "load", "triangles", "decode", "stage", "total", "plain",
+                "overhead", "gts_bytes", "plain_bytes", "Gtri/s", "plain");
+    for (size_t i = 0; i < n; ++i) {
+        const vr_gb_row *r = &rows[i];
+        const char *mode = vr_gb_mode_name(r->mode);
+        if (!r->ok) {
+            if (csv)
+                fprintf(f, "%s,%s,%s,%s,%u,%u,,,,,,,%.0f,%.0f,,,\n", r->scene, mode, r->ops->name,
+                        r->load, r->triangles, r->strip_triangles, r->gts_bytes, r->plain_bytes);
+            else
+                fprintf(f, "%-20s %-4s %-6s %-8s %10u FAIL\n", r->scene, mode, r->ops->name,
+                        r->load, r->triangles);
+            continue;
+        }
+        const double gtri = r->triangles / (r->total_ms * 1e-3) * 1e-9;
+        const double gtri_plain = r->triangles / (r->plain_ms * 1e-3) * 1e-9;
+        if (csv)
+            fprintf(f, "%s,%s,%s,%s,%u,%u,%llu,%.5f,%.5f,%.5f,%.5f,%.4f,%.0f,%.0f,%.4f,%.4f,%.4f\n",
+                    r->scene, mode, r->ops->name, r->load, r->triangles, r->strip_triangles,
+                    (unsigned long long)r->invocations, r->decode_ms, r->stage_ms, r->total_ms,
+                    r->plain_ms, r->total_ms / r->plain_ms, r->gts_bytes, r->plain_bytes,
+                    r->gts_bytes / r->plain_bytes, gtri, gtri_plain);
+        else
+            fprintf(f, "%-20.20s %-4s %-6s %-8.8s %10u %9.4f %9.4f %9.4f %9.4f %7.2fx %11.0f "
+                    "%11.0f %7.2f %7.2f\n", r->scene, mode, r->ops->name, r->load, r->triangles,
+                    r->decode_ms, r->stage_ms, r->total_ms, r->plain_ms, r->total_ms / r->plain_ms,
+                    r->gts_bytes, r->plain_bytes, gtri, gtri_plain);
+    }
+}
+
+static void vr_gb_print_meta(FILE *f, const vr_gb_meta *m, const vr_gb_opts *o, const char *pre)
+{
+    fprintf(f, "%sGPU: %s, driver %s, CUDA runtime %s\n", pre, m->gpu, m->driver, m->cuda);
+    fprintf(f, "%sdate: %s; commit: %s\n", pre, m->date, m->commit);
+    fprintf(f, "%scommand: %s\n", pre, m->command);
+    fprintf(f, "%sblock %u, median of %d reps after one warm-up, staged queue stores, no "
+            "culling, no counting; plain run, decode and compressed run interleaved per rep\n",
+            pre, o->block, o->reps);
+    fprintf(f, "%sdecode_ms: GPU GTS decode (one event pair around all passes); stage_ms: the "
+            "strategy on the decoded device buffer; total_ms: median of per-rep decode + stage "
+            "(the decoder's error-flag readback between them is not counted); plain_ms: the "
+            "strategy on the uploaded plain index buffer of the same reordered mesh; overhead = "
+            "total / plain\n", pre);
+    fprintf(f, "%sgts_index_bytes = 4 x (C + INC + S words) read by the decoder; "
+            "plain_index_bytes = 4 B x 3 x strip_triangles read by the plain stage (deg. "
+            "includes the restart-emulation triangles); Gtri/s = source triangles / total_ms "
+            "(gtri_s_plain: / plain_ms)\n", pre);
+}
+
+/* ---- the measurement ----------------------------------------------------------------------- */
+
+static int vr_gb_cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double vr_gb_median(float *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, vr_gb_cmp_float);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Everything one (scene, mode) needs on the host and the device. */
+typedef struct vr_gb_ctx {
+    vr_gts gts;
+    vr_gts_map map;
+    vr_mesh mesh;        /* the encoder's reordered mesh (CPU-decoded), permuted vertex data */
+    vr_gts_gpu *dec;
+    vr_geometry *geo;
+    vr_geometry_result want, got;
+    float *ms;           /* 4 x reps timings */
+    uint32_t *host_idx;  /* 3 x strip triangles: the GPU decoder's output, checked */
+} vr_gb_ctx;
+
+static void vr_gb_ctx_free(vr_gb_ctx *c)
+{
+    vr_geometry_result_free(&c->want);
+    vr_geometry_result_free(&c->got);
+    vr_geometry_destroy(c->geo);
+    vr_gts_gpu_destroy(c->dec);
+    vr_mesh_free(&c->mesh);
+    vr_gts_free(&c->gts);
+    vr_gts_map_free(&c->map);
+    free(c->ms);
+    free(c->host_idx);
+    memset(c, 0, sizeof *c);
+}
+
+/* Encodes `src`, decodes on the CPU and the GPU (both must return the encoder's triangles) and
+ * uploads the reordered mesh. Prints why not and returns nonzero on failure. */
+static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, int reps,
+                         const char *name)
+{
+    memset(c, 0, sizeof *c);
+    vr_gts_options opt = vr_gts_options_default();
+    opt.restart = mode;
+    opt.keep_vertex_data = 1;
+    vr_status st = vr_gts_encode(&c->gts, &c->map, src, &opt);
+    if (st == VR_OK)
+        st = vr_gts_decode_mesh(&c->mesh, &c->gts); /* CPU reference decoder */
+    if (st != VR_OK) {
+        fprintf(stderr, "vreuse bench-gts: %s (%s): %s\n", name, vr_gb_mode_name(mode),
+                vr_last_error());
+        return 1;
+    }
+    const size_t ic = 3 * (size_t)c->gts.strip_triangle_count;
+    if (memcmp(c->mesh.indices, c->map.indices, ic * 4)) {
+        fprintf(stderr, "FAIL %s (%s): the CPU decoder does not return the encoder's triangles\n",
+                name, vr_gb_mode_name(mode));
+        return 1;
+    }
+    c->ms = malloc(4 * (size_t)reps * sizeof *c->ms);
+    c->host_idx = malloc(ic * 4);
+    if (!c->ms || !c->host_idx) {
+        fprintf(stderr, "vreuse bench-gts: %s: out of host memory\n", name);
+        return 1;
+    }
+    const uint32_t tris = c->mesh.index_count / 3;
+    if ((st = vr_gts_gpu_create(&c->dec, &c->gts)) != VR_OK ||
+        (st = vr_geometry_create(&c->geo, &c->mesh)) != VR_OK ||
+        (st = vr_geometry_result_alloc(&c->want, tris, c->mesh.vertex_count)) != VR_OK ||
+        (st = vr_geometry_result_alloc(&c->got, tris, c->mesh.vertex_count)) != VR_OK ||
+        (st = vr_gts_gpu_decode(c->dec, NULL, 0)) != VR_OK ||
+        (st = vr_gts_gpu_download(c->host_idx, c->dec)) != VR_OK) {
+        fprintf(stderr, "vreuse bench-gts: %s (%s): %s\n", name, vr_gb_mode_name(mode),
+                vr_last_error());
+        return 1;
+    }
+    if (memcmp(c->host_idx, c->map.indices, ic * 4)) {
+        size_t k = 0;
+        while (c->host_idx[k] == c->map.indices[k])
+            ++k;
+        fprintf(stderr, "FAIL %s (%s): GPU-decoded index %zu is %u, the encoder wrote %u\n", name,
+                vr_gb_mode_name(mode), k, c->host_idx[k], c->map.indices[k]);
+        return 1;
+    }
+    return 0;
+}
+
+/* The compressed path's queue, counters and shade counts must equal the plain path's. */
+static int vr_gb_validate(vr_gb_ctx *c, const vr_reuse_ops *ops, const vr_reuse_params *base,
+                          uint64_t *invocations, const char *what)
+{
+    vr_reuse_params cfg = *base;
+    cfg.count = 1;
+    cfg.cull = 0;
+    vr_status st;
+    vr_geometry_set_device_indices(c->geo, NULL);
+    if ((st = vr_geometry_run(c->geo, ops, &cfg, 1, NULL)) == VR_OK &&
+        (st = vr_geometry_download(c->geo, &c->want)) == VR_OK &&
+        (st = vr_gts_gpu_decode(c->dec, NULL, 0)) == VR_OK) {
+        vr_geometry_set_device_indices(c->geo, vr_gts_gpu_device_indices(c->dec));
+        if ((st = vr_geometry_run(c->geo, ops, &cfg, 1, NULL)) == VR_OK)
+            st = vr_geometry_download(c->geo, &c->got);
+    }
+    vr_geometry_set_device_indices(c->geo, NULL);
+    if (st != VR_OK) {
+        fprintf(stderr, "%s: %s\n", what, vr_last_error());
+        return 0;
+    }
+    vr_geometry_diff d;
+    if (vr_geometry_compare(&d, &c->got, &c->want, 0, 1, stderr, what) != 0) {
+        fprintf(stderr, "%s: compressed path differs from the plain path in %llu places\n", what,
+                (unsigned long long)d.mismatches);
+        return 0;
+    }
+    *invocations = c->want.counters.invocations;
+    return 1;
+}
+
+/* One warm-up, then `reps` x (plain run, decode, compressed run). */
+static vr_status vr_gb_time(vr_gb_ctx *c, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                            int reps, vr_gb_row *r)
+{
+    const uint32_t *d_decoded = vr_gts_gpu_device_indices(c->dec);
+    float *plain = c->ms, *decode = c->ms + reps, *stage = c->ms + 2 * reps,
+          *total = c->ms + 3 * reps;
+    vr_status st = VR_OK;
+    for (int rep = -1; rep < reps && st == VR_OK; ++rep) {
+        float p = 0, s = 0;
+        vr_gts_gpu_timing t;
+        vr_geometry_set_device_indices(c->geo, NULL);
+        if ((st = vr_geometry_run(c->geo, ops, cfg, 0, &p)) != VR_OK)
+            break;
+        /* the decoder synchronizes its stream before returning: the indices are complete */
+        if ((st = vr_gts_gpu_decode(c->dec, &t, 0)) != VR_OK)
+            break;
+        vr_geometry_set_device_indices(c->geo, d_decoded);
+        if ((st = vr_geometry_run(c->geo, ops, cfg, 0, &s)) != VR_OK)
+            break;
+        if (rep >= 0) { /* rep -1 is the warm-up (workspace, batch starts, caches) */
+            plain[rep] = p;
+            decode[rep] = t.total_ms;
+            stage[rep] = s;
+            total[rep] = t.total_ms + s;
+        }
+    }
+    vr_geometry_set_device_indices(c->geo, NULL);
+    if (st != VR_OK)
+        return st;
+    r->plain_ms = vr_gb_median(plain, reps);
+    r->decode_ms = vr_gb_median(decode, reps);
+    r->stage_ms = vr_gb_median(stage, reps);
+    r->total_ms = vr_gb_median(total, reps);
+    return VR_OK;
+}
+
+/* All rows of one scene; returns nonzero when anything failed. */
+static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, size_t *n)
+{
+    const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+    vr_mesh src;
+    if (vr_mesh_load(&src, spec) != VR_OK) {
+        fprintf(stderr, "vreuse bench-gts: %s\n", vr_last_error());
+        return 1;
+    }
+    int failed = 0;
+    for (int mode = 0; mode < 2; ++mode) {
+        if (!(o->modes & (1 << mode)))
+            continue;
+        vr_gb_ctx c;
+        if (vr_gb_prepare(&c, &src, (vr_gts_restart)mode, o->reps, name)) {
+            vr_gb_ctx_free(&c);
+            failed = 1;
+            continue;
+        }
+        const double gts_bytes = 4.0 * ((double)vr_gts_c_words(&c.gts) + vr_gts_inc_words(&c.gts) +
+                                        c.gts.s_count);
+        const double plain_bytes = 12.0 * c.gts.strip_triangle_count;
+        fprintf(stderr, "bench-gts: %s (%s): %u triangles, %u in strips, %u vertices; index data "
+                "%.0f B compressed vs %.0f B plain (%.2f bits/triangle); decoders exact\n", name,
+                vr_gb_mode_name((vr_gts_restart)mode), c.gts.triangle_count,
+                c.gts.strip_triangle_count, c.gts.vertex_count, gts_bytes, plain_bytes,
+                8.0 * gts_bytes / c.gts.triangle_count);
+        vr_reuse_params base = vr_reuse_params_default();
+        vr_geometry_camera(&base.shader, &c.mesh, 0.5f);
+        base.block_size = o->block;
+        uint64_t invocations[VR_REUSE_KIND_COUNT];
+        int valid[VR_REUSE_KIND_COUNT];
+        for (int s = 0; s < o->strategy_count; ++s) {
+            char what[256];
+            snprintf(what, sizeof what, "FAIL %s on %s (%s), block %u", o->strategies[s]->name,
+                     name, vr_gb_mode_name((vr_gts_restart)mode), o->block);
+            valid[s] = vr_gb_validate(&c, o->strategies[s], &base, &invocations[s], what);
+            if (valid[s])
+                fprintf(stderr, "bench-gts: %s (%s): %s: compressed == plain (%llu invocations)\n",
+                        name, vr_gb_mode_name((vr_gts_restart)mode), o->strategies[s]->name,
+                        (unsigned long long)invocations[s]);
+        }
+        for (int l = 0; l < o->load_count; ++l)
+            for (int s = 0; s < o->strategy_count; ++s) {
+                vr_gb_row *r = &rows[(*n)++];
+                memset(r, 0, sizeof *r);
+                r->scene = name;
+                r->mode = (vr_gts_restart)mode;
+                r->ops = o->strategies[s];
+                r->load = o->load_names[l];
+                r->triangles = c.gts.triangle_count;
+                r->strip_triangles = c.gts.strip_triangle_count;
+                r->gts_bytes = gts_bytes;
+                r->plain_bytes = plain_bytes;
+                r->invocations = invocations[s];
+                if (!valid[s]) {
+                    failed = 1;
+                    continue;
+                }
+                vr_reuse_params cfg = base;
+                cfg.shader.loop_iterations = o->loads[l];
+                if (vr_gb_time(&c, r->ops, &cfg, o->reps, r) != VR_OK) {
+                    fprintf(stderr, "FAIL %s on %s (%s), load %s: %s\n", r->ops->name, name,
+                            vr_gb_mode_name(r->mode), r->load, vr_last_error());
+                    failed = 1;
+                    continue;
+                }
+                r->ok = 1;
+            }
+        vr_gb_ctx_free(&c);
+    }
+    vr_mesh_free(&src);
+    return failed;
+}
+#endif /* VR_HAVE_CUDA */
+
+int vr_cmd_bench_gts(int argc, char **argv)
+{
+    vr_gb_opts o;
+    const int pr = vr_gb_parse(&o, argc, argv);
+    if (pr)
+        return pr == 1 ? 0 : 2;
+#ifndef VR_HAVE_CUDA
+    fprintf(stderr, "vreuse bench-gts: this build has no CUDA (configure with nvcc and "
+            "-DVR_CUDA=ON); `vreuse compress` encodes and checks the codec on the CPU.\n");
+    return 1;
+#else
+    if (!vr_gpu_available()) {
+        fprintf(stderr, "vreuse bench-gts: %s. bench-gts times the GPU decoder and stage and "
+                "needs a CUDA device; `vreuse compress` checks the codec on the CPU.\n",
+                vr_gpu_device_name());
+        return 1;
+    }
+    vr_gb_meta meta;
+    vr_gb_metadata(&meta, argc, argv);
+    const size_t max_rows = (size_t)o.scene_count * 2 * o.load_count * o.strategy_count;
+    vr_gb_row *rows = calloc(max_rows + 1, sizeof *rows);
+    if (!rows) {
+        fprintf(stderr, "vreuse bench-gts: out of memory for %zu rows\n", max_rows);
+        return 1;
+    }
+    size_t n = 0;
+    int failed = 0;
+    for (int s = 0; s < o.scene_count; ++s)
+        failed |= vr_gb_scene(&o, o.scenes[s], rows, &n);
+    vr_gb_print_meta(stdout, &meta, &o, "# ");
+    vr_gb_print_rows(stdout, rows, n, 0);
+    if (o.csv) {
+        FILE *f = fopen(o.csv, "w");
+        if (!f) {
+            fprintf(stderr, "vreuse bench-gts: cannot write CSV '%s'\n", o.csv);
+            failed = 1;
+        } else {
+            vr_gb_print_meta(f, &meta, &o, "# ");
+            vr_gb_print_rows(f, rows, n, 1);
+            if (fclose(f) != 0) {
+                fprintf(stderr, "vreuse bench-gts: writing CSV '%s' failed\n", o.csv);
+                failed = 1;
+            }
+        }
+    }
+    free(rows);
+    return failed ? 1 : 0;
+#endif
+}
