@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "../pipeline/commands.h"
+#include "bench_common.h"
 #include "../pipeline/geometry.h"
 #include "../scenes/scene.h"
 
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef VR_HAVE_CUDA
 #include "queue_bench.h"
@@ -106,18 +106,6 @@ static void vr_bench_usage(FILE *f)
             "                        synthetic data (direct, staged, float4 stream, memset, copy;\n"
             "                        per --block, --reps; --csv) - bench/queue_bench.h\n"
             "SCENE: a file assimp reads or a generator (sphere:7M, bunny.obj@7M); see `vreuse --help`.\n");
-}
-
-/* Splits a comma list into `out` (pointers into the modified `s`); returns the count or -1. */
-static int vr_split(char *s, char **out, int max)
-{
-    int n = 0;
-    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == max)
-            return -1;
-        out[n++] = tok;
-    }
-    return n;
 }
 
 static int vr_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -220,7 +208,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         return 2;
     }
     /* strategies */
-    int n = vr_split(strategy_arg, list, VR_BENCH_MAX_LIST);
+    int n = vr_bench_split(strategy_arg, list, VR_BENCH_MAX_LIST);
     for (int i = 0; i < n; ++i) {
         if (!strcmp(list[i], "all")) {
             o->strategy_count = 0;
@@ -241,7 +229,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         return 2;
     }
     /* loads */
-    n = vr_split(load_arg, list, VR_BENCH_MAX_LIST);
+    n = vr_bench_split(load_arg, list, VR_BENCH_MAX_LIST);
     if (n <= 0) {
         fprintf(stderr, "vreuse bench: --load needs a list\n");
         return 2;
@@ -261,7 +249,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         }
     }
     /* blocks */
-    n = vr_split(block_arg, list, VR_BENCH_MAX_LIST);
+    n = vr_bench_split(block_arg, list, VR_BENCH_MAX_LIST);
     if (n <= 0) {
         fprintf(stderr, "vreuse bench: --block needs a list\n");
         return 2;
@@ -276,7 +264,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
         o->blocks[o->block_count++] = b;
     }
     /* queue store paths */
-    n = vr_split(store_arg, list, VR_BENCH_MAX_LIST);
+    n = vr_bench_split(store_arg, list, VR_BENCH_MAX_LIST);
     for (int i = 0; i < n; ++i) {
         const int store = !strcmp(list[i], "direct") ? 0 : !strcmp(list[i], "staged") ? 1 : -1;
         if (store < 0 || o->store_count == 2 || (o->store_count == 1 && o->stores[0] == store)) {
@@ -300,69 +288,7 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
 
 /* ---- metadata ------------------------------------------------------------------------------ */
 
-/* First line of a command's output, or `fallback`. */
-static void vr_command_line_of(char *buf, size_t n, const char *cmd, const char *fallback)
-{
-    snprintf(buf, n, "%s", fallback);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return;
-    char line[256];
-    if (fgets(line, sizeof line, p)) {
-        size_t len = strcspn(line, "\r\n");
-        if (len >= n)
-            len = n - 1;
-        if (len > 0) {
-            memcpy(buf, line, len);
-            buf[len] = 0;
-        }
-    }
-    pclose(p);
-}
-
-typedef struct vr_bench_meta {
-    char gpu[256], driver[64], cuda[32], date[64], commit[64], command[1024];
-    double bandwidth; /* measured D2D bytes per second (read + write) */
-    int sm_count, clock_khz;
-} vr_bench_meta;
-
-static void vr_bench_metadata(vr_bench_meta *m, int argc, char **argv)
-{
-    memset(m, 0, sizeof *m);
-    snprintf(m->gpu, sizeof m->gpu, "%s", vr_gpu_device_name());
-    int driver = 0, runtime = 0;
-    vr_gpu_device_info(&driver, &runtime, &m->sm_count, &m->clock_khz);
-    snprintf(m->cuda, sizeof m->cuda, "%d.%d", runtime / 1000, runtime % 1000 / 10);
-    const char *env = getenv("VR_GPU_DRIVER");
-    char fallback[64];
-    snprintf(fallback, sizeof fallback, "CUDA driver API %d.%d", driver / 1000, driver % 1000 / 10);
-    if (env && *env)
-        snprintf(m->driver, sizeof m->driver, "%s", env);
-    else
-        vr_command_line_of(m->driver, sizeof m->driver,
-                           "nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null",
-                           fallback);
-    env = getenv("VR_GIT_COMMIT");
-    if (env && *env)
-        snprintf(m->commit, sizeof m->commit, "%s", env);
-    else
-        vr_command_line_of(m->commit, sizeof m->commit, "git rev-parse --short HEAD 2>/dev/null",
-                           "unknown");
-    time_t now = time(NULL);
-    strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
-    size_t len = 0;
-    for (int i = 0; i < argc && len + 2 < sizeof m->command; ++i)
-        len += (size_t)snprintf(m->command + len, sizeof m->command - len, "%s%s", i ? " " : "",
-                                argv[i]);
-}
-
 /* ---- timing -------------------------------------------------------------------------------- */
-
-static int vr_cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* One warm-up run, then `reps` timed ones: median and minimum kernel time in ms. */
 static vr_status vr_bench_time(double *med, double *min, vr_geometry *g, const vr_reuse_ops *ops,
@@ -375,8 +301,7 @@ static vr_status vr_bench_time(double *med, double *min, vr_geometry *g, const v
     for (int r = 0; r < reps && st == VR_OK; ++r)
         st = vr_geometry_run(g, ops, cfg, 0, &ms[r]);
     if (st == VR_OK) {
-        qsort(ms, (size_t)reps, sizeof *ms, vr_cmp_float);
-        *med = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+        *med = vr_bench_median(ms, reps); /* sorts ms */
         *min = ms[0];
     }
     free(ms);
@@ -913,7 +838,7 @@ int vr_cmd_bench(int argc, char **argv)
         return 1;
     }
     vr_bench_meta meta;
-    vr_bench_metadata(&meta, argc, argv);
+    vr_bench_meta_fill(&meta, argc, argv);
     if (vr_gpu_copy_bandwidth(&meta.bandwidth) != VR_OK)
         fprintf(stderr, "vreuse bench: bandwidth: %s (floor_ms left empty)\n", vr_last_error());
     printf("# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", meta.gpu, meta.driver, meta.cuda,

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* popen */
 
 #include "../pipeline/commands.h"
+#include "bench_common.h"
 #include "../pipeline/geometry.h"
 #include "../pipeline/gts.h"
 #include "../scenes/scene.h"
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define VR_GB_MAX_LIST 16
 #define VR_GB_MAX_REPS 100000
@@ -63,17 +63,6 @@ static void vr_gb_usage(FILE *f)
             "  --csv FILE             also write CSV ('#' lines: GPU, driver, date, commit, command)\n"
             "SCENE: a file assimp reads, a .gts file or a generator (sphere:7M); the mesh is\n"
             "encoded as loaded (file order), like `vreuse compress`.\n");
-}
-
-static int vr_gb_split(char *s, char **out, int max)
-{
-    int n = 0;
-    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == max)
-            return -1;
-        out[n++] = tok;
-    }
-    return n;
 }
 
 static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
@@ -147,7 +136,7 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
         vr_gb_usage(stderr);
         return 2;
     }
-    int n = vr_gb_split(strategy_arg, list, VR_GB_MAX_LIST);
+    int n = vr_bench_split(strategy_arg, list, VR_GB_MAX_LIST);
     for (int i = 0; i < n; ++i) {
         const vr_reuse_ops *ops = vr_reuse_find(list[i]);
         int repeated = 0;
@@ -164,7 +153,7 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
         fprintf(stderr, "vreuse bench-gts: --strategy needs a list\n");
         return 2;
     }
-    n = vr_gb_split(load_arg, list, VR_GB_MAX_LIST);
+    n = vr_bench_split(load_arg, list, VR_GB_MAX_LIST);
     if (n <= 0) {
         fprintf(stderr, "vreuse bench-gts: --load needs a list (at most %d)\n", VR_GB_MAX_LIST);
         return 2;
@@ -186,56 +175,6 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
 
 #ifdef VR_HAVE_CUDA
 /* ---- metadata ------------------------------------------------------------------------------ */
-
-/* First line of a command's output, or `fallback`. */
-static void vr_gb_command_line(char *buf, size_t n, const char *cmd, const char *fallback)
-{
-    snprintf(buf, n, "%s", fallback);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return;
-    char line[256];
-    if (fgets(line, sizeof line, p)) {
-        line[strcspn(line, "\r\n")] = 0;
-        if (line[0])
-            snprintf(buf, n, "%s", line);
-    }
-    pclose(p);
-}
-
-typedef struct vr_gb_meta {
-    char gpu[256], driver[256], cuda[32], date[64], commit[256], command[1024];
-} vr_gb_meta;
-
-static void vr_gb_metadata(vr_gb_meta *m, int argc, char **argv)
-{
-    memset(m, 0, sizeof *m);
-    snprintf(m->gpu, sizeof m->gpu, "%s", vr_gpu_device_name());
-    int driver = 0, runtime = 0;
-    vr_gpu_device_info(&driver, &runtime, NULL, NULL);
-    snprintf(m->cuda, sizeof m->cuda, "%d.%d", runtime / 1000, runtime % 1000 / 10);
-    char fallback[64];
-    snprintf(fallback, sizeof fallback, "CUDA driver API %d.%d", driver / 1000, driver % 1000 / 10);
-    const char *env = getenv("VR_GPU_DRIVER");
-    if (env && *env)
-        snprintf(m->driver, sizeof m->driver, "%s", env);
-    else
-        vr_gb_command_line(m->driver, sizeof m->driver,
-                           "nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null",
-                           fallback);
-    env = getenv("VR_GIT_COMMIT");
-    if (env && *env)
-        snprintf(m->commit, sizeof m->commit, "%s", env);
-    else
-        vr_gb_command_line(m->commit, sizeof m->commit, "git rev-parse --short HEAD 2>/dev/null",
-                           "unknown");
-    const time_t now = time(NULL);
-    strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
-    size_t len = 0;
-    for (int i = 0; i < argc && len + 2 < sizeof m->command; ++i)
-        len += (size_t)snprintf(m->command + len, sizeof m->command - len, "%s%s", i ? " " : "",
-                                argv[i]);
-}
 
 /* ---- output -------------------------------------------------------------------------------- */
 
@@ -285,7 +224,7 @@ static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
     }
 }
 
-static void vr_gb_print_meta(FILE *f, const vr_gb_meta *m, const vr_gb_opts *o, const char *pre)
+static void vr_gb_print_meta(FILE *f, const vr_bench_meta *m, const vr_gb_opts *o, const char *pre)
 {
     fprintf(f, "%sGPU: %s, driver %s, CUDA runtime %s\n", pre, m->gpu, m->driver, m->cuda);
     fprintf(f, "%sdate: %s; commit: %s\n", pre, m->date, m->commit);
@@ -305,18 +244,6 @@ static void vr_gb_print_meta(FILE *f, const vr_gb_meta *m, const vr_gb_opts *o, 
 }
 
 /* ---- the measurement ----------------------------------------------------------------------- */
-
-static int vr_gb_cmp_float(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double vr_gb_median(float *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, vr_gb_cmp_float);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Everything one (scene, mode) needs on the host and the device. */
 typedef struct vr_gb_ctx {
@@ -456,10 +383,10 @@ static vr_status vr_gb_time(vr_gb_ctx *c, const vr_reuse_ops *ops, const vr_reus
     vr_geometry_set_device_indices(c->geo, NULL);
     if (st != VR_OK)
         return st;
-    r->plain_ms = vr_gb_median(plain, reps);
-    r->decode_ms = vr_gb_median(decode, reps);
-    r->stage_ms = vr_gb_median(stage, reps);
-    r->total_ms = vr_gb_median(total, reps);
+    r->plain_ms = vr_bench_median(plain, reps);
+    r->decode_ms = vr_bench_median(decode, reps);
+    r->stage_ms = vr_bench_median(stage, reps);
+    r->total_ms = vr_bench_median(total, reps);
     return VR_OK;
 }
 
@@ -556,8 +483,8 @@ int vr_cmd_bench_gts(int argc, char **argv)
                 vr_gpu_device_name());
         return 1;
     }
-    vr_gb_meta meta;
-    vr_gb_metadata(&meta, argc, argv);
+    vr_bench_meta meta;
+    vr_bench_meta_fill(&meta, argc, argv);
     const size_t max_rows = (size_t)o.scene_count * 2 * o.load_count * o.strategy_count;
     vr_gb_row *rows = calloc(max_rows + 1, sizeof *rows);
     if (!rows) {
