@@ -43,13 +43,6 @@ static void usage(FILE *f)
             "  --quiet           no progress output\n");
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 static int cmp_float(const void *a, const void *b)
 {
     const float x = *(const float *)a, y = *(const float *)b;
@@ -168,9 +161,9 @@ static int compress_one(const vr_mesh *m, const char *spec, vr_gts_restart mode,
     opt.restart = mode;
     vr_gts g;
     vr_gts_map map;
-    const double t0 = now_ms();
+    const double t0 = vr_now_ms();
     vr_status s = vr_gts_encode(&g, &map, m, &opt);
-    const double encode_ms = now_ms() - t0;
+    const double encode_ms = vr_now_ms() - t0;
     if (s) {
         fprintf(stderr, "vreuse compress: %s\n", vr_last_error());
         return 1;

@@ -204,19 +204,6 @@ void vr_gts_stats_compute(vr_gts_stats *o, const vr_gts *g)
     o->bits_per_u = g->u_count ? (double)o->s9_bits / (double)g->u_count : 0.0;
 }
 
-static const char *grouped(char *buf, unsigned long long v)
-{
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%llu", v), o = 0;
-    for (int i = 0; i < n; ++i) {
-        if (i && (n - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = tmp[i];
-    }
-    buf[o] = 0;
-    return buf;
-}
-
 void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name)
 {
     vr_gts_stats st;
@@ -227,14 +214,14 @@ void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name)
             g->restart == VR_GTS_RESTART_CODE ? "R codes (2-bit strip codes)"
                                               : "degenerate triangles (1-bit strip codes)");
     fprintf(f, "  triangles        %s source, %s in strips (%s emulation)\n",
-            grouped(a, st.triangles), grouped(b, st.strip_triangles),
-            grouped(c, st.strip_triangles - st.triangles));
-    fprintf(f, "  strips           %s (%.3f%% of triangles restart)\n", grouped(a, st.strips),
+            vr_format_count(a, st.triangles), vr_format_count(b, st.strip_triangles),
+            vr_format_count(c, st.strip_triangles - st.triangles));
+    fprintf(f, "  strips           %s (%.3f%% of triangles restart)\n", vr_format_count(a, st.strips),
             100.0 * (double)st.strips / n);
     fprintf(f, "  vertices         %s (%s referenced), %u bits per explicit index\n",
-            grouped(a, st.vertices), grouped(b, st.referenced_vertices), st.index_bits);
+            vr_format_count(a, st.vertices), vr_format_count(b, st.referenced_vertices), st.index_bits);
     fprintf(f, "  |V| %s, |U| %s (%.3f per triangle), |S| %s words (%.2f bits per U)\n",
-            grouped(a, st.v_count), grouped(b, st.u_count), st.u_per_tri, grouped(c, st.s_words),
+            vr_format_count(a, st.v_count), vr_format_count(b, st.u_count), st.u_per_tri, vr_format_count(c, st.s_words),
             st.bits_per_u);
     fprintf(f, "  stage      bits/tri   (paper Table 3 rows; per source triangle)\n");
     fprintf(f, "  explicit   %8.2f\n", st.explicit_bpt);
@@ -243,7 +230,7 @@ void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name)
     fprintf(f, "  S-9        %8.2f   = C %.2f + INC %.2f + S-9 words %.2f\n", st.s9_bpt,
             (double)st.c_bits / n, (double)st.inc_bits / n, (double)st.s9_bits / n);
     fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + checksum)\n",
-            st.file_bpt, grouped(a, st.file_bytes));
+            st.file_bpt, vr_format_count(a, st.file_bytes));
 }
 
 /* ---- file image -------------------------------------------------------------------------- */

@@ -96,3 +96,23 @@ void vr_progress(const char *what, uint64_t done, uint64_t total)
     fprintf(stderr, "\r%s: %3d%%", what, (int)(100.0 * (double)done / (double)total));
     fflush(stderr);
 }
+
+double vr_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+const char *vr_format_count(char *buf, unsigned long long v)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%llu", v), o = 0;
+    for (int i = 0; i < n; ++i) {
+        if (i && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = 0;
+    return buf;
+}

@@ -61,6 +61,12 @@ vr_status vr_mesh_validate(const vr_mesh *m, const char *what);
  * Returns 0 on success, -1 when malformed or zero. */
 int vr_parse_count(const char *s, uint64_t *out);
 
+/* Milliseconds on the monotonic clock (for stage timings printed by the commands). */
+double vr_now_ms(void);
+
+/* Formats v with thousands separators ("7,009,280") into buf (at least 32 bytes); returns buf. */
+const char *vr_format_count(char *buf, unsigned long long v);
+
 /* Progress for long work, on stderr: prints "what: 42%" at most every half second, only after
  * the work has run for a second, and a final newline when done == total. Silent when
  * vr_progress_quiet is set (--quiet, tests). */

@@ -12,13 +12,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double vr_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 vr_status vr_raster_config_check(const vr_raster_config *cfg)
 {
     assert(cfg);

@@ -47,13 +47,6 @@ struct vr_renderer {
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
 };
 
-static double vr_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 /* ---- device buffers (CUDA runtime; the stubs below keep a CPU-only build linking) ---------- */
 
 #ifdef VR_HAVE_CUDA

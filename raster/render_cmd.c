@@ -55,13 +55,6 @@ static void usage(FILE *f)
             VR_RASTER_MAX_SIZE, VR_RASTER_MAX_SIZE);
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 static int parse_float(const char *s, float lo, float hi, float *out)
 {
     char *end;
@@ -215,9 +208,9 @@ static vr_status time_frames(vr_renderer *r, const render_job *job, const vr_ren
         return VR_ERROR(VR_ERR_OOM, "render: %d timings", n);
     vr_status s = VR_OK;
     for (int i = -2; i < n && s == VR_OK; ++i) {
-        const double t0 = now_ms();
+        const double t0 = vr_now_ms();
         s = vr_renderer_draw(r, NULL, o, st);
-        const double wall = now_ms() - t0;
+        const double wall = vr_now_ms() - t0;
         if (s != VR_OK || i < 0)
             continue;
         v[GEO * n + i] = st->geometry_ms;
@@ -244,22 +237,22 @@ static vr_status time_frames(vr_renderer *r, const render_job *job, const vr_ren
 static int render_scene(render_job *job, const char *spec, const char *out_path)
 {
     vr_render_options o = job->o;
-    double t0 = now_ms();
+    double t0 = vr_now_ms();
     vr_mesh mesh;
     vr_status s = vr_mesh_load(&mesh, spec);
-    const double load_ms = now_ms() - t0;
+    const double load_ms = vr_now_ms() - t0;
     if (s != VR_OK) {
         fprintf(stderr, "vreuse render: %s\n", vr_last_error());
         return 1;
     }
-    t0 = now_ms();
+    t0 = vr_now_ms();
     if (job->order != VR_ORDER_FILE &&
         (s = vr_mesh_reorder(&mesh, (vr_order)job->order, 1)) != VR_OK) {
         fprintf(stderr, "vreuse render: %s\n", vr_last_error());
         vr_mesh_free(&mesh);
         return 1;
     }
-    const double reorder_ms = now_ms() - t0;
+    const double reorder_ms = vr_now_ms() - t0;
     const int panels = job->panels;
     printf("vreuse render: %s: %u triangles, %u vertices, order %s, %ux%u x %d panel%s, %s\n",
            spec, mesh.index_count / 3, mesh.vertex_count, vr_order_name((vr_order)job->order),
@@ -330,7 +323,7 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
             o.strategy = job->strategies[p];
             o.loop_iterations = job->loads[0];
             vr_render_stats st;
-            t0 = now_ms();
+            t0 = vr_now_ms();
             if ((s = vr_renderer_draw(r, panel, &o, &st)) != VR_OK) {
                 fprintf(stderr, "vreuse render: %s: %s\n", o.strategy->name, vr_last_error());
                 goto done;
@@ -340,7 +333,7 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
                                          st.raster.raster_ms,
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
-                                         now_ms() - t0 - st.raster.download_ms};
+                                         vr_now_ms() - t0 - st.raster.download_ms};
                 print_row(&o, &st, &t);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
@@ -366,12 +359,12 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
             vr_image_text(image, img_w, img_h, lx - cw - 8 * scale, ly + 2 * scale, scale,
                           0xffffffffu, caption);
         }
-        t0 = now_ms();
+        t0 = vr_now_ms();
         if ((s = vr_image_write_png(out_path, image, img_w, img_h)) != VR_OK) {
             fprintf(stderr, "vreuse render: %s\n", vr_last_error());
             goto done;
         }
-        printf("  png %.1f ms -> %s (%ux%u)\n", now_ms() - t0, out_path, img_w, img_h);
+        printf("  png %.1f ms -> %s (%ux%u)\n", vr_now_ms() - t0, out_path, img_w, img_h);
     }
     rc = 0;
 done:

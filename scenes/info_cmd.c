@@ -33,27 +33,6 @@ static void usage(FILE *f)
             "  --quiet      no progress output\n");
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-/* Thousands separators make 7-digit counts readable in the text output. */
-static const char *grouped(char *buf, unsigned long long v)
-{
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%llu", v), o = 0;
-    for (int i = 0; i < n; ++i) {
-        if (i && (n - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = tmp[i];
-    }
-    buf[o] = 0;
-    return buf;
-}
-
 static int info_one(const char *spec, int order, unsigned long long seed, int csv)
 {
     if (vr_gts_is_file(spec)) { /* a compressed mesh from `vreuse compress`: its Table 3 rows */
@@ -63,10 +42,10 @@ static int info_one(const char *spec, int order, unsigned long long seed, int cs
         }
         return 0;
     }
-    double t0 = now_ms();
+    double t0 = vr_now_ms();
     vr_scene scene;
     vr_status s = vr_scene_load(&scene, spec);
-    double load_ms = now_ms() - t0;
+    double load_ms = vr_now_ms() - t0;
     if (s) {
         fprintf(stderr, "vreuse info: %s\n", vr_last_error());
         return 1;
@@ -75,9 +54,9 @@ static int info_one(const char *spec, int order, unsigned long long seed, int cs
     s = vr_scene_flatten(&mesh, &scene);
     double reorder_ms = 0;
     if (!s && order != VR_ORDER_FILE) {
-        double t1 = now_ms();
+        double t1 = vr_now_ms();
         s = vr_mesh_reorder(&mesh, (vr_order)order, seed);
-        reorder_ms = now_ms() - t1;
+        reorder_ms = vr_now_ms() - t1;
     }
     if (s) {
         fprintf(stderr, "vreuse info: %s\n", vr_last_error());
@@ -106,10 +85,10 @@ static int info_one(const char *spec, int order, unsigned long long seed, int cs
         char b[32];
         printf("%s\n", scene.source);
         printf("  draws            %u\n", scene.draw_count);
-        printf("  vertices         %s\n", grouped(b, c.vertices));
-        printf("  referenced       %s\n", grouped(b, c.referenced_vertices));
-        printf("  triangles        %s\n", grouped(b, c.triangles));
-        printf("  degenerate       %s\n", grouped(b, c.degenerate_triangles));
+        printf("  vertices         %s\n", vr_format_count(b, c.vertices));
+        printf("  referenced       %s\n", vr_format_count(b, c.referenced_vertices));
+        printf("  triangles        %s\n", vr_format_count(b, c.triangles));
+        printf("  degenerate       %s\n", vr_format_count(b, c.degenerate_triangles));
         printf("  ideal reuse      %.4f  (1 - referenced / indices)\n", reuse);
         printf("  texcoords        %s\n", uv ? "yes" : "no");
         printf("  bbox             (%g, %g, %g) .. (%g, %g, %g)\n", lo[0], lo[1], lo[2], hi[0], hi[1],

@@ -18,13 +18,6 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 /* Writes `n` bytes to a fresh temp file; `path` receives its name (caller unlinks). */
 static int write_temp(char *path, size_t cap, const void *data, size_t n)
 {
@@ -366,9 +359,9 @@ static int test_error_ply_absurd_header(void)
     memcpy(buf, h, strlen(h));
     char path[64];
     vr_mesh m;
-    double t0 = now_ms();
+    double t0 = vr_now_ms();
     vr_status s = load_bytes(&m, buf, sizeof buf, path, sizeof path);
-    double ms = now_ms() - t0;
+    double ms = vr_now_ms() - t0;
     VR_EXPECT_EQ(s, VR_ERR_FORMAT);
     VR_EXPECT(contains(vr_last_error(), "2147483648"), "%s", vr_last_error());
     VR_EXPECT(contains(vr_last_error(), path), "%s", vr_last_error());
@@ -377,9 +370,9 @@ static int test_error_ply_absurd_header(void)
     const char *a = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                     "property float z\nelement face 4000000000\nproperty list uchar int vertex_indices\n"
                     "end_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
-    t0 = now_ms();
+    t0 = vr_now_ms();
     s = load_text(&m, a);
-    ms = now_ms() - t0;
+    ms = vr_now_ms() - t0;
     VR_EXPECT_EQ(s, VR_ERR_FORMAT);
     VR_EXPECT(contains(vr_last_error(), "4000000000"), "%s", vr_last_error());
     VR_EXPECT(ms < 100, "took %.1f ms", ms);
@@ -750,9 +743,9 @@ static int test_subdivide(void)
 static int test_subdivide_large(void)
 {
     vr_mesh m;
-    double t0 = now_ms();
+    double t0 = vr_now_ms();
     VR_EXPECT(vr_mesh_load(&m, "sphere:82k@1M") == VR_OK, "%s", vr_last_error());
-    double ms = now_ms() - t0;
+    double ms = vr_now_ms() - t0;
     VR_EXPECT_EQ(m.index_count / 3, 84500 * 16); /* sphere:82k = frequency 65: 20 * 65^2 */
     VR_EXPECT(ms < 1000, "sphere:82k@1M took %.0f ms", ms);
     vr_mesh_free(&m);
