@@ -1,9 +1,12 @@
 /* gts_bench_cmd.c - `vreuse bench-gts`: the geometry stage fed from compressed index buffers.
  * Per scene and restart mode the mesh is encoded (pipeline/gts.h), then on the GPU (a) the stage
- * runs on the encoder's reordered plain index buffer and (b) the GTS decoder writes that buffer
+ * runs on the encoder's reordered plain index buffer, (b) the GTS decoder writes that buffer
  * on the device and the same strategy runs on it (vr_geometry_set_device_indices; dynamic batch
- * starts computed once on the host: load-time analysis). Results of (a) and (b) must be equal
- * before anything is timed. cudaEvents, one warm-up, median of --reps, nothing allocated.
+ * starts computed once on the host: load-time analysis), and (c) for strategies that decode per
+ * batch (hash) each block decodes its own batch from the stream in shared memory, so no index
+ * buffer is read at all (vr_geometry_set_gts; seeds computed with the batch starts). Results of
+ * (a), (b) and (c) must be equal before anything is timed. cudaEvents, one warm-up, median of
+ * --reps, nothing allocated.
  * Try: `vreuse bench-gts sphere:7M --strategy hash --load simple`.
  */
 #define _POSIX_C_SOURCE 200809L /* popen */
@@ -12,6 +15,7 @@
 #include "bench_common.h"
 #include "../pipeline/geometry.h"
 #include "../pipeline/gts.h"
+#include "../pipeline/gts_batch.h"
 #include "../scenes/scene.h"
 
 #include <stdio.h>
@@ -30,7 +34,7 @@ typedef struct vr_gb_opts {
     char load_names[VR_GB_MAX_LIST][32];
     uint32_t loads[VR_GB_MAX_LIST];
     int load_count;
-    uint32_t block;
+    uint32_t block, max_indices;
     int reps;
     const char *csv;
 } vr_gb_opts;
@@ -45,7 +49,10 @@ typedef struct vr_gb_row {
     int ok;
     uint64_t invocations;
     double decode_ms, stage_ms, total_ms, plain_ms; /* medians; total = median of per-rep sums */
+    int fused;                                      /* the strategy decodes per batch */
+    double fused_ms;                                /* median of the per-batch-decode runs */
     double gts_bytes, plain_bytes;                  /* index data each path reads */
+    double seed_bytes;                              /* seeds + batch starts of the fused path */
 } vr_gb_row;
 
 static void vr_gb_usage(FILE *f)
@@ -54,11 +61,13 @@ static void vr_gb_usage(FILE *f)
             "usage: vreuse bench-gts SCENE... [options]\n"
             "Times the geometry stage fed from a compressed index buffer: GPU GTS decode into a\n"
             "device index buffer, then the strategy on it, against the same strategy on the\n"
-            "plain (uncompressed) buffer of the encoder's reordered mesh. Both must agree exactly.\n"
+            "plain (uncompressed) buffer of the encoder's reordered mesh, and, for hash, against\n"
+            "per-batch decoding inside the stage (no index buffer at all). All must agree exactly.\n"
             "  --restart r|deg|both   GTS restart mode(s); default both\n"
             "  --strategy LIST        naive,warp,hash,phash,sort,multi; default naive,warp,hash\n"
             "  --load LIST            simple,light,medium,heavy or loop:N; default simple,heavy\n"
             "  --block N              threads per block (multiple of 32); default 256\n"
+            "  --max-indices N        dynamic batch length bound (multiple of 3); default 1023\n"
             "  --reps N               timed runs after one warm-up (median); default 20\n"
             "  --csv FILE             also write CSV ('#' lines: GPU, driver, date, commit, command)\n"
             "SCENE: a file assimp reads, a .gts file or a generator (sphere:7M); the mesh is\n"
@@ -70,6 +79,7 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->modes = 3;
     o->block = 256;
+    o->max_indices = VR_DYN_MAX_INDICES_DEFAULT;
     o->reps = 20;
     char strategy_arg[256] = "naive,warp,hash", load_arg[256] = "simple,heavy";
     char *list[VR_GB_MAX_LIST];
@@ -109,6 +119,14 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
                     return 2;
                 }
                 o->block = (uint32_t)b;
+            } else if (!strcmp(a, "--max-indices")) {
+                const unsigned long b = strtoul(v, &end, 10);
+                if (!*v || *end || b < 3 || b > VR_DYN_MAX_INDICES_LIMIT || b % 3) {
+                    fprintf(stderr, "vreuse bench-gts: --max-indices '%s' must be a multiple of 3 "
+                            "in 3..%u\n", v, VR_DYN_MAX_INDICES_LIMIT);
+                    return 2;
+                }
+                o->max_indices = (uint32_t)b;
             } else if (!strcmp(a, "--reps")) {
                 const long r = strtol(v, &end, 10);
                 if (!*v || *end || r < 1 || r > VR_GB_MAX_REPS) {
@@ -186,23 +204,25 @@ static const char *vr_gb_mode_name(vr_gts_restart mode)
 static const char *const g_gb_header =
     "scene,restart,strategy,load,triangles,strip_triangles,invocations,decode_ms,stage_ms,"
     "total_ms,plain_ms,overhead,gts_index_bytes,plain_index_bytes,index_bytes_ratio,gtri_s,"
-    "gtri_s_plain";
+    "gtri_s_plain,fused_ms,fused_overhead,gtri_s_fused,seed_bytes";
 
 static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
 {
     if (csv)
         fprintf(f, "%s\n", g_gb_header);
     else
-        fprintf(f, "%-20s %-4s %-6s %-8s %10s %9s %9s %9s %9s %8s %11s %11s %7s %7s\n", "scene",
-                "mode", "strat", "load", "triangles", "decode", "stage", "total", "plain",
-                "overhead", "gts_bytes", "plain_bytes", "Gtri/s", "plain");
+        fprintf(f, "%-20s %-4s %-6s %-8s %10s %9s %9s %9s %9s %8s %9s %8s %11s %11s %7s %7s "
+                "%7s\n", "scene", "mode", "strat", "load", "triangles", "decode", "stage", "total",
+                "plain", "overhead", "fused", "fused/pl", "gts_bytes", "plain_bytes", "Gtri/s",
+                "plain", "fused");
     for (size_t i = 0; i < n; ++i) {
         const vr_gb_row *r = &rows[i];
         const char *mode = vr_gb_mode_name(r->mode);
         if (!r->ok) {
             if (csv)
-                fprintf(f, "%s,%s,%s,%s,%u,%u,,,,,,,%.0f,%.0f,,,\n", r->scene, mode, r->ops->name,
-                        r->load, r->triangles, r->strip_triangles, r->gts_bytes, r->plain_bytes);
+                fprintf(f, "%s,%s,%s,%s,%u,%u,,,,,,,%.0f,%.0f,,,,,,,\n", r->scene, mode,
+                        r->ops->name, r->load, r->triangles, r->strip_triangles, r->gts_bytes,
+                        r->plain_bytes);
             else
                 fprintf(f, "%-20s %-4s %-6s %-8s %10u FAIL\n", r->scene, mode, r->ops->name,
                         r->load, r->triangles);
@@ -210,17 +230,28 @@ static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
         }
         const double gtri = r->triangles / (r->total_ms * 1e-3) * 1e-9;
         const double gtri_plain = r->triangles / (r->plain_ms * 1e-3) * 1e-9;
+        const double gtri_fused = r->fused ? r->triangles / (r->fused_ms * 1e-3) * 1e-9 : 0;
+        char fused[3][32] = {"", "", ""};
+        if (r->fused) {
+            snprintf(fused[0], sizeof fused[0], "%.5f", r->fused_ms);
+            snprintf(fused[1], sizeof fused[1], "%.4f", r->fused_ms / r->plain_ms);
+            snprintf(fused[2], sizeof fused[2], "%.4f", gtri_fused);
+        }
         if (csv)
-            fprintf(f, "%s,%s,%s,%s,%u,%u,%llu,%.5f,%.5f,%.5f,%.5f,%.4f,%.0f,%.0f,%.4f,%.4f,%.4f\n",
+            fprintf(f, "%s,%s,%s,%s,%u,%u,%llu,%.5f,%.5f,%.5f,%.5f,%.4f,%.0f,%.0f,%.4f,%.4f,%.4f,"
+                    "%s,%s,%s,%.0f\n",
                     r->scene, mode, r->ops->name, r->load, r->triangles, r->strip_triangles,
                     (unsigned long long)r->invocations, r->decode_ms, r->stage_ms, r->total_ms,
                     r->plain_ms, r->total_ms / r->plain_ms, r->gts_bytes, r->plain_bytes,
-                    r->gts_bytes / r->plain_bytes, gtri, gtri_plain);
+                    r->gts_bytes / r->plain_bytes, gtri, gtri_plain, fused[0], fused[1], fused[2],
+                    r->seed_bytes);
         else
-            fprintf(f, "%-20.20s %-4s %-6s %-8.8s %10u %9.4f %9.4f %9.4f %9.4f %7.2fx %11.0f "
-                    "%11.0f %7.2f %7.2f\n", r->scene, mode, r->ops->name, r->load, r->triangles,
-                    r->decode_ms, r->stage_ms, r->total_ms, r->plain_ms, r->total_ms / r->plain_ms,
-                    r->gts_bytes, r->plain_bytes, gtri, gtri_plain);
+            fprintf(f, "%-20.20s %-4s %-6s %-8.8s %10u %9.4f %9.4f %9.4f %9.4f %7.2fx %9.9s "
+                    "%7.7s%s %11.0f %11.0f %7.2f %7.2f %7.7s\n", r->scene, mode, r->ops->name,
+                    r->load, r->triangles, r->decode_ms, r->stage_ms, r->total_ms, r->plain_ms,
+                    r->total_ms / r->plain_ms, r->fused ? fused[0] : "-",
+                    r->fused ? fused[1] : "-", r->fused ? "x" : " ", r->gts_bytes,
+                    r->plain_bytes, gtri, gtri_plain, r->fused ? fused[2] : "-");
     }
 }
 
@@ -229,18 +260,21 @@ static void vr_gb_print_meta(FILE *f, const vr_bench_meta *m, const vr_gb_opts *
     fprintf(f, "%sGPU: %s, driver %s, CUDA runtime %s\n", pre, m->gpu, m->driver, m->cuda);
     fprintf(f, "%sdate: %s; commit: %s\n", pre, m->date, m->commit);
     fprintf(f, "%scommand: %s\n", pre, m->command);
-    fprintf(f, "%sblock %u, median of %d reps after one warm-up, staged queue stores, no "
-            "culling, no counting; plain run, decode and compressed run interleaved per rep\n",
-            pre, o->block, o->reps);
+    fprintf(f, "%sblock %u, dynamic batches N_u 256 / %u indices, median of %d reps after one "
+            "warm-up, staged queue stores, no culling, no counting; plain run, decode and "
+            "compressed run interleaved per rep, then the fused reps\n",
+            pre, o->block, o->max_indices, o->reps);
     fprintf(f, "%sdecode_ms: GPU GTS decode (one event pair around all passes); stage_ms: the "
             "strategy on the decoded device buffer; total_ms: median of per-rep decode + stage "
             "(the decoder's error-flag readback between them is not counted); plain_ms: the "
             "strategy on the uploaded plain index buffer of the same reordered mesh; overhead = "
-            "total / plain\n", pre);
+            "total / plain; fused_ms: the strategy decoding each batch from the stream in shared "
+            "memory (no index buffer; hash only), fused_overhead = fused / plain\n", pre);
     fprintf(f, "%sgts_index_bytes = 4 x (C + INC + S words) read by the decoder; "
             "plain_index_bytes = 4 B x 3 x strip_triangles read by the plain stage (deg. "
             "includes the restart-emulation triangles); Gtri/s = source triangles / total_ms "
-            "(gtri_s_plain: / plain_ms)\n", pre);
+            "(gtri_s_plain: / plain_ms, gtri_s_fused: / fused_ms); seed_bytes: the fused path's "
+            "per-batch seeds (40 B) and batch starts (4 B), read on top of the gts bytes\n", pre);
 }
 
 /* ---- the measurement ----------------------------------------------------------------------- */
@@ -253,7 +287,7 @@ typedef struct vr_gb_ctx {
     vr_gts_gpu *dec;
     vr_geometry *geo;
     vr_geometry_result want, got;
-    float *ms;           /* 4 x reps timings */
+    float *ms;           /* 5 x reps timings */
     uint32_t *host_idx;  /* 3 x strip triangles: the GPU decoder's output, checked */
 } vr_gb_ctx;
 
@@ -294,7 +328,7 @@ static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, 
                 name, vr_gb_mode_name(mode));
         return 1;
     }
-    c->ms = malloc(4 * (size_t)reps * sizeof *c->ms);
+    c->ms = malloc(5 * (size_t)reps * sizeof *c->ms);
     c->host_idx = malloc(ic * 4);
     if (!c->ms || !c->host_idx) {
         fprintf(stderr, "vreuse bench-gts: %s: out of host memory\n", name);
@@ -349,6 +383,21 @@ static int vr_gb_validate(vr_gb_ctx *c, const vr_reuse_ops *ops, const vr_reuse_
                 (unsigned long long)d.mismatches);
         return 0;
     }
+    if (ops->gts_input) { /* (c): per-batch decode inside the stage */
+        if ((st = vr_geometry_set_gts(c->geo, &c->gts)) == VR_OK &&
+            (st = vr_geometry_run(c->geo, ops, &cfg, 1, NULL)) == VR_OK)
+            st = vr_geometry_download(c->geo, &c->got);
+        vr_geometry_set_gts(c->geo, NULL);
+        if (st != VR_OK) {
+            fprintf(stderr, "%s (per-batch decode): %s\n", what, vr_last_error());
+            return 0;
+        }
+        if (vr_geometry_compare(&d, &c->got, &c->want, 0, 1, stderr, what) != 0) {
+            fprintf(stderr, "%s: per-batch decode differs from the plain path in %llu places\n",
+                    what, (unsigned long long)d.mismatches);
+            return 0;
+        }
+    }
     *invocations = c->want.counters.invocations;
     return 1;
 }
@@ -383,6 +432,20 @@ static vr_status vr_gb_time(vr_gb_ctx *c, const vr_reuse_ops *ops, const vr_reus
     vr_geometry_set_device_indices(c->geo, NULL);
     if (st != VR_OK)
         return st;
+    if (r->fused) { /* (c): its own loop, the stream stays uploaded */
+        float *fused = c->ms + 4 * reps;
+        st = vr_geometry_set_gts(c->geo, &c->gts);
+        for (int rep = -1; rep < reps && st == VR_OK; ++rep) {
+            float f = 0;
+            st = vr_geometry_run(c->geo, ops, cfg, 0, &f);
+            if (rep >= 0)
+                fused[rep] = f;
+        }
+        vr_geometry_set_gts(c->geo, NULL);
+        if (st != VR_OK)
+            return st;
+        r->fused_ms = vr_bench_median(fused, reps);
+    }
     r->plain_ms = vr_bench_median(plain, reps);
     r->decode_ms = vr_bench_median(decode, reps);
     r->stage_ms = vr_bench_median(stage, reps);
@@ -420,6 +483,13 @@ static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, s
         vr_reuse_params base = vr_reuse_params_default();
         vr_geometry_camera(&base.shader, &c.mesh, 0.5f);
         base.block_size = o->block;
+        base.max_indices = o->max_indices;
+        uint32_t *starts = NULL, batches = 0;
+        if (vr_geometry_dyn_batches(&starts, &batches, &c.mesh, base.max_unique,
+                                    base.max_indices) != VR_OK)
+            batches = 0;
+        free(starts);
+        const double seed_bytes = batches * (sizeof(vr_gts_seed) + 4.0) + 4.0;
         uint64_t invocations[VR_REUSE_KIND_COUNT];
         int valid[VR_REUSE_KIND_COUNT];
         for (int s = 0; s < o->strategy_count; ++s) {
@@ -445,6 +515,8 @@ static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, s
                 r->gts_bytes = gts_bytes;
                 r->plain_bytes = plain_bytes;
                 r->invocations = invocations[s];
+                r->fused = r->ops->gts_input;
+                r->seed_bytes = r->fused ? seed_bytes : 0;
                 if (!valid[s]) {
                     failed = 1;
                     continue;

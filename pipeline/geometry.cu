@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../reuse/stage.cuh"
+#include "gts_batch.h"
 
 struct vr_geometry {
     uint32_t vertex_count, index_count, triangles;
@@ -30,6 +31,13 @@ struct vr_geometry {
     size_t temp_capacity;
     cudaStream_t stream;
     cudaEvent_t start, stop;
+    /* compressed input (vr_geometry_set_gts): the caller's stream, its arrays on the device,
+     * seeds for the batches of (seed_max_unique, seed_max_indices) */
+    const vr_gts *gts;
+    uint32_t *d_gts_c, *d_gts_inc, *d_gts_s, *d_gts_err;
+    vr_gts_seed *d_seeds;
+    uint32_t seed_max_unique, seed_max_indices; /* 0: no seeds yet */
+    vr_gts_batch_source gts_src;                /* device pointers */
 };
 
 /* ---- device ------------------------------------------------------------------------------ */
@@ -173,6 +181,11 @@ void vr_geometry_destroy(vr_geometry *g)
     cudaFree(g->d_counters);
     cudaFree(g->d_shade_counts);
     cudaFree(g->d_temp);
+    cudaFree(g->d_gts_c);
+    cudaFree(g->d_gts_inc);
+    cudaFree(g->d_gts_s);
+    cudaFree(g->d_gts_err);
+    cudaFree(g->d_seeds);
     if (g->start)
         cudaEventDestroy(g->start);
     if (g->stop)
@@ -268,6 +281,98 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     return st;
 }
 
+/* Makes d_seeds hold one seed per current dynamic batch (computed on the host). */
+static vr_status vr_geometry_prepare_seeds(vr_geometry *g)
+{
+    if (g->seed_max_unique == g->batch_max_unique && g->seed_max_indices == g->batch_max_indices &&
+        g->d_seeds)
+        return VR_OK;
+    uint32_t *starts = NULL, count = 0;
+    vr_status st = vr_geometry_dyn_batches(&starts, &count, &g->host, g->batch_max_unique,
+                                           g->batch_max_indices);
+    vr_gts_seed *seeds = st == VR_OK ? (vr_gts_seed *)malloc(((size_t)count + 1) * sizeof *seeds)
+                                     : NULL;
+    if (st == VR_OK && !seeds)
+        st = VR_ERROR(VR_ERR_OOM, "seeds for %u batches", count);
+    if (st == VR_OK)
+        st = vr_gts_batch_seeds_from_index_starts(seeds, g->gts, starts, count);
+    cudaFree(g->d_seeds);
+    g->d_seeds = NULL;
+    g->seed_max_unique = 0;
+    if (st == VR_OK)
+        st = vr_device_alloc((void **)&g->d_seeds, ((size_t)count + 1) * sizeof *seeds, "seeds");
+    if (st == VR_OK) {
+        cudaError_t e = cudaMemcpy(g->d_seeds, seeds, (size_t)count * sizeof *seeds,
+                                   cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            st = VR_ERROR(VR_ERR_CUDA, "upload of %u seeds: %s", count, cudaGetErrorString(e));
+    }
+    free(starts);
+    free(seeds);
+    if (st == VR_OK) {
+        g->seed_max_unique = g->batch_max_unique;
+        g->seed_max_indices = g->batch_max_indices;
+        g->gts_src.seeds = g->d_seeds;
+    }
+    return st;
+}
+
+/* cudaMalloc + upload of `words` words (at least one allocated; src NULL: allocate only). */
+static vr_status vr_upload_words(uint32_t **dst, const uint32_t *src, size_t words,
+                                 const char *what)
+{
+    vr_status st = vr_device_alloc((void **)dst, (words ? words : 1) * 4, what);
+    if (st == VR_OK && words && src)
+        VR_CUDA_CHECK(cudaMemcpy(*dst, src, words * 4, cudaMemcpyHostToDevice));
+    return st;
+}
+
+vr_status vr_geometry_set_gts(vr_geometry *g, const vr_gts *gts)
+{
+    assert(g);
+    VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    uint32_t **bufs[] = {&g->d_gts_c, &g->d_gts_inc, &g->d_gts_s, &g->d_gts_err};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k) {
+        cudaFree(*bufs[k]);
+        *bufs[k] = NULL;
+    }
+    cudaFree(g->d_seeds);
+    g->d_seeds = NULL;
+    g->seed_max_unique = g->seed_max_indices = 0;
+    g->gts = NULL;
+    memset(&g->gts_src, 0, sizeof g->gts_src);
+    if (!gts)
+        return VR_OK;
+    vr_status st = vr_gts_validate(gts, "vr_geometry_set_gts");
+    if (st != VR_OK)
+        return st;
+    if ((uint64_t)gts->strip_triangle_count * 3 != g->index_count ||
+        gts->vertex_count != g->vertex_count)
+        return VR_ERROR(VR_ERR_ARG, "vr_geometry_set_gts: the stream has %u strip triangles and "
+                        "%u vertices, the uploaded mesh %u triangles and %u vertices",
+                        gts->strip_triangle_count, gts->vertex_count, g->triangles,
+                        g->vertex_count);
+    vr_gts_batch_source_host(&g->gts_src, gts);
+    if ((st = vr_upload_words(&g->d_gts_c, gts->c, g->gts_src.c_words, "GTS strip codes")) ||
+        (st = vr_upload_words(&g->d_gts_inc, gts->inc, g->gts_src.inc_words, "GTS INC")) ||
+        (st = vr_upload_words(&g->d_gts_s, gts->s, gts->s_count, "GTS Simple-9 words")) ||
+        (st = vr_upload_words(&g->d_gts_err, NULL, 1, "GTS error word"))) {
+        vr_geometry_set_gts(g, NULL);
+        return st;
+    }
+    g->gts_src.c = g->d_gts_c;
+    g->gts_src.inc = g->d_gts_inc;
+    g->gts_src.s = g->d_gts_s;
+    g->gts_src.err = g->d_gts_err;
+    g->gts = gts;
+    return VR_OK;
+}
+
+const vr_gts_batch_source *vr_geometry_gts_source(const vr_geometry *g)
+{
+    return g && g->gts ? &g->gts_src : NULL;
+}
+
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms)
 {
@@ -293,6 +398,19 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
             return st;
         p.batch_starts = g->d_batch_starts;
         p.batch_count = g->batch_count;
+    }
+    p.gts = NULL;
+    if (g->gts) {
+        if (!ops->gts_input || !ops->dynamic)
+            return VR_ERROR(VR_ERR_ARG, "%s cannot decode compressed batches (only hash can); "
+                            "switch compressed input off with vr_geometry_set_gts(g, NULL)",
+                            ops->name);
+        vr_status st = vr_geometry_prepare_seeds(g);
+        if (st != VR_OK)
+            return st;
+        p.indices = NULL; /* the explicit index buffer is not read */
+        p.gts = &g->gts_src;
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_gts_err, 0, 4, g->stream));
     }
     p.queue = g->d_queue;
     p.counters = g->d_counters;
@@ -335,6 +453,13 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
                         "find the kernel)", ops->name, cudaGetErrorString(e));
     if (ms)
         VR_CUDA_CHECK(cudaEventElapsedTime(ms, g->start, g->stop));
+    if (p.gts) {
+        uint32_t err = 0;
+        VR_CUDA_CHECK(cudaMemcpy(&err, g->d_gts_err, 4, cudaMemcpyDeviceToHost));
+        if (err)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: compressed input is malformed (error bits 0x%x): "
+                            "%s", ops->name, err, vr_gts_error_text(err));
+    }
     return VR_OK;
 }
 

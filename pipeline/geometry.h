@@ -130,6 +130,21 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
  * orders the producer before vr_geometry_run (the GTS decoder synchronizes its stream). */
 void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices);
 
+/* Compressed input through the whole stage: later runs of strategies that decode per batch
+ * (ops->gts_input: hash) read no index buffer; each dynamic batch decodes its triangles from
+ * `gts` in shared memory (pipeline/gts_batch.h). `gts` must be the compressed form of the
+ * uploaded mesh (its decoded triangles = the uploaded indices, e.g. a vr_gts_decode_mesh of it)
+ * and stay alive while set. C, INC and S are uploaded here; one seed per dynamic batch is
+ * computed on the host with the batch starts (load-time analysis). Runs of other strategies
+ * then fail with VR_ERR_ARG; a malformed stream makes vr_geometry_run return VR_ERR_FORMAT.
+ * NULL switches back to the index buffer. VR_ERR_ARG when the counts differ from the mesh. */
+struct vr_gts;
+vr_status vr_geometry_set_gts(vr_geometry *g, const struct vr_gts *gts);
+/* The device arrays and counts behind compressed runs (NULL when none is set), for tests that
+ * damage the device copy to check that the kernels flag it and stay in bounds. */
+struct vr_gts_batch_source;
+const struct vr_gts_batch_source *vr_geometry_gts_source(const vr_geometry *g);
+
 /* Copies the last run's queue, counters and shade counts into `out` (allocated for the same
  * mesh). */
 vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out);

@@ -399,6 +399,18 @@ void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices)
     (void)g, (void)d_indices;
 }
 
+const struct vr_gts_batch_source *vr_geometry_gts_source(const vr_geometry *g)
+{
+    (void)g;
+    return NULL;
+}
+
+vr_status vr_geometry_set_gts(vr_geometry *g, const struct vr_gts *gts)
+{
+    (void)g, (void)gts;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
 const vr_queue *vr_geometry_device_queue(const vr_geometry *g)
 {
     (void)g;

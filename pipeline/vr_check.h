@@ -9,12 +9,16 @@
 
 #include "vreuse.h"
 
-/* Records file:line and the call's text with the CUDA error string, returns VR_ERR_CUDA. */
+/* Records file:line and the call's text with the CUDA error string, returns VR_ERR_CUDA. A
+ * non-sticky error is consumed here (cudaGetLastError), so the next launch check does not
+ * report it a second time against an innocent kernel. */
 #define VR_CUDA_CHECK(call)                                                               \
     do {                                                                                  \
         cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
+        if (e_ != cudaSuccess) {                                                          \
+            (void)cudaGetLastError();                                                     \
             return VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_)); \
+        }                                                                                 \
     } while (0)
 
 /* After every launch: the launch error, and with -DVR_SYNC_CHECK=ON the kernel's own fault. */

@@ -9,6 +9,7 @@
 #ifndef VR_DYN_COMMON_CUH
 #define VR_DYN_COMMON_CUH
 
+#include "../pipeline/block_scan.cuh"
 #include "dyn_ref_common.h"
 #include "stage.cuh"
 
@@ -39,17 +40,36 @@ static __host__ __device__ inline size_t vr_dyn_smem_bytes(uint32_t max_unique,
            (size_t)table_slots * sizeof(uint32_t) + (size_t)max_indices * sizeof(uint16_t);
 }
 
-/* Carves the block's dynamic shared memory; every part stays 4-byte aligned. */
-static __device__ __forceinline__ vr_dyn_smem vr_dyn_smem_carve(uint32_t max_unique,
-                                                                uint32_t table_slots)
+/* Bytes of the shaded + unique region when `alias_bytes` of earlier scratch share it (the
+ * per-batch GTS decoder's V and U arrays, dead once the batch's keys are in the table). */
+static __host__ __device__ inline size_t vr_dyn_region_bytes(uint32_t max_unique,
+                                                             size_t alias_bytes)
+{
+    const size_t own = (size_t)max_unique * (sizeof(vr_shaded) + sizeof(uint32_t));
+    return own > alias_bytes ? own : (alias_bytes + 3) / 4 * 4;
+}
+
+/* Carves the block's dynamic shared memory; every part stays 4-byte aligned. The shaded +
+ * unique region spans vr_dyn_region_bytes(max_unique, alias_bytes) and starts the block's
+ * dynamic shared memory (scratch aliasing it starts there too). */
+static __device__ __forceinline__ vr_dyn_smem vr_dyn_smem_carve_alias(uint32_t max_unique,
+                                                                      uint32_t table_slots,
+                                                                      size_t alias_bytes)
 {
     extern __shared__ __align__(16) unsigned char vr_dyn_smem_raw[];
     vr_dyn_smem s;
     s.shaded = reinterpret_cast<vr_shaded *>(vr_dyn_smem_raw);
     s.unique = reinterpret_cast<uint32_t *>(s.shaded + max_unique);
-    s.table = s.unique + max_unique;
+    s.table = reinterpret_cast<uint32_t *>(vr_dyn_smem_raw +
+                                           vr_dyn_region_bytes(max_unique, alias_bytes));
     s.map = reinterpret_cast<uint16_t *>(s.table + table_slots);
     return s;
+}
+
+static __device__ __forceinline__ vr_dyn_smem vr_dyn_smem_carve(uint32_t max_unique,
+                                                                uint32_t table_slots)
+{
+    return vr_dyn_smem_carve_alias(max_unique, table_slots, 0);
 }
 
 /* Opts `kernel` in to `bytes` of dynamic shared memory when that exceeds what it gets by
@@ -98,36 +118,12 @@ static __device__ __forceinline__ void vr_dyn_reject(const vr_reuse_params &p, u
         atomicAdd(&p.counters->overflow, tri_count ? tri_count : 1u);
 }
 
-/* Exclusive prefix sum over the block of one value per thread, for any blockDim.x that is a
- * multiple of 32 (<= 1024): warp scans by shuffle, then warp 0 scans the warp totals. Every
- * thread must call it. It holds two __syncthreads; s_warp (32 words) may be reused only after
- * a further one. *total gets the block's sum. */
-static __device__ uint32_t vr_dyn_block_scan(uint32_t x, uint32_t *s_warp, uint32_t *total)
+/* Exclusive prefix sum over the block of one value per thread (pipeline/block_scan.cuh): two
+ * __syncthreads; s_warp may be reused only after a further one. *total gets the block's sum. */
+static __device__ __forceinline__ uint32_t vr_dyn_block_scan(uint32_t x, uint32_t *s_warp,
+                                                             uint32_t *total)
 {
-    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
-    const uint32_t warps = blockDim.x / VR_WARP_SIZE;
-    uint32_t incl = x;
-    for (uint32_t d = 1; d < VR_WARP_SIZE; d <<= 1) {
-        const uint32_t y = __shfl_up_sync(VR_FULL_MASK, incl, d);
-        if (lane >= d)
-            incl += y;
-    }
-    if (lane == VR_WARP_SIZE - 1)
-        s_warp[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-        uint32_t w = lane < warps ? s_warp[lane] : 0;
-        for (uint32_t d = 1; d < VR_WARP_SIZE; d <<= 1) {
-            const uint32_t y = __shfl_up_sync(VR_FULL_MASK, w, d);
-            if (lane >= d)
-                w += y;
-        }
-        if (lane < warps)
-            s_warp[lane] = w; /* inclusive prefix of warp totals */
-    }
-    __syncthreads();
-    *total = s_warp[warps - 1];
-    return (warp ? s_warp[warp - 1] : 0) + incl - x;
+    return vr_block_scan(x, VR_SCAN_SUM, s_warp, total);
 }
 
 /* Sets every slot of the hash table to VR_DYN_EMPTY; a __syncthreads must follow. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../pipeline/gts_batch.h"
 #include "ref_common.h"
 
 /* Indices per batch: p->max_indices, a multiple of 3 in 3..VR_DYN_MAX_INDICES_LIMIT (3069,
@@ -116,20 +117,37 @@ static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
         return st;
 
     /* stamp[v] == b + 1 marks v as seen in batch b, local[v] is then its place in `unique`:
-     * no clearing between batches, O(index_count) in total. */
+     * no clearing between batches, O(index_count) in total. With compressed input each batch
+     * is first decoded from its seed into `decoded` (pipeline/gts_batch.h). */
     uint32_t *stamp = calloc(p->vertex_count ? p->vertex_count : 1, sizeof *stamp);
     uint32_t *local = malloc((p->vertex_count ? p->vertex_count : 1) * sizeof *local);
     uint32_t *unique = malloc(p->max_unique * sizeof *unique);
     vr_shaded *shaded = malloc(p->max_unique * sizeof *shaded);
-    if (!stamp || !local || !unique || !shaded) {
+    uint32_t *decoded = p->gts ? malloc(p->max_indices * sizeof *decoded) : NULL;
+    if (!stamp || !local || !unique || !shaded || (p->gts && !decoded)) {
         st = VR_ERROR(VR_ERR_OOM, "%s: CPU twin scratch for %u vertices", who, p->vertex_count);
         goto done;
     }
     for (uint32_t b = 0; b < p->batch_count && st == VR_OK; ++b) {
         const uint32_t start = p->batch_starts[b], end = p->batch_starts[b + 1];
+        const uint32_t *idx; /* idx[i - start]: index i of the buffer */
+        if (!p->gts) {
+            idx = p->indices + start;
+        } else {
+            const vr_gts_batch_source *g = p->gts;
+            const uint32_t err = vr_gts_decode_batch_ref(
+                decoded, g, &g->seeds[b], b + 1 < p->batch_count ? &g->seeds[b + 1] : NULL,
+                start / 3, (end - start) / 3);
+            if (err) {
+                st = VR_ERROR(VR_ERR_FORMAT, "%s: compressed batch %u (triangles %u..%u): %s",
+                              who, b, start / 3, end / 3, vr_gts_error_text(err));
+                break;
+            }
+            idx = decoded;
+        }
         uint32_t count = 0;
         for (uint32_t i = start; i < end; ++i) {
-            const uint32_t v = p->indices[i];
+            const uint32_t v = idx[i - start];
             if (v >= p->vertex_count) {
                 st = VR_ERROR(VR_ERR_FORMAT, "%s: index %u at position %u >= vertex count %u",
                               who, v, i, p->vertex_count);
@@ -153,12 +171,13 @@ static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
         for (uint32_t j = 0; j < count; ++j)
             shaded[j] = vr_ref_shade_vertex(p, unique[j]);
         for (uint32_t i = start; i < end; i += 3) {
-            const uint32_t va = p->indices[i], vb = p->indices[i + 1], vc = p->indices[i + 2];
+            const uint32_t va = idx[i - start], vb = idx[i - start + 1], vc = idx[i - start + 2];
             vr_ref_emit_triangle(p, i / 3, &shaded[local[va]], &shaded[local[vb]],
                                  &shaded[local[vc]], va, vb, vc);
         }
     }
 done:
+    free(decoded);
     free(stamp);
     free(local);
     free(unique);

@@ -5,7 +5,30 @@
  * CPU twin: hash_ref.c (reuse/dyn_ref_common.h). Try: `vreuse_tests gpu/dyn`,
  * `vreuse bench --strategy hash`.
  */
+#include "../pipeline/gts_batch.cuh"
 #include "dyn_common.cuh"
+
+/* Enters `key` into the block's hash table and returns its slot. A slot, once filled, never
+ * changes: a CAS that returns another key means move on, one that returns EMPTY or our key
+ * means the key lives here. After `slots` misses the table holds only other keys (more
+ * distinct vertices than slots): *s_failed is set and the slot returned is meaningless. */
+static __device__ __forceinline__ uint32_t vr_hash_insert(const vr_dyn_smem &s, uint32_t key,
+                                                          uint32_t table_log2, uint32_t *s_failed)
+{
+    const uint32_t slots = 1u << table_log2, mask = slots - 1;
+    uint32_t slot = vr_dyn_hash(key, table_log2);
+    for (uint32_t probes = 0;; ++probes) {
+        if (probes == slots) {
+            atomicOr(s_failed, 1u);
+            break;
+        }
+        const uint32_t prev = atomicCAS(s.table + slot, VR_DYN_EMPTY, key);
+        if (prev == VR_DYN_EMPTY || prev == key)
+            break;
+        slot = (slot + 1) & mask;
+    }
+    return slot;
+}
 
 /* Thread mapping: thread t inserts batch positions t, t + blockDim, ... (coalesced loads;
  * ceil(count / blockDim) of them, as a batch of up to p.max_indices <= 3069 may exceed the
@@ -24,7 +47,7 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
     vr_dyn_batch b;
     if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
         return;
-    const uint32_t slots = 1u << table_log2, mask = slots - 1;
+    const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);
 
     vr_dyn_clear_table(s, slots);
@@ -32,29 +55,83 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
         s_failed = 0;
     __syncthreads();
 
-    for (uint32_t i = threadIdx.x; i < b.count; i += blockDim.x) {
-        const uint32_t key = __ldg(p.indices + b.start + i);
-        uint32_t slot = vr_dyn_hash(key, table_log2);
-        /* A slot, once filled, never changes: a CAS that returns another key means move on,
-         * one that returns EMPTY or our key means the key lives here. After `slots` misses
-         * the table holds only other keys (more distinct vertices than slots). */
-        for (uint32_t probes = 0;; ++probes) {
-            if (probes == slots) {
-                atomicOr(&s_failed, 1u);
-                break;
-            }
-            const uint32_t prev = atomicCAS(s.table + slot, VR_DYN_EMPTY, key);
-            if (prev == VR_DYN_EMPTY || prev == key)
-                break;
-            slot = (slot + 1) & mask;
-        }
-        s.map[i] = (uint16_t)slot;
-    }
+    for (uint32_t i = threadIdx.x; i < b.count; i += blockDim.x)
+        s.map[i] = (uint16_t)vr_hash_insert(s, __ldg(p.indices + b.start + i), table_log2,
+                                            &s_failed);
     __syncthreads();
     vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b);
 }
 
+/* The same batcher fed from a compressed index buffer (pipeline/gts_batch.cuh): the block
+ * decodes its batch's V entries from the GTS stream into shared memory aliasing the shaded +
+ * unique region (dead until compaction), then decodes blockDim.x triangles at a time and
+ * inserts their corners as it goes; p.indices is never read. Sync points: table cleared +
+ * seeds loaded | V decoded (inside, several) | triangle chunks (two block scans each) |
+ * inserted | as above. A malformed stream or seed sets bits in *src.err (the host reports
+ * VR_ERR_FORMAT); ids stay < vertex_count, so nothing is read out of bounds either way. */
+static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
+vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source src,
+                   uint32_t v_cap)
+{
+    __shared__ uint32_t s_warp[2 * VR_WARP_SIZE];
+    __shared__ uint32_t s_failed;
+    __shared__ vr_gts_batch_state st;
+    vr_dyn_batch b;
+    if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
+        return;
+    const uint32_t slots = 1u << table_log2;
+    const vr_dyn_smem s = vr_dyn_smem_carve_alias(p.max_unique, slots, 8u * v_cap);
+    uint32_t *s_v = reinterpret_cast<uint32_t *>(s.shaded), *s_u = s_v + v_cap;
+
+    vr_dyn_clear_table(s, slots);
+    if (threadIdx.x == 0)
+        s_failed = 0;
+    const uint32_t t0 = b.start / 3, n = b.count / 3;
+    vr_gts_batch_decode_v(src, blockIdx.x, p.batch_count, t0, n, &st, s_v, s_u, v_cap, s_warp);
+    vr_gts_batch_cursor cur = vr_gts_batch_cursor_start(&st);
+    for (uint32_t base = 0; base < n; base += blockDim.x) {
+        uint32_t ids[3];
+        if (vr_gts_batch_triangles(src, &st, s_v, t0, n, base, p.vertex_count, &cur, s_warp,
+                                   ids)) {
+            const uint32_t t = base + threadIdx.x;
+            for (int k = 0; k < 3; ++k)
+                s.map[3 * t + k] = (uint16_t)vr_hash_insert(s, ids[k], table_log2, &s_failed);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && st.err)
+        atomicOr(src.err, st.err);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b);
+}
+
+static vr_status vr_hash_gts_launch(const vr_reuse_params *p)
+{
+    vr_status st = vr_dyn_check(p, "hash");
+    if (st != VR_OK || p->index_count == 0)
+        return st;
+    const vr_gts_batch_source src = *p->gts;
+    if (!src.seeds || !src.err || !src.c || !src.inc || (src.u_count && !src.s))
+        return VR_ERROR(VR_ERR_ARG, "hash: compressed input without seeds, error word or arrays");
+    if (src.strip_triangle_count != p->index_count / 3)
+        return VR_ERROR(VR_ERR_ARG, "hash: the compressed stream has %u triangles, the run %u",
+                        src.strip_triangle_count, p->index_count / 3);
+    const uint32_t table_log2 = vr_dyn_table_log2(p->max_unique);
+    const uint32_t v_cap = vr_gts_batch_scratch_words(p->max_indices, src.codes) / 2;
+    const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2, p->max_indices) -
+                        (size_t)p->max_unique * (sizeof(vr_shaded) + sizeof(uint32_t)) +
+                        vr_dyn_region_bytes(p->max_unique, 8u * v_cap);
+    st = vr_dyn_smem_fit((const void *)vr_hash_gts_kernel, smem);
+    if (st != VR_OK)
+        return st;
+    vr_hash_gts_kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(
+        *p, table_log2, src, v_cap);
+    VR_LAUNCH_CHECK("hash (compressed input)");
+    return VR_OK;
+}
+
 extern "C" vr_status vr_hash_run(const vr_reuse_params *p)
 {
+    if (p->gts)
+        return vr_hash_gts_launch(p);
     return vr_dyn_launch_hashed(p, "hash", vr_hash_kernel);
 }

@@ -20,7 +20,7 @@
 static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *who)
 {
     assert(p && who && p->counters);
-    assert(p->index_count == 0 || (p->indices && p->positions && p->normals));
+    assert(p->index_count == 0 || ((p->indices || p->gts) && p->positions && p->normals));
     assert(p->queue.capacity == 0 ||
            (p->queue.clip && p->queue.normal && p->queue.vertex && p->queue.tri_id));
     if (p->index_count % 3 != 0)

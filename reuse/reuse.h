@@ -63,6 +63,11 @@ typedef struct vr_reuse_params {
     uint32_t vertex_count;
     const uint32_t *batch_starts; /* batch_count + 1 offsets from vr_batches_dynamic (dynamic only) */
     uint32_t batch_count;
+    /* Compressed input (pipeline/gts_batch.h), or NULL. When set, `indices` may be NULL: each
+     * dynamic batch decodes its own triangles from the GTS stream with the seed of its first
+     * triangle. A host struct; its arrays are device memory for `run`, host memory for `ref`.
+     * Only strategies whose ops row has gts_input accept it on the GPU. */
+    const struct vr_gts_batch_source *gts;
     /* configuration */
     vr_shader shader;
     uint32_t block_size;    /* threads per block, multiple of 32, 32..1024 */
@@ -85,6 +90,7 @@ typedef struct vr_reuse_ops {
     const char *name;   /* command-line and CSV name: "naive", "warp", ... */
     vr_reuse_kind kind;
     int dynamic;        /* 1: needs batch_starts from vr_batches_dynamic */
+    int gts_input;      /* 1: `run` decodes compressed batches itself (vr_reuse_params.gts) */
     size_t (*temp_bytes)(const vr_reuse_params *p);
     vr_status (*run)(const vr_reuse_params *p); /* NULL when built without CUDA */
     vr_status (*ref)(const vr_reuse_params *p);

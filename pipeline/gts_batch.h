@@ -1,0 +1,122 @@
+/* gts_batch.h - per-batch decoding of a GTS stream inside the geometry stage: the triangles of
+ * one dynamic batch are decoded from the strip codes C, the INC bits and the Simple-9 words S
+ * in shared memory by the block that batches them, so the explicit index buffer never exists
+ * in device memory (issue 5, "beyond the paper").
+ *
+ * A batch starting at strip triangle t0 needs the decoder's state just before t0: where its V
+ * entries start, the carried vertex of the strip running into it, the last vertices of the
+ * triangle before it, how many incremental vertices exist already, and where its re-used
+ * vertices sit in U and in S. vr_gts_seed holds exactly that (40 bytes per batch); the seeds are
+ * computed once on the host with the batch starts (load-time analysis, like the batch starts).
+ * CPU twin of the device decoder (pipeline/gts_batch.cuh): vr_gts_decode_batch_ref.
+ * Try: `vreuse_tests gts/batch`, `vreuse bench-gts sphere:7M --strategy hash`.
+ */
+#ifndef VR_GTS_BATCH_H
+#define VR_GTS_BATCH_H
+
+#include <stdint.h>
+
+#include "gts.h"
+#include "gts_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Decoder state before strip triangle t0 (positions are indices into the stream's V). */
+typedef struct vr_gts_seed {
+    uint32_t first_pos;  /* M[t0 - 1] + 1: the batch's first own V entry (0 for t0 = 0) */
+    uint32_t q;          /* Q[t0 - 1]: position of the vertex the strip carries (0 for t0 = 0) */
+    uint32_t carried;    /* V[q] */
+    uint32_t tail[3];    /* V[first_pos - 3 .. first_pos - 1] (0 where the position is < 0) */
+    uint32_t inc_before; /* INC ones before first_pos: the id of the next incremental vertex */
+    uint32_t u_prev;     /* U[u_first - 1] with u_first = first_pos - inc_before; 0 if none */
+    uint32_t s_word;     /* Simple-9 word holding U code u_first (s_count when u_first = |U|) */
+    uint32_t packed;     /* bits 0-1: strip code of t0 - 1; bits 8-12: codes of s_word before
+                            u_first (< 28) */
+} vr_gts_seed;
+
+#define VR_GTS_SEED_PREV_CODE(s) ((s)->packed & 3u)
+#define VR_GTS_SEED_S_SKIP(s) (((s)->packed >> 8) & 31u)
+
+/* The compressed input of one geometry-stage run: the stream's arrays and counts and one seed
+ * per batch. Device pointers for the GPU batcher, host pointers for its CPU twin. */
+typedef struct vr_gts_batch_source {
+    const uint32_t *c, *inc, *s;
+    const vr_gts_seed *seeds;   /* batch_count seeds, seeds[b] for batch b's first triangle */
+    uint32_t c_words, inc_words, s_count;
+    uint32_t strip_triangle_count, v_count, u_count, referenced_count;
+    uint32_t codes;             /* 1: R mode (2-bit codes), 0: deg. mode */
+    uint32_t *err;              /* GPU: one word of VR_GTS_ERR_* bits, cleared by the caller */
+} vr_gts_batch_source;
+
+/* Computes the seeds of batches starting at strip triangles tri_starts[0..batch_count-1]
+ * (ascending, tri_starts[0] == 0, all < strip_triangle_count) by one sequential decode of the
+ * validated stream `g`. VR_ERR_ARG on bad starts, VR_ERR_FORMAT on a malformed stream,
+ * VR_ERR_OOM. */
+vr_status vr_gts_batch_seeds(vr_gts_seed *seeds, const vr_gts *g, const uint32_t *tri_starts,
+                             uint32_t batch_count);
+
+/* The same for dynamic batch starts given as index offsets (multiples of 3, batch_count + 1
+ * entries as vr_batches_dynamic returns them). */
+vr_status vr_gts_batch_seeds_from_index_starts(vr_gts_seed *seeds, const vr_gts *g,
+                                               const uint32_t *index_starts,
+                                               uint32_t batch_count);
+
+/* Fills `src` with g's host arrays and counts (seeds and err left NULL). */
+void vr_gts_batch_source_host(vr_gts_batch_source *src, const vr_gts *g);
+
+/* CPU twin of the device batch decoder: decodes strip triangles t0 .. t0 + tri_count - 1 from
+ * `seed` into indices (3 * tri_count) with the device's formulation (gts_math.h), reading only
+ * the words of C, INC and S the batch needs and checking every read against the counts. The
+ * state where the batch ends must equal `next` (the following batch's seed) or, for the last
+ * batch (next NULL), the end of the stream: that chain validates the seeds and catches every
+ * damage the whole-stream decoder would. Returns VR_GTS_ERR_* bits (0: all good); with bits
+ * set the output is defined but wrong. */
+uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *src,
+                                 const vr_gts_seed *seed, const vr_gts_seed *next, uint32_t t0,
+                                 uint32_t tri_count);
+
+/* Shared-memory words the device batch decoder needs for a batch of at most max_indices
+ * indices: V entries (<= max_indices in R mode, max_indices / 3 + 2 in deg. mode) plus as many
+ * re-used vertices. */
+static inline uint32_t vr_gts_batch_scratch_words(uint32_t max_indices, uint32_t codes)
+{
+    const uint32_t v_max = codes ? max_indices : max_indices / 3 + 2;
+    return 2 * v_max;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/* The vertex at V position `pos` while decoding a batch from `sd`: the batch's own entries come
+ * from v_local (nv of them); an earlier position can only be one of the three before the batch
+ * or the carried one (a strip runs on from the triangle before t0). Anything else flags
+ * VR_GTS_ERR_M in *err and gives 0. Shared by the CPU twin and the device. */
+VR_HD uint32_t vr_gts_seed_vertex(const vr_gts_seed *sd, const uint32_t *v_local, uint32_t nv,
+                                  uint32_t pos, uint32_t *err)
+{
+    if (pos >= sd->first_pos) {
+        const uint32_t k = pos - sd->first_pos;
+        if (k < nv)
+            return v_local[k];
+        *err |= VR_GTS_ERR_M;
+        return 0;
+    }
+    const uint32_t back = sd->first_pos - pos; /* 1 .. first_pos */
+    if (back <= 3)
+        return sd->tail[3 - back];
+    if (pos == sd->q)
+        return sd->carried;
+    *err |= VR_GTS_ERR_M;
+    return 0;
+}
+
+/* V entries a strip triangle takes: 3 for R (and for triangle 0 in deg. mode), else 1. */
+VR_HD uint32_t vr_gts_batch_step(uint32_t code, uint32_t global_tri, uint32_t codes)
+{
+    return codes ? vr_gts_m_step(code) : (global_tri == 0 ? 3u : 1u);
+}
+
+#endif
