@@ -1,8 +1,9 @@
 /* compress_cmd.c - `vreuse compress SCENE [-o F] [--restart r|deg|both]`: compresses a scene's
  * index buffer into generalized triangle strips (pipeline/gts.h, Meyer et al. 2012), checks
  * the CPU decoders against the encoder's triangle list, prints the per-stage bits per triangle
- * (the paper's Table 3 rows) and writes the file. `--bench-decode` times the GPU decoder:
- * one checked warm-up, then median/min over --reps, and the per-kernel breakdown (Table 4).
+ * (the paper's Table 3 rows) and writes the file. `--bench-decode` times the GPU decoder with
+ * both strip passes (tiled, and the paper's for Table 4): one checked warm-up each, then
+ * median/min over --reps and the per-kernel breakdown of the stages that ran.
  * Try: `vreuse compress ../shared/scenes/igea.ply -o igea.gts`, `vreuse compress --bench-decode sphere:7M`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -38,7 +39,9 @@ static void usage(FILE *f)
             "  --greedy          the paper's greedy Simple-9 packing instead of the optimal one\n"
             "  --no-vertex-data  store connectivity only\n"
             "  --bench-decode    time the GPU decoder (needs a CUDA device): Gtri/s of source\n"
-            "                    triangles and the per-kernel breakdown (M_Scan ... U_Scan)\n"
+            "                    triangles with the tiled strip pass (default) and with the\n"
+            "                    paper's M_Scan, Q_Scan, T_Kernel, each with its per-kernel\n"
+            "                    breakdown; both are checked against the encoder first\n"
             "  --reps N          timed decodes for --bench-decode (default 20)\n"
             "  --quiet           no progress output\n");
 }
@@ -55,7 +58,7 @@ static float median(float *v, int n)
     return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Both CPU decoders must return the encoder's triangle list exactly. */
+/* The CPU decoders (sequential, scan, tiled) must return the encoder's triangle list exactly. */
 static int verify_cpu(const vr_gts *g, const vr_gts_map *map, const char *spec)
 {
     const size_t words = 3 * (size_t)g->strip_triangle_count;
@@ -77,10 +80,98 @@ static int verify_cpu(const vr_gts *g, const vr_gts_map *map, const char *spec)
                 s ? vr_last_error() : "indices differ");
         rc = 1;
     }
+    s = rc ? VR_OK : vr_gts_decode_tiled_ref(got, g);
+    if (!rc && (s || memcmp(got, map->indices, words * sizeof *got))) {
+        fprintf(stderr, "vreuse compress: %s: the tiled-formulation decoder differs: %s\n", spec,
+                s ? vr_last_error() : "indices differ");
+        rc = 1;
+    }
     free(got);
     return rc;
 }
 
+/* Decodes once with strip pass `pass` into `got` (poisoned first) and compares with the
+ * encoder's list; prints FAIL and returns 1 on any difference. */
+static int verify_gpu(vr_gts_gpu *d, vr_gts_strip_pass pass, uint32_t *got, const vr_gts_map *map,
+                      size_t words, const char *spec, const char *pass_name)
+{
+    memset(got, 0xff, words * sizeof *got);
+    vr_gts_gpu_set_strip_pass(d, pass);
+    vr_status s = vr_gts_gpu_decode(d, NULL, 0);
+    if (!s)
+        s = vr_gts_gpu_download(got, d);
+    if (s) {
+        fprintf(stderr, "vreuse compress --bench-decode: %s (%s strip pass): %s\n", spec,
+                pass_name, vr_last_error());
+        return 1;
+    }
+    if (memcmp(got, map->indices, words * sizeof *got)) {
+        size_t k = 0;
+        while (got[k] == map->indices[k])
+            ++k;
+        fprintf(stderr, "vreuse compress --bench-decode: %s: FAIL (%s strip pass): GPU index %zu "
+                "(triangle %zu) is %u, the encoder wrote %u\n", spec, pass_name, k, k / 3, got[k],
+                map->indices[k]);
+        return 1;
+    }
+    return 0;
+}
+
+/* `reps` whole-decode times into total[], then `reps` per-stage breakdowns into
+ * stage[k * reps + r]; *ran = the stages the pass launches. */
+static int time_pass(vr_gts_gpu *d, vr_gts_strip_pass pass, int reps, float *total, float *stage,
+                     uint32_t *ran)
+{
+    vr_gts_gpu_timing t;
+    vr_gts_gpu_set_strip_pass(d, pass);
+    for (int r = 0; r < reps; ++r) {
+        if (vr_gts_gpu_decode(d, &t, 0)) {
+            fprintf(stderr, "vreuse compress --bench-decode: %s\n", vr_last_error());
+            return 1;
+        }
+        total[r] = t.total_ms;
+    }
+    for (int r = 0; r < reps; ++r) {
+        if (vr_gts_gpu_decode(d, &t, 1)) {
+            fprintf(stderr, "vreuse compress --bench-decode: %s\n", vr_last_error());
+            return 1;
+        }
+        for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
+            stage[k * reps + r] = t.stage_ms[k];
+        *ran = t.stage_ran;
+    }
+    return 0;
+}
+
+/* The per-stage medians of the stages that ran, strip stages first (Table 4 row order). */
+static void print_breakdown(float *stage, int reps, uint32_t ran, const char *title)
+{
+    static const vr_gts_stage rows[] = {VR_GTS_M_SCAN,      VR_GTS_Q_SCAN,    VR_GTS_T_KERNEL,
+                                        VR_GTS_TILE_REDUCE, VR_GTS_TILE_SCAN, VR_GTS_TILE_T,
+                                        VR_GTS_INC_SCAN,    VR_GTS_V_KERNEL,  VR_GTS_S_SCAN,
+                                        VR_GTS_D_SCATTER,   VR_GTS_U_SCAN};
+    const size_t row_count = sizeof rows / sizeof rows[0];
+    float sum = 0, meds[VR_GTS_STAGE_COUNT] = {0};
+    for (size_t k = 0; k < row_count; ++k)
+        if (ran & (1u << rows[k]))
+            sum += meds[rows[k]] = median(stage + rows[k] * reps, reps);
+    printf("  stage        ms_med    pct   (%s)\n", title);
+    for (size_t k = 0; k < row_count; ++k) {
+        const vr_gts_stage st = rows[k];
+        if (!(ran & (1u << st)))
+            continue;
+        const char *group = st == VR_GTS_INC_SCAN || st == VR_GTS_V_KERNEL ? "inc."
+                            : st == VR_GTS_S_SCAN || st == VR_GTS_D_SCATTER || st == VR_GTS_U_SCAN
+                                ? "S-9"
+                                : "strips";
+        printf("  %-7s %-11s %7.4f  %4.1f%%\n", group, vr_gts_stage_name(st), meds[st],
+               sum > 0 ? 100.0 * meds[st] / sum : 0.0);
+    }
+    printf("  sum of stage medians %.4f ms\n", sum);
+}
+
+/* Both strip passes are checked against the encoder before anything is timed; the tiled pass
+ * is the headline number, the paper's three passes give the Table 4 breakdown. */
 static int bench_decode(const vr_gts *g, const vr_gts_map *map, const char *spec, int reps)
 {
     vr_gts_gpu *d = NULL;
@@ -91,65 +182,44 @@ static int bench_decode(const vr_gts *g, const vr_gts_map *map, const char *spec
     }
     const size_t words = 3 * (size_t)g->strip_triangle_count;
     uint32_t *got = malloc(words * sizeof *got);
-    float *total = malloc((size_t)reps * sizeof *total);
-    float *stage = malloc((size_t)reps * VR_GTS_STAGE_COUNT * sizeof *stage);
+    float *total[2] = {malloc((size_t)reps * sizeof(float)), malloc((size_t)reps * sizeof(float))};
+    float *stage[2] = {malloc((size_t)reps * VR_GTS_STAGE_COUNT * sizeof(float)),
+                       malloc((size_t)reps * VR_GTS_STAGE_COUNT * sizeof(float))};
+    static const vr_gts_strip_pass passes[2] = {VR_GTS_STRIPS_TILED, VR_GTS_STRIPS_PAPER};
+    static const char *const names[2] = {"tiled", "paper"};
+    uint32_t ran[2] = {0, 0};
     int rc = 1;
-    if (!got || !total || !stage) {
+    if (!got || !total[0] || !total[1] || !stage[0] || !stage[1]) {
         fprintf(stderr, "vreuse compress: out of memory for the benchmark\n");
         goto done;
     }
-    /* warm-up, checked before anything is timed */
-    memset(got, 0xff, words * sizeof *got);
-    if ((s = vr_gts_gpu_decode(d, NULL, 0)) || (s = vr_gts_gpu_download(got, d))) {
-        fprintf(stderr, "vreuse compress --bench-decode: %s\n", vr_last_error());
-        goto done;
-    }
-    if (memcmp(got, map->indices, words * sizeof *got)) {
-        size_t k = 0;
-        while (got[k] == map->indices[k])
-            ++k;
-        fprintf(stderr, "vreuse compress --bench-decode: %s: FAIL: GPU index %zu (triangle %zu) "
-                "is %u, the encoder wrote %u\n", spec, k, k / 3, got[k], map->indices[k]);
-        goto done;
-    }
-    vr_gts_gpu_timing t;
-    for (int r = 0; r < reps; ++r) {
-        if ((s = vr_gts_gpu_decode(d, &t, 0))) {
-            fprintf(stderr, "vreuse compress --bench-decode: %s\n", vr_last_error());
+    /* warm-up of each pass, checked before anything is timed */
+    for (int p = 0; p < 2; ++p)
+        if (verify_gpu(d, passes[p], got, map, words, spec, names[p]))
             goto done;
-        }
-        total[r] = t.total_ms;
-    }
-    for (int r = 0; r < reps; ++r) {
-        if ((s = vr_gts_gpu_decode(d, &t, 1))) {
-            fprintf(stderr, "vreuse compress --bench-decode: %s\n", vr_last_error());
+    for (int p = 0; p < 2; ++p)
+        if (time_pass(d, passes[p], reps, total[p], stage[p], &ran[p]))
             goto done;
-        }
-        for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
-            stage[k * reps + r] = t.stage_ms[k];
-    }
-    const float med = median(total, reps), min = total[0];
-    printf("gpu decode %s (%s): %u source triangles, %u in strips, %s\n", spec,
-           g->restart == VR_GTS_RESTART_CODE ? "R" : "deg.", g->triangle_count,
+    vr_gts_gpu_set_strip_pass(d, VR_GTS_STRIPS_TILED);
+    printf("gpu decode %s (%s): %u source triangles, %u in strips, %s; both strip passes "
+           "verified\n", spec, g->restart == VR_GTS_RESTART_CODE ? "R" : "deg.", g->triangle_count,
            g->strip_triangle_count, vr_gpu_device_name());
-    printf("  total      ms_med %.4f  ms_min %.4f  %.2f Gtri/s (source triangles / median), "
-           "%d reps, one event pair around all passes\n", med, min,
-           g->triangle_count / (med * 1e-3) * 1e-9, reps);
-    float sum = 0, meds[VR_GTS_STAGE_COUNT];
-    for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
-        sum += meds[k] = median(stage + k * reps, reps);
-    printf("  stage        ms_med    pct   (events between stages; Table 4 rows)\n");
-    static const char *const group[VR_GTS_STAGE_COUNT] = {"strips", "strips", "strips", "inc.",
-                                                          "inc.", "S-9", "S-9", "S-9"};
-    for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
-        printf("  %-7s %-10s %7.4f  %4.1f%%\n", group[k], vr_gts_stage_name((vr_gts_stage)k),
-               meds[k], sum > 0 ? 100.0 * meds[k] / sum : 0.0);
-    printf("  sum of stage medians %.4f ms\n", sum);
+    for (int p = 0; p < 2; ++p) {
+        const float med = median(total[p], reps), min = total[p][0];
+        printf("  %-10s ms_med %.4f  ms_min %.4f  %.2f Gtri/s (source triangles / median), "
+               "%d reps, one event pair around all passes%s\n",
+               p ? "paper" : "total", med, min, g->triangle_count / (med * 1e-3) * 1e-9, reps,
+               p ? "; M_Scan, Q_Scan, T_Kernel" : "; tiled strip pass");
+    }
+    print_breakdown(stage[0], reps, ran[0], "tiled strip pass; events between stages");
+    print_breakdown(stage[1], reps, ran[1], "paper's passes, events between stages; Table 4 rows");
     rc = 0;
 done:
     free(got);
-    free(total);
-    free(stage);
+    for (int p = 0; p < 2; ++p) {
+        free(total[p]);
+        free(stage[p]);
+    }
     vr_gts_gpu_destroy(d);
     return rc;
 }

@@ -1,11 +1,16 @@
 /* gts_decode.cu - GPU decoder of the GTS codec, the data-parallel algorithm of Meyer et al.
  * 2012 (Fig. 4, 5, 7): S_Scan, D_Scatter, U_Scan (Simple-9 -> U), INC_Scan, V_Kernel (INC + U ->
- * V), M_Scan, Q_Scan, T_Kernel (strips -> triangles). Scans are cub::DeviceScan with custom
- * operators over thrust transform/counting iterators (the paper's "transform scans", Eq. 9);
- * the per-element arithmetic is gts_math.h, shared with the CPU twin vr_gts_decode_scan_ref in
- * gts_decode_ref.c. All memory is allocated by vr_gts_gpu_create; decode allocates nothing.
+ * V), then the strips -> triangles either as the paper's M_Scan, Q_Scan, T_Kernel or (default)
+ * as a tiled pass that never stores M or Q: Tile_Reduce, Tile_Scan, T_Tiled. Scans are
+ * cub::DeviceScan with custom operators over thrust transform/counting iterators (the paper's
+ * "transform scans", Eq. 9); the per-element arithmetic is gts_math.h, shared with the CPU
+ * twins vr_gts_decode_scan_ref and vr_gts_decode_tiled_ref in gts_decode_ref.c. All memory is
+ * allocated by vr_gts_gpu_create; decode allocates nothing.
  * Try: `vreuse_tests gpu/gts`, `vreuse compress --bench-decode sphere:7M`.
  */
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -26,6 +31,14 @@
 /* D_Scatter: one thread per Simple-9 word; a block stages its <= 28 * 64 codes in shared
  * memory and writes them coalesced (the paper's 64 threads, unstaged, write 28 strided words). */
 #define VR_GTS_D_BLOCK 64
+/* Tiled strip pass: a block per tile of VR_GTS_TILE (gts_math.h) triangles, VR_GTS_TILE_ITEMS
+ * per thread. 2048 = 256 x 8: the tile aggregates (3.4k for 7M triangles, 27 KB) scan in one
+ * small CUB pass, a thread's 8 codes share one 32-bit word of C, the block scan's cost is
+ * spread over 8 triangles per thread, and the 24 KB of staged output per block do not limit
+ * residency (T_Tiled's 64 registers allow 4 blocks per SM, 24 loads in flight per thread). */
+#define VR_GTS_TILE_ITEMS_LOG2 3
+#define VR_GTS_TILE_ITEMS (1 << VR_GTS_TILE_ITEMS_LOG2)
+#define VR_GTS_TILE_BLOCK (1 << (VR_GTS_TILE_LOG2 - VR_GTS_TILE_ITEMS_LOG2))
 
 #ifdef VR_SYNC_CHECK
 #define VR_GTS_LAUNCHED(what)                                                            \
@@ -42,6 +55,8 @@
 struct vr_gts_gpu {
     vr_gts h;              /* counts of the uploaded stream (host arrays not kept) */
     uint32_t codes;        /* 1: R mode (M_Scan runs), 0: deg. mode (M[i] = i + 2) */
+    vr_gts_strip_pass pass; /* strip passes of the next decode, VR_GTS_STRIPS_TILED by default */
+    uint32_t tile_count;   /* ceil(strip_triangle_count / VR_GTS_TILE) */
     uint32_t *d_c;         /* vr_gts_c_words */
     uint32_t *d_inc;       /* vr_gts_inc_words */
     uint32_t *d_s;         /* max(s_count, 1) */
@@ -50,11 +65,13 @@ struct vr_gts_gpu {
     uint32_t *d_u;         /* max(u_count, 1): re-used vertices */
     uint32_t *d_incscan;   /* v_count: INC ones before each V entry */
     uint32_t *d_v;         /* v_count */
-    uint32_t *d_m;         /* strip_triangle_count (R mode only, else NULL) */
-    uint32_t *d_q;         /* strip_triangle_count */
+    uint32_t *d_m;         /* strip_triangle_count (R mode only, else NULL; paper pass) */
+    uint32_t *d_q;         /* strip_triangle_count (paper pass) */
+    vr_gts_tile_agg *d_tile_agg;   /* tile_count: Tile_Reduce's aggregates */
+    vr_gts_tile_agg *d_tile_carry; /* tile_count: Tile_Scan's exclusive prefixes */
     uint32_t *d_t;         /* 3 * strip_triangle_count: the output */
     uint32_t *d_err;       /* 1: VR_GTS_ERR_* bits, reset to 0 by every decode */
-    void *d_temp;          /* CUB temp storage, temp_bytes = max over the five scans */
+    void *d_temp;          /* CUB temp storage, temp_bytes = max over the six scans */
     size_t temp_bytes;
     cudaStream_t stream;
     cudaEvent_t ev[VR_GTS_STAGE_COUNT + 1];
@@ -120,6 +137,15 @@ struct vr_gts_unzigzag_op {
     __host__ __device__ __forceinline__ uint32_t operator()(uint32_t z) const
     {
         return vr_gts_unzigzag(z);
+    }
+};
+
+/* Tile_Scan: segment a, then segment b (gts_math.h). */
+struct vr_gts_tile_op {
+    __host__ __device__ __forceinline__ vr_gts_tile_agg operator()(const vr_gts_tile_agg &a,
+                                                                   const vr_gts_tile_agg &b) const
+    {
+        return vr_gts_tile_combine(a, b);
     }
 };
 
@@ -234,6 +260,105 @@ static __global__ void __launch_bounds__(VR_GTS_T_BLOCK)
         atomicOr(err, bits_err);
 }
 
+/* The tiled strip pass: Tile_Reduce and T_Tiled read C the same way, one block per tile. */
+typedef struct vr_gts_tile_params {
+    const uint32_t *c;            /* vr_gts_c_words: strip codes */
+    const uint32_t *v;            /* v_count: V (T_Tiled) */
+    vr_gts_tile_agg *agg;         /* tile_count: written by Tile_Reduce */
+    const vr_gts_tile_agg *carry; /* tile_count: Tile_Scan's exclusive prefixes, read by T_Tiled */
+    uint32_t *t;                  /* 3 * n: the output triangles (T_Tiled) */
+    uint32_t *err;                /* 1: VR_GTS_ERR_* bits */
+    uint32_t n;                   /* strip triangles, 1..VR_GTS_MAX_TRIANGLES */
+    uint32_t v_count;             /* |V| >= 3 */
+    uint32_t codes;               /* 1: R mode, 0: deg. mode */
+} vr_gts_tile_params;
+
+/* Blocked arrangement: thread tid owns triangles first + VR_GTS_TILE_ITEMS * tid + k, so its
+ * codes sit in one word of C; triangles past n are the empty segment. */
+static __device__ __forceinline__ void tile_elems(vr_gts_tile_agg (&a)[VR_GTS_TILE_ITEMS],
+                                                  const vr_gts_tile_params &p, uint32_t first)
+{
+    const uint32_t base = first + VR_GTS_TILE_ITEMS * threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < VR_GTS_TILE_ITEMS; ++k)
+        a[k] = base + k < p.n ? vr_gts_tile_elem(p.c, base + k, p.codes) : vr_gts_tile_empty();
+}
+
+/* Tile_Reduce: one block per tile; each thread folds its VR_GTS_TILE_ITEMS blocked triangles in
+ * order, cub::BlockReduce (order-preserving, the operator is not commutative) folds the threads;
+ * thread 0 writes the tile's aggregate. Reads only C (2 or 1 bits per triangle). */
+static __global__ void __launch_bounds__(VR_GTS_TILE_BLOCK)
+    vr_gts_tile_reduce_kernel(vr_gts_tile_params p)
+{
+    typedef cub::BlockReduce<vr_gts_tile_agg, VR_GTS_TILE_BLOCK> vr_block_reduce;
+    __shared__ vr_block_reduce::TempStorage s_reduce;
+    vr_gts_tile_agg a[VR_GTS_TILE_ITEMS];
+    tile_elems(a, p, blockIdx.x * VR_GTS_TILE);
+    const vr_gts_tile_agg total = vr_block_reduce(s_reduce).Reduce(a, vr_gts_tile_op());
+    if (threadIdx.x == 0)
+        p.agg[blockIdx.x] = total;
+}
+
+/* T_Tiled: one block per tile. A blocked cub::BlockScan seeded with the tile's carry gives
+ * every thread (M[i], Q[i] + bias) for its 8 triangles; BlockExchange turns them striped
+ * (thread tid owns first + k * VR_GTS_TILE_BLOCK + tid) so the V gathers and the staging
+ * (stride 3, conflict-free) are coalesced, as in T_Kernel. Shared memory is one union, reused
+ * scan -> exchange -> s.tri with a sync between uses. Checks and clamps are T_Kernel's.
+ * note: deg. mode runs the same code; its steps are all 1, so the sums come out as i + 2. */
+static __global__ void __launch_bounds__(VR_GTS_TILE_BLOCK)
+    vr_gts_t_tiled_kernel(vr_gts_tile_params p)
+{
+    typedef cub::BlockScan<vr_gts_tile_agg, VR_GTS_TILE_BLOCK> vr_block_scan;
+    typedef cub::BlockExchange<vr_gts_tile_agg, VR_GTS_TILE_BLOCK, VR_GTS_TILE_ITEMS>
+        vr_block_exchange;
+    __shared__ union {
+        vr_block_scan::TempStorage scan;
+        vr_block_exchange::TempStorage exchange;
+        uint32_t tri[3 * VR_GTS_TILE];
+    } s;
+    const uint32_t first = blockIdx.x * VR_GTS_TILE;
+    vr_gts_tile_agg a[VR_GTS_TILE_ITEMS], total;
+    tile_elems(a, p, first);
+    vr_block_scan(s.scan).InclusiveScan(a, a, p.carry[blockIdx.x], vr_gts_tile_op(), total);
+    __syncthreads();
+    vr_block_exchange(s.exchange).BlockedToStriped(a, a);
+    __syncthreads();
+    /* all gathers first, then the staging stores: 24 independent loads in flight per thread */
+    uint32_t w[VR_GTS_TILE_ITEMS][3], bits_err = 0;
+#pragma unroll
+    for (int k = 0; k < VR_GTS_TILE_ITEMS; ++k) {
+        const uint32_t i = first + k * VR_GTS_TILE_BLOCK + threadIdx.x;
+        w[k][0] = w[k][1] = w[k][2] = 0u;
+        if (i >= p.n)
+            continue;
+        const uint32_t raw = vr_gts_code_at(p.c, i, p.codes), mi = a[k].sum;
+        if (raw == 3u || (i == 0 && p.codes && (p.c[0] & 3u) != VR_GTS_CODE_R))
+            bits_err |= VR_GTS_ERR_CODE;
+        uint32_t pos[3];
+        vr_gts_tri_positions(pos, vr_gts_code_sane(raw), mi, vr_gts_tile_q(a[k]));
+        for (int j = 0; j < 3; ++j) {
+            if (pos[j] >= p.v_count)
+                bits_err |= VR_GTS_ERR_M, pos[j] = p.v_count - 1;
+            w[k][j] = __ldg(p.v + pos[j]);
+        }
+        if (i == p.n - 1 && mi != p.v_count - 1)
+            bits_err |= VR_GTS_ERR_M;
+    }
+#pragma unroll
+    for (int k = 0; k < VR_GTS_TILE_ITEMS; ++k) {
+        const uint32_t l = k * VR_GTS_TILE_BLOCK + threadIdx.x;
+        for (int j = 0; j < 3; ++j)
+            s.tri[3 * l + j] = w[k][j];
+    }
+    __syncthreads();
+    const uint32_t words = 3 * min((uint32_t)VR_GTS_TILE, p.n - first);
+    uint32_t *out = p.t + 3 * (size_t)first;
+    for (uint32_t k = threadIdx.x; k < words; k += VR_GTS_TILE_BLOCK)
+        out[k] = s.tri[k];
+    if (bits_err)
+        atomicOr(p.err, bits_err);
+}
+
 /* ---- host ---------------------------------------------------------------------------------- */
 
 static uint32_t grid_for(uint64_t items, uint32_t block)
@@ -277,6 +402,10 @@ static cudaError_t vr_gts_scan(const vr_gts_gpu *d, vr_gts_stage which, void *te
         return cub::DeviceScan::InclusiveScan(temp, *bytes, in, d->d_q, vr_gts_max(), n,
                                               d->stream);
     }
+    case VR_GTS_TILE_SCAN:
+        return cub::DeviceScan::ExclusiveScan(temp, *bytes, d->d_tile_agg, d->d_tile_carry,
+                                              vr_gts_tile_op(), vr_gts_tile_empty(),
+                                              d->tile_count, d->stream);
     default:
         return cudaErrorInvalidValue;
     }
@@ -290,6 +419,18 @@ static vr_status alloc_words(uint32_t **p, uint64_t words, const char *what)
         return VR_ERROR(e == cudaErrorMemoryAllocation ? VR_ERR_OOM : VR_ERR_CUDA,
                         "gts gpu: cudaMalloc of %llu words for %s failed: %s",
                         (unsigned long long)words, what, cudaGetErrorString(e));
+    }
+    return VR_OK;
+}
+
+static vr_status alloc_tiles(vr_gts_tile_agg **p, uint32_t count, const char *what)
+{
+    cudaError_t e = cudaMalloc((void **)p, (size_t)(count ? count : 1) * sizeof **p);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return VR_ERROR(e == cudaErrorMemoryAllocation ? VR_ERR_OOM : VR_ERR_CUDA,
+                        "gts gpu: cudaMalloc of %u tile aggregates for %s failed: %s", count,
+                        what, cudaGetErrorString(e));
     }
     return VR_OK;
 }
@@ -323,13 +464,15 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
         (d->codes && (s = alloc_words(&d->d_m, n, "M"))) ||
         (s = alloc_words(&d->d_q, n, "Q")) ||
         (s = alloc_words(&d->d_t, 3 * n, "triangles")) ||
+        (s = alloc_tiles(&d->d_tile_agg, d->tile_count, "tile aggregates")) ||
+        (s = alloc_tiles(&d->d_tile_carry, d->tile_count, "tile carries")) ||
         (s = alloc_words(&d->d_err, 1, "error flag")))
         return s;
     if ((s = upload(d->d_c, g->c, cw, d->stream)) || (s = upload(d->d_inc, g->inc, iw, d->stream)) ||
         (s = upload(d->d_s, g->s, g->s_count, d->stream)))
         return s;
     static const vr_gts_stage scans[] = {VR_GTS_S_SCAN, VR_GTS_U_SCAN, VR_GTS_INC_SCAN,
-                                         VR_GTS_M_SCAN, VR_GTS_Q_SCAN};
+                                         VR_GTS_M_SCAN, VR_GTS_Q_SCAN, VR_GTS_TILE_SCAN};
     for (size_t k = 0; k < sizeof scans / sizeof scans[0]; ++k) {
         if (scans[k] == VR_GTS_M_SCAN && !d->codes)
             continue;
@@ -361,6 +504,8 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
     d->h.c = d->h.inc = d->h.s = NULL;
     d->h.positions = d->h.normals = d->h.texcoords = NULL;
     d->codes = g->restart == VR_GTS_RESTART_CODE;
+    d->pass = VR_GTS_STRIPS_TILED;
+    d->tile_count = (uint32_t)(((uint64_t)g->strip_triangle_count + VR_GTS_TILE - 1) / VR_GTS_TILE);
     if ((s = create_inner(d, g))) {
         vr_gts_gpu_destroy(d);
         return s;
@@ -377,6 +522,8 @@ void vr_gts_gpu_destroy(vr_gts_gpu *d)
                         d->d_v, d->d_m, d->d_q, d->d_t, d->d_err};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k)
         cudaFree(bufs[k]);
+    cudaFree(d->d_tile_agg);
+    cudaFree(d->d_tile_carry);
     cudaFree(d->d_temp);
     for (int k = 0; k < d->events; ++k)
         cudaEventDestroy(d->ev[k]);
@@ -385,10 +532,46 @@ void vr_gts_gpu_destroy(vr_gts_gpu *d)
     free(d);
 }
 
-/* Stages in execution order: U before V before T. */
-static const vr_gts_stage g_order[VR_GTS_STAGE_COUNT] = {
-    VR_GTS_S_SCAN, VR_GTS_D_SCATTER, VR_GTS_U_SCAN, VR_GTS_INC_SCAN,
-    VR_GTS_V_KERNEL, VR_GTS_M_SCAN, VR_GTS_Q_SCAN, VR_GTS_T_KERNEL};
+void vr_gts_gpu_set_strip_pass(vr_gts_gpu *d, vr_gts_strip_pass p)
+{
+    assert(d && (p == VR_GTS_STRIPS_TILED || p == VR_GTS_STRIPS_PAPER));
+    d->pass = p;
+}
+
+/* The stages a decode launches, in execution order (U before V before T) into order[]; returns
+ * their count. Stages with nothing to do are left out so they time as 0: M_Scan in deg. mode,
+ * S_Scan, D_Scatter and U_Scan without re-used vertices. */
+static int plan(const vr_gts_gpu *d, vr_gts_stage order[VR_GTS_STAGE_COUNT])
+{
+    int k = 0;
+    if (d->h.u_count) { /* s_count > 0 too (validated counts) */
+        order[k++] = VR_GTS_S_SCAN;
+        order[k++] = VR_GTS_D_SCATTER;
+        order[k++] = VR_GTS_U_SCAN;
+    }
+    order[k++] = VR_GTS_INC_SCAN;
+    order[k++] = VR_GTS_V_KERNEL;
+    if (d->pass == VR_GTS_STRIPS_PAPER) {
+        if (d->codes)
+            order[k++] = VR_GTS_M_SCAN;
+        order[k++] = VR_GTS_Q_SCAN;
+        order[k++] = VR_GTS_T_KERNEL;
+    } else {
+        order[k++] = VR_GTS_TILE_REDUCE;
+        order[k++] = VR_GTS_TILE_SCAN;
+        order[k++] = VR_GTS_TILE_T;
+    }
+    return k;
+}
+
+static vr_gts_tile_params tile_params(const vr_gts_gpu *d)
+{
+    vr_gts_tile_params p;
+    p.c = d->d_c, p.v = d->d_v, p.agg = d->d_tile_agg, p.carry = d->d_tile_carry;
+    p.t = d->d_t, p.err = d->d_err;
+    p.n = d->h.strip_triangle_count, p.v_count = d->h.v_count, p.codes = d->codes;
+    return p;
+}
 
 static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
 {
@@ -429,6 +612,19 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
             d->d_c, d->d_m, d->d_q, d->d_v, n, h->v_count, d->codes, d->d_t, d->d_err);
         VR_GTS_LAUNCHED("vr_gts_t_kernel");
         return VR_OK;
+    case VR_GTS_TILE_REDUCE:
+        vr_gts_tile_reduce_kernel<<<d->tile_count, VR_GTS_TILE_BLOCK, 0, d->stream>>>(
+            tile_params(d));
+        VR_GTS_LAUNCHED("vr_gts_tile_reduce_kernel");
+        return VR_OK;
+    case VR_GTS_TILE_SCAN:
+        VR_CUDA_CHECK(vr_gts_scan(d, st, d->d_temp, &bytes));
+        return VR_OK;
+    case VR_GTS_TILE_T:
+        vr_gts_t_tiled_kernel<<<d->tile_count, VR_GTS_TILE_BLOCK, 0, d->stream>>>(
+            tile_params(d));
+        VR_GTS_LAUNCHED("vr_gts_t_tiled_kernel");
+        return VR_OK;
     default:
         return VR_ERROR(VR_ERR_ARG, "gts gpu: unknown stage %d", (int)st);
     }
@@ -437,26 +633,30 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
 vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakdown)
 {
     assert(d);
+    vr_gts_stage order[VR_GTS_STAGE_COUNT];
+    const int count = plan(d, order);
     VR_CUDA_CHECK(cudaMemsetAsync(d->d_err, 0, sizeof(uint32_t), d->stream));
     if (timing)
         VR_CUDA_CHECK(cudaEventRecord(d->ev[0], d->stream));
-    for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k) {
-        vr_status s = run_stage(d, g_order[k]);
+    for (int k = 0; k < count; ++k) {
+        vr_status s = run_stage(d, order[k]);
         if (s)
             return s;
-        if (timing && (breakdown || k == VR_GTS_STAGE_COUNT - 1))
-            VR_CUDA_CHECK(cudaEventRecord(d->ev[breakdown ? k + 1 : VR_GTS_STAGE_COUNT], d->stream));
+        if (timing && (breakdown || k == count - 1))
+            VR_CUDA_CHECK(cudaEventRecord(d->ev[breakdown ? k + 1 : count], d->stream));
     }
     uint32_t err = 0;
     VR_CUDA_CHECK(cudaMemcpyAsync(&err, d->d_err, sizeof err, cudaMemcpyDeviceToHost, d->stream));
     VR_CUDA_CHECK(cudaStreamSynchronize(d->stream));
     if (timing) {
         memset(timing, 0, sizeof *timing);
-        if (breakdown)
-            for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
-                VR_CUDA_CHECK(cudaEventElapsedTime(&timing->stage_ms[g_order[k]], d->ev[k],
-                                                d->ev[k + 1]));
-        VR_CUDA_CHECK(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[VR_GTS_STAGE_COUNT]));
+        for (int k = 0; k < count; ++k) {
+            timing->stage_ran |= 1u << order[k];
+            if (breakdown)
+                VR_CUDA_CHECK(cudaEventElapsedTime(&timing->stage_ms[order[k]], d->ev[k],
+                                                   d->ev[k + 1]));
+        }
+        VR_CUDA_CHECK(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[count]));
     }
     if (err)
         return VR_ERROR(VR_ERR_FORMAT, "gts gpu decode: malformed stream (error bits 0x%x): %s",

@@ -2,7 +2,9 @@
  * vr_gts_decode_ref is the plain sequential loop (Simple-9 -> U, INC + U -> V, the strip
  * recursion of Meyer et al. 2012 Eq. 3 with restarts) and validates every value it reads;
  * vr_gts_decode_scan_ref runs the GPU's data-parallel passes (Fig. 4, 5, 7) one by one with the
- * shared arithmetic of gts_math.h, so the parallel formulation is tested without a GPU.
+ * shared arithmetic of gts_math.h, so the parallel formulation is tested without a GPU;
+ * vr_gts_decode_tiled_ref does the same for the tiled strip pass (Tile_Reduce, Tile_Scan,
+ * T_Tiled), M and Q rebuilt per tile from a carry.
  * Try: `vreuse_tests gts/`.
  */
 #include "gts.h"
@@ -15,7 +17,8 @@
 const char *vr_gts_stage_name(vr_gts_stage s)
 {
     static const char *const names[VR_GTS_STAGE_COUNT] = {
-        "M_Scan", "Q_Scan", "T_Kernel", "INC_Scan", "V_Kernel", "S_Scan", "D_Scatter", "U_Scan"};
+        "M_Scan", "Q_Scan", "T_Kernel", "INC_Scan", "V_Kernel", "S_Scan", "D_Scatter", "U_Scan",
+        "Tile_Reduce", "Tile_Scan", "T_Tiled"};
     return (unsigned)s < VR_GTS_STAGE_COUNT ? names[s] : "?";
 }
 
@@ -111,37 +114,31 @@ done:
 
 /* ---- the data-parallel passes, sequentially -------------------------------------------------- */
 
-vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+/* The V part shared by both scan formulations: S_Scan, D_Scatter, U_Scan, INC_Scan, V_Kernel
+ * into v (v_count entries), error bits into *err. Returns VR_ERR_OOM only. */
+static vr_status scan_v(uint32_t *v, const vr_gts *g, uint32_t *err)
 {
-    assert(indices && g);
-    vr_status s = vr_gts_validate_counts(g, "gts scan decode");
-    if (s)
-        return s;
-    const uint32_t n = g->strip_triangle_count, vn = g->v_count, un = g->u_count;
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
+    const uint32_t vn = g->v_count, un = g->u_count;
     uint32_t *sbar = malloc(((size_t)g->s_count + 1) * sizeof *sbar);
     uint32_t *d = malloc(((size_t)un + 1) * sizeof *d);
     uint32_t *u = malloc(((size_t)un + 1) * sizeof *u);
     uint32_t *incscan = malloc((size_t)vn * sizeof *incscan);
-    uint32_t *v = malloc((size_t)vn * sizeof *v);
-    uint32_t *m = malloc((size_t)n * sizeof *m);
-    uint32_t *q = malloc((size_t)n * sizeof *q);
-    if (!sbar || !d || !u || !incscan || !v || !m || !q) {
-        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for %u triangles", n);
+    vr_status s = VR_OK;
+    if (!sbar || !d || !u || !incscan) {
+        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |V| = %u, |U| = %u", vn, un);
         goto done;
     }
-    uint32_t err = 0;
     /* S_Scan: exclusive sum of codes per word */
     uint32_t run = 0;
     for (uint32_t l = 0; l < g->s_count; ++l) {
         sbar[l] = run;
         const uint32_t cnt = vr_gts_s9_count(g->s[l] >> 28);
         if (!cnt)
-            err |= VR_GTS_ERR_SELECTOR;
+            *err |= VR_GTS_ERR_SELECTOR;
         run += cnt;
     }
     if (run != un)
-        err |= VR_GTS_ERR_S9COUNT;
+        *err |= VR_GTS_ERR_S9COUNT;
     /* D_Scatter: one "thread" per word; writes at or past |U| are dropped and flagged */
     memset(d, 0, ((size_t)un + 1) * sizeof *d);
     for (uint32_t l = 0; l < g->s_count; ++l) {
@@ -150,7 +147,7 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
             if (sbar[l] + k < un)
                 d[sbar[l] + k] = (w >> (k * bits)) & ((1u << bits) - 1u);
             else
-                err |= VR_GTS_ERR_S9COUNT;
+                *err |= VR_GTS_ERR_S9COUNT;
         }
     }
     /* U_Scan: inclusive sum of unzigzag(D) */
@@ -164,7 +161,7 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
         run += (g->inc[j >> 5] >> (j & 31)) & 1u;
     }
     if (run != g->referenced_count)
-        err |= VR_GTS_ERR_INC;
+        *err |= VR_GTS_ERR_INC;
     /* V_Kernel */
     for (uint32_t j = 0; j < vn; ++j) {
         if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
@@ -173,23 +170,65 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
         }
         uint32_t k = j - incscan[j];
         if (k >= un)
-            err |= VR_GTS_ERR_U, k = un ? un - 1 : 0;
+            *err |= VR_GTS_ERR_U, k = un ? un - 1 : 0;
         const uint32_t val = un ? u[k] : 0;
         if (val >= incscan[j])
-            err |= VR_GTS_ERR_U;
+            *err |= VR_GTS_ERR_U;
         v[j] = val;
     }
-    /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
-    run = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t raw = vr_gts_code_at(g->c, i, codes);
-        if (raw == 3u)
-            err |= VR_GTS_ERR_CODE;
-        run += vr_gts_m_step(codes ? vr_gts_code_sane(raw) : (i == 0 ? VR_GTS_CODE_R : raw));
-        m[i] = run - 1;
-    }
-    if (codes && (g->c[0] & 3u) != VR_GTS_CODE_R)
+done:
+    free(sbar);
+    free(d);
+    free(u);
+    free(incscan);
+    return s;
+}
+
+/* T_Kernel's and T_Tiled's per-triangle work: positions clamped to |V| so malformed codes
+ * cannot read out of bounds, the code checks, and the last M against |V| - 1. */
+static uint32_t emit_triangle(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t i,
+                              uint32_t m, uint32_t q)
+{
+    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE, vn = g->v_count;
+    const uint32_t raw = vr_gts_code_at(g->c, i, codes);
+    uint32_t err = 0, p[3];
+    if (raw == 3u || (i == 0 && codes && (g->c[0] & 3u) != VR_GTS_CODE_R))
         err |= VR_GTS_ERR_CODE;
+    vr_gts_tri_positions(p, vr_gts_code_sane(raw), m, q);
+    for (int j = 0; j < 3; ++j) {
+        if (p[j] >= vn)
+            err |= VR_GTS_ERR_M, p[j] = vn - 1;
+        indices[3 * (size_t)i + j] = v[p[j]];
+    }
+    if (i == g->strip_triangle_count - 1 && m != vn - 1)
+        err |= VR_GTS_ERR_M;
+    return err;
+}
+
+vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    vr_status s = vr_gts_validate_counts(g, "gts scan decode");
+    if (s)
+        return s;
+    const uint32_t n = g->strip_triangle_count;
+    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
+    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    uint32_t *m = malloc((size_t)n * sizeof *m);
+    uint32_t *q = malloc((size_t)n * sizeof *q);
+    uint32_t err = 0;
+    if (!v || !m || !q) {
+        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for %u triangles", n);
+        goto done;
+    }
+    if ((s = scan_v(v, g, &err)))
+        goto done;
+    /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
+    uint32_t run = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        run += i == 0 ? 2u : vr_gts_m_step(vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)));
+        m[i] = run;
+    }
     /* Q_Scan: inclusive max scan of Eq. 8 */
     run = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -200,29 +239,74 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
         run = val > run ? val : run;
         q[i] = run;
     }
-    /* T_Kernel: positions clamped to |V| so malformed codes cannot read out of bounds */
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t p[3];
-        vr_gts_tri_positions(p, vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)), m[i], q[i]);
-        for (int j = 0; j < 3; ++j) {
-            if (p[j] >= vn)
-                err |= VR_GTS_ERR_M, p[j] = vn - 1;
-            indices[3 * (size_t)i + j] = v[p[j]];
-        }
-    }
-    if (m[n - 1] != vn - 1)
-        err |= VR_GTS_ERR_M;
+    /* T_Kernel */
+    for (uint32_t i = 0; i < n; ++i)
+        err |= emit_triangle(indices, g, v, i, m[i], q[i]);
     if (err)
         s = VR_ERROR(VR_ERR_FORMAT, "gts scan decode: malformed stream (error bits 0x%x): %s", err,
                      vr_gts_error_text(err));
 done:
-    free(sbar);
-    free(d);
-    free(u);
-    free(incscan);
     free(v);
     free(m);
     free(q);
+    return s;
+}
+
+/* One past the last triangle of the tile starting at `first` (the last tile may be short). */
+static uint32_t tile_end(uint32_t first, uint32_t n)
+{
+    return n - first < VR_GTS_TILE ? n : first + VR_GTS_TILE;
+}
+
+vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    vr_status s = vr_gts_validate_counts(g, "gts tiled decode");
+    if (s)
+        return s;
+    const uint32_t n = g->strip_triangle_count;
+    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
+    const uint32_t tiles = (uint32_t)(((uint64_t)n + VR_GTS_TILE - 1) / VR_GTS_TILE);
+    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    vr_gts_tile_agg *agg = malloc((size_t)tiles * sizeof *agg);
+    vr_gts_tile_agg *carry = malloc((size_t)tiles * sizeof *carry);
+    uint32_t err = 0;
+    if (!v || !agg || !carry) {
+        s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u triangles", n);
+        goto done;
+    }
+    if ((s = scan_v(v, g, &err)))
+        goto done;
+    /* Tile_Reduce: one aggregate per tile */
+    for (uint32_t t = 0; t < tiles; ++t) {
+        const uint32_t first = t * VR_GTS_TILE, last = tile_end(first, n);
+        vr_gts_tile_agg a = vr_gts_tile_empty();
+        for (uint32_t i = first; i < last; ++i)
+            a = vr_gts_tile_combine(a, vr_gts_tile_elem(g->c, i, codes));
+        agg[t] = a;
+    }
+    /* Tile_Scan: exclusive, from the empty segment (M and Q before triangle 0 are 0 and none) */
+    vr_gts_tile_agg run = vr_gts_tile_empty();
+    for (uint32_t t = 0; t < tiles; ++t) {
+        carry[t] = run;
+        run = vr_gts_tile_combine(run, agg[t]);
+    }
+    /* T_Tiled: each tile rebuilds M and Q from its carry alone */
+    for (uint32_t t = 0; t < tiles; ++t) {
+        const uint32_t first = t * VR_GTS_TILE, last = tile_end(first, n);
+        vr_gts_tile_agg prefix = carry[t];
+        for (uint32_t i = first; i < last; ++i) {
+            prefix = vr_gts_tile_combine(prefix, vr_gts_tile_elem(g->c, i, codes));
+            err |= emit_triangle(indices, g, v, i, prefix.sum, vr_gts_tile_q(prefix));
+        }
+    }
+    if (err)
+        s = VR_ERROR(VR_ERR_FORMAT, "gts tiled decode: malformed stream (error bits 0x%x): %s",
+                     err, vr_gts_error_text(err));
+done:
+    free(v);
+    free(agg);
+    free(carry);
     return s;
 }
 
@@ -273,6 +357,8 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
     return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: this build has no CUDA (configure with nvcc and "
                     "-DVR_CUDA=ON)");
 }
+
+void vr_gts_gpu_set_strip_pass(vr_gts_gpu *d, vr_gts_strip_pass p) { (void)d, (void)p; }
 
 vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakdown)
 {

@@ -1,7 +1,8 @@
 /* gts_math.h - the per-element arithmetic of the GTS decoder, shared verbatim by the GPU
  * kernels/scan operators (gts_decode.cu) and their CPU twin vr_gts_decode_scan_ref
  * (gts_decode_ref.c): strip-code fetch, the M step, the Q value of the paper's Eq. 8, the
- * triangle of Eq. 6, Simple-9 selector tables and zigzag. Internal to pipeline/.
+ * triangle of Eq. 6, the tile aggregate of the tiled strip pass (and vr_gts_decode_tiled_ref),
+ * Simple-9 selector tables and zigzag. Internal to pipeline/.
  * Every function is total: malformed input yields some in-range value plus an error bit, never
  * an out-of-bounds position (callers clamp positions against their array sizes).
  */
@@ -78,6 +79,68 @@ VR_HD void vr_gts_tri_positions(uint32_t p[3], uint32_t code, uint32_t m, uint32
     } else {
         p[0] = m - 1u, p[1] = q, p[2] = m;
     }
+}
+
+/* ---- the tiled strip pass ("reduce, scan tiles, decode tiles"; gts_decode.cu T_Tiled and its
+ * twin vr_gts_decode_tiled_ref) ------------------------------------------------------------------
+ * M and Q are never stored. A segment of triangles (one triangle, a thread's items, a tile, all
+ * tiles before one) is summarised by an aggregate: the sum of its M steps, and the largest Q
+ * candidate (Eq. 8) of the segment relative to the M value before it, M[first - 1] (0 before
+ * triangle 0). Candidates are M[i] - 2 or M[i] - 3, so the relative value is at least -2 (a P
+ * right after an R that ends the previous segment): it is stored biased by VR_GTS_Q_BIAS, which
+ * leaves 0 free for "no candidate" (every triangle of the segment repeats its predecessor's code).
+ * Aggregates compose with an associative, non-commutative operator; the inclusive prefix from
+ * triangle 0 is (M[i], Q[i] + bias). The operator never wraps: sums stay below 3 |T| < 2^32. */
+#define VR_GTS_TILE_LOG2 11                   /* triangles per tile: 256 threads x 8 */
+#define VR_GTS_TILE (1u << VR_GTS_TILE_LOG2)
+#define VR_GTS_Q_BIAS 3u                      /* stored q = relative candidate + 3; 0: none */
+
+typedef struct vr_gts_tile_agg {
+    uint32_t sum; /* sum of the segment's M steps */
+    uint32_t q;   /* 0: no Q candidate; else largest candidate - M before the segment + 3 */
+} vr_gts_tile_agg;
+
+/* The empty segment, identity of vr_gts_tile_combine and the carry of tile 0. */
+VR_HD vr_gts_tile_agg vr_gts_tile_empty(void)
+{
+    vr_gts_tile_agg r;
+    r.sum = 0u, r.q = 0u;
+    return r;
+}
+
+/* Segment a followed by segment b: b's candidate moves up by a's steps. All stored candidates
+ * are >= 1, so the unsigned max with 0 handles "none" on either side. */
+VR_HD vr_gts_tile_agg vr_gts_tile_combine(vr_gts_tile_agg a, vr_gts_tile_agg b)
+{
+    vr_gts_tile_agg r;
+    const uint32_t bq = b.q ? b.q + a.sum : 0u;
+    r.sum = a.sum + b.sum;
+    r.q = a.q > bq ? a.q : bq;
+    return r;
+}
+
+/* Triangle i alone (i < |T|): the step of M_Scan's transform (2 for triangle 0, so the sum is M
+ * itself) and Eq. 8 evaluated relative to M[i - 1]: with m = step + bias the two candidates
+ * m - 3 and m - 2 are exactly the biased M[i] - 3 - M[i - 1] and M[i] - 2 - M[i - 1] (>= 1),
+ * and "same as before" stays 0. Codes are read as vr_gts_q_op and M_Scan read them. */
+VR_HD vr_gts_tile_agg vr_gts_tile_elem(const uint32_t *c, uint32_t i, uint32_t restart_codes)
+{
+    vr_gts_tile_agg r;
+    if (i == 0) {
+        r.sum = 2u, r.q = 0u;
+        return r;
+    }
+    const uint32_t prev = vr_gts_code_sane(vr_gts_code_at(c, i - 1, restart_codes));
+    const uint32_t cur = vr_gts_code_sane(vr_gts_code_at(c, i, restart_codes));
+    r.sum = vr_gts_m_step(cur);
+    r.q = vr_gts_q_value(prev, cur, r.sum + VR_GTS_Q_BIAS);
+    return r;
+}
+
+/* Q[i] from the inclusive prefix of triangles 0..i: the max scan's value, 0 without candidates. */
+VR_HD uint32_t vr_gts_tile_q(vr_gts_tile_agg prefix)
+{
+    return prefix.q ? prefix.q - VR_GTS_Q_BIAS : 0u;
 }
 
 /* Simple-9 selector tables packed in constants (no memory reads on the GPU): bits per code

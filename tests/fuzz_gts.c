@@ -1,9 +1,9 @@
-/* fuzz_gts.c - libFuzzer target for the GTS file reader and both CPU decoders
+/* fuzz_gts.c - libFuzzer target for the GTS file reader and the CPU decoders
  * (pipeline/gts_format.c, gts_decode_ref.c, simple9.c). Each input is tried twice: as is
  * (exercising the size and checksum checks) and with its checksum trailer recomputed, so
  * mutations reach the structural validation and the decoders. Invariants: only VR_OK or
- * VR_ERR_FORMAT, the sequential and scan-formulation decoders agree on acceptance and output,
- * and accepted triangles index existing vertices. Built only with clang -fsanitize=fuzzer:
+ * VR_ERR_FORMAT, the sequential, scan- and tiled-formulation decoders agree on acceptance and
+ * output, and accepted triangles index existing vertices. Built only with clang -fsanitize=fuzzer:
  *   fuzz_gts -max_len=65536 CORPUS/   (seed: `vreuse compress sphere:200 -o CORPUS/s.gts`)
  */
 #include <stdint.h>
@@ -26,12 +26,14 @@ static void check_stream(const uint8_t *data, size_t size)
     if (g.strip_triangle_count <= VR_FUZZ_MAX_TRIANGLES) {
         const size_t words = 3 * (size_t)g.strip_triangle_count;
         uint32_t *a = malloc(words * sizeof *a), *b = malloc(words * sizeof *b);
-        if (a && b) {
+        uint32_t *c = malloc(words * sizeof *c);
+        if (a && b && c) {
             const vr_status sa = vr_gts_decode_ref(a, &g), sb = vr_gts_decode_scan_ref(b, &g);
-            if ((sa != VR_OK && sa != VR_ERR_FORMAT) || sa != sb)
+            const vr_status sc = vr_gts_decode_tiled_ref(c, &g);
+            if ((sa != VR_OK && sa != VR_ERR_FORMAT) || sa != sb || sb != sc)
                 abort();
             if (sa == VR_OK) {
-                if (memcmp(a, b, words * sizeof *a))
+                if (memcmp(a, b, words * sizeof *a) || memcmp(b, c, words * sizeof *b))
                     abort();
                 for (size_t k = 0; k < words; ++k)
                     if (a[k] >= g.referenced_count)
@@ -40,6 +42,7 @@ static void check_stream(const uint8_t *data, size_t size)
         }
         free(a);
         free(b);
+        free(c);
     }
     vr_gts_free(&g);
 }

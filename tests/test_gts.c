@@ -1,9 +1,11 @@
 /* test_gts.c - tests of the GTS codec (pipeline/gts.h): Simple-9 packing by hand, the N/P/R
- * strip recursion by hand, both CPU decoders (sequential and scan formulation) against each
- * other on random streams, encode/decode round trips (exact triangle list, sources, winding,
- * vertex permutation and data) on every shared scene, many components and non-manifold
- * meshes in both restart modes, bits per triangle against the paper's Table 2, and malformed
- * files (every truncation, byte flips, bad checksums, corrupt fields behind valid checksums).
+ * strip recursion by hand, the CPU decoders (sequential, scan and tiled formulation) against
+ * each other on random streams, the tiled strip pass at tile boundaries and on malformed
+ * streams (same verdict as the scan formulation), encode/decode round trips (exact triangle
+ * list, sources, winding, vertex permutation and data) on every shared scene, many components
+ * and non-manifold meshes in both restart modes, bits per triangle against the paper's
+ * Table 2, and malformed files (every truncation, byte flips, bad checksums, corrupt fields
+ * behind valid checksums).
  * Group "gts/"; the helpers vr_test_gts_* are shared with tests/test_gts_gpu.cu.
  */
 #include "test.h"
@@ -14,7 +16,19 @@
 #include <meshoptimizer.h>
 
 #include "../pipeline/gts.h"
+#include "../pipeline/gts_math.h"
 #include "../scenes/scene.h"
+
+/* The CPU decoders; each must return the encoder's triangles exactly. */
+static const struct {
+    const char *name;
+    vr_status (*fn)(uint32_t *indices, const vr_gts *g);
+} vr_cpu_decoders[] = {
+    {"sequential", vr_gts_decode_ref},
+    {"scan", vr_gts_decode_scan_ref},
+    {"tiled", vr_gts_decode_tiled_ref},
+};
+#define VR_CPU_DECODER_COUNT (sizeof vr_cpu_decoders / sizeof vr_cpu_decoders[0])
 
 /* ---- helpers shared with test_gts_gpu.cu ------------------------------------------------- */
 
@@ -69,7 +83,7 @@ static int same_rotation(const uint32_t a[3], const uint32_t b[3])
     return 0;
 }
 
-/* Checks an encoding of `m` completely: both CPU decoders return map->indices exactly; every
+/* Checks an encoding of `m` completely: all CPU decoders return map->indices exactly; every
  * source triangle appears once, as a rotation of itself (winding kept) under the vertex map;
  * emulation triangles are degenerate; the vertex map is a bijection with referenced vertices
  * first; vertex data is permuted; the file image reads back identical. Returns failures. */
@@ -87,16 +101,16 @@ int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, 
         VR_EXPECT(0, "%s: out of memory", what);
         goto done;
     }
-    for (int pass = 0; pass < 2; ++pass) {
+    for (size_t pass = 0; pass < VR_CPU_DECODER_COUNT; ++pass) {
         memset(got, 0xff, 3 * (size_t)tn * sizeof *got);
-        vr_status s = pass ? vr_gts_decode_scan_ref(got, g) : vr_gts_decode_ref(got, g);
-        VR_EXPECT(s == VR_OK, "%s: %s decoder: %s", what, pass ? "scan" : "sequential",
+        vr_status s = vr_cpu_decoders[pass].fn(got, g);
+        VR_EXPECT(s == VR_OK, "%s: %s decoder: %s", what, vr_cpu_decoders[pass].name,
                   vr_last_error());
         size_t k = 0;
         while (k < 3 * (size_t)tn && got[k] == map->indices[k])
             ++k;
         VR_EXPECT(k == 3 * (size_t)tn, "%s: %s decoder: index %zu is %u, encoder wrote %u", what,
-                  pass ? "scan" : "sequential", k, k < 3 * (size_t)tn ? got[k] : 0,
+                  vr_cpu_decoders[pass].name, k, k < 3 * (size_t)tn ? got[k] : 0,
                   k < 3 * (size_t)tn ? map->indices[k] : 0);
     }
     for (uint32_t i = 0; i < vc; ++i) {
@@ -197,14 +211,16 @@ int vr_test_gts_roundtrip(const vr_mesh *m, vr_gts_restart mode, const char *wha
     return fails;
 }
 
-/* A random but well-formed stream: n strip triangles in `mode`, R codes with probability
- * 1/8 (R mode), each V entry new with probability 1/2 unless no vertex exists yet; re-used
- * vertices drawn near the newest one so deltas stay small. Deterministic in `seed`. */
-vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed)
+#define VR_RND() (*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17, (uint32_t)(*x >> 11))
+
+/* A well-formed stream with the strip codes codes[0..n-1] (R only in R mode; codes[0] is R, and
+ * ignored in deg. mode): each V entry new with probability 1/2 unless no vertex exists yet;
+ * re-used vertices drawn near the newest one so deltas stay small. Draws from the xorshift
+ * state *x. */
+static vr_status stream_from_codes(vr_gts *g, const uint32_t *codes, uint32_t n,
+                                   vr_gts_restart mode, uint64_t *x)
 {
     memset(g, 0, sizeof *g);
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-#define VR_RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (uint32_t)(x >> 11))
     g->restart = mode;
     g->triangle_count = g->strip_triangle_count = n;
     uint32_t restarts = 0;
@@ -212,13 +228,11 @@ vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, 
     if (!g->c)
         return VR_ERR_OOM;
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t code = VR_RND() & 1u;
         if (mode == VR_GTS_RESTART_CODE) {
-            if (i == 0 || VR_RND() % 8 == 0)
-                code = VR_GTS_CODE_R, restarts += i > 0;
-            g->c[i >> 4] |= code << ((i & 15) * 2);
+            g->c[i >> 4] |= codes[i] << ((i & 15) * 2);
+            restarts += i > 0 && codes[i] == VR_GTS_CODE_R;
         } else if (i > 0) {
-            g->c[i >> 5] |= code << (i & 31);
+            g->c[i >> 5] |= codes[i] << (i & 31);
         }
     }
     g->restart_count = restarts;
@@ -243,7 +257,6 @@ vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, 
         deltas[g->u_count++] = (d << 1) ^ (0u - (d >> 31));
         prev = u;
     }
-#undef VR_RND
     g->referenced_count = g->vertex_count = next;
     size_t words = 0;
     vr_status s = vr_s9_encode(g->s, &words, deltas, g->u_count, VR_GTS_PACK_OPTIMAL);
@@ -251,6 +264,25 @@ vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, 
     free(deltas);
     if (s)
         vr_gts_free(g);
+    return s;
+}
+
+/* A random but well-formed stream: n strip triangles in `mode`, R codes with probability
+ * 1/8 (R mode), V as stream_from_codes. Deterministic in `seed`. */
+vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed)
+{
+    memset(g, 0, sizeof *g);
+    uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1, *x = &state;
+    uint32_t *codes = malloc((size_t)n * sizeof *codes);
+    if (!codes)
+        return VR_ERR_OOM;
+    for (uint32_t i = 0; i < n; ++i) {
+        codes[i] = VR_RND() & 1u;
+        if (mode == VR_GTS_RESTART_CODE && (i == 0 || VR_RND() % 8 == 0))
+            codes[i] = VR_GTS_CODE_R;
+    }
+    const vr_status s = stream_from_codes(g, codes, n, mode, x);
+    free(codes);
     return s;
 }
 
@@ -390,17 +422,17 @@ static void hand_stream(vr_gts *g, uint32_t *c, uint32_t *inc, uint32_t *s, cons
     g->c = c, g->inc = inc, g->s = s;
 }
 
-static int decode_both(const vr_gts *g, const uint32_t *want, uint32_t n, const char *what)
+static int decode_all(const vr_gts *g, const uint32_t *want, uint32_t n, const char *what)
 {
     uint32_t got[64];
-    for (int pass = 0; pass < 2; ++pass) {
+    for (size_t pass = 0; pass < VR_CPU_DECODER_COUNT; ++pass) {
         memset(got, 0xff, sizeof got);
-        const vr_status s = pass ? vr_gts_decode_scan_ref(got, g) : vr_gts_decode_ref(got, g);
-        VR_EXPECT(s == VR_OK, "%s (%s): %s", what, pass ? "scan" : "sequential", vr_last_error());
+        const vr_status s = vr_cpu_decoders[pass].fn(got, g);
+        VR_EXPECT(s == VR_OK, "%s (%s): %s", what, vr_cpu_decoders[pass].name, vr_last_error());
         for (uint32_t k = 0; k < 3 * n; ++k)
             if (got[k] != want[k]) {
                 VR_EXPECT(got[k] == want[k], "%s (%s): index %u is %u, expected %u", what,
-                          pass ? "scan" : "sequential", k, got[k], want[k]);
+                          vr_cpu_decoders[pass].name, k, got[k], want[k]);
                 break;
             }
     }
@@ -419,28 +451,28 @@ static int test_strip_codes_hand(void)
     hand_stream(&g, c, inc, s, codes1, 4, v1, 6, VR_GTS_RESTART_CODE);
     VR_EXPECT_EQ(c[0], 0x12u); /* R=2 in bits 0-1, N=0, P=1 in bits 4-5, N=0 */
     VR_EXPECT_EQ(inc[0], 0x3fu);
-    decode_both(&g, want1, 4, "R N P N");
+    decode_all(&g, want1, 4, "R N P N");
     /* the same codes in deg. mode (triangle 0 implicit) decode identically */
     hand_stream(&g, c, inc, s, codes1, 4, v1, 6, VR_GTS_RESTART_DEGENERATE);
     VR_EXPECT_EQ(c[0], 0x4u); /* bit 2: P */
-    decode_both(&g, want1, 4, "deg. N P N");
+    decode_all(&g, want1, 4, "deg. N P N");
     /* a fan is P P P: Q keeps pointing at V[0] (the max scan carries it) */
     const uint32_t codes2[] = {VR_GTS_CODE_R, VR_GTS_CODE_P, VR_GTS_CODE_P, VR_GTS_CODE_P};
     const uint32_t want2[] = {0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5};
     hand_stream(&g, c, inc, s, codes2, 4, v1, 6, VR_GTS_RESTART_CODE);
-    decode_both(&g, want2, 4, "fan R P P P");
+    decode_all(&g, want2, 4, "fan R P P P");
     /* N N N: a fan around T0.v1 */
     const uint32_t codes3[] = {VR_GTS_CODE_R, VR_GTS_CODE_N, VR_GTS_CODE_N, VR_GTS_CODE_N};
     const uint32_t want3[] = {0, 1, 2, 2, 1, 3, 3, 1, 4, 4, 1, 5};
     hand_stream(&g, c, inc, s, codes3, 4, v1, 6, VR_GTS_RESTART_CODE);
-    decode_both(&g, want3, 4, "fan R N N N");
+    decode_all(&g, want3, 4, "fan R N N N");
     /* a restart: R P R N over V = 0..7: T2 takes three new entries, T3 continues from it */
     const uint32_t codes4[] = {VR_GTS_CODE_R, VR_GTS_CODE_P, VR_GTS_CODE_R, VR_GTS_CODE_N};
     const uint32_t v4[] = {0, 1, 2, 3, 4, 5, 6, 7};
     const uint32_t want4[] = {0, 1, 2, 0, 2, 3, 4, 5, 6, 6, 5, 7};
     hand_stream(&g, c, inc, s, codes4, 4, v4, 8, VR_GTS_RESTART_CODE);
     VR_EXPECT_EQ(g.restart_count, 1);
-    decode_both(&g, want4, 4, "R P R N");
+    decode_all(&g, want4, 4, "R P R N");
     /* re-used vertices: V = 0 1 2 0 3 1 -> U = [0, 1], D = zigzag(0), zigzag(1) = 0, 2 */
     const uint32_t codes5[] = {VR_GTS_CODE_R, VR_GTS_CODE_N, VR_GTS_CODE_P, VR_GTS_CODE_N};
     const uint32_t v5[] = {0, 1, 2, 0, 3, 1};
@@ -450,7 +482,7 @@ static int test_strip_codes_hand(void)
     VR_EXPECT_EQ(g.u_count, 2);
     VR_EXPECT_EQ(g.s_count, 1);
     VR_EXPECT_EQ(s[0], 0x70000000u | 0u | 2u << 14); /* 2 codes of 14 bits: 0 and 2 */
-    decode_both(&g, want5, 4, "re-use");
+    decode_all(&g, want5, 4, "re-use");
     /* a re-used vertex that does not exist yet is malformed */
     const uint32_t v6[] = {0, 1, 2, 3, 3, 4}; /* wrong on purpose: fixed below */
     hand_stream(&g, c, inc, s, codes5, 4, v6, 6, VR_GTS_RESTART_CODE);
@@ -458,6 +490,7 @@ static int test_strip_codes_hand(void)
     uint32_t got[12];
     VR_EXPECT(vr_gts_decode_ref(got, &g) == VR_ERR_FORMAT, "future vertex accepted");
     VR_EXPECT(vr_gts_decode_scan_ref(got, &g) == VR_ERR_FORMAT, "future vertex accepted (scan)");
+    VR_EXPECT(vr_gts_decode_tiled_ref(got, &g) == VR_ERR_FORMAT, "future vertex accepted (tiled)");
     return VR_TEST_RESULT();
 }
 
@@ -491,11 +524,12 @@ static int test_restart_emulation(void)
     return VR_TEST_RESULT();
 }
 
-/* The scan formulation (M, Q max scan, ...) equals the sequential recursion on random streams
- * with all code combinations, including R after R and long N/P runs. */
+/* The scan formulation (M, Q max scan, ...) and the tiled one equal the sequential recursion on
+ * random streams with all code combinations, including R after R and long N/P runs; sizes
+ * around the tile (VR_GTS_TILE = 2048) and its multiples. */
 static int test_scan_vs_sequential(void)
 {
-    const uint32_t sizes[] = {1, 2, 3, 17, 100, 1000, 20000};
+    const uint32_t sizes[] = {1, 2, 3, 17, 100, 1000, 2047, 2048, 2049, 4096, 6145, 20000};
     for (int mode = 0; mode < 2; ++mode)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
             for (uint64_t seed = 1; seed <= 3; ++seed) {
@@ -505,16 +539,226 @@ static int test_scan_vs_sequential(void)
                     continue;
                 }
                 const size_t words = 3 * (size_t)sizes[k];
-                uint32_t *a = malloc(words * 4), *b = malloc(words * 4);
-                VR_EXPECT(a && b && vr_gts_decode_ref(a, &g) == VR_OK, "%s", vr_last_error());
-                VR_EXPECT(a && b && vr_gts_decode_scan_ref(b, &g) == VR_OK, "%s", vr_last_error());
+                uint32_t *a = malloc(words * 4), *b = malloc(words * 4), *c = malloc(words * 4);
+                VR_EXPECT(a && b && c && vr_gts_decode_ref(a, &g) == VR_OK, "%s", vr_last_error());
+                VR_EXPECT(a && b && c && vr_gts_decode_scan_ref(b, &g) == VR_OK, "%s",
+                          vr_last_error());
+                VR_EXPECT(a && b && c && vr_gts_decode_tiled_ref(c, &g) == VR_OK, "%s",
+                          vr_last_error());
                 VR_EXPECT(a && b && !memcmp(a, b, words * 4),
                           "mode %d n %u seed %llu: scan decode differs from the recursion", mode,
                           sizes[k], (unsigned long long)seed);
+                VR_EXPECT(a && c && !memcmp(a, c, words * 4),
+                          "mode %d n %u seed %llu: tiled decode differs from the recursion", mode,
+                          sizes[k], (unsigned long long)seed);
                 free(a);
                 free(b);
+                free(c);
                 vr_gts_free(&g);
             }
+    return VR_TEST_RESULT();
+}
+
+/* ---- the tiled strip pass ------------------------------------------------------------------ */
+
+/* The tile operator of gts_math.h: identity, associativity over random splits of real streams,
+ * and the prefix from triangle 0 is exactly (M[i], Q[i] + VR_GTS_Q_BIAS) of the M and Q scans. */
+static int test_tile_operator(void)
+{
+    for (int mode = 0; mode < 2; ++mode) {
+        vr_gts g;
+        const uint32_t n = 3 * VR_GTS_TILE + 100;
+        if (vr_test_gts_random_stream(&g, n, (vr_gts_restart)mode, 5) != VR_OK)
+            return VR_TEST_FAIL;
+        const uint32_t codes = mode == VR_GTS_RESTART_CODE;
+        /* prefix vs M and Q computed as M_Scan and Q_Scan do */
+        vr_gts_tile_agg prefix = vr_gts_tile_empty();
+        uint32_t m = 0, q = 0;
+        for (uint32_t i = 0; i < n && vr_test_failures < 10; ++i) {
+            const uint32_t cur = vr_gts_code_sane(vr_gts_code_at(g.c, i, codes));
+            m += i == 0 ? 2u : vr_gts_m_step(cur);
+            if (i > 0) {
+                const uint32_t prev = vr_gts_code_sane(vr_gts_code_at(g.c, i - 1, codes));
+                const uint32_t val = vr_gts_q_value(prev, cur, m);
+                q = val > q ? val : q;
+            }
+            prefix = vr_gts_tile_combine(prefix, vr_gts_tile_elem(g.c, i, codes));
+            VR_EXPECT(prefix.sum == m && vr_gts_tile_q(prefix) == q,
+                      "mode %d triangle %u: prefix (%u, q %u) vs M %u, Q %u", mode, i, prefix.sum,
+                      vr_gts_tile_q(prefix), m, q);
+        }
+        /* fold(a..c) = fold(a..b) then fold(b..c), for random a <= b <= c */
+        uint64_t state = 77 + (uint64_t)mode, *x = &state;
+        for (int it = 0; it < 2000 && vr_test_failures < 10; ++it) {
+            uint32_t a = VR_RND() % n, b = VR_RND() % n, c = VR_RND() % (n + 1);
+            if (a > b) { const uint32_t t = a; a = b; b = t; }
+            if (b > c) { const uint32_t t = b; b = c; c = t; }
+            if (a > b) { const uint32_t t = a; a = b; b = t; }
+            vr_gts_tile_agg left = vr_gts_tile_empty(), right = vr_gts_tile_empty();
+            vr_gts_tile_agg all = vr_gts_tile_empty();
+            for (uint32_t i = a; i < c; ++i) {
+                const vr_gts_tile_agg e = vr_gts_tile_elem(g.c, i, codes);
+                all = vr_gts_tile_combine(all, e);
+                if (i < b)
+                    left = vr_gts_tile_combine(left, e);
+                else
+                    right = vr_gts_tile_combine(right, e);
+            }
+            const vr_gts_tile_agg split = vr_gts_tile_combine(left, right);
+            VR_EXPECT(split.sum == all.sum && split.q == all.q,
+                      "mode %d [%u, %u) + [%u, %u): (%u, %u) vs (%u, %u)", mode, a, b, b, c,
+                      split.sum, split.q, all.sum, all.q);
+            const vr_gts_tile_agg e = vr_gts_tile_combine(vr_gts_tile_empty(), all);
+            const vr_gts_tile_agg f = vr_gts_tile_combine(all, vr_gts_tile_empty());
+            VR_EXPECT(e.sum == all.sum && e.q == all.q && f.sum == all.sum && f.q == all.q,
+                      "mode %d: the empty segment is not the identity", mode);
+        }
+        vr_gts_free(&g);
+    }
+    return VR_TEST_RESULT();
+}
+
+/* Strip code of pattern `pat` at triangle i (tile position r = i % VR_GTS_TILE); R patterns
+ * fall back to N/P in deg. mode. */
+static uint32_t pattern_code(int pat, uint32_t i, int r_mode, uint64_t *x)
+{
+    const uint32_t r = i % VR_GTS_TILE, last = VR_GTS_TILE - 1;
+    const uint32_t R = r_mode ? VR_GTS_CODE_R : VR_GTS_CODE_P;
+    switch (pat) {
+    case 0: /* a fan: one candidate (triangle 1), carried through tiles that have none */
+        return VR_GTS_CODE_P;
+    case 1: /* the other fan */
+        return VR_GTS_CODE_N;
+    case 2: /* restarts on the first and the last triangle of every tile, random in between */
+        return r == 0 || r == last ? R : (VR_RND() & 1u);
+    case 3: /* R ends a tile, P starts the next: candidate 2 below the tile's M base; then a fan */
+        return r == last ? R : VR_GTS_CODE_P;
+    case 4: /* P ends a tile, N starts the next (1 below the base); the rest of the tile N */
+        return r == last ? VR_GTS_CODE_P : VR_GTS_CODE_N;
+    default: /* random, restarts forced on the last, first and second triangle of tiles */
+        if (r_mode && (r == last || r <= 1 || VR_RND() % 8 == 0))
+            return VR_GTS_CODE_R;
+        return VR_RND() & 1u;
+    }
+}
+
+/* Tile boundaries: streams of lengths around multiples of the tile, 1-triangle streams, and
+ * code patterns that put restarts, negative relative candidates and candidate-free tiles
+ * exactly at tile edges. The tiled decoder must equal the recursion and the scan formulation. */
+static int test_tiled_boundaries(void)
+{
+    const uint32_t t = VR_GTS_TILE;
+    const uint32_t lengths[] = {1, 2, 3, t - 1, t, t + 1, 2 * t, 2 * t + 1, 3 * t - 1, 4 * t + 77};
+    const size_t max_words = 3 * (size_t)(4 * t + 77);
+    uint32_t *codes = malloc((4 * (size_t)t + 77) * sizeof *codes);
+    uint32_t *a = malloc(max_words * 4), *b = malloc(max_words * 4), *c = malloc(max_words * 4);
+    for (int mode = 0; mode < 2 && codes && a && b && c; ++mode)
+        for (int pat = 0; pat < 6; ++pat)
+            for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; ++k) {
+                const uint32_t n = lengths[k];
+                uint64_t state = 1000 + 10 * (uint64_t)pat + (uint64_t)mode, *x = &state;
+                for (uint32_t i = 0; i < n; ++i)
+                    codes[i] = pattern_code(pat, i, mode == VR_GTS_RESTART_CODE, x);
+                codes[0] = VR_GTS_CODE_R;
+                vr_gts g;
+                if (stream_from_codes(&g, codes, n, (vr_gts_restart)mode, x) != VR_OK) {
+                    VR_EXPECT(0, "stream: out of memory");
+                    continue;
+                }
+                const size_t words = 3 * (size_t)n;
+                memset(c, 0xff, words * 4);
+                const vr_status sa = vr_gts_decode_ref(a, &g), sb = vr_gts_decode_scan_ref(b, &g);
+                const vr_status sc = vr_gts_decode_tiled_ref(c, &g);
+                VR_EXPECT(sa == VR_OK && sb == VR_OK && sc == VR_OK,
+                          "mode %d pattern %d n %u: status %d %d %d: %s", mode, pat, n, (int)sa,
+                          (int)sb, (int)sc, vr_last_error());
+                size_t w = 0;
+                while (w < words && a[w] == c[w] && b[w] == c[w])
+                    ++w;
+                VR_EXPECT(w == words, "mode %d pattern %d n %u: index %zu (triangle %zu, tile "
+                          "%zu): tiled %u, scan %u, recursion %u", mode, pat, n, w, w / 3,
+                          w / 3 / VR_GTS_TILE, w < words ? c[w] : 0, w < words ? b[w] : 0,
+                          w < words ? a[w] : 0);
+                vr_gts_free(&g);
+            }
+    VR_EXPECT(codes && a && b && c, "out of memory");
+    free(codes);
+    free(a);
+    free(b);
+    free(c);
+    return VR_TEST_RESULT();
+}
+
+/* The error bits of the last decoder message ("... (error bits 0x5): ..."), or "" for errors
+ * found before the passes (counts). */
+static void error_bits_of_last(char *dst, size_t cap)
+{
+    const char *at = strstr(vr_last_error(), "(error bits");
+    snprintf(dst, cap, "%.*s", at ? (int)(strcspn(at, ")") + 1) : 0, at ? at : "");
+}
+
+/* Malformed content behind valid counts, as the GPU test does it: the tiled formulation gives
+ * the scan formulation's verdict with the same error bits and, since it computes the same M and
+ * Q, the same (clamped) output even when it refuses. Streams of 1, 2 and 3 tiles + 300. */
+static int test_tiled_malformed(void)
+{
+    const uint32_t sizes[] = {1, 2, 3 * VR_GTS_TILE + 300};
+    for (int mode = 0; mode < 2; ++mode)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; ++z) {
+            vr_gts orig;
+            if (vr_test_gts_random_stream(&orig, sizes[z], (vr_gts_restart)mode, 42) != VR_OK)
+                return VR_TEST_FAIL;
+            const uint32_t n = orig.strip_triangle_count;
+            const size_t words = 3 * (size_t)n;
+            uint32_t *want = malloc(words * 4), *got = malloc(words * 4);
+            uint64_t x = 1234567 + (uint64_t)mode;
+            int refused = 0;
+            /* targeted: code 3 at a tile's first triangle and at the last triangle (R mode),
+             * first code N, selector 12, INC bit, future vertex, and the flips below */
+            for (int it = -6; it < 300 && want && got; ++it) {
+                vr_gts g;
+                if (vr_test_gts_copy(&g, &orig) != VR_OK)
+                    break;
+                const uint32_t boundary = n > VR_GTS_TILE ? VR_GTS_TILE : n - 1;
+                switch (it) {
+                case -6: if (!mode) g.c[boundary >> 4] |= 3u << ((boundary & 15) * 2); break;
+                case -5: if (!mode) g.c[(n - 1) >> 4] |= 3u << (((n - 1) & 15) * 2); break;
+                case -4: g.c[0] &= mode ? ~0u : ~3u; break;
+                case -3: if (g.s_count) g.s[0] = (g.s[0] & 0x0fffffffu) | 12u << 28; break;
+                case -2: g.inc[0] ^= 1u << (n > 40 ? 3 : 1); break;
+                case -1: if (g.s_count) g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27 */
+                default: /* random bit flips in C, INC and S */
+                    for (int f = 0; f < 1 + it % 4; ++f) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        const uint32_t which = (uint32_t)(x % 3), bit = (uint32_t)(x >> 40) % 32;
+                        uint32_t *arr = which == 0 ? g.c : which == 1 ? g.inc : g.s;
+                        const uint32_t len = which == 0 ? vr_gts_c_words(&g)
+                                           : which == 1 ? vr_gts_inc_words(&g) : g.s_count;
+                        if (len)
+                            arr[(x >> 20) % len] ^= 1u << bit;
+                    }
+                }
+                char bits_scan[64], bits_tiled[64];
+                memset(want, 0xff, words * 4);
+                memset(got, 0xee, words * 4);
+                const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
+                error_bits_of_last(bits_scan, sizeof bits_scan);
+                const vr_status tiled = vr_gts_decode_tiled_ref(got, &g);
+                error_bits_of_last(bits_tiled, sizeof bits_tiled);
+                VR_EXPECT(tiled == cpu, "mode %d n %u it %d: tiled status %d, scan %d (%s)", mode,
+                          n, it, (int)tiled, (int)cpu, vr_last_error());
+                VR_EXPECT(!strcmp(bits_scan, bits_tiled), "mode %d n %u it %d: tiled %s, scan %s",
+                          mode, n, it, bits_tiled, bits_scan);
+                VR_EXPECT(!memcmp(want, got, words * 4), "mode %d n %u it %d: outputs differ",
+                          mode, n, it);
+                refused += tiled == VR_ERR_FORMAT;
+                vr_gts_free(&g);
+            }
+            VR_EXPECT(refused > 0, "mode %d n %u: no malformed stream was refused", mode, n);
+            free(want);
+            free(got);
+            vr_gts_free(&orig);
+        }
     return VR_TEST_RESULT();
 }
 
@@ -820,9 +1064,10 @@ static int test_file_resealed(void)
         uint8_t *copy = malloc(size);
         const uint32_t cap = orig.strip_triangle_count + 64; /* triangles the buffers hold */
         uint32_t *a = malloc(3 * 4 * (size_t)cap), *b = malloc(3 * 4 * (size_t)cap);
+        uint32_t *c3 = malloc(3 * 4 * (size_t)cap);
         uint64_t x = 99 + (uint64_t)mode;
         int refused = 0, decoded = 0;
-        for (int it = 0; it < 3000 && copy && a && b; ++it) {
+        for (int it = 0; it < 3000 && copy && a && b && c3; ++it) {
             memcpy(copy, img, size);
             const int flips = 1 + it % 3;
             for (int f = 0; f < flips; ++f) {
@@ -845,6 +1090,11 @@ static int test_file_resealed(void)
                 VR_EXPECT(s2 == VR_OK || s2 == VR_ERR_FORMAT, "scan decode status %d", (int)s2);
                 VR_EXPECT(s1 == s2, "it %d: sequential %d vs scan %d (%s)", it, (int)s1, (int)s2,
                           vr_last_error());
+                const vr_status s3 = vr_gts_decode_tiled_ref(c3, &g);
+                VR_EXPECT(s3 == s2, "it %d: tiled %d vs scan %d (%s)", it, (int)s3, (int)s2,
+                          vr_last_error());
+                VR_EXPECT(!memcmp(b, c3, 3 * 4 * (size_t)n), "it %d: tiled and scan outputs "
+                          "differ", it);
                 if (s1 == VR_OK && s2 == VR_OK) {
                     ++decoded;
                     VR_EXPECT(!memcmp(a, b, 3 * 4 * (size_t)n), "it %d: decoders disagree", it);
@@ -864,6 +1114,7 @@ static int test_file_resealed(void)
         free(copy);
         free(a);
         free(b);
+        free(c3);
         free(img);
         vr_gts_free(&orig);
     }
@@ -911,6 +1162,8 @@ static int test_stream_fields(void)
                   cases[k].name);
         const vr_status s2 = vr_gts_decode_scan_ref(out, &g);
         VR_EXPECT(s2 == VR_ERR_FORMAT, "%s: scan decode returned %d", cases[k].name, (int)s2);
+        const vr_status s3 = vr_gts_decode_tiled_ref(out, &g);
+        VR_EXPECT(s3 == VR_ERR_FORMAT, "%s: tiled decode returned %d", cases[k].name, (int)s3);
         vr_gts_free(&g);
     }
     free(out);
@@ -962,6 +1215,9 @@ const vr_test vr_tests_gts[] = {
     {"gts/strip-codes-hand", test_strip_codes_hand},
     {"gts/restart-emulation", test_restart_emulation},
     {"gts/scan-vs-sequential", test_scan_vs_sequential},
+    {"gts/tile-operator", test_tile_operator},
+    {"gts/tiled-boundaries", test_tiled_boundaries},
+    {"gts/tiled-malformed", test_tiled_malformed},
     {"gts/small-meshes", test_small_meshes},
     {"gts/scenes", test_scenes},
     {"gts/components", test_components},

@@ -1,9 +1,11 @@
 /* test_gts_gpu.cu - the GPU decoder of the GTS codec (pipeline/gts_decode.cu) against the CPU
- * decoders: exact equality with the encoder's triangle list (output poisoned with 0xFF before
- * every decode, each context decoded twice, with and without per-stage events) on hand-made
+ * decoders, with both strip passes (tiled and the paper's): exact equality with the encoder's
+ * triangle list (output poisoned with 0xFF before every decode, each pass decoded twice per
+ * context, with and without per-stage events, only its own stages launched) on hand-made
  * meshes, random streams, every shared scene and a 7M-triangle sphere in both restart modes;
  * malformed streams return VR_ERR_FORMAT with the same verdict as vr_gts_decode_scan_ref
- * (the CPU copy of the kernels' checks) and never fault (run gpu-small under memcheck).
+ * (the CPU copy of the kernels' checks) in both passes and never fault (run gpu-small under
+ * memcheck).
  * Groups: "gpu/gts-..." (all scenes, 7M) and "gpu-small/gts-..." (small, for the sanitizers).
  * Without a device every test prints "SKIP: no CUDA device" and skips.
  */
@@ -16,6 +18,7 @@
 
 #include "../pipeline/geometry.h"
 #include "../pipeline/gts.h"
+#include "../pipeline/gts_math.h" /* VR_GTS_TILE */
 #include "../scenes/scene.h"
 
 /* shared with tests/test_gts.c */
@@ -36,11 +39,28 @@ static int vr_no_device(void)
     return 1;
 }
 
-/* Decodes g on the GPU twice through one context (poisoned output each time; the second run
- * with per-stage events) and compares with `want` (3 * strip_triangle_count indices).
- * Returns the decode status (VR_OK when both runs matched). */
+static const vr_gts_strip_pass vr_passes[2] = {VR_GTS_STRIPS_TILED, VR_GTS_STRIPS_PAPER};
+static const char *const vr_pass_names[2] = {"tiled", "paper"};
+
+/* The stages a strip pass must launch (and no others from the other pass). */
+static int stages_match(const vr_gts *g, int pass, const vr_gts_gpu_timing *t)
+{
+    const uint32_t tiled = 1u << VR_GTS_TILE_REDUCE | 1u << VR_GTS_TILE_SCAN | 1u << VR_GTS_TILE_T;
+    const uint32_t paper = (g->restart == VR_GTS_RESTART_CODE ? 1u << VR_GTS_M_SCAN : 0u) |
+                           1u << VR_GTS_Q_SCAN | 1u << VR_GTS_T_KERNEL;
+    const uint32_t strips = t->stage_ran & (tiled | paper | 1u << VR_GTS_M_SCAN);
+    for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
+        if (!(t->stage_ran & (1u << k)) && t->stage_ms[k] != 0.0f)
+            return 0;
+    return strips == (pass ? paper : tiled);
+}
+
+/* Decodes g on the GPU with both strip passes (tiled, paper), each twice through one context
+ * (poisoned output each time; the second run with per-stage events), and compares with `want`
+ * (3 * strip_triangle_count indices). The two passes must give the same verdict. Returns the
+ * decode status (VR_OK when all runs matched); timing[pass] gets the evented run. */
 static vr_status gpu_check(const vr_gts *g, const uint32_t *want, const char *what,
-                           vr_gts_gpu_timing *timing)
+                           vr_gts_gpu_timing timing[2])
 {
     vr_gts_gpu *d = NULL;
     vr_status s = vr_gts_gpu_create(&d, g);
@@ -48,31 +68,44 @@ static vr_status gpu_check(const vr_gts *g, const uint32_t *want, const char *wh
         return s;
     const size_t words = 3 * (size_t)g->strip_triangle_count;
     uint32_t *got = (uint32_t *)malloc(words * sizeof *got);
-    for (int run = 0; run < 2 && got && !s; ++run) {
-        /* legacy-stream memset: finish it before decode's non-blocking stream starts */
-        if (cudaMemset((void *)vr_gts_gpu_device_indices(d), 0xff, words * sizeof *got) !=
-                cudaSuccess ||
-            cudaDeviceSynchronize() != cudaSuccess) {
-            VR_EXPECT(0, "%s: poisoning the output failed", what);
-            break;
+    vr_status verdict[2] = {VR_OK, VR_OK};
+    for (int pass = 0; pass < 2 && got; ++pass) {
+        vr_gts_gpu_set_strip_pass(d, vr_passes[pass]);
+        s = VR_OK;
+        for (int run = 0; run < 2 && !s; ++run) {
+            /* legacy-stream memset: finish it before decode's non-blocking stream starts */
+            if (cudaMemset((void *)vr_gts_gpu_device_indices(d), 0xff, words * sizeof *got) !=
+                    cudaSuccess ||
+                cudaDeviceSynchronize() != cudaSuccess) {
+                VR_EXPECT(0, "%s: poisoning the output failed", what);
+                break;
+            }
+            vr_gts_gpu_timing t;
+            s = vr_gts_gpu_decode(d, &t, run);
+            if (!s)
+                s = vr_gts_gpu_download(got, d);
+            if (s)
+                break;
+            VR_EXPECT(stages_match(g, pass, &t), "%s (%s, run %d): stage mask 0x%x", what,
+                      vr_pass_names[pass], run, t.stage_ran);
+            if (timing && run == 1)
+                timing[pass] = t;
+            if (!want)
+                continue;
+            size_t k = 0;
+            while (k < words && got[k] == want[k])
+                ++k;
+            VR_EXPECT(k == words, "%s (%s, run %d): GPU index %zu (triangle %zu) is %u, "
+                      "expected %u", what, vr_pass_names[pass], run, k, k / 3,
+                      k < words ? got[k] : 0, k < words ? want[k] : 0);
         }
-        vr_gts_gpu_timing t;
-        s = vr_gts_gpu_decode(d, &t, run);
-        if (!s)
-            s = vr_gts_gpu_download(got, d);
-        if (s || !want)
-            break;
-        size_t k = 0;
-        while (k < words && got[k] == want[k])
-            ++k;
-        VR_EXPECT(k == words, "%s (run %d): GPU index %zu (triangle %zu) is %u, expected %u",
-                  what, run, k, k / 3, k < words ? got[k] : 0, k < words ? want[k] : 0);
-        if (timing && run == 1)
-            *timing = t;
+        verdict[pass] = s;
     }
+    VR_EXPECT(verdict[0] == verdict[1], "%s: tiled strip pass status %d, paper's %d", what,
+              (int)verdict[0], (int)verdict[1]);
     free(got);
     vr_gts_gpu_destroy(d);
-    return s;
+    return verdict[0] ? verdict[0] : verdict[1];
 }
 
 static void encode_and_check(const vr_mesh *m, const char *what, int full_check)
@@ -91,13 +124,14 @@ static void encode_and_check(const vr_mesh *m, const char *what, int full_check)
         }
         if (full_check)
             vr_test_gts_check(&g, &map, m, name);
-        vr_gts_gpu_timing t;
-        memset(&t, 0, sizeof t);
-        const vr_status s = gpu_check(&g, map.indices, name, &t);
+        vr_gts_gpu_timing t[2];
+        memset(t, 0, sizeof t);
+        const vr_status s = gpu_check(&g, map.indices, name, t);
         VR_EXPECT(s == VR_OK, "%s: %s", name, vr_last_error());
-        if (!s && g.triangle_count >= 1000000)
-            printf("  %s: %.3f ms with per-stage events, %.1f Gtri/s\n", name, t.total_ms,
-                   g.triangle_count / (t.total_ms * 1e-3) * 1e-9);
+        for (int pass = 0; pass < 2 && !s && g.triangle_count >= 1000000; ++pass)
+            printf("  %s, %s strip pass: %.3f ms with per-stage events, %.1f Gtri/s\n", name,
+                   vr_pass_names[pass], t[pass].total_ms,
+                   g.triangle_count / (t[pass].total_ms * 1e-3) * 1e-9);
         vr_gts_free(&g);
         vr_gts_map_free(&map);
     }
@@ -123,12 +157,13 @@ static int test_gpu_gts_small(void)
     return VR_TEST_RESULT();
 }
 
-/* Random streams with every code combination, against the CPU scan formulation. */
+/* Random streams with every code combination, against the CPU scan formulation; sizes around
+ * the strip tile (VR_GTS_TILE = 2048). */
 static int test_gpu_gts_random(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    const uint32_t sizes[] = {1, 2, 3, 31, 32, 33, 1000, 70000};
+    const uint32_t sizes[] = {1, 2, 3, 31, 32, 33, 1000, 2047, 2048, 2049, 6145, 70000};
     for (int mode = 0; mode < 2; ++mode)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
             vr_gts g;
@@ -166,35 +201,40 @@ static int test_gpu_gts_fandisk(void)
 }
 
 /* Corrupt content behind valid counts: the GPU must say VR_ERR_FORMAT exactly when the CPU
- * scan formulation does (it mirrors the kernels' checks), and agree on the output otherwise. */
+ * scan formulation does (it mirrors the kernels' checks), and agree on the output otherwise;
+ * streams of one tile and of three tiles + 300 triangles (carries between tiles). */
 static int test_gpu_gts_malformed(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    for (int mode = 0; mode < 2; ++mode) {
+    for (int mode = 0; mode < 4; ++mode) {
+        const uint32_t n = mode < 2 ? 300 : 3 * VR_GTS_TILE + 300;
         vr_gts orig;
-        if (vr_test_gts_random_stream(&orig, 300, (vr_gts_restart)mode, 42) != VR_OK)
+        if (vr_test_gts_random_stream(&orig, n, (vr_gts_restart)(mode & 1), 42) != VR_OK)
             return VR_TEST_FAIL;
         const size_t words = 3 * (size_t)orig.strip_triangle_count;
         uint32_t *want = (uint32_t *)malloc(words * 4);
         uint64_t x = 1234567 + (uint64_t)mode;
         int refused = 0;
-        /* targeted: code 3 (R mode), first code N, selector 12, INC bit, future vertex */
-        for (int c = 0; c < 5 && want; ++c) {
+        /* targeted: code 3 (R mode), first code N, selector 12, INC bit, future vertex, code 3
+         * on the last triangle (R mode) */
+        for (int c = 0; c < 6 && want; ++c) {
             vr_gts g;
             if (vr_test_gts_copy(&g, &orig) != VR_OK)
                 break;
+            const int r_mode = !(mode & 1);
             switch (c) {
-            case 0: g.c[0] |= mode ? 0u : 3u << 10; break;
-            case 1: g.c[0] &= mode ? ~0u : ~3u; break;
+            case 0: g.c[n >= VR_GTS_TILE ? VR_GTS_TILE / 16 : 0] |= r_mode ? 3u << 10 : 0u; break;
+            case 1: g.c[0] &= r_mode ? ~3u : ~0u; break;
             case 2: g.s[0] = (g.s[0] & 0x0fffffffu) | 12u << 28; break;
             case 3: g.inc[1] ^= 1u << 3; break;
-            default: g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27: out of range */
+            case 4: g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27: out of range */
+            default: g.c[(n - 1) / 16] |= r_mode ? 3u << ((n - 1) % 16 * 2) : 0u; break;
             }
             const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
             const vr_status gpu = gpu_check(&g, cpu == VR_OK ? want : NULL, "targeted", NULL);
-            VR_EXPECT(gpu == cpu, "mode %d case %d: GPU status %d, CPU scan %d (%s)", mode, c,
-                      (int)gpu, (int)cpu, vr_last_error());
+            VR_EXPECT(gpu == cpu, "mode %d n %u case %d: GPU status %d, CPU scan %d (%s)",
+                      mode & 1, n, c, (int)gpu, (int)cpu, vr_last_error());
             vr_gts_free(&g);
         }
         /* random bit flips in C, INC and S */
@@ -215,8 +255,8 @@ static int test_gpu_gts_malformed(void)
             const vr_status gpu = gpu_check(&g, cpu == VR_OK ? want : NULL, "flipped", NULL);
             VR_EXPECT(gpu == VR_OK || gpu == VR_ERR_FORMAT, "it %d: GPU status %d: %s", it,
                       (int)gpu, vr_last_error());
-            VR_EXPECT(gpu == cpu, "mode %d it %d: GPU status %d, CPU scan %d", mode, it,
-                      (int)gpu, (int)cpu);
+            VR_EXPECT(gpu == cpu, "mode %d n %u it %d: GPU status %d, CPU scan %d", mode & 1, n,
+                      it, (int)gpu, (int)cpu);
             refused += gpu == VR_ERR_FORMAT;
             vr_gts_free(&g);
         }
