@@ -1,12 +1,16 @@
 /* gts_batch.cuh - the device half of per-batch GTS decoding (gts_batch.h): one block decodes the
  * strip triangles of its batch from the batch's seed into shared memory, never touching an
- * explicit index buffer. Two steps, both called by every thread of the block:
- *   vr_gts_batch_decode_v      the batch's V entries: INC bits (block scan), its stretch of U
- *                              (Simple-9 words unpacked by one thread each, then a block scan
- *                              of the zigzag deltas), V = incremental id or U value;
- *   vr_gts_batch_triangles     one chunk of blockDim.x triangles: M (block sum scan, R mode)
- *                              and Q (block max scan) run on from the seed's carries, then
- *                              Eq. 6 and the seed resolve the three vertex ids.
+ * explicit index buffer. Three steps:
+ *   vr_gts_batch_decode_v      (every thread) the batch's V entries: INC ones per word
+ *                              (popcounts, block scan), its stretch of U (Simple-9 words
+ *                              unpacked by one thread each, then a block scan of the zigzag
+ *                              deltas), V = incremental id or U value;
+ *   vr_gts_batch_walk_start    (every thread) each thread takes ceil(n / blockDim) consecutive
+ *                              triangles; M (block sum scan, R mode) and Q (block max scan)
+ *                              before them, from the seed's carries;
+ *   vr_gts_batch_walk_next     (per thread, no barriers) the next triangle: Eq. 6, and the
+ *                              seed or the shared V entries give the three vertex ids.
+ * Four or five block scans per batch in all, whatever its length.
  * The CPU twin is vr_gts_decode_batch_ref (gts_batch.c): same checks, same error bits, including
  * the chain check that the state where a batch ends is the next batch's seed. Every read is
  * bounds-checked, every id is < vertex_count: a malformed stream or seed flags src.err and
@@ -27,10 +31,30 @@ typedef struct vr_gts_batch_state {
     uint32_t err;           /* VR_GTS_ERR_* bits of the batch */
 } vr_gts_batch_state;
 
-/* M and Q of the triangle before the next chunk (block-uniform, in registers). */
-typedef struct vr_gts_batch_cursor {
-    uint32_t m, q;
-} vr_gts_batch_cursor;
+/* Where the batch's scratch lives: s_v V entries, s_u re-used vertices (v_cap words each), and
+ * per INC word of the batch its masked bits and the INC ones before it (v_cap / 32 + 2 each). */
+typedef struct vr_gts_batch_scratch {
+    uint32_t *v, *u, *inc_bits, *inc_before;
+    uint32_t v_cap;
+} vr_gts_batch_scratch;
+
+static __device__ __forceinline__ vr_gts_batch_scratch vr_gts_batch_scratch_at(uint32_t *base,
+                                                                               uint32_t v_cap)
+{
+    vr_gts_batch_scratch s;
+    s.v = base;
+    s.u = s.v + v_cap;
+    s.inc_bits = s.u + v_cap;
+    s.inc_before = s.inc_bits + v_cap / 32 + 2;
+    s.v_cap = v_cap;
+    return s;
+}
+
+/* One thread's walk over its consecutive triangles [i, end) of the batch: M and Q of the
+ * triangle before i and the code of the triangle before i. */
+typedef struct vr_gts_tri_walk {
+    uint32_t i, end, m, q, prev;
+} vr_gts_tri_walk;
 
 /* Strip code of global triangle i with the CPU twin's checks (code_checked in gts_batch.c). */
 static __device__ __forceinline__ uint32_t vr_gts_dev_code(const vr_gts_batch_source &src,
@@ -46,23 +70,14 @@ static __device__ __forceinline__ uint32_t vr_gts_dev_code(const vr_gts_batch_so
     return vr_gts_code_sane(raw);
 }
 
-static __device__ __forceinline__ uint32_t vr_gts_dev_inc(const vr_gts_batch_source &src,
-                                                          uint32_t j, uint32_t *err)
-{
-    if ((j >> 5) >= src.inc_words) {
-        *err |= VR_GTS_ERR_INC;
-        return 0;
-    }
-    return (__ldg(src.inc + (j >> 5)) >> (j & 31u)) & 1u;
-}
-
-/* Decodes the V entries of batch `b` (strip triangles t0 .. t0 + n - 1) into s_v (v_cap words);
- * s_u (v_cap words) is scratch for its re-used vertices. s_warp: 32 words. Ends with a
- * __syncthreads; afterwards st->seed, st->next and st->nv are valid for the triangle chunks. */
+/* Decodes the V entries of batch `b` (strip triangles t0 .. t0 + n - 1) into sc.v. Five steps,
+ * each one block scan at most: the entry count comes from the seeds (the chain check in
+ * vr_gts_batch_walk_next verifies it), INC ones per word (popcount), Simple-9 words from the
+ * seed's (one per thread), the U prefix sum, and V itself (no scan). s_warp: 32 words. Ends
+ * with a __syncthreads; st->seed, st->next and st->nv are then valid. */
 static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uint32_t b,
-                                             uint32_t batch_count, uint32_t t0, uint32_t n,
-                                             vr_gts_batch_state *st, uint32_t *s_v, uint32_t *s_u,
-                                             uint32_t v_cap, uint32_t *s_warp)
+                                             uint32_t batch_count, vr_gts_batch_state *st,
+                                             const vr_gts_batch_scratch &sc, uint32_t *s_warp)
 {
     const uint32_t tid = threadIdx.x, B = blockDim.x;
     if (tid == 0) {
@@ -78,30 +93,42 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     uint32_t err = 0;
     const uint32_t first_pos = st->seed.first_pos, inc_before = st->seed.inc_before;
 
-    /* V entries: 3 per R triangle, 1 per N/P */
-    uint32_t steps = 0, nv;
-    for (uint32_t i = tid; i < n; i += B)
-        steps += vr_gts_batch_step(vr_gts_dev_code(src, t0 + i, &err), t0 + i, src.codes);
-    vr_block_scan(steps, VR_SCAN_SUM, s_warp, &nv);
-    if (first_pos > src.v_count || nv > src.v_count - first_pos) {
+    /* V entries: up to the next batch's first one (or the end of V) */
+    const uint32_t end_pos = st->has_next ? st->next.first_pos : src.v_count;
+    uint32_t nv = end_pos - first_pos;
+    if (first_pos > end_pos || end_pos > src.v_count) {
         err |= VR_GTS_ERR_M;
-        nv = first_pos < src.v_count ? src.v_count - first_pos : 0;
+        nv = 0;
     }
-    if (nv > v_cap) {
+    if (nv > sc.v_cap) {
         err |= VR_GTS_ERR_M;
-        nv = v_cap;
+        nv = sc.v_cap;
     }
-    __syncthreads(); /* s_warp is reused */
 
-    /* INC: s_v[j] = INC ones of the batch before entry j */
+    /* INC: one thread per word of the batch's bits; masked popcounts, one block scan */
+    const uint32_t w_lo = first_pos >> 5;
+    const uint32_t words = nv ? ((first_pos + nv - 1) >> 5) - w_lo + 1 : 0;
     uint32_t ones = 0;
-    for (uint32_t base = 0; base < nv; base += B) {
-        const uint32_t j = base + tid;
-        const uint32_t one = j < nv ? vr_gts_dev_inc(src, first_pos + j, &err) : 0u;
+    for (uint32_t base = 0; base < words; base += B) {
+        const uint32_t l = base + tid;
+        uint32_t bits = 0;
+        if (l < words) {
+            const uint32_t w = w_lo + l;
+            if (w < src.inc_words)
+                bits = __ldg(src.inc + w);
+            else
+                err |= VR_GTS_ERR_INC;
+            if (l == 0)
+                bits &= ~0u << (first_pos & 31u);
+            if (l == words - 1 && ((first_pos + nv) & 31u))
+                bits &= ~(~0u << ((first_pos + nv) & 31u));
+        }
         uint32_t total;
-        const uint32_t before = vr_block_scan(one, VR_SCAN_SUM, s_warp, &total) + ones;
-        if (j < nv)
-            s_v[j] = before;
+        const uint32_t before = vr_block_scan(__popc(bits), VR_SCAN_SUM, s_warp, &total) + ones;
+        if (l < words) {
+            sc.inc_bits[l] = bits;
+            sc.inc_before[l] = before;
+        }
         ones += total;
         __syncthreads();
     }
@@ -109,13 +136,14 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     if (inc_before > first_pos || u_first > src.u_count || nu > src.u_count - u_first)
         err |= VR_GTS_ERR_U;
 
-    /* S: words from the seed's, one per thread; code c of the stretch lands in s_u[c] */
+    /* S: words from the seed's, one per thread; code c of the stretch lands in sc.u[c]. A word
+     * holds at least one code, so no more than `need` words are read. */
     const uint32_t skip = VR_GTS_SEED_S_SKIP(&st->seed), s_word = st->seed.s_word;
     const uint32_t need = skip + nu; /* codes to pass, counted from s_word's first code */
     uint32_t seen = 0;
     for (uint32_t wbase = 0; seen < need; wbase += B) {
         const uint32_t l = wbase + tid;
-        const int valid = s_word < src.s_count && l < src.s_count - s_word;
+        const int valid = l < need && s_word < src.s_count && l < src.s_count - s_word;
         const uint32_t w = s_word + l;
         const uint32_t word = valid ? __ldg(src.s + w) : 0u;
         const uint32_t count = valid ? vr_gts_s9_count(word >> 28) : 0u;
@@ -128,7 +156,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
             for (uint32_t k = 0; k < count; ++k) {
                 const uint32_t c = pos + k;
                 if (c >= skip && c < need)
-                    s_u[c - skip] = (word >> (k * bits)) & mask;
+                    sc.u[c - skip] = (word >> (k * bits)) & mask;
             }
             if (pos + count > need) { /* the batch's U ends inside this word */
                 st->end_word = w;
@@ -150,25 +178,28 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     uint32_t u_run = st->seed.u_prev;
     for (uint32_t base = 0; base < nu; base += B) {
         const uint32_t k = base + tid;
-        const uint32_t d = k < nu ? vr_gts_unzigzag(s_u[k]) : 0u;
+        const uint32_t d = k < nu ? vr_gts_unzigzag(sc.u[k]) : 0u;
         uint32_t total;
         const uint32_t before = vr_block_scan(d, VR_SCAN_SUM, s_warp, &total);
         if (k < nu)
-            s_u[k] = u_run + before + d;
+            sc.u[k] = u_run + before + d;
         u_run += total;
         __syncthreads();
     }
 
     /* V: an incremental entry is the next id; a re-used one must exist already */
     for (uint32_t j = tid; j < nv; j += B) {
-        const uint32_t before = s_v[j], id = inc_before + before;
-        if (vr_gts_dev_inc(src, first_pos + j, &err)) {
-            s_v[j] = id;
+        const uint32_t p = first_pos + j, l = (p >> 5) - w_lo, bit = p & 31u;
+        const uint32_t bits = sc.inc_bits[l];
+        const uint32_t before = sc.inc_before[l] + __popc(bits & ~(~0u << bit));
+        const uint32_t id = inc_before + before;
+        if ((bits >> bit) & 1u) {
+            sc.v[j] = id;
         } else {
-            const uint32_t val = s_u[j - before]; /* j - before < nu */
+            const uint32_t val = sc.u[j - before]; /* j - before < nu */
             if (val >= id)
                 err |= VR_GTS_ERR_U;
-            s_v[j] = val;
+            sc.v[j] = val;
         }
     }
     if (tid == 0) {
@@ -192,80 +223,89 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     __syncthreads();
 }
 
-static __device__ __forceinline__ vr_gts_batch_cursor
-vr_gts_batch_cursor_start(const vr_gts_batch_state *st)
+/* Gives thread t the consecutive triangles [t k, t k + k) of the batch (k = ceil(n / blockDim))
+ * and the M and Q before them: a block sum scan of its V steps (R mode; deg. mode has M in
+ * closed form) and a block max scan of its Q candidates. Every thread calls it once after
+ * vr_gts_batch_decode_v; s_scan holds 2 x 32 words (one half per scan: no barrier between). */
+static __device__ vr_gts_tri_walk vr_gts_batch_walk_start(const vr_gts_batch_source &src,
+                                                          vr_gts_batch_state *st, uint32_t t0,
+                                                          uint32_t n, uint32_t *s_scan)
 {
-    vr_gts_batch_cursor c;
-    c.m = st->seed.first_pos - 1u;
-    c.q = st->seed.q;
-    return c;
-}
-
-/* Triangle base + threadIdx.x of the batch (chunk `base`, a multiple of blockDim.x): returns 1
- * and its three vertex ids (< vertex_count) when it exists. Every thread calls it with the same
- * base, chunks in order; s_scan holds 2 x 32 words (the M and Q scans use separate halves so
- * no barrier is needed between chunks). */
-static __device__ int vr_gts_batch_triangles(const vr_gts_batch_source &src,
-                                             vr_gts_batch_state *st, const uint32_t *s_v,
-                                             uint32_t t0, uint32_t n, uint32_t base,
-                                             uint32_t vertex_count, vr_gts_batch_cursor *cur,
-                                             uint32_t *s_scan, uint32_t ids[3])
-{
-    const uint32_t i = base + threadIdx.x, g = t0 + i;
-    const int valid = i < n;
-    uint32_t err = 0;
-    const uint32_t code = valid ? vr_gts_dev_code(src, g, &err) : VR_GTS_CODE_N;
-    uint32_t m, total;
+    const uint32_t k = (n + blockDim.x - 1) / blockDim.x;
+    vr_gts_tri_walk w;
+    w.i = min(n, threadIdx.x * k);
+    w.end = min(n, w.i + k);
+    uint32_t err = 0, total;
+    const uint32_t m0 = st->seed.first_pos - 1u;
     if (src.codes) {
-        const uint32_t step = valid ? vr_gts_m_step(code) : 0u;
-        m = cur->m + vr_block_scan(step, VR_SCAN_SUM, s_scan, &total) + step;
-        cur->m += total;
-    } else { /* deg. mode: one V entry per triangle, three for triangle 0 */
-        m = cur->m + threadIdx.x + 1u + (t0 == 0 && base == 0 ? 2u : 0u);
-        const uint32_t chunk = min(n - base, (uint32_t)blockDim.x);
-        cur->m += chunk + (t0 == 0 && base == 0 ? 2u : 0u);
+        uint32_t steps = 0;
+        for (uint32_t i = w.i; i < w.end; ++i)
+            steps += vr_gts_m_step(vr_gts_dev_code(src, t0 + i, &err));
+        w.m = m0 + vr_block_scan(steps, VR_SCAN_SUM, s_scan, &total);
+    } else { /* one V entry per triangle, three for triangle 0 */
+        w.m = m0 + w.i + (t0 == 0 && w.i > 0 ? 2u : 0u);
     }
-    uint32_t qv = 0;
-    if (valid && g > 0) {
-        const uint32_t prev = i == 0 ? VR_GTS_SEED_PREV_CODE(&st->seed)
-                                     : vr_gts_code_sane(vr_gts_code_at(src.c, g - 1, src.codes));
-        qv = vr_gts_q_value(prev, code, m);
+    w.prev = w.i == 0 ? VR_GTS_SEED_PREV_CODE(&st->seed) : vr_gts_dev_code(src, t0 + w.i - 1, &err);
+    uint32_t q = 0, m = w.m, prev = w.prev;
+    for (uint32_t i = w.i; i < w.end; ++i) {
+        const uint32_t g = t0 + i, code = vr_gts_dev_code(src, g, &err);
+        m += vr_gts_batch_step(code, g, src.codes);
+        if (g > 0)
+            q = max(q, vr_gts_q_value(prev, code, m));
+        prev = code;
     }
-    /* Q: deg. mode alternates halves by chunk parity (one scan per chunk), R mode uses the
-     * second half (the first one holds M) */
-    uint32_t *s_q = s_scan + (src.codes || ((base / blockDim.x) & 1u) ? VR_WARP_SIZE : 0u);
-    const uint32_t q = max(cur->q, max(vr_block_scan(qv, VR_SCAN_MAX, s_q, &total), qv));
-    cur->q = max(cur->q, total);
-    if (valid) {
-        uint32_t p[3];
-        vr_gts_tri_positions(p, code, m, q);
-        for (int k = 0; k < 3; ++k) {
-            ids[k] = vr_gts_seed_vertex(&st->seed, s_v, st->nv, p[k], &err);
-            if (ids[k] >= vertex_count)
-                err |= VR_GTS_ERR_U, ids[k] = 0;
-        }
-        if (i == n - 1) { /* the chain check of the triangle part (gts_batch.c step 6) */
-            if (st->has_next) {
-                uint32_t tail_err = 0;
-                const vr_gts_seed *nx = &st->next;
-                for (int k = 0; k < 3; ++k)
-                    if (vr_gts_seed_vertex(&st->seed, s_v, st->nv, m - 2u + (uint32_t)k,
-                                           &tail_err) != nx->tail[k])
-                        err |= VR_GTS_ERR_M;
-                if (code != VR_GTS_CODE_R &&
-                    vr_gts_seed_vertex(&st->seed, s_v, st->nv, q, &tail_err) != nx->carried)
-                    err |= VR_GTS_ERR_M;
-                if (m + 1 != nx->first_pos || q != nx->q || code != VR_GTS_SEED_PREV_CODE(nx) ||
-                    tail_err)
-                    err |= VR_GTS_ERR_M;
-            } else if (g + 1 != src.strip_triangle_count || m != src.v_count - 1) {
-                err |= VR_GTS_ERR_M;
-            }
-        }
-    }
+    w.q = max(st->seed.q, vr_block_scan(q, VR_SCAN_MAX, s_scan + VR_WARP_SIZE, &total));
     if (err)
         atomicOr(&st->err, err);
-    return valid;
+    return w;
+}
+
+/* The walk's next triangle: its three vertex ids (< vertex_count). Call while w->i < w->end;
+ * no barriers, so the caller may insert the ids right away. The batch's last triangle also
+ * runs the chain check: the state where the batch ends must be the next batch's seed. */
+static __device__ __forceinline__ void vr_gts_batch_walk_next(const vr_gts_batch_source &src,
+                                                              vr_gts_batch_state *st,
+                                                              const vr_gts_batch_scratch &sc,
+                                                              uint32_t t0, uint32_t n,
+                                                              uint32_t vertex_count,
+                                                              vr_gts_tri_walk *w, uint32_t ids[3])
+{
+    uint32_t err = 0;
+    const uint32_t g = t0 + w->i, code = vr_gts_dev_code(src, g, &err);
+    w->m += vr_gts_batch_step(code, g, src.codes);
+    if (g > 0)
+        w->q = max(w->q, vr_gts_q_value(w->prev, code, w->m));
+    w->prev = code;
+    const uint32_t nv = st->nv;
+    uint32_t p[3];
+    vr_gts_tri_positions(p, code, w->m, w->q);
+    for (int k = 0; k < 3; ++k) {
+        ids[k] = vr_gts_seed_vertex(&st->seed, sc.v, nv, p[k], &err);
+        if (ids[k] >= vertex_count)
+            err |= VR_GTS_ERR_U, ids[k] = 0;
+    }
+    if (w->i == n - 1) {
+        const uint32_t m = w->m, q = w->q;
+        if (st->has_next) {
+            uint32_t tail_err = 0;
+            const vr_gts_seed *nx = &st->next;
+            for (int k = 0; k < 3; ++k)
+                if (vr_gts_seed_vertex(&st->seed, sc.v, nv, m - 2u + (uint32_t)k, &tail_err) !=
+                    nx->tail[k])
+                    err |= VR_GTS_ERR_M;
+            if (code != VR_GTS_CODE_R &&
+                vr_gts_seed_vertex(&st->seed, sc.v, nv, q, &tail_err) != nx->carried)
+                err |= VR_GTS_ERR_M;
+            if (m + 1 != nx->first_pos || q != nx->q || code != VR_GTS_SEED_PREV_CODE(nx) ||
+                tail_err)
+                err |= VR_GTS_ERR_M;
+        } else if (g + 1 != src.strip_triangle_count || m != src.v_count - 1) {
+            err |= VR_GTS_ERR_M;
+        }
+    }
+    ++w->i;
+    if (err)
+        atomicOr(&st->err, err);
 }
 
 #endif

@@ -77,18 +77,23 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
                                  const vr_gts_seed *seed, const vr_gts_seed *next, uint32_t t0,
                                  uint32_t tri_count);
 
-/* Shared-memory words the device batch decoder needs for a batch of at most max_indices
- * indices: V entries (<= max_indices in R mode, max_indices / 3 + 2 in deg. mode) plus as many
- * re-used vertices. */
-static inline uint32_t vr_gts_batch_scratch_words(uint32_t max_indices, uint32_t codes)
-{
-    const uint32_t v_max = codes ? max_indices : max_indices / 3 + 2;
-    return 2 * v_max;
-}
-
 #ifdef __cplusplus
 }
 #endif
+
+/* V entries a batch of at most max_indices indices can hold: 3 per triangle in R mode, one per
+ * triangle (plus 2 for triangle 0) in deg. mode. */
+VR_HD uint32_t vr_gts_batch_v_cap(uint32_t max_indices, uint32_t codes)
+{
+    return codes ? max_indices : max_indices / 3 + 2;
+}
+
+/* Shared-memory words the device batch decoder needs: V entries and as many re-used vertices
+ * (v_cap each), and per INC word of the batch its bits and the ones before it. */
+VR_HD uint32_t vr_gts_batch_scratch_words(uint32_t v_cap)
+{
+    return 2 * v_cap + 2 * (v_cap / 32 + 2);
+}
 
 /* The vertex at V position `pos` while decoding a batch from `sd`: the batch's own entries come
  * from v_local (nv of them); an earlier position can only be one of the three before the batch

@@ -64,10 +64,10 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
 
 /* The same batcher fed from a compressed index buffer (pipeline/gts_batch.cuh): the block
  * decodes its batch's V entries from the GTS stream into shared memory aliasing the shaded +
- * unique region (dead until compaction), then decodes blockDim.x triangles at a time and
+ * unique region (dead until compaction), then each thread walks its consecutive triangles and
  * inserts their corners as it goes; p.indices is never read. Sync points: table cleared +
- * seeds loaded | V decoded (inside, several) | triangle chunks (two block scans each) |
- * inserted | as above. A malformed stream or seed sets bits in *src.err (the host reports
+ * seeds loaded | V decoded (inside: one block scan per step) | M and Q before each thread's
+ * triangles (two block scans) | inserted | as above. A malformed stream or seed sets bits in *src.err (the host reports
  * VR_ERR_FORMAT); ids stay < vertex_count, so nothing is read out of bounds either way. */
 static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
 vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source src,
@@ -80,23 +80,23 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
     if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
         return;
     const uint32_t slots = 1u << table_log2;
-    const vr_dyn_smem s = vr_dyn_smem_carve_alias(p.max_unique, slots, 8u * v_cap);
-    uint32_t *s_v = reinterpret_cast<uint32_t *>(s.shaded), *s_u = s_v + v_cap;
+    const vr_dyn_smem s = vr_dyn_smem_carve_alias(p.max_unique, slots,
+                                                  4u * vr_gts_batch_scratch_words(v_cap));
+    const vr_gts_batch_scratch sc =
+        vr_gts_batch_scratch_at(reinterpret_cast<uint32_t *>(s.shaded), v_cap);
 
     vr_dyn_clear_table(s, slots);
     if (threadIdx.x == 0)
         s_failed = 0;
     const uint32_t t0 = b.start / 3, n = b.count / 3;
-    vr_gts_batch_decode_v(src, blockIdx.x, p.batch_count, t0, n, &st, s_v, s_u, v_cap, s_warp);
-    vr_gts_batch_cursor cur = vr_gts_batch_cursor_start(&st);
-    for (uint32_t base = 0; base < n; base += blockDim.x) {
+    vr_gts_batch_decode_v(src, blockIdx.x, p.batch_count, &st, sc, s_warp);
+    vr_gts_tri_walk w = vr_gts_batch_walk_start(src, &st, t0, n, s_warp);
+    while (w.i < w.end) {
+        const uint32_t t = w.i;
         uint32_t ids[3];
-        if (vr_gts_batch_triangles(src, &st, s_v, t0, n, base, p.vertex_count, &cur, s_warp,
-                                   ids)) {
-            const uint32_t t = base + threadIdx.x;
-            for (int k = 0; k < 3; ++k)
-                s.map[3 * t + k] = (uint16_t)vr_hash_insert(s, ids[k], table_log2, &s_failed);
-        }
+        vr_gts_batch_walk_next(src, &st, sc, t0, n, p.vertex_count, &w, ids);
+        for (int k = 0; k < 3; ++k)
+            s.map[3 * t + k] = (uint16_t)vr_hash_insert(s, ids[k], table_log2, &s_failed);
     }
     __syncthreads();
     if (threadIdx.x == 0 && st.err)
@@ -116,10 +116,10 @@ static vr_status vr_hash_gts_launch(const vr_reuse_params *p)
         return VR_ERROR(VR_ERR_ARG, "hash: the compressed stream has %u triangles, the run %u",
                         src.strip_triangle_count, p->index_count / 3);
     const uint32_t table_log2 = vr_dyn_table_log2(p->max_unique);
-    const uint32_t v_cap = vr_gts_batch_scratch_words(p->max_indices, src.codes) / 2;
+    const uint32_t v_cap = vr_gts_batch_v_cap(p->max_indices, src.codes);
     const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2, p->max_indices) -
                         (size_t)p->max_unique * (sizeof(vr_shaded) + sizeof(uint32_t)) +
-                        vr_dyn_region_bytes(p->max_unique, 8u * v_cap);
+                        vr_dyn_region_bytes(p->max_unique, 4u * vr_gts_batch_scratch_words(v_cap));
     st = vr_dyn_smem_fit((const void *)vr_hash_gts_kernel, smem);
     if (st != VR_OK)
         return st;
