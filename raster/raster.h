@@ -174,6 +174,11 @@ typedef struct vr_render_stats {
 typedef struct vr_renderer vr_renderer;
 vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu);
 void vr_renderer_destroy(vr_renderer *r); /* accepts NULL */
+/* GPU renderers: later frames decode each geometry batch from `gts` (the compressed form of the
+ * renderer's mesh, alive while set; NULL switches back): vr_geometry_set_gts. Strategies
+ * without a per-batch decoder then fail with VR_ERR_ARG. VR_ERR_NO_DEVICE on a CPU renderer. */
+struct vr_gts;
+vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts);
 /* Renders one frame into `rgba` (o->raster.width * height * 4 bytes, host, owned by caller). */
 vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
                            vr_render_stats *stats);

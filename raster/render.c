@@ -231,6 +231,14 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     return VR_OK;
 }
 
+vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
+{
+    assert(r);
+    if (!r->geometry)
+        return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: compressed batches need the GPU stage");
+    return vr_geometry_set_gts(r->geometry, gts);
+}
+
 vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reuse_ops *ops,
                               const vr_mesh *m, const vr_reuse_params *cfg)
 {

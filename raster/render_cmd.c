@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, strtok_r */
 #include "../pipeline/commands.h"
 #include "../pipeline/geometry.h"
+#include "../pipeline/gts.h"
 #include "../scenes/scene.h"
 #include "raster.h"
 
@@ -44,6 +45,10 @@ static void usage(FILE *f)
             "  --annotate     label panels (and add the heatmap legend); default with 2+ panels\n"
             "  --no-annotate  never label\n"
             "  --cpu          run the CPU twins even when a CUDA device is present\n"
+            "  --gts-batches  with a compressed SCENE (.gts from `vreuse compress`): the GPU\n"
+            "                 geometry stage decodes each batch from the stream itself, no index\n"
+            "                 buffer on the device (hash only, file order); without it a .gts\n"
+            "                 file is decoded on the CPU at load time\n"
             "  --reps N       time N frames per scene, strategy and load after two warm-up frames;\n"
             "                 report the median of each stage (GPU: cudaEvents; frame: wall time\n"
             "                 of the whole synchronous frame, image left on the device)\n"
@@ -164,6 +169,7 @@ typedef struct render_job {
     uint32_t loads[VR_RENDER_MAX_LOADS];
     int load_count;
     int order, annotate, gpu, reps, write_image;
+    int gts_batches; /* .gts scenes: per-batch decode inside the geometry stage */
     float yaw, pitch, zoom;
     vr_render_options o;
     FILE *csv;
@@ -265,6 +271,8 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
     o.camera.zoom = job->zoom;
 
     vr_renderer *r = NULL;
+    vr_gts gts;
+    memset(&gts, 0, sizeof gts);
     const size_t panel_bytes = (size_t)o.raster.width * o.raster.height * 4;
     const int scale = o.raster.height >= 540 ? (int)(o.raster.height / 270) : 1;
     const uint32_t strip =
@@ -284,6 +292,31 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
     if ((s = vr_renderer_create(&r, &mesh, job->gpu)) != VR_OK) {
         fprintf(stderr, "vreuse render: %s\n", vr_last_error());
         goto done;
+    }
+    if (job->gts_batches) {
+        /* the loaded mesh is the stream's own decode (file order), so its batches and the
+         * stream's triangles agree */
+        if (!vr_gts_is_file(spec)) {
+            fprintf(stderr, "vreuse render: --gts-batches: %s is not a compressed file; make one "
+                    "with `vreuse compress %s -o FILE.gts`\n", spec, spec);
+            goto done;
+        }
+        if ((s = vr_gts_read(&gts, spec)) != VR_OK) {
+            fprintf(stderr, "vreuse render: %s\n", vr_last_error());
+            goto done;
+        }
+        if (!job->gpu) {
+            printf("  input: compressed, decoded on the CPU at load time (--gts-batches needs "
+                   "the GPU stage)\n");
+        } else if ((s = vr_renderer_set_gts(r, &gts)) != VR_OK) {
+            fprintf(stderr, "vreuse render: %s\n", vr_last_error());
+            goto done;
+        } else {
+            vr_gts_stats gs;
+            vr_gts_stats_compute(&gs, &gts);
+            printf("  input: compressed (%.2f bits/triangle), each batch decoded inside the "
+                   "geometry stage; no index buffer is read\n", gs.s9_bpt);
+        }
     }
 
     /* timing: every load x strategy, the image stays on the device */
@@ -369,6 +402,7 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
     rc = 0;
 done:
     vr_renderer_destroy(r);
+    vr_gts_free(&gts);
     free(panel);
     free(image);
     vr_mesh_free(&mesh);
@@ -454,6 +488,8 @@ int vr_cmd_render(int argc, char **argv)
             job.annotate = 0;
         } else if (!strcmp(a, "--cpu")) {
             force_cpu = 1;
+        } else if (!strcmp(a, "--gts-batches")) {
+            job.gts_batches = 1;
         } else if (!strcmp(a, "--reps")) {
             NEED_VALUE();
             char *end;
@@ -493,6 +529,18 @@ int vr_cmd_render(int argc, char **argv)
         goto out;
     if (job.annotate < 0)
         job.annotate = job.panels > 1;
+    for (int p = 0; p < job.panels && job.gts_batches; ++p)
+        if (!job.strategies[p]->gts_input) {
+            fprintf(stderr, "vreuse render: --gts-batches: strategy %s cannot decode compressed "
+                    "batches (hash can; the others take the CPU-decoded index buffer without "
+                    "--gts-batches)\n", job.strategies[p]->name);
+            goto out;
+        }
+    if (job.gts_batches && job.order != VR_ORDER_FILE) {
+        fprintf(stderr, "vreuse render: --gts-batches renders the stream's own triangle order; "
+                "leave --order at file\n");
+        goto out;
+    }
     if (csv_path && job.reps == 0) {
         fprintf(stderr, "vreuse render: --csv needs --reps N (it records medians)\n");
         goto out;

@@ -45,6 +45,17 @@ expect index-out-of-range 1 "range\.obj" -- "$VREUSE" info "$TMP/range.obj"
 printf 'v 0 0 0\nv 1 0 0\n' > "$TMP/empty.obj"
 expect no-triangles 1 "empty\.obj" -- "$VREUSE" info "$TMP/empty.obj"
 
+# compressed input: a .gts file renders; --gts-batches refuses what it cannot do
+expect compress 0 "wrote .*s\.gts" -- "$VREUSE" compress sphere:2k -o "$TMP/s.gts" --quiet
+expect render-gts 0 "input: compressed" -- \
+    "$VREUSE" render "$TMP/s.gts" --gts-batches --size 64x48 --out "$TMP/s.png" --quiet
+expect gts-batches-plain 1 "not a compressed file" -- \
+    "$VREUSE" render sphere:2k --gts-batches --no-image --reps 1 --quiet
+expect gts-batches-sort 2 "strategy sort cannot decode compressed batches" -- \
+    "$VREUSE" render "$TMP/s.gts" --gts-batches --strategy sort
+expect gts-batches-order 2 "leave --order at file" -- \
+    "$VREUSE" render "$TMP/s.gts" --gts-batches --order forsyth
+
 if [ -d "$SCENES" ]; then
     expect info-cow 0 "triangles +5,804" -- "$VREUSE" info "$SCENES/cow.obj"
     # vertex-fetch renumbering changes no count: +fetch rows equal the plain order's

@@ -6,7 +6,8 @@
 # when any step failed. Stage first with tests/stage_device.sh (binaries, scenes, debs).
 # Knobs: GPU_SKIP_TESTS=1, GPU_SKIP_SANITIZER=1, GPU_SKIP_CALIBRATE=1, GPU_SKIP_BENCH=1,
 #        GPU_BENCH_ARGS="SCENE... [options]" (replaces the default bench arguments),
-#        GPU_TIME_BUDGET=seconds for all steps (default 480).
+#        GPU_TIME_BUDGET=seconds for all steps (default 480), GPU_SANITIZER_CAP=seconds per
+#        sanitizer tool (default 90).
 set -o pipefail
 OUTDIR=${1:?usage: tests/gpu.sh OUTDIR}
 mkdir -p "$OUTDIR" || exit 1
@@ -81,7 +82,7 @@ for tool in memcheck racecheck synccheck; do
         continue
     fi
     t0=$SECONDS
-    cap=$(limit 90)
+    cap=$(limit "${GPU_SANITIZER_CAP:-90}")
     if [ "$cap" -le 0 ]; then
         record "$tool" skip 0 "time budget spent"
         continue
