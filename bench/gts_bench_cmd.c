@@ -232,10 +232,10 @@ static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
         const double gtri_plain = r->triangles / (r->plain_ms * 1e-3) * 1e-9;
         const double gtri_fused = r->fused ? r->triangles / (r->fused_ms * 1e-3) * 1e-9 : 0;
         char fused[3][32] = {"", "", ""};
-        if (r->fused) {
-            snprintf(fused[0], sizeof fused[0], "%.5f", r->fused_ms);
-            snprintf(fused[1], sizeof fused[1], "%.4f", r->fused_ms / r->plain_ms);
-            snprintf(fused[2], sizeof fused[2], "%.4f", gtri_fused);
+        if (r->fused) { /* CSV keeps more digits than the table */
+            snprintf(fused[0], sizeof fused[0], csv ? "%.5f" : "%.4f", r->fused_ms);
+            snprintf(fused[1], sizeof fused[1], csv ? "%.4f" : "%.2f", r->fused_ms / r->plain_ms);
+            snprintf(fused[2], sizeof fused[2], csv ? "%.4f" : "%.2f", gtri_fused);
         }
         if (csv)
             fprintf(f, "%s,%s,%s,%s,%u,%u,%llu,%.5f,%.5f,%.5f,%.5f,%.4f,%.0f,%.0f,%.4f,%.4f,%.4f,"
