@@ -311,6 +311,42 @@ const char *const vr_test_gts_scenes[] = {"fandisk.obj", "horse.ply", "igea.ply"
                                           "stanford-bunny.obj", "rocker-arm.obj", "spot.obj",
                                           "cow.obj", "teapot.obj", NULL};
 
+/* Loads every scene of vr_test_gts_scenes and calls fn(mesh, name, ctx). Returns VR_TEST_SKIP
+ * (with the message) when the scenes directory is missing, else VR_TEST_RESULT(). */
+int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx)
+{
+    char path[1024];
+    if (!vr_test_scene_path(path, sizeof path, vr_test_gts_scenes[0])) {
+        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
+        return VR_TEST_SKIP;
+    }
+    for (size_t i = 0; vr_test_gts_scenes[i]; ++i) {
+        vr_mesh m;
+        vr_test_scene_path(path, sizeof path, vr_test_gts_scenes[i]);
+        if (vr_mesh_load(&m, path) != VR_OK) {
+            VR_EXPECT(0, "%s", vr_last_error());
+            continue;
+        }
+        fn(&m, vr_test_gts_scenes[i], ctx);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
+/* Flips `flips` random bits of C, INC and S (xorshift state *x): damage behind valid counts. */
+void vr_test_gts_flip_bits(vr_gts *g, uint64_t *x, int flips)
+{
+    for (int f = 0; f < flips; ++f) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        const uint32_t which = (uint32_t)(*x % 3), bit = (uint32_t)(*x >> 40) % 32;
+        uint32_t *arr = which == 0 ? g->c : which == 1 ? g->inc : g->s;
+        const uint32_t len = which == 0 ? vr_gts_c_words(g)
+                           : which == 1 ? vr_gts_inc_words(g) : g->s_count;
+        if (len)
+            arr[(*x >> 20) % len] ^= 1u << bit;
+    }
+}
+
 /* ---- Simple-9 ----------------------------------------------------------------------------- */
 
 static int test_simple9_hand(void)
@@ -728,15 +764,7 @@ static int test_tiled_malformed(void)
                 case -2: g.inc[0] ^= 1u << (n > 40 ? 3 : 1); break;
                 case -1: if (g.s_count) g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27 */
                 default: /* random bit flips in C, INC and S */
-                    for (int f = 0; f < 1 + it % 4; ++f) {
-                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                        const uint32_t which = (uint32_t)(x % 3), bit = (uint32_t)(x >> 40) % 32;
-                        uint32_t *arr = which == 0 ? g.c : which == 1 ? g.inc : g.s;
-                        const uint32_t len = which == 0 ? vr_gts_c_words(&g)
-                                           : which == 1 ? vr_gts_inc_words(&g) : g.s_count;
-                        if (len)
-                            arr[(x >> 20) % len] ^= 1u << bit;
-                    }
+                    vr_test_gts_flip_bits(&g, &x, 1 + it % 4);
                 }
                 char bits_scan[64], bits_tiled[64];
                 memset(want, 0xff, words * 4);

@@ -17,7 +17,7 @@
 
 /* shared with tests/test_gts.c */
 extern const size_t vr_test_gts_small_count;
-extern const char *const vr_test_gts_scenes[];
+int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx);
 vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
 vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
 vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
@@ -160,24 +160,13 @@ static int test_batch_small(void)
     return VR_TEST_RESULT();
 }
 
-static int test_batch_scenes(void)
+static void check_scene(const vr_mesh *m, const char *name, void *ctx)
 {
-    if (!vr_test_scenes_dir()) {
-        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
-        return VR_TEST_SKIP;
-    }
-    for (size_t i = 0; vr_test_gts_scenes[i]; ++i) {
-        char path[1024];
-        vr_mesh m;
-        vr_test_scene_path(path, sizeof path, vr_test_gts_scenes[i]);
-        VR_EXPECT(vr_mesh_load(&m, path) == VR_OK, "%s", vr_last_error());
-        if (vr_test_failures)
-            return VR_TEST_FAIL;
-        check_mesh(&m, vr_test_gts_scenes[i]);
-        vr_mesh_free(&m);
-    }
-    return VR_TEST_RESULT();
+    (void)ctx;
+    check_mesh(m, name);
 }
+
+static int test_batch_scenes(void) { return vr_test_gts_each_scene(check_scene, NULL); }
 
 /* A stream the full decoder rejects must be flagged by some batch; seeds come from the intact
  * stream (as when the device copy is damaged), batches of 37 triangles. */

@@ -24,10 +24,11 @@
 /* shared with tests/test_gts.c */
 extern "C" {
 extern const size_t vr_test_gts_small_count;
-extern const char *const vr_test_gts_scenes[];
+int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx);
 vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
 vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
 vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
+void vr_test_gts_flip_bits(vr_gts *g, uint64_t *x, int flips);
 int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, const char *what);
 }
 
@@ -135,6 +136,12 @@ static void encode_and_check(const vr_mesh *m, const char *what, int full_check)
         vr_gts_free(&g);
         vr_gts_map_free(&map);
     }
+}
+
+static void check_scene(const vr_mesh *m, const char *name, void *ctx)
+{
+    (void)ctx;
+    encode_and_check(m, name, 0);
 }
 
 static int test_gpu_gts_small(void)
@@ -245,15 +252,7 @@ static int test_gpu_gts_malformed(void)
             vr_gts g;
             if (vr_test_gts_copy(&g, &orig) != VR_OK)
                 break;
-            for (int f = 0; f < 1 + it % 4; ++f) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                const uint32_t which = (uint32_t)(x % 3), bit = (uint32_t)(x >> 40) % 32;
-                uint32_t *arr = which == 0 ? g.c : which == 1 ? g.inc : g.s;
-                const uint32_t len = which == 0 ? vr_gts_c_words(&g)
-                                   : which == 1 ? vr_gts_inc_words(&g) : g.s_count;
-                if (len)
-                    arr[(x >> 20) % len] ^= 1u << bit;
-            }
+            vr_test_gts_flip_bits(&g, &x, 1 + it % 4);
             const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
             const vr_status gpu = gpu_check(&g, cpu == VR_OK ? want : NULL, "flipped", NULL);
             VR_EXPECT(gpu == VR_OK || gpu == VR_ERR_FORMAT, "it %d: GPU status %d: %s", it,
@@ -282,22 +281,7 @@ static int test_gpu_gts_scenes(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    char path[512];
-    if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
-        printf("SKIP: ../shared/scenes not found (set VR_SCENES)\n");
-        return VR_TEST_SKIP;
-    }
-    for (int i = 0; vr_test_gts_scenes[i]; ++i) {
-        vr_test_scene_path(path, sizeof path, vr_test_gts_scenes[i]);
-        vr_mesh m;
-        if (vr_mesh_load(&m, path) != VR_OK) {
-            VR_EXPECT(0, "%s", vr_last_error());
-            continue;
-        }
-        encode_and_check(&m, vr_test_gts_scenes[i], 0);
-        vr_mesh_free(&m);
-    }
-    return VR_TEST_RESULT();
+    return vr_test_gts_each_scene(check_scene, NULL);
 }
 
 static int test_gpu_gts_7m(void)
