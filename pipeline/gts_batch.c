@@ -154,6 +154,9 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
 {
     assert(indices && src && sd);
     uint32_t err = 0;
+    if (t0 == 0 && (sd->first_pos | sd->q | sd->inc_before | sd->u_prev | sd->s_word |
+                    VR_GTS_SEED_S_SKIP(sd)))
+        err |= VR_GTS_ERR_M; /* the stream's start state is all zeros */
     /* 1. V entries of the batch */
     uint32_t nv = 0;
     for (uint32_t i = 0; i < tri_count; ++i)

@@ -92,6 +92,10 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     __syncthreads();
     uint32_t err = 0;
     const uint32_t first_pos = st->seed.first_pos, inc_before = st->seed.inc_before;
+    if (b == 0 && tid == 0 &&
+        (first_pos | st->seed.q | inc_before | st->seed.u_prev | st->seed.s_word |
+         VR_GTS_SEED_S_SKIP(&st->seed)))
+        err |= VR_GTS_ERR_M; /* the stream's start state is all zeros */
 
     /* V entries: up to the next batch's first one (or the end of V) */
     const uint32_t end_pos = st->has_next ? st->next.first_pos : src.v_count;

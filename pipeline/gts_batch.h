@@ -23,7 +23,9 @@
 extern "C" {
 #endif
 
-/* Decoder state before strip triangle t0 (positions are indices into the stream's V). */
+/* Decoder state before strip triangle t0 (positions are indices into the stream's V). The seed
+ * of triangle 0 is all zeros (decoders check that); every other seed is checked by the batch
+ * before it, whose end state must equal it. */
 typedef struct vr_gts_seed {
     uint32_t first_pos;  /* M[t0 - 1] + 1: the batch's first own V entry (0 for t0 = 0) */
     uint32_t q;          /* Q[t0 - 1]: position of the vertex the strip carries (0 for t0 = 0) */

@@ -11,8 +11,51 @@
 #include <string.h>
 
 #include "../pipeline/gts.h"
+#include "../pipeline/gts_batch.h"
 
 #define VR_FUZZ_MAX_TRIANGLES (1u << 20) /* decode only what fits the fuzzer's memory limit */
+
+/* Per-batch decoding (gts_batch.h) of an accepted stream: batches of 1 + size % 97 triangles
+ * must give `want` without error bits; then one seed field damaged with input bytes must be
+ * flagged by some batch or change nothing. `out` is scratch of 3 |T| words. */
+static void check_batches(const vr_gts *g, const uint32_t *want, uint32_t *out,
+                          const uint8_t *data, size_t size)
+{
+    const uint32_t n = g->strip_triangle_count, len = 1 + (uint32_t)(size % 97);
+    const uint32_t count = (n + len - 1) / len;
+    uint32_t *starts = malloc((size_t)count * sizeof *starts);
+    vr_gts_seed *seeds = malloc((size_t)count * sizeof *seeds);
+    if (!starts || !seeds) {
+        free(starts);
+        free(seeds);
+        return;
+    }
+    for (uint32_t b = 0; b < count; ++b)
+        starts[b] = b * len;
+    if (vr_gts_batch_seeds(seeds, g, starts, count) != VR_OK)
+        abort(); /* the stream decoded: its seeds must exist */
+    vr_gts_batch_source src;
+    vr_gts_batch_source_host(&src, g);
+    for (int damaged = 0; damaged < 2; ++damaged) {
+        if (damaged) { /* xor one of the 10 seed words of one batch with input bytes */
+            uint32_t x = 0;
+            memcpy(&x, data, size < 4 ? size : 4);
+            uint32_t *words = (uint32_t *)&seeds[(x >> 8) % count];
+            words[(x & 0xff) % (sizeof(vr_gts_seed) / 4)] ^= x | 1u;
+        }
+        uint32_t err = 0;
+        for (uint32_t b = 0; b < count; ++b) {
+            const uint32_t t0 = starts[b], t1 = b + 1 < count ? starts[b + 1] : n;
+            err |= vr_gts_decode_batch_ref(out + 3 * (size_t)t0, &src, &seeds[b],
+                                           b + 1 < count ? &seeds[b + 1] : NULL, t0, t1 - t0);
+        }
+        const int same = !memcmp(out, want, 3 * (size_t)n * sizeof *out);
+        if (damaged ? !err && !same : err || !same)
+            abort();
+    }
+    free(starts);
+    free(seeds);
+}
 
 static void check_stream(const uint8_t *data, size_t size)
 {
@@ -38,6 +81,7 @@ static void check_stream(const uint8_t *data, size_t size)
                 for (size_t k = 0; k < words; ++k)
                     if (a[k] >= g.referenced_count)
                         abort();
+                check_batches(&g, a, b, data, size);
             }
         }
         free(a);

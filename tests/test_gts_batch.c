@@ -220,6 +220,12 @@ static int test_batch_malformed(void)
             const uint32_t err = vr_gts_decode_batch_ref(out, &src, &sd, NULL, 100, 50);
             VR_EXPECT(err != 0, "bad seed %d not flagged", trial);
         }
+        /* the first batch's seed must be the all-zero start state */
+        vr_gts_seed zero;
+        memset(&zero, 0, sizeof zero);
+        zero.u_prev = 3;
+        VR_EXPECT(vr_gts_decode_batch_ref(out, &src, &zero, NULL, 0, 50) != 0,
+                  "a non-zero seed for triangle 0 was not flagged");
         free(out);
         free(ref);
         vr_gts_free(&good);
