@@ -1,7 +1,9 @@
 /* raster.cu - GPU rasterizer for the triangle queue: one thread per triangle walks its clipped
  * sub-triangles' bounding boxes and keeps the nearest (depth bits << 32 | slot) per pixel with a
- * 64-bit atomicMin, so the image does not depend on scheduling or queue order; then one thread
- * per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the shared
+ * 64-bit atomicMin, so the image does not depend on scheduling or queue order; a sub-triangle
+ * whose box holds more than VR_RASTER_BIG_PIXELS pixels is handed to a second kernel where a
+ * whole block covers it (one thread would otherwise walk thousands of pixels alone); then one
+ * thread per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the shared
  * arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
  * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`.
  */
@@ -12,6 +14,12 @@
 
 #define VR_RASTER_BLOCK_LOG2 7
 #define VR_RASTER_BLOCK (1 << VR_RASTER_BLOCK_LOG2)  /* raster threads (triangles) per block */
+/* Sub-triangles with larger bounding boxes go to vr_raster_big_kernel, a block each. 256 pixels
+ * are about the work of one warp-wide pass of a 256-thread block. */
+#define VR_RASTER_BIG_PIXELS 256u
+#define VR_RASTER_BIG_CAPACITY (1u << 16) /* list entries; past it the thread rasterizes alone */
+#define VR_RASTER_BIG_BLOCK 256
+#define VR_RASTER_BIG_GRID 1024           /* blocks striding over the list (132 SMs x ~8) */
 #define VR_RESOLVE_TILE_LOG2 4
 #define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
 
@@ -20,6 +28,8 @@ typedef struct vr_raster_counts {
     unsigned long long rejected;  /* slots with nothing to rasterize */
     unsigned long long clipped;   /* slots that needed polygon clipping */
     unsigned long long fragments; /* covered pixel centres before the depth test */
+    unsigned int big;             /* sub-triangles sent to the big-triangle list (may exceed
+                                     its capacity: those past it stayed with their thread) */
 } vr_raster_counts;
 
 typedef struct vr_raster_params {
@@ -28,6 +38,7 @@ typedef struct vr_raster_params {
     uint32_t tri_count;
     vr_raster_view view;
     vr_raster_counts *counts;  /* one, cleared */
+    uint2 *big;                /* VR_RASTER_BIG_CAPACITY entries: (slot, sub-triangle index) */
 } vr_raster_params;
 
 typedef struct vr_resolve_kparams {
@@ -78,6 +89,14 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
             kept |= r >= 0;
             if (r <= 0)
                 continue;
+            const uint32_t area = (uint32_t)(t.px1 - t.px0 + 1) * (uint32_t)(t.py1 - t.py0 + 1);
+            if (area > VR_RASTER_BIG_PIXELS) {
+                const uint32_t at = atomicAdd(&p.counts->big, 1u);
+                if (at < VR_RASTER_BIG_CAPACITY) {
+                    p.big[at] = make_uint2(slot, (uint32_t)s);
+                    continue;
+                }
+            }
             const int64_t x0 = vr_raster_centre(t.px0);
             const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
                           s2 = -t.dy[2] * VR_RASTER_SUBPIXEL;
@@ -112,6 +131,55 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
         if (fragments)
             atomicAdd(&p.counts->fragments, fragments);
     }
+}
+
+/* The big sub-triangles of vr_raster_kernel, one block each (blocks stride over the list):
+ * thread 0 repeats the slot's clip, snap and setup (the same functions on the same inputs, so
+ * the same triangle), then the block's threads take the bounding box's pixels row-major and
+ * evaluate the edge functions directly - the integer values the incremental walk reaches - so
+ * coverage, depth words and the fragment count equal the one-thread path exactly. */
+__global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_raster_params p)
+{
+    __shared__ vr_raster_tri s_tri;
+    __shared__ int s_ok;
+    const uint32_t count = min(p.counts->big, VR_RASTER_BIG_CAPACITY);
+    unsigned long long fragments = 0;
+    for (uint32_t e = blockIdx.x; e < count; e += gridDim.x) {
+        const uint2 item = p.big[e];
+        if (threadIdx.x == 0) {
+            float poly[VR_CLIP_MAX_VERTS][4];
+            int clipped;
+            const int n = vr_raster_clip(poly, p.clip + 12 * (size_t)item.x, &p.view, &clipped);
+            const uint32_t s = item.y;
+            s_ok = s >= 1 && (int)s + 1 < n &&
+                   vr_raster_tri_setup(&s_tri, vr_raster_snap(poly[0], &p.view),
+                                       vr_raster_snap(poly[s], &p.view),
+                                       vr_raster_snap(poly[s + 1], &p.view), &p.view) > 0;
+        }
+        __syncthreads();
+        if (s_ok) {
+            const vr_raster_tri t = s_tri;
+            const uint32_t w = (uint32_t)(t.px1 - t.px0 + 1);
+            const uint32_t area = w * (uint32_t)(t.py1 - t.py0 + 1);
+            for (uint32_t k = threadIdx.x; k < area; k += blockDim.x) {
+                const int32_t px = t.px0 + (int32_t)(k % w), py = t.py0 + (int32_t)(k / w);
+                const int64_t x = vr_raster_centre(px), y = vr_raster_centre(py);
+                if ((vr_raster_edge(&t, 0, x, y) | vr_raster_edge(&t, 1, x, y) |
+                     vr_raster_edge(&t, 2, x, y)) < 0)
+                    continue;
+                ++fragments;
+                unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
+                const unsigned long long word = vr_raster_word(&t, x, y, item.x);
+                if (word < *pixel)
+                    atomicMin(pixel, word);
+            }
+        }
+        __syncthreads(); /* s_tri and s_ok are rewritten for the next entry */
+    }
+    for (int off = 16; off > 0; off >>= 1)
+        fragments += __shfl_down_sync(0xffffffffu, fragments, off);
+    if ((threadIdx.x & 31) == 0 && fragments)
+        atomicAdd(&p.counts->fragments, fragments);
 }
 
 /* One thread per pixel in TILE x TILE blocks; no shared memory. Reads the pixel's word and its
@@ -157,12 +225,14 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     cudaStream_t s = (cudaStream_t)stream;
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
     vr_raster_counts *d_counts = NULL;
+    uint2 *d_big = NULL;
     vr_raster_counts counts;
     float clear_ms = 0, raster_ms = 0;
     const size_t pixels = (size_t)cfg->width * cfg->height;
     for (int i = 0; i < 3; ++i)
         VR_RASTER_CUDA(cudaEventCreate(&ev[i]));
     VR_RASTER_CUDA(cudaMalloc((void **)&d_counts, sizeof *d_counts));
+    VR_RASTER_CUDA(cudaMalloc((void **)&d_big, VR_RASTER_BIG_CAPACITY * sizeof *d_big));
     VR_RASTER_CUDA(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
     VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
     VR_RASTER_CUDA(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
@@ -174,8 +244,12 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         p.tri_count = tri_count;
         p.view = vr_raster_view_make(cfg);
         p.counts = d_counts;
+        p.big = d_big;
         const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
         vr_raster_kernel<<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
+        VR_RASTER_LAUNCHED(s);
+        /* the list's length stays on the device: a fixed grid strides over it */
+        vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
         VR_RASTER_LAUNCHED(s);
     }
     VR_RASTER_CUDA(cudaEventRecord(ev[2], s));
@@ -194,6 +268,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
 done:
     /* teardown: nothing to act on if these fail, the first error is already recorded */
     cudaFree(d_counts);
+    cudaFree(d_big);
     for (int i = 0; i < 3; ++i)
         if (ev[i])
             cudaEventDestroy(ev[i]);
