@@ -14,9 +14,15 @@
 
 #define VR_RASTER_BLOCK_LOG2 7
 #define VR_RASTER_BLOCK (1 << VR_RASTER_BLOCK_LOG2)  /* raster threads (triangles) per block */
-/* Sub-triangles with larger bounding boxes go to vr_raster_big_kernel, a block each. 256 pixels
- * are about the work of one warp-wide pass of a 256-thread block. */
-#define VR_RASTER_BIG_PIXELS 256u
+/* Sub-triangles with larger bounding boxes go to vr_raster_big_kernel: a thread walking a box
+ * alone waits for one visibility read per covered pixel, and a 6k-triangle mesh at 1080p has too
+ * few threads to hide that. There a warp takes the box in tiles of 8 x 4 pixels (one per lane),
+ * skipping tiles that one edge excludes at all four corners; a box of more than
+ * VR_RASTER_BIG_TILES tiles is split into several list entries so warps share it. */
+#define VR_RASTER_BIG_PIXELS 32u
+#define VR_RASTER_TILE_W 8
+#define VR_RASTER_TILE_H 4
+#define VR_RASTER_BIG_TILES 64u           /* tiles per list entry (2048 pixels) */
 #define VR_RASTER_BIG_CAPACITY (1u << 16) /* list entries; past it the thread rasterizes alone */
 #define VR_RASTER_BIG_BLOCK 256
 #define VR_RASTER_BIG_GRID 1024           /* blocks striding over the list (132 SMs x ~8) */
@@ -38,7 +44,8 @@ typedef struct vr_raster_params {
     uint32_t tri_count;
     vr_raster_view view;
     vr_raster_counts *counts;  /* one, cleared */
-    uint2 *big;                /* VR_RASTER_BIG_CAPACITY entries: (slot, sub-triangle index) */
+    uint4 *big;                /* VR_RASTER_BIG_CAPACITY entries: slot, sub-triangle index,
+                                  first tile, tile count */
 } vr_raster_params;
 
 typedef struct vr_resolve_kparams {
@@ -89,13 +96,23 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
             kept |= r >= 0;
             if (r <= 0)
                 continue;
-            const uint32_t area = (uint32_t)(t.px1 - t.px0 + 1) * (uint32_t)(t.py1 - t.py0 + 1);
-            if (area > VR_RASTER_BIG_PIXELS) {
-                const uint32_t at = atomicAdd(&p.counts->big, 1u);
-                if (at < VR_RASTER_BIG_CAPACITY) {
-                    p.big[at] = make_uint2(slot, (uint32_t)s);
+            const uint32_t w = (uint32_t)(t.px1 - t.px0 + 1), h = (uint32_t)(t.py1 - t.py0 + 1);
+            if (w * h > VR_RASTER_BIG_PIXELS) {
+                const uint32_t tiles = ((w + VR_RASTER_TILE_W - 1) / VR_RASTER_TILE_W) *
+                                       ((h + VR_RASTER_TILE_H - 1) / VR_RASTER_TILE_H);
+                const uint32_t parts = (tiles + VR_RASTER_BIG_TILES - 1) / VR_RASTER_BIG_TILES;
+                const uint32_t at = atomicAdd(&p.counts->big, parts);
+                const int fits = at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
+                /* every reserved entry below the capacity is written (the big kernel reads
+                 * them all); when the list is full they carry no tiles and this thread
+                 * rasterizes the sub-triangle itself */
+                for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k)
+                    p.big[at + k] = make_uint4(slot, (uint32_t)s, k * VR_RASTER_BIG_TILES,
+                                               fits ? min(VR_RASTER_BIG_TILES,
+                                                          tiles - k * VR_RASTER_BIG_TILES)
+                                                    : 0u);
+                if (fits)
                     continue;
-                }
             }
             const int64_t x0 = vr_raster_centre(t.px0);
             const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
@@ -133,36 +150,54 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
     }
 }
 
-/* The big sub-triangles of vr_raster_kernel, one block each (blocks stride over the list):
- * thread 0 repeats the slot's clip, snap and setup (the same functions on the same inputs, so
- * the same triangle), then the block's threads take the bounding box's pixels row-major and
- * evaluate the edge functions directly - the integer values the incremental walk reaches - so
- * coverage, depth words and the fragment count equal the one-thread path exactly. */
+/* The big sub-triangles of vr_raster_kernel, one warp per list entry (warps stride over the
+ * list): lane 0 repeats the slot's clip, snap and setup (the same functions on the same inputs,
+ * so the same triangle), then the warp takes the entry's tiles in turn, one pixel per lane, and
+ * evaluates the edge functions directly - the integer values the incremental walk reaches - so
+ * coverage, depth words and the fragment count equal the one-thread path exactly. A tile is
+ * skipped when one edge is negative at all four corner pixel centres (the edge function is
+ * linear: then it is negative at every centre in between). */
 __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_raster_params p)
 {
-    __shared__ vr_raster_tri s_tri;
-    __shared__ int s_ok;
+    enum { WARPS = VR_RASTER_BIG_BLOCK / 32 };
+    __shared__ vr_raster_tri s_tri[WARPS];
+    __shared__ int s_ok[WARPS];
+    const uint32_t lane = threadIdx.x & 31u, wib = threadIdx.x >> 5;
     const uint32_t count = min(p.counts->big, VR_RASTER_BIG_CAPACITY);
     unsigned long long fragments = 0;
-    for (uint32_t e = blockIdx.x; e < count; e += gridDim.x) {
-        const uint2 item = p.big[e];
-        if (threadIdx.x == 0) {
+    for (uint32_t e = blockIdx.x * WARPS + wib; e < count; e += gridDim.x * WARPS) {
+        const uint4 item = p.big[e];
+        if (lane == 0) {
             float poly[VR_CLIP_MAX_VERTS][4];
             int clipped;
             const int n = vr_raster_clip(poly, p.clip + 12 * (size_t)item.x, &p.view, &clipped);
             const uint32_t s = item.y;
-            s_ok = s >= 1 && (int)s + 1 < n &&
-                   vr_raster_tri_setup(&s_tri, vr_raster_snap(poly[0], &p.view),
-                                       vr_raster_snap(poly[s], &p.view),
-                                       vr_raster_snap(poly[s + 1], &p.view), &p.view) > 0;
+            s_ok[wib] = s >= 1 && (int)s + 1 < n &&
+                        vr_raster_tri_setup(&s_tri[wib], vr_raster_snap(poly[0], &p.view),
+                                            vr_raster_snap(poly[s], &p.view),
+                                            vr_raster_snap(poly[s + 1], &p.view), &p.view) > 0;
         }
-        __syncthreads();
-        if (s_ok) {
-            const vr_raster_tri t = s_tri;
-            const uint32_t w = (uint32_t)(t.px1 - t.px0 + 1);
-            const uint32_t area = w * (uint32_t)(t.py1 - t.py0 + 1);
-            for (uint32_t k = threadIdx.x; k < area; k += blockDim.x) {
-                const int32_t px = t.px0 + (int32_t)(k % w), py = t.py0 + (int32_t)(k / w);
+        __syncwarp();
+        if (s_ok[wib]) {
+            const vr_raster_tri t = s_tri[wib];
+            const uint32_t tiles_x = (uint32_t)(t.px1 - t.px0) / VR_RASTER_TILE_W + 1;
+            for (uint32_t tile = item.z; tile < item.z + item.w; ++tile) {
+                const int32_t tx0 = t.px0 + (int32_t)(tile % tiles_x) * VR_RASTER_TILE_W;
+                const int32_t ty0 = t.py0 + (int32_t)(tile / tiles_x) * VR_RASTER_TILE_H;
+                const int32_t tx1 = min(tx0 + VR_RASTER_TILE_W - 1, t.px1);
+                const int32_t ty1 = min(ty0 + VR_RASTER_TILE_H - 1, t.py1);
+                const int64_t xl = vr_raster_centre(tx0), xr = vr_raster_centre(tx1);
+                const int64_t yt = vr_raster_centre(ty0), yb = vr_raster_centre(ty1);
+                int outside = 0; /* the same value in every lane: the skip is warp-uniform */
+                for (int k = 0; k < 3; ++k)
+                    outside |= (vr_raster_edge(&t, k, xl, yt) & vr_raster_edge(&t, k, xr, yt) &
+                                vr_raster_edge(&t, k, xl, yb) & vr_raster_edge(&t, k, xr, yb)) < 0;
+                if (outside)
+                    continue;
+                const int32_t px = tx0 + (int32_t)(lane % VR_RASTER_TILE_W);
+                const int32_t py = ty0 + (int32_t)(lane / VR_RASTER_TILE_W);
+                if (px > tx1 || py > ty1)
+                    continue;
                 const int64_t x = vr_raster_centre(px), y = vr_raster_centre(py);
                 if ((vr_raster_edge(&t, 0, x, y) | vr_raster_edge(&t, 1, x, y) |
                      vr_raster_edge(&t, 2, x, y)) < 0)
@@ -174,11 +209,11 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_r
                     atomicMin(pixel, word);
             }
         }
-        __syncthreads(); /* s_tri and s_ok are rewritten for the next entry */
+        __syncwarp(); /* lane 0 rewrites s_tri and s_ok for the next entry */
     }
     for (int off = 16; off > 0; off >>= 1)
         fragments += __shfl_down_sync(0xffffffffu, fragments, off);
-    if ((threadIdx.x & 31) == 0 && fragments)
+    if (lane == 0 && fragments)
         atomicAdd(&p.counts->fragments, fragments);
 }
 
@@ -211,8 +246,15 @@ static vr_status vr_raster_device_check(void)
     return VR_OK;
 }
 
+size_t vr_raster_scratch_bytes(void)
+{
+    /* the counts, then the list, 16-byte aligned */
+    return (sizeof(vr_raster_counts) + 15) / 16 * 16 + VR_RASTER_BIG_CAPACITY * sizeof(uint4);
+}
+
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
-                        const vr_raster_config *cfg, vr_raster_stats *stats, void *stream)
+                        const vr_raster_config *cfg, vr_raster_stats *stats, void *d_scratch,
+                        void *stream)
 {
     assert(d_vis && d_q && cfg);
     vr_status st = vr_raster_config_check(cfg);
@@ -224,15 +266,20 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         return st;
     cudaStream_t s = (cudaStream_t)stream;
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
+    void *d_own = NULL; /* scratch allocated here when the caller has none */
     vr_raster_counts *d_counts = NULL;
-    uint2 *d_big = NULL;
+    uint4 *d_big = NULL;
     vr_raster_counts counts;
     float clear_ms = 0, raster_ms = 0;
     const size_t pixels = (size_t)cfg->width * cfg->height;
     for (int i = 0; i < 3; ++i)
         VR_RASTER_CUDA(cudaEventCreate(&ev[i]));
-    VR_RASTER_CUDA(cudaMalloc((void **)&d_counts, sizeof *d_counts));
-    VR_RASTER_CUDA(cudaMalloc((void **)&d_big, VR_RASTER_BIG_CAPACITY * sizeof *d_big));
+    if (!d_scratch) {
+        VR_RASTER_CUDA(cudaMalloc(&d_own, vr_raster_scratch_bytes()));
+        d_scratch = d_own;
+    }
+    d_counts = (vr_raster_counts *)d_scratch;
+    d_big = (uint4 *)((char *)d_scratch + (sizeof(vr_raster_counts) + 15) / 16 * 16);
     VR_RASTER_CUDA(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
     VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
     VR_RASTER_CUDA(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
@@ -267,8 +314,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     }
 done:
     /* teardown: nothing to act on if these fail, the first error is already recorded */
-    cudaFree(d_counts);
-    cudaFree(d_big);
+    cudaFree(d_own);
     for (int i = 0; i < 3; ++i)
         if (ev[i])
             cudaEventDestroy(ev[i]);
@@ -329,6 +375,7 @@ struct vr_raster_device {
     uint32_t tri_batch_count;  /* 0 until uploaded */
     int have_counts;           /* d_shade_counts holds uploaded counts */
     uint64_t *d_vis;           /* pixel_capacity words */
+    void *d_scratch;           /* vr_raster_scratch_bytes() */
     uint8_t *d_rgba;           /* 4 * pixel_capacity bytes */
     size_t pixel_capacity;
     cudaStream_t stream;
@@ -358,6 +405,7 @@ void vr_raster_device_destroy(vr_raster_device *d)
     cudaFree(d->d_queue.tri_id);
     cudaFree(d->d_shade_counts);
     cudaFree(d->d_tri_batch);
+    cudaFree(d->d_scratch);
     cudaFree(d->d_vis);
     cudaFree(d->d_rgba);
     for (int i = 0; i < 2; ++i)
@@ -391,7 +439,8 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
         (st = vr_raster_alloc((void **)&d->d_queue.tri_id, t * sizeof(uint32_t), "queue tri_id")) ||
         (st = vr_raster_alloc((void **)&d->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
                               "shade counts")) ||
-        (st = vr_raster_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids"))) {
+        (st = vr_raster_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids")) ||
+        (st = vr_raster_alloc(&d->d_scratch, vr_raster_scratch_bytes(), "raster scratch"))) {
         vr_raster_device_destroy(d);
         return st;
     }
@@ -486,7 +535,7 @@ vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *
     rs->upload_ms = upload_ms;
     double resolve_ms = 0;
     float ms = 0;
-    if ((st = vr_raster_gpu(d->d_vis, q, tri_count, cfg, rs, d->stream)) != VR_OK ||
+    if ((st = vr_raster_gpu(d->d_vis, q, tri_count, cfg, rs, d->d_scratch, d->stream)) != VR_OK ||
         (st = vr_resolve_gpu(d->d_rgba, d->d_vis, q, tri_count, cfg, &shade, &resolve_ms,
                              d->stream)) != VR_OK)
         return st;

@@ -61,10 +61,14 @@ vr_status vr_raster_ref_overdraw(uint32_t *counts, const vr_queue *q, uint32_t t
                                  const vr_raster_config *cfg);
 
 /* GPU path: the same, with `d_vis` and the arrays of `d_q` in device memory. Clears, launches
- * one thread per triangle, waits; stats->clear_ms and raster_ms come from cudaEvents.
- * `stream` is a cudaStream_t or NULL. VR_ERR_NO_DEVICE in a build without CUDA. */
+ * one thread per triangle (and a block per large sub-triangle), waits; stats->clear_ms and
+ * raster_ms come from cudaEvents. `d_scratch`: vr_raster_scratch_bytes() of device memory the
+ * caller keeps across frames, or NULL to allocate it in the call (a cudaMalloc/cudaFree pair per
+ * frame). `stream` is a cudaStream_t or NULL. VR_ERR_NO_DEVICE in a build without CUDA. */
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
-                        const vr_raster_config *cfg, vr_raster_stats *stats, void *stream);
+                        const vr_raster_config *cfg, vr_raster_stats *stats, void *d_scratch,
+                        void *stream);
+size_t vr_raster_scratch_bytes(void);
 
 /* ---- resolve ---------------------------------------------------------------------------- */
 

@@ -186,11 +186,14 @@ static vr_status vr_raster_no_cuda(void)
 }
 
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
-                        const vr_raster_config *cfg, vr_raster_stats *stats, void *stream)
+                        const vr_raster_config *cfg, vr_raster_stats *stats, void *d_scratch,
+                        void *stream)
 {
-    (void)d_vis, (void)d_q, (void)tri_count, (void)cfg, (void)stats, (void)stream;
+    (void)d_vis, (void)d_q, (void)tri_count, (void)cfg, (void)stats, (void)d_scratch, (void)stream;
     return vr_raster_no_cuda();
 }
+
+size_t vr_raster_scratch_bytes(void) { return 0; }
 
 vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
                          uint32_t tri_count, const vr_raster_config *cfg,

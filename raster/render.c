@@ -39,6 +39,7 @@ struct vr_renderer {
     uint32_t *d_tri_batch;          /* triangles: batch ids of d_batch_kind */
     int d_batch_kind;
     uint64_t *d_vis;                /* d_pixel_capacity words */
+    void *d_raster_scratch;         /* vr_raster_scratch_bytes(): kept across frames */
     uint8_t *d_rgba;                /* 4 * d_pixel_capacity bytes */
     size_t d_pixel_capacity;
     void *stream;                   /* cudaStream_t of the raster and resolve steps */
@@ -78,6 +79,7 @@ static void vr_render_dev_free(vr_renderer *r)
     cudaFree(r->d_shade_counts);
     cudaFree(r->d_tri_batch);
     cudaFree(r->d_vis);
+    cudaFree(r->d_raster_scratch);
     cudaFree(r->d_rgba);
     if (r->stream)
         cudaStreamDestroy((cudaStream_t)r->stream);
@@ -89,7 +91,9 @@ static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t ve
     if ((st = vr_render_dev_alloc((void **)&r->d_shade_counts,
                                   (size_t)vertex_count * sizeof(uint32_t), "shade counts")) ||
         (st = vr_render_dev_alloc((void **)&r->d_tri_batch, (size_t)tris * sizeof(uint32_t),
-                                  "batch ids")))
+                                  "batch ids")) ||
+        (st = vr_render_dev_alloc(&r->d_raster_scratch, vr_raster_scratch_bytes(),
+                                  "raster scratch")))
         return st;
     cudaStream_t s;
     VR_RENDER_CUDA(cudaStreamCreate(&s), "stream creation");
@@ -337,7 +341,8 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
     shade.vertex_count = m->vertex_count;
     shade.tri_batch = r->d_tri_batch;
     shade.tri_batch_count = tris;
-    if ((s = vr_raster_gpu(r->d_vis, q, st->triangles, &o->raster, &st->raster, r->stream)) !=
+    if ((s = vr_raster_gpu(r->d_vis, q, st->triangles, &o->raster, &st->raster,
+                           r->d_raster_scratch, r->stream)) !=
             VR_OK ||
         (s = vr_resolve_gpu(r->d_rgba, r->d_vis, q, st->triangles, &o->raster, &shade,
                             &st->raster.resolve_ms, r->stream)) != VR_OK)

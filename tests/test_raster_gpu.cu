@@ -103,7 +103,7 @@ static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *
     uint32_t *d_counts = device_copy(counts, vertex_count);
     uint32_t *d_batch = device_copy(batch, n);
     for (int rep = 0; rep < 2; ++rep) {
-        vr_status s = vr_raster_gpu(d_vis, &dq, n, cfg, &gs, NULL);
+        vr_status s = vr_raster_gpu(d_vis, &dq, n, cfg, &gs, NULL, NULL);
         VR_EXPECT(s == VR_OK, "%s: vr_raster_gpu: %s", label, vr_last_error());
         CUDA_OK(cudaMemcpy(got, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
         const size_t bad = diff_report(got, want, pixels, cfg->width, label);
@@ -224,10 +224,10 @@ static int check_scene(const char *file, int reverse)
             queue_upload(&dq, &res.queue, tris);
             queue_upload(&dr, &r, tris);
             CUDA_OK(cudaMalloc((void **)&d_vis, pixels * 8));
-            VR_EXPECT(vr_raster_gpu(d_vis, &dq, tris, &cfg, NULL, NULL) == VR_OK, "%s",
+            VR_EXPECT(vr_raster_gpu(d_vis, &dq, tris, &cfg, NULL, NULL, NULL) == VR_OK, "%s",
                       vr_last_error());
             CUDA_OK(cudaMemcpy(a, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
-            VR_EXPECT(vr_raster_gpu(d_vis, &dr, tris, &cfg, NULL, NULL) == VR_OK, "%s",
+            VR_EXPECT(vr_raster_gpu(d_vis, &dr, tris, &cfg, NULL, NULL, NULL) == VR_OK, "%s",
                       vr_last_error());
             CUDA_OK(cudaMemcpy(b, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
             size_t depth_bad = 0;
@@ -360,7 +360,39 @@ static int test_gpu_raster_render(void)
     return VR_TEST_RESULT();
 }
 
+/* More large sub-triangles than the big-triangle list holds (sphere:300k filling 4096x4096: about
+ * 300k boxes of more than 32 pixels against 64Ki entries): the overflow falls back to the
+ * one-thread walk, and the image still equals the CPU twin's. */
+static int test_gpu_raster_big_list(void)
+{
+    if (vr_no_device())
+        return VR_TEST_SKIP;
+    vr_mesh m;
+    if (vr_mesh_load(&m, "sphere:300k") != VR_OK) {
+        VR_EXPECT(0, "%s", vr_last_error());
+        return VR_TEST_FAIL;
+    }
+    const uint32_t tris = m.index_count / 3;
+    vr_geometry_result res;
+    VR_EXPECT(vr_geometry_result_alloc(&res, tris, m.vertex_count) == VR_OK, "%s", vr_last_error());
+    vr_camera cam;
+    vr_camera_fit(&cam, &m);
+    cam.zoom = 1.6f;
+    vr_raster_config cfg = {4096, 4096, 0};
+    vr_reuse_params p = vr_reuse_params_default();
+    vr_camera_shader(&p.shader, &cam, cfg.width, cfg.height);
+    p.count = 1;
+    VR_EXPECT(vr_geometry_ref(&res, vr_reuse_find("naive"), &m, &p) == VR_OK, "%s",
+              vr_last_error());
+    if (!vr_test_failures)
+        gpu_compare(&res.queue, tris, &cfg, res.shade_counts, m.vertex_count, "sphere:300k 4096^2");
+    vr_geometry_result_free(&res);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
 extern "C" const vr_test vr_tests_raster_gpu[] = {
+    {"gpu/raster-big-list", test_gpu_raster_big_list},
     {"gpu-small/raster-cases", test_gpu_small_raster_cases},
     {"gpu-small/raster-bunny", test_gpu_small_raster_bunny},
     {"gpu/raster-scenes", test_gpu_raster_scenes},
