@@ -18,7 +18,8 @@
  * alone waits for one visibility read per covered pixel, and a 6k-triangle mesh at 1080p has too
  * few threads to hide that. There a warp takes the box in tiles of 8 x 4 pixels (one per lane),
  * skipping tiles that one edge excludes at all four corners; a box of more than
- * VR_RASTER_BIG_TILES tiles is split into several list entries so warps share it. */
+ * VR_RASTER_BIG_TILES tiles is split into several list entries so warps share it. Entries hold
+ * the set-up triangle (about 150 bytes each, under 10 MiB for the whole list). */
 #define VR_RASTER_BIG_PIXELS 32u
 #define VR_RASTER_TILE_W 8
 #define VR_RASTER_TILE_H 4
@@ -44,9 +45,15 @@ typedef struct vr_raster_params {
     uint32_t tri_count;
     vr_raster_view view;
     vr_raster_counts *counts;  /* one, cleared */
-    uint4 *big;                /* VR_RASTER_BIG_CAPACITY entries: slot, sub-triangle index,
-                                  first tile, tile count */
+    struct vr_raster_big_entry *big; /* VR_RASTER_BIG_CAPACITY entries */
 } vr_raster_params;
+
+/* One entry of the big-triangle list: the set-up sub-triangle (so the warp that takes it needs no
+ * serial setup of its own), its queue slot and a range of its box's tiles. */
+typedef struct vr_raster_big_entry {
+    vr_raster_tri t;
+    uint32_t slot, first_tile, tiles, pad;
+} vr_raster_big_entry;
 
 typedef struct vr_resolve_kparams {
     uint32_t *rgba;            /* width * height packed RGBA8 */
@@ -106,11 +113,14 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
                 /* every reserved entry below the capacity is written (the big kernel reads
                  * them all); when the list is full they carry no tiles and this thread
                  * rasterizes the sub-triangle itself */
-                for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k)
-                    p.big[at + k] = make_uint4(slot, (uint32_t)s, k * VR_RASTER_BIG_TILES,
-                                               fits ? min(VR_RASTER_BIG_TILES,
-                                                          tiles - k * VR_RASTER_BIG_TILES)
-                                                    : 0u);
+                for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k) {
+                    vr_raster_big_entry *en = p.big + at + k;
+                    en->t = t;
+                    en->slot = slot;
+                    en->first_tile = k * VR_RASTER_BIG_TILES;
+                    en->tiles = fits ? min(VR_RASTER_BIG_TILES, tiles - k * VR_RASTER_BIG_TILES)
+                                     : 0u;
+                }
                 if (fits)
                     continue;
             }
@@ -151,65 +161,49 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
 }
 
 /* The big sub-triangles of vr_raster_kernel, one warp per list entry (warps stride over the
- * list): lane 0 repeats the slot's clip, snap and setup (the same functions on the same inputs,
- * so the same triangle), then the warp takes the entry's tiles in turn, one pixel per lane, and
- * evaluates the edge functions directly - the integer values the incremental walk reaches - so
- * coverage, depth words and the fragment count equal the one-thread path exactly. A tile is
- * skipped when one edge is negative at all four corner pixel centres (the edge function is
- * linear: then it is negative at every centre in between). */
+ * list; every lane reads the entry, a broadcast). The warp takes the entry's tiles in turn, one
+ * pixel per lane, and evaluates the edge functions directly - the integer values the
+ * incremental walk reaches - so coverage, depth words and the fragment count equal the
+ * one-thread path exactly. A tile is skipped when one edge is negative at all four corner pixel
+ * centres (the edge function is linear: then it is negative at every centre in between). */
 __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_raster_params p)
 {
-    enum { WARPS = VR_RASTER_BIG_BLOCK / 32 };
-    __shared__ vr_raster_tri s_tri[WARPS];
-    __shared__ int s_ok[WARPS];
-    const uint32_t lane = threadIdx.x & 31u, wib = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warp = (blockIdx.x * VR_RASTER_BIG_BLOCK + threadIdx.x) >> 5;
+    const uint32_t warps = gridDim.x * (VR_RASTER_BIG_BLOCK / 32);
     const uint32_t count = min(p.counts->big, VR_RASTER_BIG_CAPACITY);
     unsigned long long fragments = 0;
-    for (uint32_t e = blockIdx.x * WARPS + wib; e < count; e += gridDim.x * WARPS) {
-        const uint4 item = p.big[e];
-        if (lane == 0) {
-            float poly[VR_CLIP_MAX_VERTS][4];
-            int clipped;
-            const int n = vr_raster_clip(poly, p.clip + 12 * (size_t)item.x, &p.view, &clipped);
-            const uint32_t s = item.y;
-            s_ok[wib] = s >= 1 && (int)s + 1 < n &&
-                        vr_raster_tri_setup(&s_tri[wib], vr_raster_snap(poly[0], &p.view),
-                                            vr_raster_snap(poly[s], &p.view),
-                                            vr_raster_snap(poly[s + 1], &p.view), &p.view) > 0;
+    for (uint32_t e = warp; e < count; e += warps) {
+        const vr_raster_big_entry en = p.big[e];
+        const vr_raster_tri &t = en.t;
+        const uint32_t tiles_x = (uint32_t)(t.px1 - t.px0) / VR_RASTER_TILE_W + 1;
+        for (uint32_t tile = en.first_tile; tile < en.first_tile + en.tiles; ++tile) {
+            const int32_t tx0 = t.px0 + (int32_t)(tile % tiles_x) * VR_RASTER_TILE_W;
+            const int32_t ty0 = t.py0 + (int32_t)(tile / tiles_x) * VR_RASTER_TILE_H;
+            const int32_t tx1 = min(tx0 + VR_RASTER_TILE_W - 1, t.px1);
+            const int32_t ty1 = min(ty0 + VR_RASTER_TILE_H - 1, t.py1);
+            const int64_t xl = vr_raster_centre(tx0), xr = vr_raster_centre(tx1);
+            const int64_t yt = vr_raster_centre(ty0), yb = vr_raster_centre(ty1);
+            int outside = 0; /* the same value in every lane */
+            for (int k = 0; k < 3; ++k)
+                outside |= (vr_raster_edge(&t, k, xl, yt) & vr_raster_edge(&t, k, xr, yt) &
+                            vr_raster_edge(&t, k, xl, yb) & vr_raster_edge(&t, k, xr, yb)) < 0;
+            if (outside)
+                continue;
+            const int32_t px = tx0 + (int32_t)(lane % VR_RASTER_TILE_W);
+            const int32_t py = ty0 + (int32_t)(lane / VR_RASTER_TILE_W);
+            if (px > tx1 || py > ty1)
+                continue;
+            const int64_t x = vr_raster_centre(px), y = vr_raster_centre(py);
+            if ((vr_raster_edge(&t, 0, x, y) | vr_raster_edge(&t, 1, x, y) |
+                 vr_raster_edge(&t, 2, x, y)) < 0)
+                continue;
+            ++fragments;
+            unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
+            const unsigned long long word = vr_raster_word(&t, x, y, en.slot);
+            if (word < *pixel)
+                atomicMin(pixel, word);
         }
-        __syncwarp();
-        if (s_ok[wib]) {
-            const vr_raster_tri t = s_tri[wib];
-            const uint32_t tiles_x = (uint32_t)(t.px1 - t.px0) / VR_RASTER_TILE_W + 1;
-            for (uint32_t tile = item.z; tile < item.z + item.w; ++tile) {
-                const int32_t tx0 = t.px0 + (int32_t)(tile % tiles_x) * VR_RASTER_TILE_W;
-                const int32_t ty0 = t.py0 + (int32_t)(tile / tiles_x) * VR_RASTER_TILE_H;
-                const int32_t tx1 = min(tx0 + VR_RASTER_TILE_W - 1, t.px1);
-                const int32_t ty1 = min(ty0 + VR_RASTER_TILE_H - 1, t.py1);
-                const int64_t xl = vr_raster_centre(tx0), xr = vr_raster_centre(tx1);
-                const int64_t yt = vr_raster_centre(ty0), yb = vr_raster_centre(ty1);
-                int outside = 0; /* the same value in every lane: the skip is warp-uniform */
-                for (int k = 0; k < 3; ++k)
-                    outside |= (vr_raster_edge(&t, k, xl, yt) & vr_raster_edge(&t, k, xr, yt) &
-                                vr_raster_edge(&t, k, xl, yb) & vr_raster_edge(&t, k, xr, yb)) < 0;
-                if (outside)
-                    continue;
-                const int32_t px = tx0 + (int32_t)(lane % VR_RASTER_TILE_W);
-                const int32_t py = ty0 + (int32_t)(lane / VR_RASTER_TILE_W);
-                if (px > tx1 || py > ty1)
-                    continue;
-                const int64_t x = vr_raster_centre(px), y = vr_raster_centre(py);
-                if ((vr_raster_edge(&t, 0, x, y) | vr_raster_edge(&t, 1, x, y) |
-                     vr_raster_edge(&t, 2, x, y)) < 0)
-                    continue;
-                ++fragments;
-                unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
-                const unsigned long long word = vr_raster_word(&t, x, y, item.x);
-                if (word < *pixel)
-                    atomicMin(pixel, word);
-            }
-        }
-        __syncwarp(); /* lane 0 rewrites s_tri and s_ok for the next entry */
     }
     for (int off = 16; off > 0; off >>= 1)
         fragments += __shfl_down_sync(0xffffffffu, fragments, off);
@@ -249,7 +243,8 @@ static vr_status vr_raster_device_check(void)
 size_t vr_raster_scratch_bytes(void)
 {
     /* the counts, then the list, 16-byte aligned */
-    return (sizeof(vr_raster_counts) + 15) / 16 * 16 + VR_RASTER_BIG_CAPACITY * sizeof(uint4);
+    return (sizeof(vr_raster_counts) + 15) / 16 * 16 +
+           VR_RASTER_BIG_CAPACITY * sizeof(vr_raster_big_entry);
 }
 
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
@@ -268,7 +263,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
     void *d_own = NULL; /* scratch allocated here when the caller has none */
     vr_raster_counts *d_counts = NULL;
-    uint4 *d_big = NULL;
+    vr_raster_big_entry *d_big = NULL;
     vr_raster_counts counts;
     float clear_ms = 0, raster_ms = 0;
     const size_t pixels = (size_t)cfg->width * cfg->height;
@@ -279,7 +274,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         d_scratch = d_own;
     }
     d_counts = (vr_raster_counts *)d_scratch;
-    d_big = (uint4 *)((char *)d_scratch + (sizeof(vr_raster_counts) + 15) / 16 * 16);
+    d_big = (vr_raster_big_entry *)((char *)d_scratch + (sizeof(vr_raster_counts) + 15) / 16 * 16);
     VR_RASTER_CUDA(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
     VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
     VR_RASTER_CUDA(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
