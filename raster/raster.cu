@@ -80,9 +80,10 @@ typedef struct vr_resolve_kparams {
 #endif
 
 /* One thread per queue slot. No shared memory, no block-level sync; the slot's sub-triangles
- * are walked row by row with incremental edge functions. A plain read of the visibility word
- * skips the atomic when the pixel already holds a nearer word: words only decrease, so a stale
- * read is never smaller than the true value and the skip is safe. Counts are summed per warp
+ * are walked row by row with incremental edge functions. The atomicMin's result is not used, so
+ * it compiles to a reduction that does not wait: reading the word first to skip the atomic
+ * would put a dependent load on every covered pixel, which the few threads of a small mesh
+ * cannot hide. Counts are summed per warp
  * (full mask; inactive slots contribute 0) and added with one atomic per warp. */
 __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_params p)
 {
@@ -138,8 +139,7 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
                     ++fragments;
                     const unsigned long long w =
                         vr_raster_word(&t, vr_raster_centre(px), y, slot);
-                    if (w < row[px])
-                        atomicMin(row + px, w);
+                    atomicMin(row + px, w); /* result unused: a non-blocking reduction */
                 }
             }
         }
@@ -201,8 +201,7 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_r
             ++fragments;
             unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
             const unsigned long long word = vr_raster_word(&t, x, y, en.slot);
-            if (word < *pixel)
-                atomicMin(pixel, word);
+            atomicMin(pixel, word);
         }
     }
     for (int off = 16; off > 0; off >>= 1)
