@@ -80,10 +80,12 @@ typedef struct vr_resolve_kparams {
 #endif
 
 /* One thread per queue slot. No shared memory, no block-level sync; the slot's sub-triangles
- * are walked row by row with incremental edge functions. The atomicMin's result is not used, so
- * it compiles to a reduction that does not wait: reading the word first to skip the atomic
- * would put a dependent load on every covered pixel, which the few threads of a small mesh
- * cannot hide. Counts are summed per warp
+ * are walked row by row with incremental edge functions. A plain read of the visibility word
+ * skips the atomic when the pixel already holds a nearer word: words only decrease, so a stale
+ * read is never smaller than the true value and the skip is safe. On sphere:7M at 1080p the
+ * skip is worth 30% of the raster time (0.39 vs 0.56 ms: fewer atomics on the same words); the
+ * big-triangle kernel goes without it (its warps' atomics are spread over a box, and a
+ * dependent load per tile would serialize the warp). Counts are summed per warp
  * (full mask; inactive slots contribute 0) and added with one atomic per warp. */
 __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_params p)
 {
@@ -139,7 +141,8 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
                     ++fragments;
                     const unsigned long long w =
                         vr_raster_word(&t, vr_raster_centre(px), y, slot);
-                    atomicMin(row + px, w); /* result unused: a non-blocking reduction */
+                    if (w < row[px])
+                        atomicMin(row + px, w);
                 }
             }
         }
@@ -201,7 +204,7 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_r
             ++fragments;
             unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
             const unsigned long long word = vr_raster_word(&t, x, y, en.slot);
-            atomicMin(pixel, word);
+            atomicMin(pixel, word); /* result unused: a reduction that does not wait */
         }
     }
     for (int off = 16; off > 0; off >>= 1)
