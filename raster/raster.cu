@@ -14,13 +14,12 @@
 
 #define VR_RASTER_BLOCK_LOG2 7
 #define VR_RASTER_BLOCK (1 << VR_RASTER_BLOCK_LOG2)  /* raster threads (triangles) per block */
-/* Sub-triangles with larger bounding boxes go to vr_raster_big_kernel: a thread walking a box
- * alone waits for one visibility read per covered pixel, and a 6k-triangle mesh at 1080p has too
- * few threads to hide that. There a warp takes the box in tiles of 8 x 4 pixels (one per lane),
+/* Sub-triangles with larger bounding boxes (vr_raster_big_pixels) go to vr_raster_big_kernel: a
+ * thread walking a box alone waits for one visibility read per covered pixel, and a 6k-triangle
+ * mesh at 1080p has too few threads to hide that. There a warp takes the box in tiles of 8 x 4 pixels (one per lane),
  * skipping tiles that one edge excludes at all four corners; a box of more than
  * VR_RASTER_BIG_TILES tiles is split into several list entries so warps share it. Entries hold
  * the set-up triangle (about 150 bytes each, under 10 MiB for the whole list). */
-#define VR_RASTER_BIG_PIXELS 32u
 #define VR_RASTER_TILE_W 8
 #define VR_RASTER_TILE_H 4
 #define VR_RASTER_BIG_TILES 64u           /* tiles per list entry (2048 pixels) */
@@ -29,6 +28,17 @@
 #define VR_RASTER_BIG_GRID 1024           /* blocks striding over the list (132 SMs x ~8) */
 #define VR_RESOLVE_TILE_LOG2 4
 #define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
+
+/* Boxes of more pixels than this go to the big-triangle list: tri_count / 1024 within 16..256.
+ * The one-thread walk hides its reads when there are many threads, so the break-even box grows
+ * with the triangle count. Measured at 1920x1080 (raster ms incl. clear, thresholds 16..256 and
+ * off; bench/results/render-h100.md): cow (5.8k) best at 16, bunny (69k) at 64, igea (269k)
+ * flat from 32 up, sphere:7M unaffected. */
+static uint32_t vr_raster_big_pixels(uint32_t tri_count)
+{
+    const uint32_t t = tri_count / 1024;
+    return t < 16 ? 16 : t > 256 ? 256 : t;
+}
 
 /* Per-launch counts, each reset to 0 before the launch. */
 typedef struct vr_raster_counts {
@@ -46,6 +56,7 @@ typedef struct vr_raster_params {
     vr_raster_view view;
     vr_raster_counts *counts;  /* one, cleared */
     struct vr_raster_big_entry *big; /* VR_RASTER_BIG_CAPACITY entries */
+    uint32_t big_pixels;       /* boxes with more pixels go to the list */
 } vr_raster_params;
 
 /* One entry of the big-triangle list: the set-up sub-triangle (so the warp that takes it needs no
@@ -107,7 +118,7 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
             if (r <= 0)
                 continue;
             const uint32_t w = (uint32_t)(t.px1 - t.px0 + 1), h = (uint32_t)(t.py1 - t.py0 + 1);
-            if (w * h > VR_RASTER_BIG_PIXELS) {
+            if (w * h > p.big_pixels) {
                 const uint32_t tiles = ((w + VR_RASTER_TILE_W - 1) / VR_RASTER_TILE_W) *
                                        ((h + VR_RASTER_TILE_H - 1) / VR_RASTER_TILE_H);
                 const uint32_t parts = (tiles + VR_RASTER_BIG_TILES - 1) / VR_RASTER_BIG_TILES;
@@ -289,6 +300,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         p.view = vr_raster_view_make(cfg);
         p.counts = d_counts;
         p.big = d_big;
+        p.big_pixels = vr_raster_big_pixels(tri_count);
         const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
         vr_raster_kernel<<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
         VR_RASTER_LAUNCHED(s);
