@@ -1,9 +1,9 @@
 /* raster.cu - GPU rasterizer for the triangle queue: one thread per triangle walks its clipped
  * sub-triangles' bounding boxes and keeps the nearest (depth bits << 32 | slot) per pixel with a
  * 64-bit atomicMin, so the image does not depend on scheduling or queue order; a sub-triangle
- * whose box holds more than VR_RASTER_BIG_PIXELS pixels is handed to a second kernel where a
- * whole block covers it (one thread would otherwise walk thousands of pixels alone); then one
- * thread per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the shared
+ * with a large box (vr_raster_big_pixels) is handed to a second kernel where a warp covers it
+ * in tiles (one thread would otherwise walk thousands of pixels alone); then one thread per
+ * pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the shared
  * arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
  * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`.
  */
