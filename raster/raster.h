@@ -1,7 +1,8 @@
 /* raster.h - a simple rasterizer for the triangle queue (reuse/reuse.h): near/far and guard-band
  * clipping in clip space, fixed-point edge functions (8 sub-pixel bits) with the top-left fill
- * rule, one thread per triangle over its bounding box, and a 64-bit visibility buffer
- * (depth bits << 32 | queue slot, kept with atomicMin) that a resolve pass turns into Lambert,
+ * rule, one thread per triangle over its bounding box (a warp for large boxes), and a 64-bit
+ * visibility buffer (depth bits << 32 | queue slot, kept with atomicMin) that a resolve pass turns
+ * into Lambert,
  * heatmap (per-vertex shading counts, Kenzel et al. 2018 Fig. 7) or per-batch colours.
  * raster.cu (GPU) and raster_ref.c (CPU twin) produce bit-identical visibility buffers and images.
  * Try: `vreuse_tests raster/`, `vreuse render bunny.obj --strategy naive,warp,hash --heatmap`.
@@ -61,7 +62,7 @@ vr_status vr_raster_ref_overdraw(uint32_t *counts, const vr_queue *q, uint32_t t
                                  const vr_raster_config *cfg);
 
 /* GPU path: the same, with `d_vis` and the arrays of `d_q` in device memory. Clears, launches
- * one thread per triangle (and a block per large sub-triangle), waits; stats->clear_ms and
+ * one thread per triangle (and a warp per large sub-triangle), waits; stats->clear_ms and
  * raster_ms come from cudaEvents. `d_scratch`: vr_raster_scratch_bytes() of device memory the
  * caller keeps across frames, or NULL to allocate it in the call (a cudaMalloc/cudaFree pair per
  * frame). `stream` is a cudaStream_t or NULL. VR_ERR_NO_DEVICE in a build without CUDA. */
