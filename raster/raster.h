@@ -2,8 +2,8 @@
  * clipping in clip space, fixed-point edge functions (8 sub-pixel bits) with the top-left fill
  * rule, one thread per triangle over its bounding box (a warp for large boxes), and a 64-bit
  * visibility buffer (depth bits << 32 | queue slot, kept with atomicMin) that a resolve pass turns
- * into Lambert,
- * heatmap (per-vertex shading counts, Kenzel et al. 2018 Fig. 7) or per-batch colours.
+ * into Lambert, heatmap (per-vertex shading counts, Kenzel et al. 2018 Fig. 7) or per-batch
+ * colours.
  * raster.cu (GPU) and raster_ref.c (CPU twin) produce bit-identical visibility buffers and images.
  * Try: `vreuse_tests raster/`, `vreuse render bunny.obj --strategy naive,warp,hash --heatmap`.
  */
