@@ -2,7 +2,7 @@
  * index buffer into generalized triangle strips (pipeline/gts.h, Meyer et al. 2012), checks
  * the CPU decoders against the encoder's triangle list, prints the per-stage bits per triangle
  * (the paper's Table 3 rows) and writes the file. `--bench-decode` times the GPU decoder with
- * both strip passes (tiled, and the paper's for Table 4): one checked warm-up each, then
+ * both V and strip passes (tiled, and the paper's for Table 4): one checked warm-up each, then
  * median/min over --reps and the per-kernel breakdown of the stages that ran.
  * Try: `vreuse compress ../shared/scenes/igea.ply -o igea.gts`, `vreuse compress --bench-decode sphere:7M`.
  */
@@ -39,9 +39,10 @@ static void usage(FILE *f)
             "  --greedy          the paper's greedy Simple-9 packing instead of the optimal one\n"
             "  --no-vertex-data  store connectivity only\n"
             "  --bench-decode    time the GPU decoder (needs a CUDA device): Gtri/s of source\n"
-            "                    triangles with the tiled strip pass (default) and with the\n"
-            "                    paper's M_Scan, Q_Scan, T_Kernel, each with its per-kernel\n"
-            "                    breakdown; both are checked against the encoder first\n"
+            "                    triangles with the tiled V and strip passes (default) and with\n"
+            "                    the paper's INC_Scan, V_Kernel, M_Scan, Q_Scan, T_Kernel, each\n"
+            "                    with its per-kernel breakdown; both are checked against the\n"
+            "                    encoder first\n"
             "  --reps N          timed decodes for --bench-decode (default 20)\n"
             "  --quiet           no progress output\n");
 }
@@ -146,25 +147,29 @@ static int time_pass(vr_gts_gpu *d, vr_gts_strip_pass pass, int reps, float *tot
 /* The per-stage medians of the stages that ran, strip stages first (Table 4 row order). */
 static void print_breakdown(float *stage, int reps, uint32_t ran, const char *title)
 {
-    static const vr_gts_stage rows[] = {VR_GTS_M_SCAN,      VR_GTS_Q_SCAN,    VR_GTS_T_KERNEL,
-                                        VR_GTS_TILE_REDUCE, VR_GTS_TILE_SCAN, VR_GTS_TILE_T,
-                                        VR_GTS_INC_SCAN,    VR_GTS_V_KERNEL,  VR_GTS_S_SCAN,
-                                        VR_GTS_D_SCATTER,   VR_GTS_U_SCAN};
+    static const vr_gts_stage rows[] = {
+        VR_GTS_M_SCAN,       VR_GTS_Q_SCAN,     VR_GTS_T_KERNEL, VR_GTS_TILE_REDUCE,
+        VR_GTS_TILE_SCAN,    VR_GTS_TILE_T,     VR_GTS_INC_SCAN, VR_GTS_V_KERNEL,
+        VR_GTS_VTILE_REDUCE, VR_GTS_VTILE_SCAN, VR_GTS_V_TILED,  VR_GTS_S_SCAN,
+        VR_GTS_D_SCATTER,    VR_GTS_U_SCAN};
     const size_t row_count = sizeof rows / sizeof rows[0];
     float sum = 0, meds[VR_GTS_STAGE_COUNT] = {0};
     for (size_t k = 0; k < row_count; ++k)
         if (ran & (1u << rows[k]))
             sum += meds[rows[k]] = median(stage + rows[k] * reps, reps);
-    printf("  stage        ms_med    pct   (%s)\n", title);
+    printf("  stage         ms_med    pct   (%s)\n", title);
     for (size_t k = 0; k < row_count; ++k) {
         const vr_gts_stage st = rows[k];
         if (!(ran & (1u << st)))
             continue;
-        const char *group = st == VR_GTS_INC_SCAN || st == VR_GTS_V_KERNEL ? "inc."
+        const char *group = st == VR_GTS_INC_SCAN || st == VR_GTS_V_KERNEL ||
+                                    st == VR_GTS_VTILE_REDUCE || st == VR_GTS_VTILE_SCAN ||
+                                    st == VR_GTS_V_TILED
+                                ? "inc."
                             : st == VR_GTS_S_SCAN || st == VR_GTS_D_SCATTER || st == VR_GTS_U_SCAN
                                 ? "S-9"
                                 : "strips";
-        printf("  %-7s %-11s %7.4f  %4.1f%%\n", group, vr_gts_stage_name(st), meds[st],
+        printf("  %-7s %-12s %7.4f  %4.1f%%\n", group, vr_gts_stage_name(st), meds[st],
                sum > 0 ? 100.0 * meds[st] / sum : 0.0);
     }
     printf("  sum of stage medians %.4f ms\n", sum);
@@ -209,9 +214,9 @@ static int bench_decode(const vr_gts *g, const vr_gts_map *map, const char *spec
         printf("  %-10s ms_med %.4f  ms_min %.4f  %.2f Gtri/s (source triangles / median), "
                "%d reps, one event pair around all passes%s\n",
                p ? "paper" : "total", med, min, g->triangle_count / (med * 1e-3) * 1e-9, reps,
-               p ? "; M_Scan, Q_Scan, T_Kernel" : "; tiled strip pass");
+               p ? "; INC_Scan, V_Kernel, M_Scan, Q_Scan, T_Kernel" : "; tiled V and strip passes");
     }
-    print_breakdown(stage[0], reps, ran[0], "tiled strip pass; events between stages");
+    print_breakdown(stage[0], reps, ran[0], "tiled V and strip passes; events between stages");
     print_breakdown(stage[1], reps, ran[1], "paper's passes, events between stages; Table 4 rows");
     rc = 0;
 done:

@@ -3,8 +3,8 @@
  * The encoder (gts_encode.c) orders triangles in belts and strips and vertices by first visit;
  * the stream holds strip codes C, incremental-vertex bits INC and the re-used vertices U as
  * zigzag deltas in Simple-9 words S. Decoders: gts_decode_ref.c (CPU), gts_decode.cu (GPU, CUB
- * scans as in the paper's Fig. 4, 5, 7; the strips by default in a tiled pass that keeps M and Q
- * on chip). File format: gts_format.c.
+ * scans as in the paper's Fig. 4, 5, 7; V and the strips by default in tiled passes that keep
+ * incscan, M and Q on chip). File format: gts_format.c.
  * Try: `vreuse compress ../shared/scenes/horse.ply -o horse.gts`, `vreuse_tests gts/`.
  */
 #ifndef VR_GTS_H
@@ -150,11 +150,13 @@ vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g);
  * scan, T_Kernel, INC_Scan, V_Kernel, S_Scan, D_Scatter, U_Scan) with the arithmetic of
  * gts_math.h: a check of the parallel algorithm that runs without a GPU. */
 vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g);
-/* The GPU's tiled strip pass on the CPU (the V part as vr_gts_decode_scan_ref): Tile_Reduce
- * (one aggregate per tile of VR_GTS_TILE triangles: M steps and the tile's largest Q candidate
- * relative to its M base), Tile_Scan (exclusive scan of the aggregates: every tile's M and Q
- * carry), T_Tiled (M[i], Q[i] rebuilt per tile from the carry, never stored). Same output and
- * the same error verdict as vr_gts_decode_scan_ref, malformed streams included. */
+/* The GPU's tiled passes on the CPU (the U part as vr_gts_decode_scan_ref): VTile_Reduce (INC
+ * ones per tile of VR_GTS_VTILE V entries), VTile_Scan (exclusive sum: every tile's carry),
+ * V_Tiled (ones before each entry from the carry and word popcounts, no incscan array);
+ * Tile_Reduce (one aggregate per tile of VR_GTS_TILE triangles: M steps and the tile's largest Q
+ * candidate relative to its M base), Tile_Scan (exclusive scan of the aggregates: every tile's M
+ * and Q carry), T_Tiled (M[i], Q[i] rebuilt per tile from the carry, never stored). Same output
+ * and the same error verdict as vr_gts_decode_scan_ref, malformed streams included. */
 vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g);
 /* Decodes into a mesh with the stream's vertex data (zero-filled when it has none);
  * the result owns its arrays (free with vr_mesh_free, or free() on each array). */
@@ -175,20 +177,27 @@ typedef enum vr_gts_stage {
     VR_GTS_TILE_REDUCE, /* per tile of VR_GTS_TILE triangles: sum of M steps, largest Q candidate */
     VR_GTS_TILE_SCAN,   /* exclusive scan of the tile aggregates: M and Q carry of every tile */
     VR_GTS_TILE_T,      /* per tile: block scan from the carry -> M, Q in registers -> T (Eq. 6) */
+    /* the tiled V pass (with the tiled strips): replaces INC_Scan, V_Kernel, stores no incscan */
+    VR_GTS_VTILE_REDUCE, /* per tile of VR_GTS_VTILE V entries: popcount of its INC words */
+    VR_GTS_VTILE_SCAN,   /* exclusive sum of the tile counts: INC ones before every tile */
+    VR_GTS_V_TILED,      /* per tile: block scan of word popcounts from the carry -> V */
     VR_GTS_STAGE_COUNT
 } vr_gts_stage;
 
 const char *vr_gts_stage_name(vr_gts_stage s); /* "M_Scan", ... as in the paper's Table 4 */
 
-/* Which passes decode the strips (C, V -> T); the V part (S_Scan ... V_Kernel) is shared. */
+/* Which passes decode INC + U -> V and the strips (C, V -> T); the U part (S_Scan, D_Scatter,
+ * U_Scan) is shared. */
 typedef enum vr_gts_strip_pass {
-    VR_GTS_STRIPS_TILED = 0, /* Tile_Reduce, Tile_Scan, T_Tiled: M and Q stay on chip (default) */
-    VR_GTS_STRIPS_PAPER = 1  /* M_Scan, Q_Scan, T_Kernel as in the paper (Table 4 breakdown) */
+    VR_GTS_STRIPS_TILED = 0, /* VTile_Reduce, VTile_Scan, V_Tiled, Tile_Reduce, Tile_Scan, T_Tiled:
+                              * incscan, M and Q stay on chip (default) */
+    VR_GTS_STRIPS_PAPER = 1  /* INC_Scan, V_Kernel, M_Scan, Q_Scan, T_Kernel as in the paper
+                              * (Table 4 breakdown) */
 } vr_gts_strip_pass;
 
 typedef struct vr_gts_gpu_timing {
     float stage_ms[VR_GTS_STAGE_COUNT]; /* cudaEvent time per stage; 0 for stages that did not run
-                                         * (the other strip pass, M_Scan in deg. mode, the S-9
+                                         * (the other pass's stages, M_Scan in deg. mode, the S-9
                                          * stages without re-used vertices) */
     uint32_t stage_ran;                 /* bit s set: stage s launched work in this decode */
     float total_ms;                     /* first to last event */
@@ -201,8 +210,8 @@ typedef struct vr_gts_gpu vr_gts_gpu;
  * kernels guard every access and raise a device error flag that decode turns into
  * VR_ERR_FORMAT. VR_ERR_NO_DEVICE without a device or CUDA build. */
 vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g);
-/* Selects the strip passes of later decodes (default VR_GTS_STRIPS_TILED); create allocates
- * the buffers of both, so switching allocates nothing. */
+/* Selects the V and strip passes of later decodes (default VR_GTS_STRIPS_TILED); create
+ * allocates the buffers of both, so switching allocates nothing. */
 void vr_gts_gpu_set_strip_pass(vr_gts_gpu *d, vr_gts_strip_pass p);
 /* Runs all passes on the context's stream. `timing`: NULL times nothing; otherwise with
  * `breakdown` 1 an event pair brackets every stage that runs (Table 4), with 0 only the whole

@@ -1,7 +1,8 @@
 /* gts_decode.cu - GPU decoder of the GTS codec, the data-parallel algorithm of Meyer et al.
- * 2012 (Fig. 4, 5, 7): S_Scan, D_Scatter, U_Scan (Simple-9 -> U), INC_Scan, V_Kernel (INC + U ->
- * V), then the strips -> triangles either as the paper's M_Scan, Q_Scan, T_Kernel or (default)
- * as a tiled pass that never stores M or Q: Tile_Reduce, Tile_Scan, T_Tiled. Scans are
+ * 2012 (Fig. 4, 5, 7): S_Scan, D_Scatter, U_Scan (Simple-9 -> U), then INC + U -> V and the
+ * strips -> triangles either as the paper's INC_Scan, V_Kernel, M_Scan, Q_Scan, T_Kernel or
+ * (default) as tiled passes that never store incscan, M or Q: VTile_Reduce, VTile_Scan,
+ * V_Tiled, Tile_Reduce, Tile_Scan, T_Tiled. Scans are
  * cub::DeviceScan with custom operators over thrust transform/counting iterators (the paper's
  * "transform scans", Eq. 9); the per-element arithmetic is gts_math.h, shared with the CPU
  * twins vr_gts_decode_scan_ref and vr_gts_decode_tiled_ref in gts_decode_ref.c. All memory is
@@ -39,6 +40,13 @@
 #define VR_GTS_TILE_ITEMS_LOG2 3
 #define VR_GTS_TILE_ITEMS (1 << VR_GTS_TILE_ITEMS_LOG2)
 #define VR_GTS_TILE_BLOCK (1 << (VR_GTS_TILE_LOG2 - VR_GTS_TILE_ITEMS_LOG2))
+/* Tiled V pass: a block per tile of VR_GTS_VTILE = 8192 V entries (gts_math.h), one INC word
+ * per thread for the scan, then 32 entries per thread striped. 8192: 7M entries make 856 tiles,
+ * one wave at 8 blocks of 256 per SM on 132 SMs (each thread's 32 gathers need many resident
+ * warps to hide latency, so larger tiles would leave SMs idle), and the tile counts (3.4 KB)
+ * scan in one small CUB pass. VR_GTS_V_ITEMS gathers are issued before their stores. */
+#define VR_GTS_VTILE_BLOCK VR_GTS_VTILE_WORDS
+#define VR_GTS_V_ITEMS 8
 
 #ifdef VR_SYNC_CHECK
 #define VR_GTS_LAUNCHED(what)                                                            \
@@ -55,15 +63,18 @@
 struct vr_gts_gpu {
     vr_gts h;              /* counts of the uploaded stream (host arrays not kept) */
     uint32_t codes;        /* 1: R mode (M_Scan runs), 0: deg. mode (M[i] = i + 2) */
-    vr_gts_strip_pass pass; /* strip passes of the next decode, VR_GTS_STRIPS_TILED by default */
+    vr_gts_strip_pass pass; /* V and strip passes of the next decode, default TILED */
     uint32_t tile_count;   /* ceil(strip_triangle_count / VR_GTS_TILE) */
+    uint32_t vtile_count;  /* ceil(v_count / VR_GTS_VTILE) */
     uint32_t *d_c;         /* vr_gts_c_words */
     uint32_t *d_inc;       /* vr_gts_inc_words */
     uint32_t *d_s;         /* max(s_count, 1) */
     uint32_t *d_sbar;      /* max(s_count, 1): first code of each word in D */
     uint32_t *d_d;         /* max(u_count, 1): zigzag deltas */
     uint32_t *d_u;         /* max(u_count, 1): re-used vertices */
-    uint32_t *d_incscan;   /* v_count: INC ones before each V entry */
+    uint32_t *d_incscan;   /* v_count: INC ones before each V entry (paper pass) */
+    uint32_t *d_vtile_count; /* vtile_count: VTile_Reduce's INC ones per V tile */
+    uint32_t *d_vtile_carry; /* vtile_count: VTile_Scan's INC ones before each V tile */
     uint32_t *d_v;         /* v_count */
     uint32_t *d_m;         /* strip_triangle_count (R mode only, else NULL; paper pass) */
     uint32_t *d_q;         /* strip_triangle_count (paper pass) */
@@ -71,7 +82,7 @@ struct vr_gts_gpu {
     vr_gts_tile_agg *d_tile_carry; /* tile_count: Tile_Scan's exclusive prefixes */
     uint32_t *d_t;         /* 3 * strip_triangle_count: the output */
     uint32_t *d_err;       /* 1: VR_GTS_ERR_* bits, reset to 0 by every decode */
-    void *d_temp;          /* CUB temp storage, temp_bytes = max over the six scans */
+    void *d_temp;          /* CUB temp storage, temp_bytes = max over the seven scans */
     size_t temp_bytes;
     cudaStream_t stream;
     cudaEvent_t ev[VR_GTS_STAGE_COUNT + 1];
@@ -200,7 +211,7 @@ static __global__ void __launch_bounds__(VR_GTS_D_BLOCK)
 
 /* V_Kernel (Fig. 5b): one thread per V entry. An incremental vertex is the count of INC ones
  * before it; a re-used one is U[j - incscan[j]], which must be < incscan[j] (introduced
- * already). The last thread checks the INC total against the referenced vertex count. */
+ * already; vr_gts_v_entry). The last thread checks the INC total against the referenced count. */
 static __global__ void __launch_bounds__(VR_GTS_V_BLOCK)
     vr_gts_v_kernel(const uint32_t *inc, const uint32_t *incscan, const uint32_t *u,
                     uint32_t u_count, uint32_t v_count, uint32_t referenced, uint32_t *v,
@@ -210,20 +221,87 @@ static __global__ void __launch_bounds__(VR_GTS_V_BLOCK)
     if (j >= v_count)
         return;
     const uint32_t one = (inc[j >> 5] >> (j & 31u)) & 1u, before = incscan[j];
-    uint32_t val = before, bits_err = 0;
-    if (!one) {
-        uint32_t k = j - before;
-        if (k >= u_count)
-            bits_err |= VR_GTS_ERR_U, k = u_count ? u_count - 1 : 0;
-        val = u_count ? u[k] : 0u;
-        if (val >= before)
-            bits_err |= VR_GTS_ERR_U;
-    }
+    uint32_t bits_err = 0;
+    const uint32_t val = vr_gts_v_entry(one, before, j, u, u_count, &bits_err);
     if (j == v_count - 1 && before + one != referenced)
         bits_err |= VR_GTS_ERR_INC;
     v[j] = val;
     if (bits_err)
         atomicOr(err, bits_err);
+}
+
+/* The tiled V pass: VTile_Reduce and V_Tiled read INC the same way, one block per tile. */
+typedef struct vr_gts_vtile_params {
+    const uint32_t *inc;   /* vr_gts_inc_words: INC bits */
+    const uint32_t *u;     /* max(u_count, 1): re-used vertices (V_Tiled) */
+    uint32_t *count;       /* vtile_count: INC ones per tile, written by VTile_Reduce */
+    const uint32_t *carry; /* vtile_count: VTile_Scan's exclusive prefixes, read by V_Tiled */
+    uint32_t *v;           /* v_count: the output V (V_Tiled) */
+    uint32_t *err;         /* 1: VR_GTS_ERR_* bits */
+    uint32_t v_count;      /* |V| >= 3 */
+    uint32_t u_count;      /* |U|, may be 0 */
+    uint32_t referenced;   /* referenced_count: the INC total V_Tiled checks */
+} vr_gts_vtile_params;
+
+/* VTile_Reduce: one block per tile, thread tid pops INC word tile * VR_GTS_VTILE_WORDS + tid
+ * (padding bits past |V| masked, words past the end read as 0); cub::BlockReduce sums, thread 0
+ * writes the tile's count. Reads only INC (1 bit per V entry). */
+static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
+    vr_gts_vtile_reduce_kernel(vr_gts_vtile_params p)
+{
+    typedef cub::BlockReduce<uint32_t, VR_GTS_VTILE_BLOCK> vr_block_reduce;
+    __shared__ vr_block_reduce::TempStorage s_reduce;
+    const uint32_t w = blockIdx.x * VR_GTS_VTILE_WORDS + threadIdx.x;
+    const uint32_t ones = __popc(vr_gts_inc_word(p.inc, w, p.v_count));
+    const uint32_t total = vr_block_reduce(s_reduce).Sum(ones);
+    if (threadIdx.x == 0)
+        p.count[blockIdx.x] = total;
+}
+
+/* V_Tiled: one block per tile. Thread tid owns INC word tid of the tile for an exclusive
+ * cub::BlockScan of word popcounts seeded with the tile's carry; s_inc / s_before hold each
+ * word and the ones before it (one sync). Then entries are striped (thread tid takes tile entry
+ * k * VR_GTS_VTILE_BLOCK + tid): a warp reads one word by broadcast, its U gathers are
+ * near-consecutive and its V stores coalesced. Checks are V_Kernel's (vr_gts_v_entry, the INC
+ * total at entry |V| - 1); entries past |V| are neither read nor written. */
+static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
+    vr_gts_v_tiled_kernel(vr_gts_vtile_params p)
+{
+    typedef cub::BlockScan<uint32_t, VR_GTS_VTILE_BLOCK> vr_block_scan;
+    __shared__ vr_block_scan::TempStorage s_scan;
+    __shared__ uint32_t s_inc[VR_GTS_VTILE_WORDS], s_before[VR_GTS_VTILE_WORDS];
+    const uint32_t first = blockIdx.x * VR_GTS_VTILE;
+    const uint32_t word = vr_gts_inc_word(p.inc, blockIdx.x * VR_GTS_VTILE_WORDS + threadIdx.x,
+                                          p.v_count);
+    uint32_t before;
+    vr_block_scan(s_scan).ExclusiveSum((uint32_t)__popc(word), before);
+    s_inc[threadIdx.x] = word;
+    s_before[threadIdx.x] = p.carry[blockIdx.x] + before;
+    __syncthreads();
+    uint32_t bits_err = 0;
+    for (uint32_t k0 = 0; k0 < VR_GTS_VTILE / VR_GTS_VTILE_BLOCK; k0 += VR_GTS_V_ITEMS) {
+        uint32_t val[VR_GTS_V_ITEMS];
+#pragma unroll
+        for (int k = 0; k < VR_GTS_V_ITEMS; ++k) {
+            const uint32_t l = (k0 + k) * VR_GTS_VTILE_BLOCK + threadIdx.x, j = first + l;
+            val[k] = 0u;
+            if (j >= p.v_count)
+                continue;
+            const uint32_t w = s_inc[l >> 5], bit = l & 31u, one = (w >> bit) & 1u;
+            const uint32_t b = vr_gts_ones_before(s_before[l >> 5], w, bit);
+            val[k] = vr_gts_v_entry(one, b, j, p.u, p.u_count, &bits_err);
+            if (j == p.v_count - 1 && b + one != p.referenced)
+                bits_err |= VR_GTS_ERR_INC;
+        }
+#pragma unroll
+        for (int k = 0; k < VR_GTS_V_ITEMS; ++k) {
+            const uint32_t j = first + (k0 + k) * VR_GTS_VTILE_BLOCK + threadIdx.x;
+            if (j < p.v_count)
+                p.v[j] = val[k];
+        }
+    }
+    if (bits_err)
+        atomicOr(p.err, bits_err);
 }
 
 /* T_Kernel (Fig. 4c, Eq. 6): one thread per triangle; positions from C, M, Q are clamped to |V|
@@ -406,6 +484,9 @@ static cudaError_t vr_gts_scan(const vr_gts_gpu *d, vr_gts_stage which, void *te
         return cub::DeviceScan::ExclusiveScan(temp, *bytes, d->d_tile_agg, d->d_tile_carry,
                                               vr_gts_tile_op(), vr_gts_tile_empty(),
                                               d->tile_count, d->stream);
+    case VR_GTS_VTILE_SCAN:
+        return cub::DeviceScan::ExclusiveScan(temp, *bytes, d->d_vtile_count, d->d_vtile_carry,
+                                              vr_gts_add(), 0u, d->vtile_count, d->stream);
     default:
         return cudaErrorInvalidValue;
     }
@@ -460,6 +541,8 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
         (s = alloc_words(&d->d_d, g->u_count, "D")) ||
         (s = alloc_words(&d->d_u, g->u_count, "U")) ||
         (s = alloc_words(&d->d_incscan, g->v_count, "INC scan")) ||
+        (s = alloc_words(&d->d_vtile_count, d->vtile_count, "V tile counts")) ||
+        (s = alloc_words(&d->d_vtile_carry, d->vtile_count, "V tile carries")) ||
         (s = alloc_words(&d->d_v, g->v_count, "V")) ||
         (d->codes && (s = alloc_words(&d->d_m, n, "M"))) ||
         (s = alloc_words(&d->d_q, n, "Q")) ||
@@ -472,7 +555,8 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
         (s = upload(d->d_s, g->s, g->s_count, d->stream)))
         return s;
     static const vr_gts_stage scans[] = {VR_GTS_S_SCAN, VR_GTS_U_SCAN, VR_GTS_INC_SCAN,
-                                         VR_GTS_M_SCAN, VR_GTS_Q_SCAN, VR_GTS_TILE_SCAN};
+                                         VR_GTS_M_SCAN, VR_GTS_Q_SCAN, VR_GTS_TILE_SCAN,
+                                         VR_GTS_VTILE_SCAN};
     for (size_t k = 0; k < sizeof scans / sizeof scans[0]; ++k) {
         if (scans[k] == VR_GTS_M_SCAN && !d->codes)
             continue;
@@ -506,6 +590,7 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
     d->codes = g->restart == VR_GTS_RESTART_CODE;
     d->pass = VR_GTS_STRIPS_TILED;
     d->tile_count = (uint32_t)(((uint64_t)g->strip_triangle_count + VR_GTS_TILE - 1) / VR_GTS_TILE);
+    d->vtile_count = (uint32_t)(((uint64_t)g->v_count + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
     if ((s = create_inner(d, g))) {
         vr_gts_gpu_destroy(d);
         return s;
@@ -519,7 +604,8 @@ void vr_gts_gpu_destroy(vr_gts_gpu *d)
     if (!d)
         return;
     uint32_t *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
-                        d->d_v, d->d_m, d->d_q, d->d_t, d->d_err};
+                        d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
+                        d->d_err};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k)
         cudaFree(bufs[k]);
     cudaFree(d->d_tile_agg);
@@ -549,14 +635,17 @@ static int plan(const vr_gts_gpu *d, vr_gts_stage order[VR_GTS_STAGE_COUNT])
         order[k++] = VR_GTS_D_SCATTER;
         order[k++] = VR_GTS_U_SCAN;
     }
-    order[k++] = VR_GTS_INC_SCAN;
-    order[k++] = VR_GTS_V_KERNEL;
     if (d->pass == VR_GTS_STRIPS_PAPER) {
+        order[k++] = VR_GTS_INC_SCAN;
+        order[k++] = VR_GTS_V_KERNEL;
         if (d->codes)
             order[k++] = VR_GTS_M_SCAN;
         order[k++] = VR_GTS_Q_SCAN;
         order[k++] = VR_GTS_T_KERNEL;
     } else {
+        order[k++] = VR_GTS_VTILE_REDUCE;
+        order[k++] = VR_GTS_VTILE_SCAN;
+        order[k++] = VR_GTS_V_TILED;
         order[k++] = VR_GTS_TILE_REDUCE;
         order[k++] = VR_GTS_TILE_SCAN;
         order[k++] = VR_GTS_TILE_T;
@@ -570,6 +659,15 @@ static vr_gts_tile_params tile_params(const vr_gts_gpu *d)
     p.c = d->d_c, p.v = d->d_v, p.agg = d->d_tile_agg, p.carry = d->d_tile_carry;
     p.t = d->d_t, p.err = d->d_err;
     p.n = d->h.strip_triangle_count, p.v_count = d->h.v_count, p.codes = d->codes;
+    return p;
+}
+
+static vr_gts_vtile_params vtile_params(const vr_gts_gpu *d)
+{
+    vr_gts_vtile_params p;
+    p.inc = d->d_inc, p.u = d->d_u, p.count = d->d_vtile_count, p.carry = d->d_vtile_carry;
+    p.v = d->d_v, p.err = d->d_err;
+    p.v_count = d->h.v_count, p.u_count = d->h.u_count, p.referenced = d->h.referenced_count;
     return p;
 }
 
@@ -618,7 +716,18 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
         VR_GTS_LAUNCHED("vr_gts_tile_reduce_kernel");
         return VR_OK;
     case VR_GTS_TILE_SCAN:
+    case VR_GTS_VTILE_SCAN:
         VR_CUDA_CHECK(vr_gts_scan(d, st, d->d_temp, &bytes));
+        return VR_OK;
+    case VR_GTS_VTILE_REDUCE:
+        vr_gts_vtile_reduce_kernel<<<d->vtile_count, VR_GTS_VTILE_BLOCK, 0, d->stream>>>(
+            vtile_params(d));
+        VR_GTS_LAUNCHED("vr_gts_vtile_reduce_kernel");
+        return VR_OK;
+    case VR_GTS_V_TILED:
+        vr_gts_v_tiled_kernel<<<d->vtile_count, VR_GTS_VTILE_BLOCK, 0, d->stream>>>(
+            vtile_params(d));
+        VR_GTS_LAUNCHED("vr_gts_v_tiled_kernel");
         return VR_OK;
     case VR_GTS_TILE_T:
         vr_gts_t_tiled_kernel<<<d->tile_count, VR_GTS_TILE_BLOCK, 0, d->stream>>>(

@@ -3,8 +3,8 @@
  * recursion of Meyer et al. 2012 Eq. 3 with restarts) and validates every value it reads;
  * vr_gts_decode_scan_ref runs the GPU's data-parallel passes (Fig. 4, 5, 7) one by one with the
  * shared arithmetic of gts_math.h, so the parallel formulation is tested without a GPU;
- * vr_gts_decode_tiled_ref does the same for the tiled strip pass (Tile_Reduce, Tile_Scan,
- * T_Tiled), M and Q rebuilt per tile from a carry.
+ * vr_gts_decode_tiled_ref does the same for the tiled passes (VTile_Reduce, VTile_Scan, V_Tiled:
+ * no incscan; Tile_Reduce, Tile_Scan, T_Tiled: M and Q rebuilt per tile from a carry).
  * Try: `vreuse_tests gts/`.
  */
 #include "gts.h"
@@ -18,7 +18,7 @@ const char *vr_gts_stage_name(vr_gts_stage s)
 {
     static const char *const names[VR_GTS_STAGE_COUNT] = {
         "M_Scan", "Q_Scan", "T_Kernel", "INC_Scan", "V_Kernel", "S_Scan", "D_Scatter", "U_Scan",
-        "Tile_Reduce", "Tile_Scan", "T_Tiled"};
+        "Tile_Reduce", "Tile_Scan", "T_Tiled", "VTile_Reduce", "VTile_Scan", "V_Tiled"};
     return (unsigned)s < VR_GTS_STAGE_COUNT ? names[s] : "?";
 }
 
@@ -114,18 +114,16 @@ done:
 
 /* ---- the data-parallel passes, sequentially -------------------------------------------------- */
 
-/* The V part shared by both scan formulations: S_Scan, D_Scatter, U_Scan, INC_Scan, V_Kernel
- * into v (v_count entries), error bits into *err. Returns VR_ERR_OOM only. */
-static vr_status scan_v(uint32_t *v, const vr_gts *g, uint32_t *err)
+/* The U part shared by both scan formulations: S_Scan, D_Scatter, U_Scan into u (u_count + 1
+ * entries), error bits into *err. Returns VR_ERR_OOM only. */
+static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err)
 {
-    const uint32_t vn = g->v_count, un = g->u_count;
+    const uint32_t un = g->u_count;
     uint32_t *sbar = malloc(((size_t)g->s_count + 1) * sizeof *sbar);
     uint32_t *d = malloc(((size_t)un + 1) * sizeof *d);
-    uint32_t *u = malloc(((size_t)un + 1) * sizeof *u);
-    uint32_t *incscan = malloc((size_t)vn * sizeof *incscan);
     vr_status s = VR_OK;
-    if (!sbar || !d || !u || !incscan) {
-        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |V| = %u, |U| = %u", vn, un);
+    if (!sbar || !d) {
+        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |U| = %u", un);
         goto done;
     }
     /* S_Scan: exclusive sum of codes per word */
@@ -154,33 +152,92 @@ static vr_status scan_v(uint32_t *v, const vr_gts *g, uint32_t *err)
     run = 0;
     for (uint32_t k = 0; k < un; ++k)
         u[k] = run += vr_gts_unzigzag(d[k]);
-    /* INC_Scan: exclusive sum of INC bits */
-    run = 0;
+done:
+    free(sbar);
+    free(d);
+    return s;
+}
+
+/* The paper's V passes: INC_Scan (exclusive sum of INC bits into incscan), V_Kernel. */
+static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err)
+{
+    const uint32_t vn = g->v_count;
+    uint32_t *incscan = malloc((size_t)vn * sizeof *incscan);
+    if (!incscan)
+        return VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |V| = %u", vn);
+    uint32_t run = 0;
     for (uint32_t j = 0; j < vn; ++j) {
         incscan[j] = run;
         run += (g->inc[j >> 5] >> (j & 31)) & 1u;
     }
     if (run != g->referenced_count)
         *err |= VR_GTS_ERR_INC;
-    /* V_Kernel */
-    for (uint32_t j = 0; j < vn; ++j) {
-        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
-            v[j] = incscan[j];
-            continue;
+    for (uint32_t j = 0; j < vn; ++j)
+        v[j] = vr_gts_v_entry((g->inc[j >> 5] >> (j & 31)) & 1u, incscan[j], j, u, g->u_count,
+                              err);
+    free(incscan);
+    return VR_OK;
+}
+
+/* The tiled V passes: VTile_Reduce (INC ones per tile of VR_GTS_VTILE entries, padding bits
+ * of the last word masked), VTile_Scan (exclusive sum: every tile's carry), V_Tiled (per tile
+ * the block scan of word popcounts from the carry, then each entry's ones before from its word).
+ * No incscan array; the INC total is checked at the last entry, as V_Tiled does. */
+static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err)
+{
+    const uint32_t vn = g->v_count, words = vr_gts_inc_words(g);
+    const uint32_t tiles = (uint32_t)(((uint64_t)vn + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
+    uint32_t *count = malloc((size_t)tiles * sizeof *count);
+    uint32_t *carry = malloc((size_t)tiles * sizeof *carry);
+    vr_status s = VR_OK;
+    if (!count || !carry) {
+        s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u V tiles", tiles);
+        goto done;
+    }
+    /* VTile_Reduce */
+    for (uint32_t t = 0; t < tiles; ++t) {
+        count[t] = 0;
+        for (uint32_t w = t * VR_GTS_VTILE_WORDS; w < (t + 1) * VR_GTS_VTILE_WORDS; ++w)
+            count[t] += vr_gts_popc(vr_gts_inc_word(g->inc, w, vn));
+    }
+    /* VTile_Scan */
+    uint32_t run = 0;
+    for (uint32_t t = 0; t < tiles; ++t) {
+        carry[t] = run;
+        run += count[t];
+    }
+    /* V_Tiled: `before` walks the tile's words as the block scan's exclusive prefix does */
+    for (uint32_t t = 0; t < tiles; ++t) {
+        uint32_t before = carry[t];
+        for (uint32_t w = t * VR_GTS_VTILE_WORDS; w < (t + 1) * VR_GTS_VTILE_WORDS && w < words;
+             ++w) {
+            const uint32_t word = vr_gts_inc_word(g->inc, w, vn);
+            for (uint32_t bit = 0; bit < 32 && 32 * w + bit < vn; ++bit) {
+                const uint32_t j = 32 * w + bit, one = (word >> bit) & 1u;
+                const uint32_t b = vr_gts_ones_before(before, word, bit);
+                v[j] = vr_gts_v_entry(one, b, j, u, g->u_count, err);
+                if (j == vn - 1 && b + one != g->referenced_count)
+                    *err |= VR_GTS_ERR_INC;
+            }
+            before += vr_gts_popc(word);
         }
-        uint32_t k = j - incscan[j];
-        if (k >= un)
-            *err |= VR_GTS_ERR_U, k = un ? un - 1 : 0;
-        const uint32_t val = un ? u[k] : 0;
-        if (val >= incscan[j])
-            *err |= VR_GTS_ERR_U;
-        v[j] = val;
     }
 done:
-    free(sbar);
-    free(d);
+    free(count);
+    free(carry);
+    return s;
+}
+
+/* U, then V with the paper's passes (tiled = 0) or the tiled ones, into v (v_count entries). */
+static vr_status scan_v(uint32_t *v, const vr_gts *g, int tiled, uint32_t *err)
+{
+    uint32_t *u = malloc(((size_t)g->u_count + 1) * sizeof *u);
+    if (!u)
+        return VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |U| = %u", g->u_count);
+    vr_status s = scan_u(u, g, err);
+    if (!s)
+        s = tiled ? v_tiled(v, g, u, err) : v_paper(v, g, u, err);
     free(u);
-    free(incscan);
     return s;
 }
 
@@ -221,7 +278,7 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
         s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for %u triangles", n);
         goto done;
     }
-    if ((s = scan_v(v, g, &err)))
+    if ((s = scan_v(v, g, 0, &err)))
         goto done;
     /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
     uint32_t run = 0;
@@ -275,7 +332,7 @@ vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
         s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u triangles", n);
         goto done;
     }
-    if ((s = scan_v(v, g, &err)))
+    if ((s = scan_v(v, g, 1, &err)))
         goto done;
     /* Tile_Reduce: one aggregate per tile */
     for (uint32_t t = 0; t < tiles; ++t) {

@@ -2,7 +2,8 @@
  * kernels/scan operators (gts_decode.cu) and their CPU twin vr_gts_decode_scan_ref
  * (gts_decode_ref.c): strip-code fetch, the M step, the Q value of the paper's Eq. 8, the
  * triangle of Eq. 6, the tile aggregate of the tiled strip pass (and vr_gts_decode_tiled_ref),
- * Simple-9 selector tables and zigzag. Internal to pipeline/.
+ * the V entry and masked INC words of both V passes, Simple-9 selector tables and zigzag.
+ * Internal to pipeline/.
  * Every function is total: malformed input yields some in-range value plus an error bit, never
  * an out-of-bounds position (callers clamp positions against their array sizes).
  */
@@ -141,6 +142,62 @@ VR_HD vr_gts_tile_agg vr_gts_tile_elem(const uint32_t *c, uint32_t i, uint32_t r
 VR_HD uint32_t vr_gts_tile_q(vr_gts_tile_agg prefix)
 {
     return prefix.q ? prefix.q - VR_GTS_Q_BIAS : 0u;
+}
+
+/* ---- the tiled V pass (gts_decode.cu VTile_Reduce, VTile_Scan, V_Tiled; twin in
+ * vr_gts_decode_tiled_ref) ------------------------------------------------------------------
+ * incscan (the INC ones before each V entry) is never stored: a tile of VR_GTS_VTILE entries is
+ * VR_GTS_VTILE_WORDS INC words; the ones before entry j are the carry of its tile (exclusive
+ * scan of per-tile popcounts) + the popcounts of the tile's words before j's word (a block scan)
+ * + the popcount of j's word below bit j % 32. */
+#define VR_GTS_VTILE_WORDS_LOG2 8                            /* INC words per V tile */
+#define VR_GTS_VTILE_WORDS (1u << VR_GTS_VTILE_WORDS_LOG2)
+#define VR_GTS_VTILE_LOG2 (VR_GTS_VTILE_WORDS_LOG2 + 5)      /* V entries per tile: 8192 */
+#define VR_GTS_VTILE (1u << VR_GTS_VTILE_LOG2)
+
+VR_HD uint32_t vr_gts_popc(uint32_t x)
+{
+#ifdef __CUDA_ARCH__
+    return (uint32_t)__popc(x);
+#else
+    uint32_t n = 0;
+    for (; x; x &= x - 1u)
+        ++n;
+    return n;
+#endif
+}
+
+/* INC word w with the bits at or past |V| cleared (the last word's padding is not INC, and
+ * INC_Scan never sees it); 0 for words wholly past |V|, which are not read. */
+VR_HD uint32_t vr_gts_inc_word(const uint32_t *inc, uint32_t w, uint32_t v_count)
+{
+    if (w >= (v_count >> 5) + ((v_count & 31u) != 0u))
+        return 0u;
+    const uint32_t left = v_count - (w << 5);
+    return left >= 32u ? inc[w] : inc[w] & ((1u << left) - 1u);
+}
+
+/* The ones before bit `bit` of `word`, given `before` ones ahead of the word. */
+VR_HD uint32_t vr_gts_ones_before(uint32_t before, uint32_t word, uint32_t bit)
+{
+    return before + vr_gts_popc(word & ((1u << bit) - 1u));
+}
+
+/* V_Kernel's entry (Fig. 5b), shared by V_Kernel and V_Tiled: an incremental vertex is the count
+ * of INC ones before it; a re-used one is U[j - before], which must exist (index < |U|, else
+ * clamped) and must be < before (introduced already). Error bits into *err. */
+VR_HD uint32_t vr_gts_v_entry(uint32_t one, uint32_t before, uint32_t j, const uint32_t *u,
+                              uint32_t u_count, uint32_t *err)
+{
+    if (one)
+        return before;
+    uint32_t k = j - before;
+    if (k >= u_count)
+        *err |= VR_GTS_ERR_U, k = u_count ? u_count - 1u : 0u;
+    const uint32_t val = u_count ? u[k] : 0u;
+    if (val >= before)
+        *err |= VR_GTS_ERR_U;
+    return val;
 }
 
 /* Simple-9 selector tables packed in constants (no memory reads on the GPU): bits per code

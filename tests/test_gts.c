@@ -1,10 +1,10 @@
 /* test_gts.c - tests of the GTS codec (pipeline/gts.h): Simple-9 packing by hand, the N/P/R
  * strip recursion by hand, the CPU decoders (sequential, scan and tiled formulation) against
- * each other on random streams, the tiled strip pass at tile boundaries and on malformed
- * streams (same verdict as the scan formulation), encode/decode round trips (exact triangle
- * list, sources, winding, vertex permutation and data) on every shared scene, many components
- * and non-manifold meshes in both restart modes, bits per triangle against the paper's
- * Table 2, and malformed files (every truncation, byte flips, bad checksums, corrupt fields
+ * each other on random streams, the tiled strip and V passes at tile boundaries and on
+ * malformed streams (same verdict as the scan formulation), encode/decode round trips (exact
+ * triangle list, sources, winding, vertex permutation and data) on every shared scene, many
+ * components and non-manifold meshes in both restart modes, bits per triangle against the
+ * paper's Table 2, and malformed files (every truncation, byte flips, bad checksums, corrupt fields
  * behind valid checksums).
  * Group "gts/"; the helpers vr_test_gts_* are shared with tests/test_gts_gpu.cu.
  */
@@ -734,11 +734,12 @@ static void error_bits_of_last(char *dst, size_t cap)
 }
 
 /* Malformed content behind valid counts, as the GPU test does it: the tiled formulation gives
- * the scan formulation's verdict with the same error bits and, since it computes the same M and
- * Q, the same (clamped) output even when it refuses. Streams of 1, 2 and 3 tiles + 300. */
+ * the scan formulation's verdict with the same error bits and, since it computes the same V, M
+ * and Q, the same (clamped) output even when it refuses. Streams of 1, 2 and 3 tiles + 300
+ * triangles, and 2 V tiles + 100 entries or more (carries between V tiles). */
 static int test_tiled_malformed(void)
 {
-    const uint32_t sizes[] = {1, 2, 3 * VR_GTS_TILE + 300};
+    const uint32_t sizes[] = {1, 2, 3 * VR_GTS_TILE + 300, 2 * VR_GTS_VTILE + 98};
     for (int mode = 0; mode < 2; ++mode)
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; ++z) {
             vr_gts orig;
@@ -761,7 +762,8 @@ static int test_tiled_malformed(void)
                 case -5: if (!mode) g.c[(n - 1) >> 4] |= 3u << (((n - 1) & 15) * 2); break;
                 case -4: g.c[0] &= mode ? ~0u : ~3u; break;
                 case -3: if (g.s_count) g.s[0] = (g.s[0] & 0x0fffffffu) | 12u << 28; break;
-                case -2: g.inc[0] ^= 1u << (n > 40 ? 3 : 1); break;
+                case -2: g.inc[n > VR_GTS_VTILE ? VR_GTS_VTILE / 32 : 0] ^= 1u << (n > 40 ? 3 : 1);
+                         break;
                 case -1: if (g.s_count) g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27 */
                 default: /* random bit flips in C, INC and S */
                     vr_test_gts_flip_bits(&g, &x, 1 + it % 4);
@@ -787,6 +789,96 @@ static int test_tiled_malformed(void)
             free(got);
             vr_gts_free(&orig);
         }
+    return VR_TEST_RESULT();
+}
+
+/* The tiled V pass at V tile edges: |V| = n + 2 exactly (R first, then N/P only, in both modes)
+ * for |V| = 3 (the smallest stream: one partial word, one tile), around words (31..65) and
+ * around V tile multiples (VR_GTS_VTILE = 8192 entries; tile - 1, tile, tile + 1, 2 tiles ...),
+ * so the last word is full or partial and the last tile full, short or one entry long. The
+ * tiled decoder equals the recursion and the scan formulation. Then, on the same streams,
+ * damage at the edges gives the scan formulation's verdict, error bits and output: the INC bit
+ * of the last entry of tile 0, of the first of tile 1 and of entry |V| - 1, and a padding bit
+ * past |V| (ignored by both: INC_Scan never reads it, V_Tiled masks it). */
+static int test_tiled_v_boundaries(void)
+{
+    const uint32_t t = VR_GTS_VTILE;
+    const uint32_t lengths[] = {3,     4,     31,    32,        33,        63,       64,
+                                65,    t - 1, t,     t + 1,     t + 32,    t + 33,   2 * t - 1,
+                                2 * t, 2 * t + 1, 3 * t + 17};
+    const uint32_t max_n = 3 * t + 17;
+    uint32_t *codes = malloc((size_t)max_n * sizeof *codes);
+    uint32_t *a = malloc(3 * 4 * (size_t)max_n), *b = malloc(3 * 4 * (size_t)max_n);
+    uint32_t *c = malloc(3 * 4 * (size_t)max_n);
+    for (int mode = 0; mode < 2 && codes && a && b && c; ++mode)
+        for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; ++k) {
+            const uint32_t n = lengths[k] - 2;
+            uint64_t state = 500 + 7 * (uint64_t)k + (uint64_t)mode, *x = &state;
+            for (uint32_t i = 0; i < n; ++i)
+                codes[i] = i == 0 ? VR_GTS_CODE_R : (VR_RND() & 1u);
+            vr_gts orig;
+            if (stream_from_codes(&orig, codes, n, (vr_gts_restart)mode, x) != VR_OK) {
+                VR_EXPECT(0, "stream: out of memory");
+                continue;
+            }
+            VR_EXPECT_EQ(orig.v_count, lengths[k]);
+            const size_t words = 3 * (size_t)n;
+            for (int dmg = 0; dmg < 5; ++dmg) {
+                vr_gts g;
+                if (vr_test_gts_copy(&g, &orig) != VR_OK)
+                    break;
+                const uint32_t vn = g.v_count;
+                uint32_t j = vn; /* the entry whose INC bit flips; vn: none */
+                if (dmg == 1 && vn > t)
+                    j = t - 1;
+                else if (dmg == 2 && vn > t)
+                    j = t;
+                else if (dmg == 3)
+                    j = vn - 1;
+                else if (dmg == 4 && vn % 32)
+                    g.inc[vn / 32] |= 1u << 31;
+                if (j < vn)
+                    g.inc[j >> 5] ^= 1u << (j & 31);
+                if (dmg && j == vn && !(dmg == 4 && vn % 32)) {
+                    vr_gts_free(&g);
+                    continue;
+                }
+                char bits_scan[64], bits_tiled[64];
+                memset(b, 0xff, words * 4);
+                memset(c, 0xee, words * 4);
+                const vr_status sb = vr_gts_decode_scan_ref(b, &g);
+                error_bits_of_last(bits_scan, sizeof bits_scan);
+                const vr_status sc = vr_gts_decode_tiled_ref(c, &g);
+                error_bits_of_last(bits_tiled, sizeof bits_tiled);
+                VR_EXPECT(sb == sc && !strcmp(bits_scan, bits_tiled),
+                          "mode %d |V| %u damage %d: tiled %d %s, scan %d %s", mode, vn, dmg,
+                          (int)sc, bits_tiled, (int)sb, bits_scan);
+                size_t w = 0;
+                while (w < words && b[w] == c[w])
+                    ++w;
+                VR_EXPECT(w == words, "mode %d |V| %u damage %d: index %zu: tiled %u, scan %u",
+                          mode, vn, dmg, w, w < words ? c[w] : 0, w < words ? b[w] : 0);
+                if (dmg == 0 || dmg == 4) { /* intact V: also the recursion, and no error */
+                    const vr_status sa = vr_gts_decode_ref(a, &g);
+                    VR_EXPECT(dmg == 0 ? sa == VR_OK && sc == VR_OK : sa == VR_ERR_FORMAT,
+                              "mode %d |V| %u damage %d: recursion %d, tiled %d: %s", mode, vn,
+                              dmg, (int)sa, (int)sc, vr_last_error());
+                    VR_EXPECT(dmg != 0 || !memcmp(a, c, words * 4),
+                              "mode %d |V| %u: tiled decode differs from the recursion", mode,
+                              vn);
+                }
+                if (dmg == 4)
+                    VR_EXPECT(sc == VR_OK, "mode %d |V| %u: a padding bit was not ignored",
+                              mode, vn);
+                vr_gts_free(&g);
+            }
+            vr_gts_free(&orig);
+        }
+    VR_EXPECT(codes && a && b && c, "out of memory");
+    free(codes);
+    free(a);
+    free(b);
+    free(c);
     return VR_TEST_RESULT();
 }
 
@@ -1246,6 +1338,7 @@ const vr_test vr_tests_gts[] = {
     {"gts/tile-operator", test_tile_operator},
     {"gts/tiled-boundaries", test_tiled_boundaries},
     {"gts/tiled-malformed", test_tiled_malformed},
+    {"gts/tiled-v-boundaries", test_tiled_v_boundaries},
     {"gts/small-meshes", test_small_meshes},
     {"gts/scenes", test_scenes},
     {"gts/components", test_components},

@@ -1,7 +1,7 @@
 /* test_gts_gpu.cu - the GPU decoder of the GTS codec (pipeline/gts_decode.cu) against the CPU
- * decoders, with both strip passes (tiled and the paper's): exact equality with the encoder's
- * triangle list (output poisoned with 0xFF before every decode, each pass decoded twice per
- * context, with and without per-stage events, only its own stages launched) on hand-made
+ * decoders, with both V and strip passes (tiled, and the paper's): exact equality with the
+ * encoder's triangle list (output poisoned with 0xFF before every decode, each pass decoded
+ * twice per context, with and without per-stage events, only its own stages launched) on hand-made
  * meshes, random streams, every shared scene and a 7M-triangle sphere in both restart modes;
  * malformed streams return VR_ERR_FORMAT with the same verdict as vr_gts_decode_scan_ref
  * (the CPU copy of the kernels' checks) in both passes and never fault (run gpu-small under
@@ -43,12 +43,15 @@ static int vr_no_device(void)
 static const vr_gts_strip_pass vr_passes[2] = {VR_GTS_STRIPS_TILED, VR_GTS_STRIPS_PAPER};
 static const char *const vr_pass_names[2] = {"tiled", "paper"};
 
-/* The stages a strip pass must launch (and no others from the other pass). */
+/* The V and strip stages a pass must launch (and no others from the other pass). */
 static int stages_match(const vr_gts *g, int pass, const vr_gts_gpu_timing *t)
 {
-    const uint32_t tiled = 1u << VR_GTS_TILE_REDUCE | 1u << VR_GTS_TILE_SCAN | 1u << VR_GTS_TILE_T;
+    const uint32_t tiled = 1u << VR_GTS_VTILE_REDUCE | 1u << VR_GTS_VTILE_SCAN |
+                           1u << VR_GTS_V_TILED | 1u << VR_GTS_TILE_REDUCE |
+                           1u << VR_GTS_TILE_SCAN | 1u << VR_GTS_TILE_T;
     const uint32_t paper = (g->restart == VR_GTS_RESTART_CODE ? 1u << VR_GTS_M_SCAN : 0u) |
-                           1u << VR_GTS_Q_SCAN | 1u << VR_GTS_T_KERNEL;
+                           1u << VR_GTS_INC_SCAN | 1u << VR_GTS_V_KERNEL | 1u << VR_GTS_Q_SCAN |
+                           1u << VR_GTS_T_KERNEL;
     const uint32_t strips = t->stage_ran & (tiled | paper | 1u << VR_GTS_M_SCAN);
     for (int k = 0; k < VR_GTS_STAGE_COUNT; ++k)
         if (!(t->stage_ran & (1u << k)) && t->stage_ms[k] != 0.0f)
@@ -165,12 +168,14 @@ static int test_gpu_gts_small(void)
 }
 
 /* Random streams with every code combination, against the CPU scan formulation; sizes around
- * the strip tile (VR_GTS_TILE = 2048). */
+ * the strip tile (VR_GTS_TILE = 2048) and, in deg. mode (|V| = n + 2), |V| around the V tile
+ * (VR_GTS_VTILE = 8192: n = 8189, 8190, 8191, 16382). */
 static int test_gpu_gts_random(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    const uint32_t sizes[] = {1, 2, 3, 31, 32, 33, 1000, 2047, 2048, 2049, 6145, 70000};
+    const uint32_t sizes[] = {1,    2,    3,    31,   32,   33,    1000,  2047,
+                              2048, 2049, 6145, 8189, 8190, 8191, 16382, 70000};
     for (int mode = 0; mode < 2; ++mode)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
             vr_gts g;
@@ -209,13 +214,16 @@ static int test_gpu_gts_fandisk(void)
 
 /* Corrupt content behind valid counts: the GPU must say VR_ERR_FORMAT exactly when the CPU
  * scan formulation does (it mirrors the kernels' checks), and agree on the output otherwise;
- * streams of one tile and of three tiles + 300 triangles (carries between tiles). */
+ * streams of one tile and of three tiles + 300 triangles (carries between strip tiles), and
+ * in deg. mode of two V tiles + 100 entries (carries between V tiles). */
 static int test_gpu_gts_malformed(void)
 {
     if (vr_no_device())
         return VR_TEST_SKIP;
-    for (int mode = 0; mode < 4; ++mode) {
-        const uint32_t n = mode < 2 ? 300 : 3 * VR_GTS_TILE + 300;
+    for (int mode = 0; mode < 6; ++mode) {
+        const uint32_t n = mode < 2   ? 300
+                           : mode < 4 ? 3 * VR_GTS_TILE + 300
+                                      : 2 * VR_GTS_VTILE + 98;
         vr_gts orig;
         if (vr_test_gts_random_stream(&orig, n, (vr_gts_restart)(mode & 1), 42) != VR_OK)
             return VR_TEST_FAIL;
@@ -224,8 +232,9 @@ static int test_gpu_gts_malformed(void)
         uint64_t x = 1234567 + (uint64_t)mode;
         int refused = 0;
         /* targeted: code 3 (R mode), first code N, selector 12, INC bit, future vertex, code 3
-         * on the last triangle (R mode) */
-        for (int c = 0; c < 6 && want; ++c) {
+         * on the last triangle (R mode), the INC bit of the first entry of V tile 1, and a
+         * padding bit past |V| in the last INC word (ignored by both V passes) */
+        for (int c = 0; c < 8 && want; ++c) {
             vr_gts g;
             if (vr_test_gts_copy(&g, &orig) != VR_OK)
                 break;
@@ -236,7 +245,15 @@ static int test_gpu_gts_malformed(void)
             case 2: g.s[0] = (g.s[0] & 0x0fffffffu) | 12u << 28; break;
             case 3: g.inc[1] ^= 1u << 3; break;
             case 4: g.s[0] = 0x8fffffffu; break; /* U[0] = -2^27: out of range */
-            default: g.c[(n - 1) / 16] |= r_mode ? 3u << ((n - 1) % 16 * 2) : 0u; break;
+            case 5: g.c[(n - 1) / 16] |= r_mode ? 3u << ((n - 1) % 16 * 2) : 0u; break;
+            case 6:
+                if (g.v_count > VR_GTS_VTILE)
+                    g.inc[VR_GTS_VTILE / 32] ^= 1u;
+                break;
+            default:
+                if (g.v_count % 32)
+                    g.inc[g.v_count / 32] |= 1u << 31;
+                break;
             }
             const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
             const vr_status gpu = gpu_check(&g, cpu == VR_OK ? want : NULL, "targeted", NULL);
