@@ -7,7 +7,7 @@
 # Knobs: GPU_SKIP_TESTS=1, GPU_SKIP_SANITIZER=1, GPU_SKIP_CALIBRATE=1, GPU_SKIP_BENCH=1,
 #        GPU_BENCH_ARGS="SCENE... [options]" (replaces the default bench arguments),
 #        GPU_TIME_BUDGET=seconds for all steps (default 480), GPU_SANITIZER_CAP=seconds per
-#        sanitizer tool (default 90).
+#        sanitizer tool (default 180; racecheck of gpu-small takes about two minutes).
 set -o pipefail
 OUTDIR=${1:?usage: tests/gpu.sh OUTDIR}
 mkdir -p "$OUTDIR" || exit 1
@@ -82,7 +82,7 @@ for tool in memcheck racecheck synccheck; do
         continue
     fi
     t0=$SECONDS
-    cap=$(limit "${GPU_SANITIZER_CAP:-90}")
+    cap=$(limit "${GPU_SANITIZER_CAP:-180}")
     if [ "$cap" -le 0 ]; then
         record "$tool" skip 0 "time budget spent"
         continue
