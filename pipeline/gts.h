@@ -190,10 +190,17 @@ const char *vr_gts_stage_name(vr_gts_stage s); /* "M_Scan", ... as in the paper'
  * U_Scan) is shared. */
 typedef enum vr_gts_strip_pass {
     VR_GTS_STRIPS_TILED = 0, /* VTile_Reduce, VTile_Scan, V_Tiled, Tile_Reduce, Tile_Scan, T_Tiled:
-                              * incscan, M and Q stay on chip (default) */
+                              * incscan, M and Q stay on chip (default from
+                              * VR_GTS_TILED_MIN_TRIANGLES strip triangles) */
     VR_GTS_STRIPS_PAPER = 1  /* INC_Scan, V_Kernel, M_Scan, Q_Scan, T_Kernel as in the paper
                               * (Table 4 breakdown) */
 } vr_gts_strip_pass;
+
+/* The default pass of a new context: tiled from this many strip triangles, the paper's below.
+ * Measured on the H100 (spheres of 150k..4M triangles, both restart modes): the tiled passes' extra
+ * launches cost 5-15% up to 2M triangles (deg. mode; R mode about even), and they win from 4M
+ * (0.115 vs 0.157 ms R, 0.108 vs 0.131 ms deg.; 7M: 0.155 vs 0.249 ms). */
+#define VR_GTS_TILED_MIN_TRIANGLES (3u << 20)
 
 typedef struct vr_gts_gpu_timing {
     float stage_ms[VR_GTS_STAGE_COUNT]; /* cudaEvent time per stage; 0 for stages that did not run
@@ -210,8 +217,9 @@ typedef struct vr_gts_gpu vr_gts_gpu;
  * kernels guard every access and raise a device error flag that decode turns into
  * VR_ERR_FORMAT. VR_ERR_NO_DEVICE without a device or CUDA build. */
 vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g);
-/* Selects the V and strip passes of later decodes (default VR_GTS_STRIPS_TILED); create
- * allocates the buffers of both, so switching allocates nothing. */
+/* Selects the V and strip passes of later decodes (default: tiled from
+ * VR_GTS_TILED_MIN_TRIANGLES strip triangles, else the paper's); create allocates the buffers of
+ * both, so switching allocates nothing. */
 void vr_gts_gpu_set_strip_pass(vr_gts_gpu *d, vr_gts_strip_pass p);
 /* Runs all passes on the context's stream. `timing`: NULL times nothing; otherwise with
  * `breakdown` 1 an event pair brackets every stage that runs (Table 4), with 0 only the whole

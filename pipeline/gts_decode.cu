@@ -63,7 +63,7 @@
 struct vr_gts_gpu {
     vr_gts h;              /* counts of the uploaded stream (host arrays not kept) */
     uint32_t codes;        /* 1: R mode (M_Scan runs), 0: deg. mode (M[i] = i + 2) */
-    vr_gts_strip_pass pass; /* V and strip passes of the next decode, default TILED */
+    vr_gts_strip_pass pass; /* V and strip passes of the next decode (default by size) */
     uint32_t tile_count;   /* ceil(strip_triangle_count / VR_GTS_TILE) */
     uint32_t vtile_count;  /* ceil(v_count / VR_GTS_VTILE) */
     uint32_t *d_c;         /* vr_gts_c_words */
@@ -588,7 +588,8 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
     d->h.c = d->h.inc = d->h.s = NULL;
     d->h.positions = d->h.normals = d->h.texcoords = NULL;
     d->codes = g->restart == VR_GTS_RESTART_CODE;
-    d->pass = VR_GTS_STRIPS_TILED;
+    d->pass = g->strip_triangle_count >= VR_GTS_TILED_MIN_TRIANGLES ? VR_GTS_STRIPS_TILED
+                                                                    : VR_GTS_STRIPS_PAPER;
     d->tile_count = (uint32_t)(((uint64_t)g->strip_triangle_count + VR_GTS_TILE - 1) / VR_GTS_TILE);
     d->vtile_count = (uint32_t)(((uint64_t)g->v_count + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
     if ((s = create_inner(d, g))) {
