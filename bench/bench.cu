@@ -6,6 +6,7 @@
  */
 #include <cuda_runtime.h>
 
+#include "../pipeline/vr_check.h"
 #include "../pipeline/vreuse.h"
 #include "../reuse/shaders.h"
 
@@ -37,15 +38,6 @@ static __global__ void vr_cycles_kernel(vr_shader shader, long long *cycles, flo
     sink[lane] = acc;
 }
 
-#define VR_CUDA_TRY(call)                                                                    \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            st = VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_));      \
-            goto done;                                                                       \
-        }                                                                                    \
-    } while (0)
-
 /* Mean cycles per invocation of `shader` (loop_iterations included) over the warm rounds. */
 extern "C" vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cycles)
 {
@@ -54,11 +46,11 @@ extern "C" vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cyc
     long long *d_cycles = NULL, h_cycles[VR_CYCLE_ROUNDS * VR_CYCLE_LANES];
     float *d_sink = NULL;
     double sum = 0;
-    VR_CUDA_TRY(cudaMalloc(&d_cycles, sizeof h_cycles));
-    VR_CUDA_TRY(cudaMalloc(&d_sink, VR_CYCLE_LANES * sizeof(float)));
+    VR_CUDA_GOTO(cudaMalloc(&d_cycles, sizeof h_cycles));
+    VR_CUDA_GOTO(cudaMalloc(&d_sink, VR_CYCLE_LANES * sizeof(float)));
     vr_cycles_kernel<<<1, VR_CYCLE_LANES>>>(*shader, d_cycles, d_sink);
-    VR_CUDA_TRY(cudaGetLastError());
-    VR_CUDA_TRY(cudaMemcpy(h_cycles, d_cycles, sizeof h_cycles, cudaMemcpyDeviceToHost));
+    VR_CUDA_GOTO(cudaGetLastError());
+    VR_CUDA_GOTO(cudaMemcpy(h_cycles, d_cycles, sizeof h_cycles, cudaMemcpyDeviceToHost));
     for (int i = VR_CYCLE_LANES; i < VR_CYCLE_ROUNDS * VR_CYCLE_LANES; ++i)
         sum += (double)h_cycles[i];
     *cycles = sum / ((VR_CYCLE_ROUNDS - 1) * VR_CYCLE_LANES);

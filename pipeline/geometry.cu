@@ -5,6 +5,7 @@
  * Try: `vreuse_tests gpu/`, `vreuse bench sphere:1M`.
  */
 #include "geometry.h"
+#include "vr_check.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -146,23 +147,6 @@ vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
 
 /* ---- context ----------------------------------------------------------------------------- */
 
-/* cudaMalloc with a message that names the buffer and its size. */
-static vr_status vr_device_alloc(void **ptr, size_t bytes, const char *what)
-{
-    *ptr = NULL;
-    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 16);
-    if (e != cudaSuccess) {
-        *ptr = NULL;
-        cudaGetLastError(); /* reset the (non-sticky) error so later launch checks miss it */
-        size_t free_b = 0, total_b = 0;
-        cudaMemGetInfo(&free_b, &total_b);
-        return VR_ERROR(VR_ERR_OOM, "cudaMalloc(%s, %.1f MiB) failed: %s (%.1f of %.1f MiB free)",
-                        what, bytes / 1048576.0, cudaGetErrorString(e), free_b / 1048576.0,
-                        total_b / 1048576.0);
-    }
-    return VR_OK;
-}
-
 void vr_geometry_destroy(vr_geometry *g)
 {
     if (!g)
@@ -200,15 +184,15 @@ static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
 {
     const size_t vc = m->vertex_count, ic = m->index_count, tris = ic / 3;
     vr_status st;
-    if ((st = vr_device_alloc((void **)&g->d_indices, ic * 4, "indices")) ||
-        (st = vr_device_alloc((void **)&g->d_positions, vc * 12, "positions")) ||
-        (st = vr_device_alloc((void **)&g->d_normals, vc * 12, "normals")) ||
-        (st = vr_device_alloc((void **)&g->d_queue.clip, tris * 48, "queue clip")) ||
-        (st = vr_device_alloc((void **)&g->d_queue.normal, tris * 48, "queue normal")) ||
-        (st = vr_device_alloc((void **)&g->d_queue.vertex, tris * 12, "queue vertex")) ||
-        (st = vr_device_alloc((void **)&g->d_queue.tri_id, tris * 4, "queue tri_id")) ||
-        (st = vr_device_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) ||
-        (st = vr_device_alloc((void **)&g->d_shade_counts, vc * 4, "shade counts")))
+    if ((st = vr_cuda_alloc((void **)&g->d_indices, ic * 4, "indices")) ||
+        (st = vr_cuda_alloc((void **)&g->d_positions, vc * 12, "positions")) ||
+        (st = vr_cuda_alloc((void **)&g->d_normals, vc * 12, "normals")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.clip, tris * 48, "queue clip")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.normal, tris * 48, "queue normal")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.vertex, tris * 12, "queue vertex")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.tri_id, tris * 4, "queue tri_id")) ||
+        (st = vr_cuda_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) ||
+        (st = vr_cuda_alloc((void **)&g->d_shade_counts, vc * 4, "shade counts")))
         return st;
     g->d_queue.capacity = (uint32_t)tris;
     VR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
@@ -264,7 +248,7 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     cudaFree(g->d_batch_starts);
     g->d_batch_starts = NULL;
     g->batch_max_unique = 0;
-    st = vr_device_alloc((void **)&g->d_batch_starts, ((size_t)count + 1) * 4, "batch starts");
+    st = vr_cuda_alloc((void **)&g->d_batch_starts, ((size_t)count + 1) * 4, "batch starts");
     if (st == VR_OK) {
         cudaError_t e = cudaMemcpy(g->d_batch_starts, starts, ((size_t)count + 1) * 4,
                                    cudaMemcpyHostToDevice);
@@ -300,7 +284,7 @@ static vr_status vr_geometry_prepare_seeds(vr_geometry *g)
     g->d_seeds = NULL;
     g->seed_max_unique = 0;
     if (st == VR_OK)
-        st = vr_device_alloc((void **)&g->d_seeds, ((size_t)count + 1) * sizeof *seeds, "seeds");
+        st = vr_cuda_alloc((void **)&g->d_seeds, ((size_t)count + 1) * sizeof *seeds, "seeds");
     if (st == VR_OK) {
         cudaError_t e = cudaMemcpy(g->d_seeds, seeds, (size_t)count * sizeof *seeds,
                                    cudaMemcpyHostToDevice);
@@ -321,7 +305,7 @@ static vr_status vr_geometry_prepare_seeds(vr_geometry *g)
 static vr_status vr_upload_words(uint32_t **dst, const uint32_t *src, size_t words,
                                  const char *what)
 {
-    vr_status st = vr_device_alloc((void **)dst, (words ? words : 1) * 4, what);
+    vr_status st = vr_cuda_alloc((void **)dst, (words ? words : 1) * 4, what);
     if (st == VR_OK && words && src)
         VR_CUDA_CHECK(cudaMemcpy(*dst, src, words * 4, cudaMemcpyHostToDevice));
     return st;
@@ -423,7 +407,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
         cudaFree(g->d_temp);
         g->d_temp = NULL;
         g->temp_capacity = 0;
-        vr_status st = vr_device_alloc(&g->d_temp, temp_bytes, "strategy workspace");
+        vr_status st = vr_cuda_alloc(&g->d_temp, temp_bytes, "strategy workspace");
         if (st != VR_OK)
             return st;
         g->temp_capacity = temp_bytes;

@@ -494,26 +494,12 @@ static cudaError_t vr_gts_scan(const vr_gts_gpu *d, vr_gts_stage which, void *te
 
 static vr_status alloc_words(uint32_t **p, uint64_t words, const char *what)
 {
-    cudaError_t e = cudaMalloc((void **)p, (size_t)(words ? words : 1) * sizeof(uint32_t));
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return VR_ERROR(e == cudaErrorMemoryAllocation ? VR_ERR_OOM : VR_ERR_CUDA,
-                        "gts gpu: cudaMalloc of %llu words for %s failed: %s",
-                        (unsigned long long)words, what, cudaGetErrorString(e));
-    }
-    return VR_OK;
+    return vr_cuda_alloc((void **)p, (size_t)(words ? words : 1) * sizeof(uint32_t), what);
 }
 
 static vr_status alloc_tiles(vr_gts_tile_agg **p, uint32_t count, const char *what)
 {
-    cudaError_t e = cudaMalloc((void **)p, (size_t)(count ? count : 1) * sizeof **p);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return VR_ERROR(e == cudaErrorMemoryAllocation ? VR_ERR_OOM : VR_ERR_CUDA,
-                        "gts gpu: cudaMalloc of %u tile aggregates for %s failed: %s", count,
-                        what, cudaGetErrorString(e));
-    }
-    return VR_OK;
+    return vr_cuda_alloc((void **)p, (size_t)(count ? count : 1) * sizeof **p, what);
 }
 
 /* On the context's stream: it is non-blocking, so legacy-stream copies would not be ordered

@@ -7,6 +7,7 @@
  * arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
  * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`.
  */
+#include "../pipeline/vr_check.h"
 #include "raster_common.h"
 
 #include <assert.h>
@@ -75,19 +76,10 @@ typedef struct vr_resolve_kparams {
     vr_resolve_params shade;   /* device arrays */
 } vr_resolve_kparams;
 
-#define VR_RASTER_CUDA(call)                                                                  \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        if (e_ != cudaSuccess) {                                                              \
-            st = VR_ERROR(VR_ERR_CUDA, "%s failed: %s", #call, cudaGetErrorString(e_));       \
-            goto done;                                                                        \
-        }                                                                                     \
-    } while (0)
-
 #ifdef VR_SYNC_CHECK
-#define VR_RASTER_LAUNCHED(stream) VR_RASTER_CUDA(cudaStreamSynchronize(stream))
+#define VR_RASTER_LAUNCHED(stream) VR_CUDA_GOTO(cudaStreamSynchronize(stream))
 #else
-#define VR_RASTER_LAUNCHED(stream) VR_RASTER_CUDA(cudaGetLastError())
+#define VR_RASTER_LAUNCHED(stream) VR_CUDA_GOTO(cudaGetLastError())
 #endif
 
 /* One thread per queue slot. No shared memory, no block-level sync; the slot's sub-triangles
@@ -281,17 +273,17 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     float clear_ms = 0, raster_ms = 0;
     const size_t pixels = (size_t)cfg->width * cfg->height;
     for (int i = 0; i < 3; ++i)
-        VR_RASTER_CUDA(cudaEventCreate(&ev[i]));
+        VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
     if (!d_scratch) {
-        VR_RASTER_CUDA(cudaMalloc(&d_own, vr_raster_scratch_bytes()));
+        VR_CUDA_GOTO(cudaMalloc(&d_own, vr_raster_scratch_bytes()));
         d_scratch = d_own;
     }
     d_counts = (vr_raster_counts *)d_scratch;
     d_big = (vr_raster_big_entry *)((char *)d_scratch + (sizeof(vr_raster_counts) + 15) / 16 * 16);
-    VR_RASTER_CUDA(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
-    VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
-    VR_RASTER_CUDA(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
-    VR_RASTER_CUDA(cudaEventRecord(ev[1], s));
+    VR_CUDA_GOTO(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
+    VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
+    VR_CUDA_GOTO(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
+    VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
     if (tri_count > 0) {
         vr_raster_params p;
         p.vis = (unsigned long long *)d_vis;
@@ -308,11 +300,11 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
         VR_RASTER_LAUNCHED(s);
     }
-    VR_RASTER_CUDA(cudaEventRecord(ev[2], s));
-    VR_RASTER_CUDA(cudaMemcpyAsync(&counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost, s));
-    VR_RASTER_CUDA(cudaStreamSynchronize(s));
-    VR_RASTER_CUDA(cudaEventElapsedTime(&clear_ms, ev[0], ev[1]));
-    VR_RASTER_CUDA(cudaEventElapsedTime(&raster_ms, ev[1], ev[2]));
+    VR_CUDA_GOTO(cudaEventRecord(ev[2], s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(&counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaStreamSynchronize(s));
+    VR_CUDA_GOTO(cudaEventElapsedTime(&clear_ms, ev[0], ev[1]));
+    VR_CUDA_GOTO(cudaEventElapsedTime(&raster_ms, ev[1], ev[2]));
     if (stats) {
         stats->triangles = tri_count;
         stats->rejected = counts.rejected;
@@ -358,13 +350,13 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
     const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
                     (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
     for (int i = 0; i < 2; ++i)
-        VR_RASTER_CUDA(cudaEventCreate(&ev[i]));
-    VR_RASTER_CUDA(cudaEventRecord(ev[0], s));
+        VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
+    VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
     vr_resolve_kernel<<<grid, block, 0, s>>>(k);
     VR_RASTER_LAUNCHED(s);
-    VR_RASTER_CUDA(cudaEventRecord(ev[1], s));
-    VR_RASTER_CUDA(cudaEventSynchronize(ev[1]));
-    VR_RASTER_CUDA(cudaEventElapsedTime(&t, ev[0], ev[1]));
+    VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
+    VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
+    VR_CUDA_GOTO(cudaEventElapsedTime(&t, ev[0], ev[1]));
     if (ms)
         *ms = t;
 done:
@@ -390,19 +382,6 @@ struct vr_raster_device {
     cudaStream_t stream;
     cudaEvent_t ev[2];
 };
-
-static vr_status vr_raster_alloc(void **ptr, size_t bytes, const char *what)
-{
-    *ptr = NULL;
-    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 16);
-    if (e != cudaSuccess) {
-        *ptr = NULL;
-        cudaGetLastError(); /* not sticky: keep it out of later launch checks */
-        return VR_ERROR(VR_ERR_OOM, "cudaMalloc(%s, %.1f MiB) failed: %s", what,
-                        bytes / 1048576.0, cudaGetErrorString(e));
-    }
-    return VR_OK;
-}
 
 void vr_raster_device_destroy(vr_raster_device *d)
 {
@@ -440,16 +419,16 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
     d->vertex_count = vertex_count;
     d->d_queue.capacity = tri_capacity;
     const size_t t = tri_capacity;
-    if ((st = vr_raster_alloc((void **)&d->d_queue.clip, t * 12 * sizeof(float), "queue clip")) ||
-        (st = vr_raster_alloc((void **)&d->d_queue.normal, t * 12 * sizeof(float),
+    if ((st = vr_cuda_alloc((void **)&d->d_queue.clip, t * 12 * sizeof(float), "queue clip")) ||
+        (st = vr_cuda_alloc((void **)&d->d_queue.normal, t * 12 * sizeof(float),
                               "queue normal")) ||
-        (st = vr_raster_alloc((void **)&d->d_queue.vertex, t * 3 * sizeof(uint32_t),
+        (st = vr_cuda_alloc((void **)&d->d_queue.vertex, t * 3 * sizeof(uint32_t),
                               "queue vertex")) ||
-        (st = vr_raster_alloc((void **)&d->d_queue.tri_id, t * sizeof(uint32_t), "queue tri_id")) ||
-        (st = vr_raster_alloc((void **)&d->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
+        (st = vr_cuda_alloc((void **)&d->d_queue.tri_id, t * sizeof(uint32_t), "queue tri_id")) ||
+        (st = vr_cuda_alloc((void **)&d->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
                               "shade counts")) ||
-        (st = vr_raster_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids")) ||
-        (st = vr_raster_alloc(&d->d_scratch, vr_raster_scratch_bytes(), "raster scratch"))) {
+        (st = vr_cuda_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids")) ||
+        (st = vr_cuda_alloc(&d->d_scratch, vr_raster_scratch_bytes(), "raster scratch"))) {
         vr_raster_device_destroy(d);
         return st;
     }
@@ -480,30 +459,30 @@ vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint
     float ms = 0;
     cudaStream_t s = d->stream;
     const size_t t = tri_count;
-    VR_RASTER_CUDA(cudaEventRecord(d->ev[0], s));
-    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.clip, h_q->clip, t * 12 * sizeof(float),
+    VR_CUDA_GOTO(cudaEventRecord(d->ev[0], s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.clip, h_q->clip, t * 12 * sizeof(float),
                                    cudaMemcpyHostToDevice, s));
-    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.normal, h_q->normal, t * 12 * sizeof(float),
+    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.normal, h_q->normal, t * 12 * sizeof(float),
                                    cudaMemcpyHostToDevice, s));
-    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.vertex, h_q->vertex, t * 3 * sizeof(uint32_t),
+    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.vertex, h_q->vertex, t * 3 * sizeof(uint32_t),
                                    cudaMemcpyHostToDevice, s));
-    VR_RASTER_CUDA(cudaMemcpyAsync(d->d_queue.tri_id, h_q->tri_id, t * sizeof(uint32_t),
+    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.tri_id, h_q->tri_id, t * sizeof(uint32_t),
                                    cudaMemcpyHostToDevice, s));
     if (h_shade_counts) {
-        VR_RASTER_CUDA(cudaMemcpyAsync(d->d_shade_counts, h_shade_counts,
+        VR_CUDA_GOTO(cudaMemcpyAsync(d->d_shade_counts, h_shade_counts,
                                        (size_t)d->vertex_count * sizeof(uint32_t),
                                        cudaMemcpyHostToDevice, s));
         d->have_counts = 1;
     }
     if (h_tri_batch) {
-        VR_RASTER_CUDA(cudaMemcpyAsync(d->d_tri_batch, h_tri_batch,
+        VR_CUDA_GOTO(cudaMemcpyAsync(d->d_tri_batch, h_tri_batch,
                                        (size_t)tri_batch_count * sizeof(uint32_t),
                                        cudaMemcpyHostToDevice, s));
         d->tri_batch_count = tri_batch_count;
     }
-    VR_RASTER_CUDA(cudaEventRecord(d->ev[1], s));
-    VR_RASTER_CUDA(cudaEventSynchronize(d->ev[1]));
-    VR_RASTER_CUDA(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
+    VR_CUDA_GOTO(cudaEventRecord(d->ev[1], s));
+    VR_CUDA_GOTO(cudaEventSynchronize(d->ev[1]));
+    VR_CUDA_GOTO(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
     if (stats)
         stats->upload_ms = ms;
 done:
@@ -526,8 +505,8 @@ vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *
         d->d_vis = NULL;
         d->d_rgba = NULL;
         d->pixel_capacity = 0;
-        if ((st = vr_raster_alloc((void **)&d->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
-            (st = vr_raster_alloc((void **)&d->d_rgba, pixels * 4, "image")))
+        if ((st = vr_cuda_alloc((void **)&d->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+            (st = vr_cuda_alloc((void **)&d->d_rgba, pixels * 4, "image")))
             return st;
         d->pixel_capacity = pixels;
     }
@@ -549,15 +528,15 @@ vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *
                              d->stream)) != VR_OK)
         return st;
     rs->resolve_ms = resolve_ms;
-    VR_RASTER_CUDA(cudaEventRecord(d->ev[0], d->stream));
-    VR_RASTER_CUDA(cudaMemcpyAsync(h_rgba, d->d_rgba, pixels * 4, cudaMemcpyDeviceToHost,
+    VR_CUDA_GOTO(cudaEventRecord(d->ev[0], d->stream));
+    VR_CUDA_GOTO(cudaMemcpyAsync(h_rgba, d->d_rgba, pixels * 4, cudaMemcpyDeviceToHost,
                                    d->stream));
     if (h_vis)
-        VR_RASTER_CUDA(cudaMemcpyAsync(h_vis, d->d_vis, pixels * sizeof(uint64_t),
+        VR_CUDA_GOTO(cudaMemcpyAsync(h_vis, d->d_vis, pixels * sizeof(uint64_t),
                                        cudaMemcpyDeviceToHost, d->stream));
-    VR_RASTER_CUDA(cudaEventRecord(d->ev[1], d->stream));
-    VR_RASTER_CUDA(cudaEventSynchronize(d->ev[1]));
-    VR_RASTER_CUDA(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
+    VR_CUDA_GOTO(cudaEventRecord(d->ev[1], d->stream));
+    VR_CUDA_GOTO(cudaEventSynchronize(d->ev[1]));
+    VR_CUDA_GOTO(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
     rs->download_ms = ms;
 done:
     return st;

@@ -17,7 +17,7 @@
 
 #include "../pipeline/geometry.h"
 #ifdef VR_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "../pipeline/vr_check.h"
 #endif
 
 struct vr_renderer {
@@ -60,19 +60,6 @@ struct vr_renderer {
         }                                                                                   \
     } while (0)
 
-static vr_status vr_render_dev_alloc(void **p, size_t bytes, const char *what)
-{
-    *p = NULL;
-    cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        cudaGetLastError(); /* not sticky: keep it out of later launch checks */
-        return VR_ERROR(VR_ERR_OOM, "renderer: cudaMalloc(%s, %.1f MiB) failed: %s", what,
-                        bytes / 1048576.0, cudaGetErrorString(e));
-    }
-    return VR_OK;
-}
-
 static void vr_render_dev_free(vr_renderer *r)
 {
     /* teardown: nothing to act on when these fail */
@@ -88,11 +75,11 @@ static void vr_render_dev_free(vr_renderer *r)
 static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t vertex_count)
 {
     vr_status st;
-    if ((st = vr_render_dev_alloc((void **)&r->d_shade_counts,
+    if ((st = vr_cuda_alloc((void **)&r->d_shade_counts,
                                   (size_t)vertex_count * sizeof(uint32_t), "shade counts")) ||
-        (st = vr_render_dev_alloc((void **)&r->d_tri_batch, (size_t)tris * sizeof(uint32_t),
+        (st = vr_cuda_alloc((void **)&r->d_tri_batch, (size_t)tris * sizeof(uint32_t),
                                   "batch ids")) ||
-        (st = vr_render_dev_alloc(&r->d_raster_scratch, vr_raster_scratch_bytes(),
+        (st = vr_cuda_alloc(&r->d_raster_scratch, vr_raster_scratch_bytes(),
                                   "raster scratch")))
         return st;
     cudaStream_t s;
@@ -112,8 +99,8 @@ static vr_status vr_render_dev_pixels(vr_renderer *r, size_t pixels)
     r->d_rgba = NULL;
     r->d_pixel_capacity = 0;
     vr_status st;
-    if ((st = vr_render_dev_alloc((void **)&r->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
-        (st = vr_render_dev_alloc((void **)&r->d_rgba, pixels * 4, "image")))
+    if ((st = vr_cuda_alloc((void **)&r->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+        (st = vr_cuda_alloc((void **)&r->d_rgba, pixels * 4, "image")))
         return st;
     r->d_pixel_capacity = pixels;
     return VR_OK;
