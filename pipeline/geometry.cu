@@ -22,6 +22,7 @@ struct vr_geometry {
     float *d_normals;     /* 3 * vertex_count */
     vr_mesh host;         /* index_count host copy of the indices (for dynamic batches) */
     uint32_t *d_batch_starts;   /* batch_count + 1, for batch_max_unique, batch_max_indices */
+    uint32_t *h_batch_starts;   /* the same on the host (seeds are computed from them) */
     uint32_t batch_count;
     uint32_t batch_max_unique;  /* 0: no batches computed yet */
     uint32_t batch_max_indices;
@@ -158,6 +159,7 @@ void vr_geometry_destroy(vr_geometry *g)
     cudaFree(g->d_positions);
     cudaFree(g->d_normals);
     cudaFree(g->d_batch_starts);
+    free(g->h_batch_starts);
     cudaFree(g->d_queue.clip);
     cudaFree(g->d_queue.normal);
     cudaFree(g->d_queue.vertex);
@@ -234,7 +236,17 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
     return VR_OK;
 }
 
-/* Makes d_batch_starts hold the dynamic batches for N_u = max_unique and max_indices. */
+/* cudaMalloc + upload of `bytes` (src NULL: allocate only). */
+static vr_status vr_upload(void **dst, const void *src, size_t bytes, const char *what)
+{
+    vr_status st = vr_cuda_alloc(dst, bytes, what);
+    if (st == VR_OK && bytes && src)
+        VR_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+    return st;
+}
+
+/* Makes d_batch_starts (and the host copy h_batch_starts) hold the dynamic batches for
+ * N_u = max_unique and max_indices. */
 static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique,
                                              uint32_t max_indices)
 {
@@ -246,17 +258,11 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     if (st != VR_OK)
         return st;
     cudaFree(g->d_batch_starts);
+    free(g->h_batch_starts);
     g->d_batch_starts = NULL;
+    g->h_batch_starts = starts;
     g->batch_max_unique = 0;
-    st = vr_cuda_alloc((void **)&g->d_batch_starts, ((size_t)count + 1) * 4, "batch starts");
-    if (st == VR_OK) {
-        cudaError_t e = cudaMemcpy(g->d_batch_starts, starts, ((size_t)count + 1) * 4,
-                                   cudaMemcpyHostToDevice);
-        if (e != cudaSuccess)
-            st = VR_ERROR(VR_ERR_CUDA, "upload of %u batch starts: %s", count + 1,
-                          cudaGetErrorString(e));
-    }
-    free(starts);
+    st = vr_upload((void **)&g->d_batch_starts, starts, ((size_t)count + 1) * 4, "batch starts");
     if (st == VR_OK) {
         g->batch_count = count;
         g->batch_max_unique = max_unique;
@@ -265,49 +271,29 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     return st;
 }
 
-/* Makes d_seeds hold one seed per current dynamic batch (computed on the host). */
+/* Makes d_seeds hold one seed per current dynamic batch, computed on the host from the batch
+ * starts vr_geometry_prepare_batches made. */
 static vr_status vr_geometry_prepare_seeds(vr_geometry *g)
 {
     if (g->seed_max_unique == g->batch_max_unique && g->seed_max_indices == g->batch_max_indices &&
         g->d_seeds)
         return VR_OK;
-    uint32_t *starts = NULL, count = 0;
-    vr_status st = vr_geometry_dyn_batches(&starts, &count, &g->host, g->batch_max_unique,
-                                           g->batch_max_indices);
-    vr_gts_seed *seeds = st == VR_OK ? (vr_gts_seed *)malloc(((size_t)count + 1) * sizeof *seeds)
-                                     : NULL;
-    if (st == VR_OK && !seeds)
-        st = VR_ERROR(VR_ERR_OOM, "seeds for %u batches", count);
+    const uint32_t count = g->batch_count;
+    vr_gts_seed *seeds = (vr_gts_seed *)malloc(((size_t)count + 1) * sizeof *seeds);
+    vr_status st = seeds ? VR_OK : VR_ERROR(VR_ERR_OOM, "seeds for %u batches", count);
     if (st == VR_OK)
-        st = vr_gts_batch_seeds_from_index_starts(seeds, g->gts, starts, count);
+        st = vr_gts_batch_seeds_from_index_starts(seeds, g->gts, g->h_batch_starts, count);
     cudaFree(g->d_seeds);
     g->d_seeds = NULL;
     g->seed_max_unique = 0;
     if (st == VR_OK)
-        st = vr_cuda_alloc((void **)&g->d_seeds, ((size_t)count + 1) * sizeof *seeds, "seeds");
-    if (st == VR_OK) {
-        cudaError_t e = cudaMemcpy(g->d_seeds, seeds, (size_t)count * sizeof *seeds,
-                                   cudaMemcpyHostToDevice);
-        if (e != cudaSuccess)
-            st = VR_ERROR(VR_ERR_CUDA, "upload of %u seeds: %s", count, cudaGetErrorString(e));
-    }
-    free(starts);
+        st = vr_upload((void **)&g->d_seeds, seeds, (size_t)count * sizeof *seeds, "seeds");
     free(seeds);
     if (st == VR_OK) {
         g->seed_max_unique = g->batch_max_unique;
         g->seed_max_indices = g->batch_max_indices;
         g->gts_src.seeds = g->d_seeds;
     }
-    return st;
-}
-
-/* cudaMalloc + upload of `words` words (at least one allocated; src NULL: allocate only). */
-static vr_status vr_upload_words(uint32_t **dst, const uint32_t *src, size_t words,
-                                 const char *what)
-{
-    vr_status st = vr_cuda_alloc((void **)dst, (words ? words : 1) * 4, what);
-    if (st == VR_OK && words && src)
-        VR_CUDA_CHECK(cudaMemcpy(*dst, src, words * 4, cudaMemcpyHostToDevice));
     return st;
 }
 
@@ -337,10 +323,13 @@ vr_status vr_geometry_set_gts(vr_geometry *g, const vr_gts *gts)
                         gts->strip_triangle_count, gts->vertex_count, g->triangles,
                         g->vertex_count);
     vr_gts_batch_source_host(&g->gts_src, gts);
-    if ((st = vr_upload_words(&g->d_gts_c, gts->c, g->gts_src.c_words, "GTS strip codes")) ||
-        (st = vr_upload_words(&g->d_gts_inc, gts->inc, g->gts_src.inc_words, "GTS INC")) ||
-        (st = vr_upload_words(&g->d_gts_s, gts->s, gts->s_count, "GTS Simple-9 words")) ||
-        (st = vr_upload_words(&g->d_gts_err, NULL, 1, "GTS error word"))) {
+    if ((st = vr_upload((void **)&g->d_gts_c, gts->c, 4 * (size_t)g->gts_src.c_words,
+                        "GTS strip codes")) ||
+        (st = vr_upload((void **)&g->d_gts_inc, gts->inc, 4 * (size_t)g->gts_src.inc_words,
+                        "GTS INC")) ||
+        (st = vr_upload((void **)&g->d_gts_s, gts->s, 4 * (size_t)gts->s_count,
+                        "GTS Simple-9 words")) ||
+        (st = vr_upload((void **)&g->d_gts_err, NULL, 4, "GTS error word"))) {
         vr_geometry_set_gts(g, NULL);
         return st;
     }
