@@ -134,19 +134,6 @@ static uint32_t bit_at(const uint32_t *a, uint32_t words, uint32_t j, uint32_t *
     return (a[j >> 5] >> (j & 31u)) & 1u;
 }
 
-/* Strip code of global triangle i with the device's checks: beyond the stream reads R-free N
- * and flags; code 3 flags and reads N. */
-static uint32_t code_checked(const vr_gts_batch_source *src, uint32_t i, uint32_t *err)
-{
-    if (i >= src->strip_triangle_count || (i >> (src->codes ? 4 : 5)) >= src->c_words) {
-        *err |= VR_GTS_ERR_CODE;
-        return VR_GTS_CODE_N;
-    }
-    const uint32_t raw = vr_gts_code_at(src->c, i, src->codes);
-    if (raw == 3u || (i == 0 && src->codes && (src->c[0] & 3u) != VR_GTS_CODE_R))
-        *err |= VR_GTS_ERR_CODE;
-    return vr_gts_code_sane(raw);
-}
 
 uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *src,
                                  const vr_gts_seed *sd, const vr_gts_seed *next, uint32_t t0,
@@ -160,7 +147,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     /* 1. V entries of the batch */
     uint32_t nv = 0;
     for (uint32_t i = 0; i < tri_count; ++i)
-        nv += vr_gts_batch_step(code_checked(src, t0 + i, &err), t0 + i, src->codes);
+        nv += vr_gts_batch_step(vr_gts_batch_code(src, t0 + i, &err), t0 + i, src->codes);
     if (sd->first_pos > src->v_count || nv > src->v_count - sd->first_pos) {
         err |= VR_GTS_ERR_M;
         nv = sd->first_pos < src->v_count ? src->v_count - sd->first_pos : 0;
@@ -227,7 +214,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     /* 5. triangles: M and Q run on from the seed (the device scans them) */
     uint32_t m = sd->first_pos - 1, q = sd->q, prev = VR_GTS_SEED_PREV_CODE(sd);
     for (uint32_t i = 0; i < tri_count; ++i) {
-        const uint32_t g = t0 + i, code = code_checked(src, g, &err);
+        const uint32_t g = t0 + i, code = vr_gts_batch_code(src, g, &err);
         m += vr_gts_batch_step(code, g, src->codes);
         if (g > 0) {
             const uint32_t qv = vr_gts_q_value(prev, code, m);

@@ -56,20 +56,6 @@ typedef struct vr_gts_tri_walk {
     uint32_t i, end, m, q, prev;
 } vr_gts_tri_walk;
 
-/* Strip code of global triangle i with the CPU twin's checks (code_checked in gts_batch.c). */
-static __device__ __forceinline__ uint32_t vr_gts_dev_code(const vr_gts_batch_source &src,
-                                                           uint32_t i, uint32_t *err)
-{
-    if (i >= src.strip_triangle_count || (i >> (src.codes ? 4 : 5)) >= src.c_words) {
-        *err |= VR_GTS_ERR_CODE;
-        return VR_GTS_CODE_N;
-    }
-    const uint32_t raw = vr_gts_code_at(src.c, i, src.codes);
-    if (raw == 3u || (i == 0 && src.codes && (__ldg(src.c) & 3u) != VR_GTS_CODE_R))
-        *err |= VR_GTS_ERR_CODE;
-    return vr_gts_code_sane(raw);
-}
-
 /* Decodes the V entries of batch `b` (strip triangles t0 .. t0 + n - 1) into sc.v. Five steps,
  * each one block scan at most: the entry count comes from the seeds (the chain check in
  * vr_gts_batch_walk_next verifies it), INC ones per word (popcount), Simple-9 words from the
@@ -244,15 +230,15 @@ static __device__ vr_gts_tri_walk vr_gts_batch_walk_start(const vr_gts_batch_sou
     if (src.codes) {
         uint32_t steps = 0;
         for (uint32_t i = w.i; i < w.end; ++i)
-            steps += vr_gts_m_step(vr_gts_dev_code(src, t0 + i, &err));
+            steps += vr_gts_m_step(vr_gts_batch_code(&src, t0 + i, &err));
         w.m = m0 + vr_block_scan(steps, VR_SCAN_SUM, s_scan, &total);
     } else { /* one V entry per triangle, three for triangle 0 */
         w.m = m0 + w.i + (t0 == 0 && w.i > 0 ? 2u : 0u);
     }
-    w.prev = w.i == 0 ? VR_GTS_SEED_PREV_CODE(&st->seed) : vr_gts_dev_code(src, t0 + w.i - 1, &err);
+    w.prev = w.i == 0 ? VR_GTS_SEED_PREV_CODE(&st->seed) : vr_gts_batch_code(&src, t0 + w.i - 1, &err);
     uint32_t q = 0, m = w.m, prev = w.prev;
     for (uint32_t i = w.i; i < w.end; ++i) {
-        const uint32_t g = t0 + i, code = vr_gts_dev_code(src, g, &err);
+        const uint32_t g = t0 + i, code = vr_gts_batch_code(&src, g, &err);
         m += vr_gts_batch_step(code, g, src.codes);
         if (g > 0)
             q = max(q, vr_gts_q_value(prev, code, m));
@@ -275,7 +261,7 @@ static __device__ __forceinline__ void vr_gts_batch_walk_next(const vr_gts_batch
                                                               vr_gts_tri_walk *w, uint32_t ids[3])
 {
     uint32_t err = 0;
-    const uint32_t g = t0 + w->i, code = vr_gts_dev_code(src, g, &err);
+    const uint32_t g = t0 + w->i, code = vr_gts_batch_code(&src, g, &err);
     w->m += vr_gts_batch_step(code, g, src.codes);
     if (g > 0)
         w->q = max(w->q, vr_gts_q_value(w->prev, code, w->m));

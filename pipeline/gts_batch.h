@@ -97,6 +97,21 @@ VR_HD uint32_t vr_gts_batch_scratch_words(uint32_t v_cap)
     return 2 * v_cap + 2 * (v_cap / 32 + 2);
 }
 
+/* Strip code of global triangle i, read with every check the batch decoders make: a triangle
+ * beyond the stream or its code words flags VR_GTS_ERR_CODE and reads N, so does code 3, and in R
+ * mode triangle 0 must be R. Shared by the CPU twin and the device. */
+VR_HD uint32_t vr_gts_batch_code(const vr_gts_batch_source *src, uint32_t i, uint32_t *err)
+{
+    if (i >= src->strip_triangle_count || (i >> (src->codes ? 4 : 5)) >= src->c_words) {
+        *err |= VR_GTS_ERR_CODE;
+        return VR_GTS_CODE_N;
+    }
+    const uint32_t raw = vr_gts_code_at(src->c, i, src->codes);
+    if (raw == 3u || (i == 0 && src->codes && (src->c[0] & 3u) != VR_GTS_CODE_R))
+        *err |= VR_GTS_ERR_CODE;
+    return vr_gts_code_sane(raw);
+}
+
 /* The vertex at V position `pos` while decoding a batch from `sd`: the batch's own entries come
  * from v_local (nv of them); an earlier position can only be one of the three before the batch
  * or the carried one (a strip runs on from the triangle before t0). Anything else flags
