@@ -15,6 +15,15 @@
  * shared memory, so 32 warps x 1536 bytes = 48 KiB stays within the default per-block limit. */
 #define VR_WARP_BATCH_MAX 1536u
 
+/* The warp strategy's batch length check, GPU and CPU paths alike. */
+static inline vr_status vr_warp_check_batch(uint32_t batch)
+{
+    if (batch < 3 || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
+        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in 3..%u",
+                        batch, VR_WARP_BATCH_MAX);
+    return VR_OK;
+}
+
 /* Checks what every strategy needs from its parameters (GPU and CPU paths alike). Pointer
  * contracts are asserted; values that come from users or files return an error naming `who`. */
 static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *who)

@@ -123,9 +123,8 @@ extern "C" vr_status vr_warp_run(const vr_reuse_params *p)
     if (st != VR_OK)
         return st;
     const uint32_t batch = p->batch_indices;
-    if (batch < 3 || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
-        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in 3..%u",
-                        batch, VR_WARP_BATCH_MAX);
+    if ((st = vr_warp_check_batch(batch)) != VR_OK)
+        return st;
     if (p->index_count == 0)
         return VR_OK;
     const uint32_t warps = vr_grid_blocks(p->index_count, batch);

@@ -22,9 +22,8 @@ vr_status vr_warp_ref(const vr_reuse_params *p)
     if (st != VR_OK)
         return st;
     const uint32_t batch = p->batch_indices;
-    if (batch < 3 || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
-        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in 3..%u",
-                        batch, VR_WARP_BATCH_MAX);
+    if ((st = vr_warp_check_batch(batch)) != VR_OK)
+        return st;
 
     uint8_t map[VR_WARP_BATCH_MAX]; /* index position - round start -> lane */
     for (uint64_t begin = 0; begin < p->index_count; begin += batch) {

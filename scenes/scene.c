@@ -368,6 +368,16 @@ static vr_status load_assimp(vr_scene *out, const char *path)
  * checks every value it reads. The mesh is the encoder's: reordered triangles (plus the
  * degenerate restart-emulation triangles of deg. mode) over the permuted vertex data stored in
  * the file. Connectivity-only files (--no-vertex-data) have nothing to draw: an error. */
+/* A scene of one draw (out->draws[0].mesh loaded): named after the file, identity transform. */
+static vr_status vr_single_draw_done(vr_scene *out, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", base ? base + 1 : path);
+    memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
+    out->draw_count = 1;
+    return VR_OK;
+}
+
 static vr_status load_gts(vr_scene *out, const char *path)
 {
     vr_gts g;
@@ -400,11 +410,7 @@ static vr_status load_gts(vr_scene *out, const char *path)
         vr_mesh_free(m);
         return s;
     }
-    const char *base = strrchr(path, '/');
-    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", base ? base + 1 : path);
-    memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
-    out->draw_count = 1;
-    return VR_OK;
+    return vr_single_draw_done(out, path);
 }
 
 static int starts_with_ply_magic(const char *path)
@@ -439,11 +445,7 @@ static vr_status load_file(vr_scene *out, const char *path)
     vr_status s = vr_ply_load(&out->draws[0].mesh, path);
     if (s)
         return s;
-    const char *base = strrchr(path, '/');
-    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", base ? base + 1 : path);
-    memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
-    out->draw_count = 1;
-    return VR_OK;
+    return vr_single_draw_done(out, path);
 }
 
 /* ---- specs ------------------------------------------------------------------------------ */
