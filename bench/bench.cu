@@ -6,9 +6,9 @@
  */
 #include <cuda_runtime.h>
 
-#include "../pipeline/vr_check.h"
-#include "../pipeline/vreuse.h"
-#include "../reuse/shaders.h"
+#include "pipeline/vr_check.h"
+#include "pipeline/vreuse.h"
+#include "reuse/shaders.h"
 
 #define VR_CYCLE_LANES 32
 #define VR_CYCLE_ROUNDS 3 /* round 0 warms the instruction cache; the later ones are kept */

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../raster/raster.h"
-#include "../scenes/scene.h"
+#include "raster/raster.h"
+#include "scenes/scene.h"
 
 #ifndef GL_VERTEX_SHADER_INVOCATIONS_ARB
 #define GL_VERTEX_SHADER_INVOCATIONS_ARB 0x82F0

@@ -6,7 +6,7 @@
  * `vreuse plot-bench bench.csv --out fig9.svg`, `vreuse_tests bench/plot`.
  */
 #define _POSIX_C_SOURCE 200809L /* getline, strdup */
-#include "plot.h"
+#include "bench/plot.h"
 
 #include <assert.h>
 #include <errno.h>

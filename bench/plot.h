@@ -7,7 +7,7 @@
 #ifndef VR_PLOT_H
 #define VR_PLOT_H
 
-#include "../pipeline/vreuse.h"
+#include "pipeline/vreuse.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../reuse/stage.cuh"
-#include "queue_bench.h"
+#include "reuse/stage.cuh"
+#include "bench/queue_bench.h"
 
 #define VR_QB_BYTES_PER_TRI 112u /* clip 48 + normal 48 + vertex ids 12 + triangle id 4 */
 

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../pipeline/vreuse.h"
+#include "pipeline/vreuse.h"
 
 #ifdef __cplusplus
 extern "C" {

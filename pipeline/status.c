@@ -1,5 +1,5 @@
 /* status.c - status strings and the thread-local error message of the last failure. */
-#include "vreuse.h"
+#include "pipeline/vreuse.h"
 
 #include <stdarg.h>
 #include <stdio.h>

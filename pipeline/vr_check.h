@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "vreuse.h"
+#include "pipeline/vreuse.h"
 
 /* Records file:line and the call's text with the CUDA error string, returns VR_ERR_CUDA. A
  * non-sticky error is consumed here (cudaGetLastError), so the next launch check does not

@@ -4,7 +4,7 @@
  * stage's clip positions and view-space normals feed the rasterizer and its Lambert resolve.
  * Try: `vreuse render bunny.obj --yaw 30 --pitch 20 --zoom 1.5 --out b.png`.
  */
-#include "raster.h"
+#include "raster/raster.h"
 
 #include <assert.h>
 #include <math.h>
@@ -127,4 +127,16 @@ void vr_camera_shader(vr_shader *s, const vr_camera *c, uint32_t width, uint32_t
     for (int col = 0; col < 3; ++col)
         for (int row = 0; row < 3; ++row)
             s->normal_matrix[3 * col + row] = (float)view[4 * col + row];
+}
+
+void vr_camera_orbit_shader(vr_shader *s, const vr_mesh *m, float yaw)
+{
+    assert(s && m);
+    memset(s, 0, sizeof *s);
+    /* the renderer's orbit camera, square image: one camera model everywhere */
+    vr_camera c;
+    vr_camera_fit(&c, m);
+    c.yaw = yaw * (180.0f / 3.14159265f);
+    vr_camera_shader(s, &c, 1, 1);
+    s->loop_iterations = 0;
 }

@@ -3,7 +3,7 @@
  * font for panel labels, and the heatmap legend drawn with the resolve's own colour ramp.
  * Try: `vreuse render bunny.obj --strategy naive,warp,hash --heatmap --out heat.png`.
  */
-#include "raster_common.h"
+#include "raster/raster_common.h"
 
 #include <assert.h>
 #include <errno.h>

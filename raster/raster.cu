@@ -7,8 +7,8 @@
  * arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
  * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`.
  */
-#include "../pipeline/vr_check.h"
-#include "raster_common.h"
+#include "pipeline/vr_check.h"
+#include "raster/raster_common.h"
 
 #include <assert.h>
 #include <stdlib.h>

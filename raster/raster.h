@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../pipeline/vreuse.h"
-#include "../reuse/reuse.h"
+#include "pipeline/vreuse.h"
+#include "reuse/reuse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -147,6 +147,11 @@ void vr_camera_fit(vr_camera *c, const vr_mesh *m);
 /* Writes the camera's MVP (perspective, near/far around the bounding sphere) and normal
  * matrix (the view rotation) into `s` for an image of width x height; keeps loop_iterations. */
 void vr_camera_shader(vr_shader *s, const vr_camera *c, uint32_t width, uint32_t height);
+
+/* The camera the tests and `vreuse bench` use: vr_camera_fit on a square image, orbiting by `yaw`
+ * radians, so roughly half of a closed mesh faces away (culling has work). loop_iterations is
+ * left 0. */
+void vr_camera_orbit_shader(vr_shader *s, const vr_mesh *m, float yaw);
 
 /* ---- frame driver (render.c): geometry stage -> rasterizer -> resolve ---------------------- */
 

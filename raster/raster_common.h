@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../reuse/shaders.h" /* VR_HD */
-#include "raster.h"
+#include "pipeline/hd.h"
+#include "raster/raster.h"
 
 #ifdef __cplusplus
 extern "C" {

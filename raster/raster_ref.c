@@ -6,7 +6,7 @@
  * Try: `vreuse_tests raster/`, `vreuse render sphere --out sphere.png` on a machine without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "raster_common.h"
+#include "raster/raster_common.h"
 
 #include <assert.h>
 #include <stdlib.h>

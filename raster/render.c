@@ -8,16 +8,16 @@
  * Try: `vreuse render sphere --strategy hash --heatmap --out s.png`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "raster.h"
+#include "raster/raster.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../pipeline/geometry.h"
+#include "pipeline/stage/geometry.h"
 #ifdef VR_HAVE_CUDA
-#include "../pipeline/vr_check.h"
+#include "pipeline/vr_check.h"
 #endif
 
 struct vr_renderer {

@@ -4,9 +4,9 @@
  * CPU twins and the GPU batchers (hash, phash, sort), so their numbers agree exactly.
  * Try: `vreuse_tests sim/dynamic`.
  */
-#include "batches.h"
+#include "reuse/batches.h"
 
-#include "../pipeline/vreuse.h"
+#include "pipeline/vreuse.h"
 
 #include <assert.h>
 #include <stdlib.h>

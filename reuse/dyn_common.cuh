@@ -9,9 +9,9 @@
 #ifndef VR_DYN_COMMON_CUH
 #define VR_DYN_COMMON_CUH
 
-#include "../pipeline/block_scan.cuh"
-#include "dyn_ref_common.h"
-#include "stage.cuh"
+#include "pipeline/block_scan.cuh"
+#include "reuse/dyn_ref_common.h"
+#include "reuse/stage.cuh"
 
 /* hash and phash take the block size at run time (32..1024), so their register budget is set
  * per thread: 32 registers let 2048 threads - a full H100 SM - be resident at any block size

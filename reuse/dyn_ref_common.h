@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../pipeline/gts_batch.h"
-#include "ref_common.h"
+#include "pipeline/gts/gts_batch.h"
+#include "reuse/ref_common.h"
 
 /* Indices per batch: p->max_indices, a multiple of 3 in 3..VR_DYN_MAX_INDICES_LIMIT (3069,
  * reuse/batches.h); a block's shared memory holds one map entry per index of that bound. */

@@ -5,8 +5,8 @@
  * CPU twin: hash_ref.c (reuse/dyn_ref_common.h). Try: `vreuse_tests gpu/dyn`,
  * `vreuse bench --strategy hash`.
  */
-#include "../pipeline/gts_batch.cuh"
-#include "dyn_common.cuh"
+#include "pipeline/gts/gts_batch.cuh"
+#include "reuse/dyn_common.cuh"
 
 /* Enters `key` into the block's hash table and returns its slot. A slot, once filled, never
  * changes: a CAS that returns another key means move on, one that returns EMPTY or our key

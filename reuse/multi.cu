@@ -4,8 +4,8 @@
  * shades unreferenced ones and needs the whole buffer shaded before the first triangle leaves.
  * CPU twin: multi_ref.c. Try: `vreuse_tests gpu/`, `vreuse bench --strategy multi`.
  */
-#include "ref_common.h"
-#include "stage.cuh"
+#include "reuse/ref_common.h"
+#include "reuse/stage.cuh"
 
 /* Thread v shades vertex v into the workspace: s_clip[v] = clip position, s_normal[v] =
  * (normal, 0), both float4 so pass 2 gathers whole 16-byte vectors. No shared memory, no sync;

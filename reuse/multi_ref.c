@@ -4,7 +4,7 @@
  * triangle from the shaded buffer into queue slot = triangle id.
  * Try: `vreuse_tests reuse/multi`, `vreuse bench --strategy multi`.
  */
-#include "ref_common.h"
+#include "reuse/ref_common.h"
 
 #include <stdlib.h>
 

@@ -3,8 +3,8 @@
  * triangle). The baseline every reuse strategy is measured against; CPU twin: naive_ref.c.
  * Try: `vreuse_tests gpu/`, `vreuse bench --strategy naive`.
  */
-#include "ref_common.h"
-#include "stage.cuh"
+#include "reuse/ref_common.h"
+#include "reuse/stage.cuh"
 
 /* Thread mapping: thread t of the grid owns triangle t (indices 3t..3t+2); no shared memory, no
  * block-level sync. Every lane of a launched warp reaches vr_emit_triangle (out-of-range lanes

@@ -3,7 +3,7 @@
  * naive") and is written to queue slot = triangle id.
  * Try: `vreuse_tests reuse/naive`, `vreuse bench --strategy naive`.
  */
-#include "ref_common.h"
+#include "reuse/ref_common.h"
 
 size_t vr_naive_temp_bytes(const vr_reuse_params *p)
 {

@@ -5,7 +5,7 @@
  * instead of serialising 31 idle lanes behind one. CPU twin: phash_ref.c
  * (reuse/dyn_ref_common.h). Try: `vreuse_tests gpu/dyn`, `vreuse bench --strategy phash`.
  */
-#include "dyn_common.cuh"
+#include "reuse/dyn_common.cuh"
 
 /* Linear-probing attempts per thread before the warp takes over its key. */
 #define VR_PHASH_FAST_PROBES 4

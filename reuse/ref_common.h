@@ -9,7 +9,7 @@
 
 #include <assert.h>
 
-#include "reuse.h"
+#include "reuse/reuse.h"
 
 /* Longest static warp batch: the inverse map holds one byte per index of a batch, per warp in
  * shared memory, so 32 warps x 1536 bytes = 48 KiB stays within the default per-block limit. */

@@ -1,6 +1,6 @@
 /* reuse.c - the strategy registry, in vr_reuse_kind order. To add a strategy: add name.cu and
  * name_ref.c, one row here, and run `vreuse_tests reuse/`. */
-#include "reuse.h"
+#include "reuse/reuse.h"
 
 #include <string.h>
 

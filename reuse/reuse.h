@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../pipeline/vreuse.h"
-#include "batches.h"
-#include "shaders.h"
+#include "pipeline/vreuse.h"
+#include "reuse/batches.h"
+#include "reuse/shaders.h"
 
 #ifdef __cplusplus
 extern "C" {

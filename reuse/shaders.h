@@ -11,11 +11,7 @@
 
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define VR_HD __host__ __device__ __forceinline__
-#else
-#define VR_HD static inline
-#endif
+#include "pipeline/hd.h"
 
 /* Products and sums that must round the same on the CPU and the GPU: nvcc contracts a * b + c
  * into one FMA (one rounding) while the host rounds twice, which moves clip coordinates by an

@@ -9,7 +9,7 @@
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include "dyn_common.cuh"
+#include "reuse/dyn_common.cuh"
 
 /* Most keys per thread of any instantiation: register arrays keys, pos, heads, ids of ITEMS
  * each; 32 is BLOCK 32 at the default capacity 1024. */

@@ -3,7 +3,7 @@
  * reuse/dyn_ref_common.h: per batch, list the distinct vertices, shade each once, emit every
  * triangle. Try: `vreuse_tests reuse/dyn`.
  */
-#include "dyn_ref_common.h"
+#include "reuse/dyn_ref_common.h"
 
 size_t vr_sort_temp_bytes(const vr_reuse_params *p)
 {

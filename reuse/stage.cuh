@@ -9,8 +9,8 @@
 
 #include <cuda_runtime.h>
 
-#include "../pipeline/vr_check.h"
-#include "reuse.h"
+#include "pipeline/vr_check.h"
+#include "reuse/reuse.h"
 
 
 #define VR_WARP_SIZE 32

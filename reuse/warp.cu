@@ -7,9 +7,9 @@
  * tests/test_warp_vote.c.
  * Try: `vreuse_tests gpu/`, `vreuse bench --strategy warp`.
  */
-#include "ref_common.h"
-#include "stage.cuh"
-#include "warp_vote.h"
+#include "reuse/ref_common.h"
+#include "reuse/stage.cuh"
+#include "reuse/warp_vote.h"
 
 /* Moves a shaded vertex from lane `src` to the calling lane (all 32 lanes must call). */
 static __device__ __forceinline__ vr_shaded vr_shfl_shaded(const vr_shaded &s, int src)

@@ -8,7 +8,7 @@
  * starts after them and carries nothing over.
  * Try: `vreuse_tests reuse/warp`, `vreuse bench --strategy warp`.
  */
-#include "ref_common.h"
+#include "reuse/ref_common.h"
 
 size_t vr_warp_temp_bytes(const vr_reuse_params *p)
 {

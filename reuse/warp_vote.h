@@ -12,38 +12,13 @@
 
 #include <stdint.h>
 
-#ifndef VR_HD
-#ifdef __CUDACC__
-#define VR_HD __host__ __device__ __forceinline__
-#else
-#define VR_HD static inline
-#endif
-#endif
+#include "pipeline/hd.h"
 
 #define VR_VOTE_LANES 32u
 #define VR_VOTE_NONE 32u /* owner of an index whose vertex no lane holds yet */
 /* Never a vertex id (ids are < vertex_count <= 2^32 - 1): the vertex of an empty lane and the
  * index of a lane past the chunk, so neither ever matches a loaded index. */
 #define VR_VOTE_NO_VERTEX 0xffffffffu
-
-VR_HD uint32_t vr_vote_popc(uint32_t x)
-{
-#ifdef __CUDA_ARCH__
-    return (uint32_t)__popc(x);
-#else
-    return (uint32_t)__builtin_popcount(x);
-#endif
-}
-
-/* Lowest set bit's position; x != 0. */
-VR_HD uint32_t vr_vote_lowest(uint32_t x)
-{
-#ifdef __CUDA_ARCH__
-    return (uint32_t)__ffs((int)x) - 1u;
-#else
-    return (uint32_t)__builtin_ffs((int)x) - 1u;
-#endif
-}
 
 /* Lanes below `lane` (0..31). */
 VR_HD uint32_t vr_vote_below(uint32_t lane)
@@ -55,11 +30,11 @@ VR_HD uint32_t vr_vote_below(uint32_t lane)
  * 32 when mask has n or fewer bits. */
 VR_HD uint32_t vr_vote_nth_set(uint32_t mask, uint32_t n)
 {
-    if (vr_vote_popc(mask) <= n)
+    if (vr_popc(mask) <= n)
         return VR_VOTE_LANES;
     uint32_t pos = 0;
     for (uint32_t width = 16; width; width >>= 1) {
-        const uint32_t low = vr_vote_popc((mask >> pos) & ((1u << width) - 1u));
+        const uint32_t low = vr_popc((mask >> pos) & ((1u << width) - 1u));
         if (n >= low) {
             n -= low;
             pos += width;
@@ -94,7 +69,7 @@ VR_HD int vr_vote_leads(int fresh, uint32_t group, uint32_t lane)
  * lane fill + r. Meaningful for fresh lanes only. */
 VR_HD uint32_t vr_vote_rank(uint32_t leaders, uint32_t group)
 {
-    return vr_vote_popc(leaders & vr_vote_below(vr_vote_lowest(group)));
+    return vr_popc(leaders & vr_vote_below(vr_lowest_bit(group)));
 }
 
 /* (3) Whether this lane's index finds no lane: its group's leader ranks past the free lanes. */
@@ -108,13 +83,13 @@ VR_HD int vr_vote_blocked(int fresh, uint32_t rank, uint32_t fill)
  * come after their leader, so no lane before the first blocked one is blocked. */
 VR_HD uint32_t vr_vote_mapped(uint32_t blocked, uint32_t chunk)
 {
-    return blocked ? vr_vote_lowest(blocked) : chunk;
+    return blocked ? vr_lowest_bit(blocked) : chunk;
 }
 
 /* New lanes this step fills: one per leader, at most the free ones. */
 VR_HD uint32_t vr_vote_taken(uint32_t leaders, uint32_t fill)
 {
-    const uint32_t n = vr_vote_popc(leaders);
+    const uint32_t n = vr_popc(leaders);
     return n < VR_VOTE_LANES - fill ? n : VR_VOTE_LANES - fill;
 }
 

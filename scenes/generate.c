@@ -4,7 +4,7 @@
  * "tree") and 1-to-4 midpoint subdivision for scenes of millions of triangles.
  * Try: `vreuse info sphere foliage:240k terrain:1M ../shared/scenes/stanford-bunny.obj@7M`.
  */
-#include "scene_internal.h"
+#include "scenes/scene_internal.h"
 
 #include <assert.h>
 #include <math.h>

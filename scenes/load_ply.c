@@ -5,7 +5,7 @@
  * Try: `vreuse info ../shared/scenes/igea.ply`, `vreuse_tests scenes/ply`.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r, fileno */
-#include "scene_internal.h"
+#include "scenes/scene_internal.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * whole triangles (splitmix64, identical on every platform), file = as loaded.
  * Try: `vreuse info ../shared/scenes/stanford-bunny.obj --order random`, `vreuse_tests scenes/reorder`.
  */
-#include "scene_internal.h"
+#include "scenes/scene_internal.h"
 
 #include <assert.h>
 #include <stdlib.h>

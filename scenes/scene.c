@@ -6,9 +6,9 @@
  * Try: `vreuse info ../shared/scenes/stanford-bunny.obj sphere`, `vreuse_tests scenes/`.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
-#include "scene_internal.h"
+#include "scenes/scene_internal.h"
 
-#include "../pipeline/gts.h"
+#include "pipeline/gts/gts.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "scene.h"
+#include "scenes/scene.h"
 
 /* Largest triangle count whose index buffer fits the 2^32-1 index limit of vr_mesh. */
 #define VR_MAX_TRIANGLES (UINT32_MAX / 3u)

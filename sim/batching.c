@@ -4,9 +4,9 @@
  * These are the invocation counts the reuse/ CPU twins and GPU batchers must reproduce.
  * Try: `vreuse_tests sim/warp`, `vreuse_tests sim/dynamic`.
  */
-#include "sim_private.h"
+#include "sim/sim_private.h"
 
-#include "../reuse/batches.h"
+#include "reuse/batches.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * only reuse what an earlier wave of the same multiprocessor produced.
  * Try: `vreuse_tests sim/fifo`, `vreuse_tests sim/parallel`.
  */
-#include "sim_private.h"
+#include "sim/sim_private.h"
 
 #include <assert.h>
 #include <stdlib.h>

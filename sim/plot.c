@@ -4,7 +4,7 @@
  * (Kenzel et al. 2018, Table 1 as a picture). Plain SVG 1.1 text, no dependencies.
  * Try: `vreuse sim sphere --plot sphere.svg`.
  */
-#include "sim_private.h"
+#include "sim/sim_private.h"
 
 #include <assert.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * Cells are formatted first and the widths measured after, so any scene name lines up.
  * Try: `vreuse sim sphere --csv - --quiet`.
  */
-#include "sim_private.h"
+#include "sim/sim_private.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * Try: `vreuse sim sphere`, `vreuse_tests sim/run_all`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "sim_private.h"
+#include "sim/sim_private.h"
 
 #include <assert.h>
 #include <pthread.h>

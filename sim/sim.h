@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../pipeline/vreuse.h"
+#include "pipeline/vreuse.h"
 
 #ifdef __cplusplus
 extern "C" {

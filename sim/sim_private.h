@@ -5,7 +5,7 @@
 #ifndef VR_SIM_PRIVATE_H
 #define VR_SIM_PRIVATE_H
 
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <string.h>
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pipeline/gts.h"
-#include "../pipeline/gts_batch.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_batch.h"
 
 #define VR_FUZZ_MAX_TRIANGLES (1u << 20) /* decode only what fits the fuzzer's memory limit */
 

@@ -7,12 +7,12 @@
  * "gpu-small/dyn-..." repeats the small GPU tests for tests/gpu.sh's compute-sanitizer runs.
  * GPU tests SKIP without a CUDA device. Try: `vreuse_tests reuse/dyn gpu/dyn`.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/geometry.h"
+#include "pipeline/stage/geometry.h"
 #include "reuse/dyn_ref_common.h"
 #include "sim/sim.h"
 #ifdef VR_HAVE_CUDA

@@ -8,14 +8,16 @@
  * "gpu-small/" (tiny cases, fandisk, bunny; for compute-sanitizer). Without a CUDA device every
  * test prints "SKIP: no CUDA device" and skips. Scenes come from $VR_SCENES on the H100.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pipeline/geometry.h"
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "tests/oracle.h"
+#include "scenes/scene.h"
 
 /* shared with tests/test_reuse.c */
 extern "C" {
@@ -77,7 +79,7 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
         uint64_t sim = 0;
         uint32_t *sim_counts = (uint32_t *)calloc((size_t)m->vertex_count + 1, sizeof(uint32_t));
         assert(sim_counts);
-        st = vr_geometry_sim(&sim, sim_counts, ops, m, &cfg);
+        st = vr_oracle_sim_invocations(&sim, sim_counts, ops, m, &cfg);
         VR_EXPECT(st == VR_OK, "%s: simulator: %s", what, vr_last_error());
         VR_EXPECT(sim == want.counters.invocations, "%s: simulator %llu, CPU twin %llu", what,
                   (unsigned long long)sim, want.counters.invocations);
@@ -211,7 +213,7 @@ static int vr_gpu_tiny(const uint32_t *blocks)
     uint64_t expected[VR_REUSE_KIND_COUNT];
     for (size_t i = 0; vr_test_tiny_case(i, &m, &name, &batch, expected) == VR_OK; ++i) {
         vr_reuse_params cfg = vr_reuse_params_default();
-        vr_geometry_camera(&cfg.shader, &m, 0.3f);
+        vr_camera_orbit_shader(&cfg.shader, &m, 0.3f);
         if (batch)
             cfg.batch_indices = batch;
         vr_gpu_check_all(&m, &cfg, blocks, expected, name);
@@ -243,7 +245,7 @@ static int test_gpu_grids(void)
         VR_EXPECT_EQ(vr_test_grid_mesh(&m, grids[i].w, grids[i].h, grids[i].extra,
                                        grids[i].shuffle, 99 + i), VR_OK);
         vr_reuse_params cfg = vr_reuse_params_default();
-        vr_geometry_camera(&cfg.shader, &m, 0.9f * (float)i);
+        vr_camera_orbit_shader(&cfg.shader, &m, 0.9f * (float)i);
         cfg.batch_indices = grids[i].batch;
         cfg.max_unique = grids[i].nu;
         cfg.max_indices = grids[i].max_indices;
@@ -287,7 +289,7 @@ static int vr_gpu_scenes(const char *const *specs, size_t nspecs, const vr_order
             if (st == VR_OK) {
                 ++loaded;
                 vr_reuse_params cfg = vr_reuse_params_default();
-                vr_geometry_camera(&cfg.shader, &m, 0.4f + (float)o);
+                vr_camera_orbit_shader(&cfg.shader, &m, 0.4f + (float)o);
                 char label[128];
                 snprintf(label, sizeof label, "%s (%s)", specs[f], vr_order_name(orders[o]));
                 vr_gpu_check_all(&m, &cfg, blocks, NULL, label);

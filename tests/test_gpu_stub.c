@@ -1,6 +1,6 @@
 /* test_gpu_stub.c - the gpu/ test group of a build without CUDA: one test that says so and
  * skips, so `ctest` reports the GPU tests as skipped, never as passed. */
-#include "test.h"
+#include "tests/test.h"
 
 static int test_gpu_unavailable(void)
 {

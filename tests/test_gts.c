@@ -8,16 +8,16 @@
  * behind valid checksums).
  * Group "gts/"; the helpers vr_test_gts_* are shared with tests/test_gts_gpu.cu.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <meshoptimizer.h>
 
-#include "../pipeline/gts.h"
-#include "../pipeline/gts_math.h"
-#include "../scenes/scene.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h"
+#include "scenes/scene.h"
 
 /* The CPU decoders; each must return the encoder's triangles exactly. */
 static const struct {

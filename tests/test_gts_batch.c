@@ -5,15 +5,16 @@
  * N_u). Malformed streams and seeds are flagged, never read out of bounds (run under ASan:
  * -DCMAKE_C_FLAGS=-fsanitize=address). The GPU twin is tested in test_gts_batch_gpu.cu.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pipeline/geometry.h"
-#include "../pipeline/gts_batch.h"
-#include "../reuse/batches.h"
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "pipeline/gts/gts_batch.h"
+#include "reuse/batches.h"
+#include "scenes/scene.h"
 
 /* shared with tests/test_gts.c */
 extern const size_t vr_test_gts_small_count;
@@ -271,7 +272,7 @@ static void check_hash_twin(const vr_mesh *src, const char *name)
                       vr_geometry_result_alloc(&packed, tris, m.vertex_count) == VR_OK,
                   "alloc");
         vr_reuse_params p = vr_reuse_params_default();
-        vr_geometry_camera(&p.shader, &m, 0.5f);
+        vr_camera_orbit_shader(&p.shader, &m, 0.5f);
         p.count = 1;
         p.max_unique = 64;
         p.max_indices = 600;

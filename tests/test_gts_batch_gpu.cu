@@ -7,16 +7,17 @@
  * is reported as VR_ERR_FORMAT whenever the CPU decoder rejects it, and never read out of
  * bounds (gpu-small runs under compute-sanitizer). Without a device every test SKIPs.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime.h>
 
-#include "../pipeline/geometry.h"
-#include "../pipeline/gts_batch.h"
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "pipeline/gts/gts_batch.h"
+#include "scenes/scene.h"
 
 extern "C" {
 extern const size_t vr_test_gts_small_count;
@@ -65,7 +66,7 @@ static void check_stream(const vr_gts *g, const vr_mesh *mesh, const vr_batch_cf
                      cfgs[c].block, cfgs[c].max_unique, cfgs[c].max_indices,
                      cull ? ", culling" : "");
             vr_reuse_params p = vr_reuse_params_default();
-            vr_geometry_camera(&p.shader, mesh, 0.5f);
+            vr_camera_orbit_shader(&p.shader, mesh, 0.5f);
             p.block_size = cfgs[c].block;
             p.max_unique = cfgs[c].max_unique;
             p.max_indices = cfgs[c].max_indices;

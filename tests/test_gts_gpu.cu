@@ -9,17 +9,17 @@
  * Groups: "gpu/gts-..." (all scenes, 7M) and "gpu-small/gts-..." (small, for the sanitizers).
  * Without a device every test prints "SKIP: no CUDA device" and skips.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime.h>
 
-#include "../pipeline/geometry.h"
-#include "../pipeline/gts.h"
-#include "../pipeline/gts_math.h" /* VR_GTS_TILE */
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h" /* VR_GTS_TILE */
+#include "scenes/scene.h"
 
 /* shared with tests/test_gts.c */
 extern "C" {

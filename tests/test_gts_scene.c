@@ -6,16 +6,16 @@
  * Group "gts/scene-"; try `vreuse_tests gts/scene`.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, close */
-#include "test.h"
+#include "tests/test.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../pipeline/gts.h"
-#include "../scenes/scene.h"
-#include "../scenes/scene_internal.h"
+#include "pipeline/gts/gts.h"
+#include "scenes/scene.h"
+#include "scenes/scene_internal.h"
 
 /* A fresh temporary path (the file exists, empty); 0 when mkstemp fails. */
 static int temp_path(char *path, size_t cap)

@@ -2,7 +2,7 @@
  * start with a prefix (all when none), prints one OK/FAIL/SKIP line each and
  * "N passed, M failed, K skipped". Exit 0 when all ran and passed, 1 on any failure,
  * 77 when every selected test was skipped (ctest's SKIP_RETURN_CODE). */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,9 +5,9 @@
  * Run: `vreuse_tests bench/plot`.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
-#include "test.h"
+#include "tests/test.h"
 
-#include "../bench/plot.h"
+#include "bench/plot.h"
 
 #include <stdlib.h>
 #include <string.h>

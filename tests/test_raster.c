@@ -6,7 +6,7 @@
  * tests/test_raster_gpu.cu, which demands bit-identical GPU results.
  * Try: `vreuse_tests raster/`.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../pipeline/geometry.h"
-#include "../raster/raster.h"
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "scenes/scene.h"
 
 /* ---- queue helpers (shared with test_raster_gpu.cu) --------------------------------------- */
 

@@ -6,15 +6,15 @@
  * Groups: "gpu-small/raster-..." (hand cases) and "gpu/raster-..." (scenes). Without a CUDA
  * device every test prints "SKIP: no CUDA device" and skips.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pipeline/geometry.h"
-#include "../raster/raster.h"
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "scenes/scene.h"
 
 extern "C" {
 vr_status vr_test_raster_case(size_t i, vr_queue *q, uint32_t *tri_count, vr_raster_config *cfg,

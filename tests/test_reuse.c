@@ -7,16 +7,18 @@
  * implemented" is skipped with a note. The tiny cases and the grid generator are shared with
  * tests/test_gpu.cu (vr_test_tiny_case, vr_test_grid_mesh, vr_test_not_implemented).
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pipeline/geometry.h"
-#include "../reuse/ref_common.h"
-#include "../scenes/scene.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "tests/oracle.h"
+#include "reuse/ref_common.h"
+#include "scenes/scene.h"
 
 _Static_assert(VR_REUSE_KIND_COUNT == 6, "add the new strategy to vr_tests_reuse[] below");
 
@@ -325,7 +327,7 @@ static int vr_tiny_cases(const vr_reuse_ops *ops)
         VR_EXPECT_EQ(vr_test_case_mesh(&m, c), VR_OK);
         VR_EXPECT_EQ(vr_geometry_result_alloc(&r, m.index_count / 3, m.vertex_count), VR_OK);
         vr_reuse_params cfg = vr_reuse_params_default();
-        vr_geometry_camera(&cfg.shader, &m, 0.3f);
+        vr_camera_orbit_shader(&cfg.shader, &m, 0.3f);
         if (c->batch_indices)
             cfg.batch_indices = c->batch_indices;
         cfg.count = 1;
@@ -350,7 +352,7 @@ static int vr_tiny_cases(const vr_reuse_ops *ops)
         uint64_t sim = 0;
         uint32_t *sim_counts = calloc(m.vertex_count, sizeof *sim_counts);
         assert(sim_counts);
-        st = vr_geometry_sim(&sim, sim_counts, ops, &m, &cfg);
+        st = vr_oracle_sim_invocations(&sim, sim_counts, ops, &m, &cfg);
         VR_EXPECT(st == VR_OK, "%s: simulator: %s", what, vr_last_error());
         VR_EXPECT(sim == r.counters.invocations, "%s: simulator %llu, twin %llu", what,
                   (unsigned long long)sim, r.counters.invocations);
@@ -394,7 +396,7 @@ static int vr_check_mesh(const vr_reuse_ops *ops, const vr_mesh *m, const vr_reu
     uint64_t sim = 0;
     uint32_t *sim_counts = calloc((size_t)m->vertex_count + 1, sizeof *sim_counts);
     assert(sim_counts);
-    st = vr_geometry_sim(&sim, sim_counts, ops, m, &c);
+    st = vr_oracle_sim_invocations(&sim, sim_counts, ops, m, &c);
     VR_EXPECT(st == VR_OK, "%s: simulator: %s", what, vr_last_error());
     VR_EXPECT(sim == r.counters.invocations, "%s: twin %llu invocations, simulator %llu", what,
               r.counters.invocations, (unsigned long long)sim);
@@ -453,7 +455,7 @@ static int vr_random_grids(const vr_reuse_ops *ops)
         VR_EXPECT_EQ(vr_test_grid_mesh(&m, grids[g].w, grids[g].h, grids[g].extra,
                                        grids[g].shuffle, 1234 + g), VR_OK);
         vr_reuse_params cfg = vr_reuse_params_default();
-        vr_geometry_camera(&cfg.shader, &m, 0.7f * (float)g);
+        vr_camera_orbit_shader(&cfg.shader, &m, 0.7f * (float)g);
         /* two warp batches and two N_u values: the defaults and a small, odd one */
         for (int variant = 0; variant < 2; ++variant) {
             cfg.batch_indices = variant ? 57 : VR_WARP_BATCH_DEFAULT;
@@ -535,7 +537,7 @@ static int test_reuse_scenes(void)
             }
             ++loaded;
             vr_reuse_params cfg = vr_reuse_params_default();
-            vr_geometry_camera(&cfg.shader, &m, 0.5f + (float)o);
+            vr_camera_orbit_shader(&cfg.shader, &m, 0.5f + (float)o);
             vr_geometry_result naive, naive_cull;
             char label[600];
             snprintf(label, sizeof label, "%s (%s)", f < nfiles ? files[f] : spec,
@@ -659,7 +661,7 @@ static int test_reuse_compare(void)
     VR_EXPECT_EQ(vr_geometry_result_alloc(&want, tris, m.vertex_count), VR_OK);
     VR_EXPECT_EQ(vr_geometry_result_alloc(&got, tris, m.vertex_count), VR_OK);
     vr_reuse_params cfg = vr_reuse_params_default();
-    vr_geometry_camera(&cfg.shader, &m, 0.2f);
+    vr_camera_orbit_shader(&cfg.shader, &m, 0.2f);
     cfg.count = 1;
     const vr_reuse_ops *naive = &vr_reuse_all[VR_REUSE_NAIVE];
     VR_EXPECT_EQ(vr_geometry_ref(&want, naive, &m, &cfg), VR_OK);

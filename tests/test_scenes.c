@@ -5,9 +5,9 @@
  * Run: `vreuse_tests scenes/` (whole group well under 10 s).
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, mkdtemp, clock_gettime */
-#include "test.h"
+#include "tests/test.h"
 
-#include "../scenes/scene.h"
+#include "scenes/scene.h"
 
 #include <math.h>
 #include <stdlib.h>

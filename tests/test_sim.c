@@ -5,10 +5,10 @@
  * triangle timing. Run: `vreuse_tests sim/`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "test.h"
+#include "tests/test.h"
 
-#include "../reuse/batches.h"
-#include "../sim/sim.h"
+#include "reuse/batches.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <meshoptimizer.h>

@@ -6,13 +6,13 @@
  * the bit search, `reuse/warp-vote-ref` whole batches in the kernel's round structure against
  * vr_warp_ref's invocation and per-vertex shading counts. No GPU needed.
  */
-#include "test.h"
+#include "tests/test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../reuse/ref_common.h"
-#include "../reuse/warp_vote.h"
+#include "reuse/ref_common.h"
+#include "reuse/warp_vote.h"
 
 #define LANES VR_VOTE_LANES
 

@@ -8,10 +8,10 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "commands.h"
-#include "geometry.h"
-#include "gts.h"
-#include "../scenes/scene.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/stage/geometry.h"
+#include "pipeline/gts/gts.h"
+#include "scenes/scene.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,15 +4,15 @@
  * queries and the device-to-device copy bandwidth that `vreuse bench` uses as its floor.
  * Try: `vreuse_tests gpu/`, `vreuse bench sphere:1M`.
  */
-#include "geometry.h"
-#include "vr_check.h"
+#include "pipeline/stage/geometry.h"
+#include "pipeline/vr_check.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../reuse/stage.cuh"
-#include "gts_batch.h"
+#include "reuse/stage.cuh"
+#include "pipeline/gts/gts_batch.h"
 
 struct vr_geometry {
     uint32_t vertex_count, index_count, triangles;

@@ -4,8 +4,8 @@
  * selector); both produce exact streams (no padding codes) that the same decoders read.
  * Try: `vreuse_tests gts/simple9`.
  */
-#include "gts.h"
-#include "gts_math.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h"
 
 #include <assert.h>
 #include <stdlib.h>

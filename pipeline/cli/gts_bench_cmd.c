@@ -11,12 +11,13 @@
  */
 #define _POSIX_C_SOURCE 200809L /* popen */
 
-#include "../pipeline/commands.h"
-#include "bench_common.h"
-#include "../pipeline/geometry.h"
-#include "../pipeline/gts.h"
-#include "../pipeline/gts_batch.h"
-#include "../scenes/scene.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/cli/bench_common.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_batch.h"
+#include "scenes/scene.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,7 +482,7 @@ static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, s
                 c.gts.strip_triangle_count, c.gts.vertex_count, gts_bytes, plain_bytes,
                 8.0 * gts_bytes / c.gts.triangle_count);
         vr_reuse_params base = vr_reuse_params_default();
-        vr_geometry_camera(&base.shader, &c.mesh, 0.5f);
+        vr_camera_orbit_shader(&base.shader, &c.mesh, 0.5f);
         base.block_size = o->block;
         base.max_indices = o->max_indices;
         uint32_t *starts = NULL, batches = 0;

@@ -19,8 +19,8 @@
 #ifndef VR_GTS_BATCH_CUH
 #define VR_GTS_BATCH_CUH
 
-#include "block_scan.cuh"
-#include "gts_batch.h"
+#include "pipeline/block_scan.cuh"
+#include "pipeline/gts/gts_batch.h"
 
 /* Block-shared state of one batch decode (a static __shared__ of the kernel). */
 typedef struct vr_gts_batch_state {

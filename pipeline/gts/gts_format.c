@@ -4,8 +4,8 @@
  * validator (counts, strip codes, INC popcount, Simple-9 selectors) and the Table 3 statistics.
  * Try: `vreuse compress horse.ply -o horse.gts && vreuse info horse.gts`, `vreuse_tests gts/file`.
  */
-#include "gts.h"
-#include "gts_math.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -31,13 +31,6 @@ uint32_t vr_gts_c_words(const vr_gts *g)
 
 uint32_t vr_gts_inc_words(const vr_gts *g) { return (uint32_t)(((uint64_t)g->v_count + 31) / 32); }
 
-static uint32_t popcount32(uint32_t v)
-{
-    uint32_t n = 0;
-    for (; v; v &= v - 1)
-        ++n;
-    return n;
-}
 
 void vr_gts_free(vr_gts *g)
 {
@@ -134,7 +127,7 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
     uint64_t ones = 0;
     const uint32_t iw = vr_gts_inc_words(g);
     for (uint32_t k = 0; k < iw; ++k)
-        ones += popcount32(g->inc[k]);
+        ones += vr_popc(g->inc[k]);
     if ((g->v_count & 31) && g->inc[iw - 1] >> (g->v_count & 31))
         return VR_ERROR(VR_ERR_FORMAT, "%s: padding bits after the last INC bit are not zero",
                         what);

@@ -1,13 +1,10 @@
 /* geometry_ref.c - the host half of pipeline/geometry.h: result buffers, dynamic batch starts,
- * running a strategy's CPU twin on a whole mesh, comparing two results, and a camera that frames
- * a mesh. In a build without CUDA it also provides the GPU entry points as stubs that report
+ * running a strategy's CPU twin on a whole mesh and comparing two results. In a build without CUDA it also provides the GPU entry points as stubs that report
  * VR_ERR_NO_DEVICE, so `vreuse bench` and the tests link and say why nothing ran.
  * Try: `vreuse_tests reuse/`, `vreuse_tests gpu/`.
  */
-#include "geometry.h"
-#include "../raster/raster.h"
+#include "pipeline/stage/geometry.h"
 
-#include "../sim/sim.h"
 
 #include <assert.h>
 #include <math.h>
@@ -131,33 +128,6 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
     vr_status st = ops->ref(&p);
     free(p.temp);
     free(starts);
-    return st;
-}
-
-vr_status vr_geometry_sim(uint64_t *invocations, uint32_t *shade_counts, const vr_reuse_ops *ops,
-                          const vr_mesh *m, const vr_reuse_params *cfg)
-{
-    assert(invocations && ops && m && cfg);
-    vr_sim_result r;
-    vr_status st;
-    switch (ops->kind) {
-    case VR_REUSE_NAIVE:
-        st = vr_sim_naive(&r, m->indices, m->index_count, m->vertex_count, shade_counts);
-        break;
-    case VR_REUSE_WARP:
-        st = vr_sim_warp(&r, m->indices, m->index_count, m->vertex_count, cfg->batch_indices, 32,
-                         shade_counts);
-        break;
-    case VR_REUSE_MULTI:
-        st = vr_sim_multi(&r, m->indices, m->index_count, m->vertex_count, shade_counts);
-        break;
-    default:
-        assert(ops->dynamic);
-        st = vr_sim_dynamic(&r, m->indices, m->index_count, m->vertex_count, cfg->max_unique,
-                            cfg->max_indices, shade_counts);
-        break;
-    }
-    *invocations = st == VR_OK ? r.shaded_vertices : 0;
     return st;
 }
 
@@ -347,20 +317,6 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
     free(want_slot);
     free(seen);
     return d->mismatches;
-}
-
-/* ---- camera ------------------------------------------------------------------------------ */
-
-void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw)
-{
-    assert(s && m);
-    memset(s, 0, sizeof *s);
-    /* the renderer's orbit camera (raster/camera.c), square image: one camera model everywhere */
-    vr_camera c;
-    vr_camera_fit(&c, m);
-    c.yaw = yaw * (180.0f / 3.14159265f);
-    vr_camera_shader(s, &c, 1, 1);
-    s->loop_iterations = 0;
 }
 
 /* ---- stubs of the GPU half when built without CUDA ------------------------------------------ */

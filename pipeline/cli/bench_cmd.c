@@ -7,10 +7,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "../pipeline/commands.h"
-#include "bench_common.h"
-#include "../pipeline/geometry.h"
-#include "../scenes/scene.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/cli/bench_common.h"
+#include "pipeline/stage/geometry.h"
+#include "raster/raster.h"
+#include "scenes/scene.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #include <string.h>
 
 #ifdef VR_HAVE_CUDA
-#include "queue_bench.h"
+#include "bench/queue_bench.h"
 vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cycles); /* bench.cu */
 #endif
 
@@ -639,7 +640,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
         goto done;
     }
     vr_reuse_params base = vr_reuse_params_default();
-    vr_geometry_camera(&base.shader, &m, 0.5f);
+    vr_camera_orbit_shader(&base.shader, &m, 0.5f);
     base.batch_indices = o->batch_indices;
     base.max_unique = o->max_unique;
     base.max_indices = o->max_indices;

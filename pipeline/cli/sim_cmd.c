@@ -4,9 +4,9 @@
  * CSV, JSON and an SVG plot. Argument parsing and loading only; the work is in sim/.
  * Try: `vreuse sim ../shared/scenes/stanford-bunny.obj --order file,forsyth --plot bunny.svg`.
  */
-#include "../pipeline/commands.h"
-#include "../scenes/scene.h"
-#include "sim.h"
+#include "pipeline/cli/commands.h"
+#include "scenes/scene.h"
+#include "sim/sim.h"
 
 #include <errno.h>
 #include <stdio.h>

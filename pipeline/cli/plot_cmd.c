@@ -3,8 +3,8 @@
  * relative to naive. Argument parsing only; the figure is drawn by bench/plot.c.
  * Try: `vreuse plot-bench bench/results/geometry-h100-run1.csv --out fig9.svg`.
  */
-#include "../pipeline/commands.h"
-#include "plot.h"
+#include "pipeline/cli/commands.h"
+#include "bench/plot.h"
 
 #include <errno.h>
 #include <stdio.h>

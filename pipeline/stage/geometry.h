@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../reuse/reuse.h"
-#include "vreuse.h"
+#include "reuse/reuse.h"
+#include "pipeline/vreuse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,13 +63,6 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
                           const vr_reuse_params *cfg);
 
-/* The simulator's count for strategy `ops` on mesh `m` (sim/sim.h): naive, warp voting with
- * cfg->batch_indices and 32 lanes, multi, and dynamic batching with N_u = cfg->max_unique and
- * cfg->max_indices for hash, phash and sort. `shade_counts` (vertex_count, may be
- * NULL) receives the per-vertex counts. The CPU twins and the GPU must reproduce both. */
-vr_status vr_geometry_sim(uint64_t *invocations, uint32_t *shade_counts, const vr_reuse_ops *ops,
-                          const vr_mesh *m, const vr_reuse_params *cfg);
-
 /* How two results differ. Counts and ids must match exactly; clip and normal values may
  * differ by max(abs_tol, rel_tol * scale) where scale is the largest magnitude in `want`'s
  * array (GPU FMA contraction vs. CPU rounding, a few ulps). */
@@ -93,11 +86,6 @@ typedef struct vr_geometry_diff {
 uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
                              const vr_geometry_result *want, int cull, int count, FILE *log,
                              const char *what);
-
-/* A camera that frames the mesh (the renderer's vr_camera_fit, square image) orbiting by `yaw`
- * radians, so roughly half of a closed mesh faces away (culling has work). loop_iterations is
- * left 0. */
-void vr_geometry_camera(vr_shader *s, const vr_mesh *m, float yaw);
 
 /* ---- GPU context ------------------------------------------------------------------------- */
 

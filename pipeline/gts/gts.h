@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vreuse.h"
+#include "pipeline/vreuse.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,8 +7,8 @@
  * no incscan; Tile_Reduce, Tile_Scan, T_Tiled: M and Q rebuilt per tile from a carry).
  * Try: `vreuse_tests gts/`.
  */
-#include "gts.h"
-#include "gts_math.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -198,7 +198,7 @@ static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
     for (uint32_t t = 0; t < tiles; ++t) {
         count[t] = 0;
         for (uint32_t w = t * VR_GTS_VTILE_WORDS; w < (t + 1) * VR_GTS_VTILE_WORDS; ++w)
-            count[t] += vr_gts_popc(vr_gts_inc_word(g->inc, w, vn));
+            count[t] += vr_popc(vr_gts_inc_word(g->inc, w, vn));
     }
     /* VTile_Scan */
     uint32_t run = 0;
@@ -219,7 +219,7 @@ static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
                 if (j == vn - 1 && b + one != g->referenced_count)
                     *err |= VR_GTS_ERR_INC;
             }
-            before += vr_gts_popc(word);
+            before += vr_popc(word);
         }
     }
 done:

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gts.h"
-#include "vr_check.h"
-#include "gts_math.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/vr_check.h"
+#include "pipeline/gts/gts_math.h"
 
 /* T_Kernel and V_Kernel: one thread per triangle / V entry (the paper found 512 best on a
  * GTX 580; 256 keeps more blocks resident per SM on sm_90 with the same occupancy). */

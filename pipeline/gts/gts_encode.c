@@ -6,8 +6,8 @@
  * CPU twin of nothing: the decoders (gts_decode_ref.c, gts_decode.cu) invert it.
  * Try: `vreuse compress ../shared/scenes/igea.ply --restart deg`, `vreuse_tests gts/`.
  */
-#include "gts.h"
-#include "gts_math.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h"
 
 #include <assert.h>
 #include <stdlib.h>

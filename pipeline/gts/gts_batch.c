@@ -4,7 +4,7 @@
  * steps, the batch's V entries from INC and its stretch of U, then M and Q from the seed's
  * carries and the triangles. Try: `vreuse_tests gts/batch`.
  */
-#include "gts_batch.h"
+#include "pipeline/gts/gts_batch.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -12,15 +12,9 @@
 
 #include <stdint.h>
 
-#include "gts.h"
+#include "pipeline/gts/gts.h"
 
-#ifndef VR_HD
-#ifdef __CUDACC__
-#define VR_HD __host__ __device__ __forceinline__
-#else
-#define VR_HD static inline
-#endif
-#endif
+#include "pipeline/hd.h"
 
 /* Error bits the decoders collect (a device flag on the GPU). */
 #define VR_GTS_ERR_CODE 1u      /* strip code 3, or triangle 0 not R in R mode */
@@ -155,18 +149,6 @@ VR_HD uint32_t vr_gts_tile_q(vr_gts_tile_agg prefix)
 #define VR_GTS_VTILE_LOG2 (VR_GTS_VTILE_WORDS_LOG2 + 5)      /* V entries per tile: 8192 */
 #define VR_GTS_VTILE (1u << VR_GTS_VTILE_LOG2)
 
-VR_HD uint32_t vr_gts_popc(uint32_t x)
-{
-#ifdef __CUDA_ARCH__
-    return (uint32_t)__popc(x);
-#else
-    uint32_t n = 0;
-    for (; x; x &= x - 1u)
-        ++n;
-    return n;
-#endif
-}
-
 /* INC word w with the bits at or past |V| cleared (the last word's padding is not INC, and
  * INC_Scan never sees it); 0 for words wholly past |V|, which are not read. */
 VR_HD uint32_t vr_gts_inc_word(const uint32_t *inc, uint32_t w, uint32_t v_count)
@@ -180,7 +162,7 @@ VR_HD uint32_t vr_gts_inc_word(const uint32_t *inc, uint32_t w, uint32_t v_count
 /* The ones before bit `bit` of `word`, given `before` ones ahead of the word. */
 VR_HD uint32_t vr_gts_ones_before(uint32_t before, uint32_t word, uint32_t bit)
 {
-    return before + vr_gts_popc(word & ((1u << bit) - 1u));
+    return before + vr_popc(word & ((1u << bit) - 1u));
 }
 
 /* V_Kernel's entry (Fig. 5b), shared by V_Kernel and V_Tiled: an incremental vertex is the count

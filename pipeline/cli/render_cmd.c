@@ -7,11 +7,11 @@
  * Try: `vreuse render bunny.obj --order forsyth --strategy naive,warp,hash --heatmap --out h.png`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, strtok_r */
-#include "../pipeline/commands.h"
-#include "../pipeline/geometry.h"
-#include "../pipeline/gts.h"
-#include "../scenes/scene.h"
-#include "raster.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/stage/geometry.h"
+#include "pipeline/gts/gts.h"
+#include "scenes/scene.h"
+#include "raster/raster.h"
 
 #include <errno.h>
 #include <math.h>

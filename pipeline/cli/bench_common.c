@@ -1,9 +1,9 @@
 /* bench_common.c - run metadata, list splitting and medians for the benchmark commands
  * (bench/bench_cmd.c, bench/gts_bench_cmd.c). */
 #define _POSIX_C_SOURCE 200809L /* popen */
-#include "bench_common.h"
+#include "pipeline/cli/bench_common.h"
 
-#include "../pipeline/geometry.h"
+#include "pipeline/stage/geometry.h"
 
 #include <stdio.h>
 #include <stdlib.h>

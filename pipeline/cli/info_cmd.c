@@ -4,9 +4,9 @@
  * Try: `vreuse info ../shared/scenes/igea.ply sphere:7M --csv`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "../pipeline/commands.h"
-#include "../pipeline/gts.h"
-#include "scene.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/gts/gts.h"
+#include "scenes/scene.h"
 
 #include <float.h>
 #include <stdio.h>

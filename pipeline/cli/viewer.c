@@ -6,10 +6,10 @@
  * Try: `xvfb-run -a vreuse view bunny.obj --heatmap --frames 3 --screenshot v.png`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "../pipeline/commands.h"
-#include "../pipeline/geometry.h"
-#include "../scenes/scene.h"
-#include "raster.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/stage/geometry.h"
+#include "scenes/scene.h"
+#include "raster/raster.h"
 
 #include <SDL.h>
 #include <errno.h>

@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#include "gts.h"
-#include "gts_math.h"
+#include "pipeline/gts/gts.h"
+#include "pipeline/gts/gts_math.h"
 
 #ifdef __cplusplus
 extern "C" {

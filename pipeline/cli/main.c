@@ -1,7 +1,7 @@
 /* main.c - `vreuse`, the one command users run: a thin dispatcher to the subcommands.
  * With no arguments it simulates the embedded default scene (an 82k-triangle sphere). */
-#include "commands.h"
-#include "vreuse.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/vreuse.h"
 
 #include <stdio.h>
 #include <string.h>
