@@ -15,7 +15,6 @@
 #include "reuse/stage.cuh"
 #include "bench/queue_bench.h"
 
-#define VR_QB_BYTES_PER_TRI 112u /* clip 48 + normal 48 + vertex ids 12 + triangle id 4 */
 
 /* Thread t emits triangle t with corners whose bits derive from t (integer adds only, so the
  * kernel stays store-bound; NaN patterns are fine, the check compares bits). Every lane of a
@@ -163,7 +162,7 @@ extern "C" vr_status vr_queue_bench(vr_queue_bench_result *r, uint32_t triangles
                         block);
     if (reps < 1)
         return VR_ERROR(VR_ERR_ARG, "queue bench: reps %d must be >= 1", reps);
-    const size_t bytes = (size_t)triangles * VR_QB_BYTES_PER_TRI;
+    const size_t bytes = (size_t)triangles * VR_QUEUE_BYTES_PER_TRIANGLE;
     if ((bytes / 16 + block - 1) / block > (size_t)INT_MAX)
         return VR_ERROR(VR_ERR_ARG, "queue bench: %u triangles need more than 2^31 blocks of %u",
                         triangles, block);

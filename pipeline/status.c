@@ -4,9 +4,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static _Thread_local char g_message[1024];
+static _Thread_local char g_where[128];
 
 const char *vr_status_string(vr_status s)
 {
@@ -24,12 +26,31 @@ const char *vr_status_string(vr_status s)
 }
 
 const char *vr_last_error(void) { return g_message; }
+const char *vr_last_error_where(void) { return g_where; }
+
+/* Formats into a local buffer first: the arguments may point into g_message itself. */
+static void record(const char *where, const char *fmt, va_list ap)
+{
+    char buf[sizeof g_message];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    memcpy(g_message, buf, sizeof buf);
+    snprintf(g_where, sizeof g_where, "%s", where ? where : "");
+}
 
 vr_status vr_set_error(vr_status s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_message, sizeof g_message, fmt, ap);
+    record(NULL, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+vr_status vr_set_error_at(vr_status s, const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(where, fmt, ap);
     va_end(ap);
     return s;
 }

@@ -28,16 +28,26 @@ typedef enum vr_status {
 
 const char *vr_status_string(vr_status s);
 
-/* Thread-local message of the last failure recorded with vr_set_error (file:line: text). */
+/* Thread-local message of the last failure: what failed, the values involved and a hint, in
+ * words for the user (no source location). */
 const char *vr_last_error(void);
-/* Records a formatted message (printf style) and returns `s`, so callers can write
- * `return vr_set_error(VR_ERR_FORMAT, "%s: ...", path)`. */
+/* Where the last VR_ERROR was raised ("scenes/scene.c:557"), "" after a plain vr_set_error: for
+ * developers (the command line prints it when the environment sets VR_DEBUG=1). */
+const char *vr_last_error_where(void);
+/* Records a formatted message (printf style; its arguments may include vr_last_error()) and
+ * returns `s`, so callers can write `return vr_set_error(VR_ERR_FORMAT, "%s: ...", path)`. */
 vr_status vr_set_error(vr_status s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-#define VR_ERROR(s, ...) vr_set_error((s), __FILE__ ":" VR_STR_(__LINE__) ": " __VA_ARGS__)
+/* vr_set_error that also records the source location (`where`, "file:line"). */
+vr_status vr_set_error_at(vr_status s, const char *where, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+#define VR_ERROR(s, ...) vr_set_error_at((s), __FILE__ ":" VR_STR_(__LINE__), __VA_ARGS__)
 #define VR_STR_(x) VR_STR2_(x)
 #define VR_STR2_(x) #x
 

@@ -419,8 +419,8 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
     d->vertex_count = vertex_count;
     d->d_queue.capacity = tri_capacity;
     const size_t t = tri_capacity;
-    if ((st = vr_cuda_alloc((void **)&d->d_queue.clip, t * 12 * sizeof(float), "queue clip")) ||
-        (st = vr_cuda_alloc((void **)&d->d_queue.normal, t * 12 * sizeof(float),
+    if ((st = vr_cuda_alloc((void **)&d->d_queue.clip, t * VR_QUEUE_CLIP_FLOATS * sizeof(float), "queue clip")) ||
+        (st = vr_cuda_alloc((void **)&d->d_queue.normal, t * VR_QUEUE_CLIP_FLOATS * sizeof(float),
                               "queue normal")) ||
         (st = vr_cuda_alloc((void **)&d->d_queue.vertex, t * 3 * sizeof(uint32_t),
                               "queue vertex")) ||
@@ -460,9 +460,9 @@ vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint
     cudaStream_t s = d->stream;
     const size_t t = tri_count;
     VR_CUDA_GOTO(cudaEventRecord(d->ev[0], s));
-    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.clip, h_q->clip, t * 12 * sizeof(float),
+    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.clip, h_q->clip, t * VR_QUEUE_CLIP_FLOATS * sizeof(float),
                                    cudaMemcpyHostToDevice, s));
-    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.normal, h_q->normal, t * 12 * sizeof(float),
+    VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.normal, h_q->normal, t * VR_QUEUE_CLIP_FLOATS * sizeof(float),
                                    cudaMemcpyHostToDevice, s));
     VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.vertex, h_q->vertex, t * 3 * sizeof(uint32_t),
                                    cudaMemcpyHostToDevice, s));

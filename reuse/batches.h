@@ -12,19 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pipeline/limits.h" /* N_u, max indices, warp batch: defaults and bounds */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define VR_DYN_MAX_UNIQUE_DEFAULT 256u   /* N_u of the paper */
-#define VR_DYN_MAX_INDICES_DEFAULT 1023u /* 341 whole triangles */
-/* Most indices per dynamic batch the GPU batchers accept (1023 triangles). Shared memory holds
- * one 2-byte map entry per index (plus N_u shaded vertices, ids and a 2 x N_u hash table), so at
- * the worst case, N_u 1024, a batch of 3069 takes 46 KiB: still under the 48 KiB every kernel
- * gets without an opt-in, at any block size. sort additionally needs
- * ceil(max_indices / block) <= 32 keys per thread (see reuse/sort.cu). */
-#define VR_DYN_MAX_INDICES_LIMIT 3069u
-#define VR_WARP_BATCH_DEFAULT 96u        /* static warp-voting batch, 3 x warp size */
 
 /* Worst case of vr_batches_dynamic's return value: one batch per triangle. */
 size_t vr_batches_dynamic_bound(uint32_t index_count);

@@ -14,10 +14,8 @@
 #include "pipeline/gts/gts_batch.h"
 #include "reuse/ref_common.h"
 
-/* Indices per batch: p->max_indices, a multiple of 3 in 3..VR_DYN_MAX_INDICES_LIMIT (3069,
- * reuse/batches.h); a block's shared memory holds one map entry per index of that bound. */
-/* Largest N_u accepted: a batch never has more distinct vertices than indices. */
-#define VR_DYN_MAX_UNIQUE 1024u
+/* Batch limits: N_u in VR_NU_MIN..VR_NU_MAX and max_indices, a multiple of 3 up to
+ * VR_MAX_INDICES_MAX (pipeline/limits.h); a block's shared memory is sized by those bounds. */
 /* An empty hash slot. Never a vertex id: vertex_count <= 2^32 - 1, so ids are <= 2^32 - 2. */
 #define VR_DYN_EMPTY 0xffffffffu
 
@@ -31,7 +29,7 @@
 #define VR_DYN_HASH_SCALE_LOG2 1
 #endif
 
-/* log2 of the hash table's slot count for N_u = max_unique (3..VR_DYN_MAX_UNIQUE): >= 2. */
+/* log2 of the hash table's slot count for N_u = max_unique (3..VR_NU_MAX): >= 2. */
 VR_HD uint32_t vr_dyn_table_log2(uint32_t max_unique)
 {
     uint32_t log2 = 0;
@@ -56,15 +54,15 @@ static inline vr_status vr_dyn_check(const vr_reuse_params *p, const char *who)
     vr_status st = vr_reuse_validate(p, who);
     if (st != VR_OK)
         return st;
-    if (p->max_unique < 3 || p->max_unique > VR_DYN_MAX_UNIQUE)
-        return VR_ERROR(VR_ERR_ARG, "%s: max_unique (N_u) %u must be in 3..%u", who,
-                        p->max_unique, VR_DYN_MAX_UNIQUE);
-    if (p->max_indices < 3 || p->max_indices > VR_DYN_MAX_INDICES_LIMIT ||
+    if (p->max_unique < VR_NU_MIN || p->max_unique > VR_NU_MAX)
+        return VR_ERROR(VR_ERR_ARG, "%s: max_unique (N_u) %u must be in %u..%u", who,
+                        p->max_unique, VR_NU_MIN, VR_NU_MAX);
+    if (p->max_indices < 3 || p->max_indices > VR_MAX_INDICES_MAX ||
         p->max_indices % 3 != 0)
         return VR_ERROR(VR_ERR_ARG,
                         "%s: max_indices %u per dynamic batch must be a multiple of 3 in 3..%u "
                         "(whole triangles; the limit bounds the block's shared memory)",
-                        who, p->max_indices, VR_DYN_MAX_INDICES_LIMIT);
+                        who, p->max_indices, VR_MAX_INDICES_MAX);
     if (p->index_count > 0 && (!p->batch_starts || p->batch_count == 0))
         return VR_ERROR(VR_ERR_ARG,
                         "%s: %u indices but no dynamic batches. Hint: fill batch_starts with "

@@ -11,16 +11,12 @@
 
 #include "reuse/reuse.h"
 
-/* Longest static warp batch: the inverse map holds one byte per index of a batch, per warp in
- * shared memory, so 32 warps x 1536 bytes = 48 KiB stays within the default per-block limit. */
-#define VR_WARP_BATCH_MAX 1536u
-
 /* The warp strategy's batch length check, GPU and CPU paths alike. */
 static inline vr_status vr_warp_check_batch(uint32_t batch)
 {
-    if (batch < 3 || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
-        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in 3..%u",
-                        batch, VR_WARP_BATCH_MAX);
+    if (batch < VR_WARP_BATCH_MIN || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
+        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in %u..%u",
+                        batch, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
     return VR_OK;
 }
 
@@ -35,9 +31,9 @@ static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *
     if (p->index_count % 3 != 0)
         return VR_ERROR(VR_ERR_FORMAT, "%s: index_count %u is not a multiple of 3", who,
                         p->index_count);
-    if (p->block_size < 32 || p->block_size > 1024 || p->block_size % 32 != 0)
-        return VR_ERROR(VR_ERR_ARG, "%s: block size %u must be a multiple of 32 in 32..1024", who,
-                        p->block_size);
+    if (p->block_size < VR_BLOCK_MIN || p->block_size > VR_BLOCK_MAX || p->block_size % 32 != 0)
+        return VR_ERROR(VR_ERR_ARG, "%s: block size %u must be a multiple of 32 in %u..%u", who,
+                        p->block_size, VR_BLOCK_MIN, VR_BLOCK_MAX);
     if (!p->cull && p->queue.capacity < p->index_count / 3)
         return VR_ERROR(VR_ERR_OVERFLOW,
                         "%s: triangle queue too small: needed %u slots, had %u (without culling "

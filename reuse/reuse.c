@@ -40,8 +40,8 @@ vr_reuse_params vr_reuse_params_default(void)
         p.shader.normal_matrix[i * 4] = 1.0f;
     p.block_size = 256;
     p.batch_indices = VR_WARP_BATCH_DEFAULT;
-    p.max_unique = VR_DYN_MAX_UNIQUE_DEFAULT;
-    p.max_indices = VR_DYN_MAX_INDICES_DEFAULT;
+    p.max_unique = VR_NU_DEFAULT;
+    p.max_indices = VR_MAX_INDICES_DEFAULT;
     p.queue_store = 1;
     return p;
 }
@@ -59,7 +59,7 @@ int vr_load_parse(const char *s, uint32_t *iterations)
     if (!strncmp(s, "loop:", 5))
         s += 5;
     uint64_t n = 0;
-    if (strcmp(s, "0") != 0 && (vr_parse_count(s, &n) != 0 || n > 100000000u))
+    if (strcmp(s, "0") != 0 && (vr_parse_count(s, &n) != 0 || n > VR_LOAD_MAX))
         return -1;
     *iterations = (uint32_t)n;
     return 0;

@@ -44,6 +44,15 @@ typedef struct vr_queue {
     uint32_t capacity;  /* slots; >= triangle count */
 } vr_queue;
 
+/* The queue's per-slot sizes: every array above is `capacity` times these. */
+#define VR_QUEUE_CLIP_FLOATS 12u   /* 3 corners x (x, y, z, w) */
+#define VR_QUEUE_NORMAL_FLOATS 12u /* 3 corners x (nx, ny, nz, 0) */
+#define VR_QUEUE_VERTEX_IDS 3u     /* 3 corners */
+/* Bytes one queued triangle costs: clip 48 + normal 48 + vertex ids 12 + triangle id 4 = 112. */
+#define VR_QUEUE_BYTES_PER_TRIANGLE                                                        \
+    ((VR_QUEUE_CLIP_FLOATS + VR_QUEUE_NORMAL_FLOATS) * sizeof(float) +                    \
+     (VR_QUEUE_VERTEX_IDS + 1u) * sizeof(uint32_t))
+
 /* Reset values are given per field; the host clears the struct before each run. */
 typedef struct vr_counters {
     unsigned long long invocations; /* reset 0: vertex-shader invocations (only when count != 0) */
@@ -74,7 +83,7 @@ typedef struct vr_reuse_params {
     uint32_t batch_indices; /* static batch length in indices (warp: multiple of 3, default 96) */
     uint32_t max_unique;    /* dynamic N_u, 3..1024 at any block size (default 256) */
     uint32_t max_indices;   /* dynamic batches: most indices per batch, a multiple of 3,
-                               3..VR_DYN_MAX_INDICES_LIMIT (default 1023 = VR_DYN_MAX_INDICES_DEFAULT) */
+                               3..VR_MAX_INDICES_MAX (default 1023 = VR_MAX_INDICES_DEFAULT) */
     int cull;               /* 0: keep all triangles; 1: drop back-facing / outside-frustum ones */
     int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
     int queue_store;        /* 0 direct, 1 warp-staged (default): GPU queue store path, same bytes */
@@ -110,7 +119,7 @@ vr_reuse_params vr_reuse_params_default(void);
 #define VR_LOAD_COUNT 4
 extern const char *const vr_load_names[VR_LOAD_COUNT];
 extern const uint32_t vr_load_iterations[VR_LOAD_COUNT];
-/* Parses a load: a name above, "loop:N" or a plain count N (k/M suffixes), N <= 100M.
+/* Parses a load: a name above, "loop:N" or a plain count N (k/M suffixes), N <= VR_LOAD_MAX.
  * Returns 0 and sets *iterations, or -1. */
 int vr_load_parse(const char *s, uint32_t *iterations);
 /* The name of a count when it is one of the named loads, else NULL. */

@@ -178,6 +178,6 @@ extern "C" vr_status vr_sort_run(const vr_reuse_params *p)
         return vr_sort_dispatch<1024>(p);
     if (p->max_indices <= 2048)
         return vr_sort_dispatch<2048>(p);
-    static_assert(VR_DYN_MAX_INDICES_LIMIT <= 3072, "sort: add a capacity for the new limit");
+    static_assert(VR_MAX_INDICES_MAX <= 3072, "sort: add a capacity for the new limit");
     return vr_sort_dispatch<3072>(p);
 }

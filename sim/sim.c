@@ -39,11 +39,11 @@ vr_sim_config vr_sim_config_default(void)
     c.parallel_bytes[2] = 64 * 1024;
     c.parallel_count = 3;
     c.assign_mask = 1u << VR_SIM_CONTIGUOUS;
-    c.warp_batch = 96;
+    c.warp_batch = VR_WARP_BATCH_DEFAULT;
     c.warp_size = 32;
     c.warp = 1;
-    c.dyn_max_unique = 256;
-    c.dyn_max_indices = 1023;
+    c.dyn_max_unique = VR_NU_DEFAULT;
+    c.dyn_max_indices = VR_MAX_INDICES_DEFAULT;
     c.dynamic = 1;
     c.threads = 0;
     return c;
@@ -81,17 +81,21 @@ vr_status vr_sim_config_check(const vr_sim_config *c)
                         VR_SIM_MAX_THREADS);
     if (c->assign_mask >> VR_SIM_ASSIGN_COUNT)
         return VR_ERROR(VR_ERR_ARG, "sim: assignment mask 0x%x has unknown bits", c->assign_mask);
-    if (c->warp && (c->warp_batch < 3 || c->warp_batch % 3 != 0))
+    if (c->warp && (c->warp_batch < VR_WARP_BATCH_MIN || c->warp_batch > VR_WARP_BATCH_MAX ||
+                    c->warp_batch % 3 != 0))
         return VR_ERROR(VR_ERR_ARG,
-                        "sim: warp batch of %u indices; it must be a positive multiple of 3",
-                        c->warp_batch);
+                        "sim: warp batch of %u indices; it must be a multiple of 3 in %u..%u",
+                        c->warp_batch, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
     if (c->warp && c->warp_size < 3)
         return VR_ERROR(VR_ERR_ARG, "sim: warp size %u; a triangle needs 3 lanes", c->warp_size);
-    if (c->dynamic && (c->dyn_max_unique < 3 || c->dyn_max_indices < 3))
+    if (c->dynamic && (c->dyn_max_unique < VR_NU_MIN || c->dyn_max_unique > VR_NU_MAX))
+        return VR_ERROR(VR_ERR_ARG, "sim: dynamic batches' N_u %u must be in %u..%u",
+                        c->dyn_max_unique, VR_NU_MIN, VR_NU_MAX);
+    if (c->dynamic && (c->dyn_max_indices < VR_MAX_INDICES_MIN ||
+                       c->dyn_max_indices > VR_MAX_INDICES_MAX || c->dyn_max_indices % 3 != 0))
         return VR_ERROR(VR_ERR_ARG,
-                        "sim: dynamic batches of <= %u unique vertices and <= %u indices; both "
-                        "must be >= 3 (one triangle)",
-                        c->dyn_max_unique, c->dyn_max_indices);
+                        "sim: dynamic batches' max indices %u must be a multiple of 3 in %u..%u",
+                        c->dyn_max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
     return VR_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pipeline/limits.h"
 #include "pipeline/vreuse.h"
 
 #ifdef __cplusplus

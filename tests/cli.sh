@@ -1,29 +1,7 @@
 #!/bin/sh
 # cli.sh VREUSE - end-to-end checks of the `vreuse` command line: help, the embedded default
 # scene, info/sim output, exit codes and error messages for bad input. Run by ctest ("cli").
-set -u
-VREUSE=${1:?usage: tests/cli.sh path/to/vreuse}
-SCENES=${VR_SCENES:-$(dirname "$0")/../../shared/scenes}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-
-# expect NAME WANT_EXIT PATTERN -- CMD...: runs CMD, checks its exit code and that its combined
-# output matches the extended regular expression PATTERN.
-expect() {
-    name=$1 want=$2 pattern=$3
-    shift 4
-    "$@" > "$TMP/out" 2>&1
-    got=$?
-    if [ "$got" -eq "$want" ] && grep -Eq -- "$pattern" "$TMP/out"; then
-        echo "OK   cli/$name"
-        pass=$((pass + 1))
-    else
-        echo "FAIL cli/$name: exit $got (want $want), pattern '$pattern'; output:"
-        head -20 "$TMP/out" | sed 's/^/    /'
-        fail=$((fail + 1))
-    fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 expect help 0 "usage: vreuse COMMAND" -- "$VREUSE" --help
 expect default-scene 0 "sphere .*0\.8" -- "$VREUSE"
@@ -44,6 +22,23 @@ printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n' > "$TMP/range.obj"
 expect index-out-of-range 1 "range\.obj" -- "$VREUSE" info "$TMP/range.obj"
 printf 'v 0 0 0\nv 1 0 0\n' > "$TMP/empty.obj"
 expect no-triangles 1 "empty\.obj" -- "$VREUSE" info "$TMP/empty.obj"
+
+# outputs: never written over an input, a failed write fails the command
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n' > "$TMP/tri.obj"
+sum=$(md5sum < "$TMP/tri.obj")
+expect sim-csv-is-input 1 "is the input" -- "$VREUSE" sim "$TMP/tri.obj" --csv "$TMP/tri.obj" --quiet
+unchanged sim-csv-is-input-kept "$TMP/tri.obj" "$sum"
+ln -s tri.obj "$TMP/link.csv"
+expect sim-csv-via-link 1 "is the input" -- "$VREUSE" sim "$TMP/tri.obj" --csv "$TMP/link.csv" --quiet
+unchanged sim-csv-via-link-kept "$TMP/tri.obj" "$sum"
+expect sim-json-and-csv-stdout 1 "another output already goes there" -- \
+    "$VREUSE" sim sphere:1k --csv - --json - --quiet
+if [ -w /dev/full ]; then
+    expect info-stdout-full 1 "writing to standard output failed" -- sh -c "\"$VREUSE\" info sphere:1k > /dev/full"
+    expect sim-csv-full 1 "failed" -- "$VREUSE" sim sphere:1k --csv /dev/full --quiet
+fi
+expect info-csv-needs-file 2 "needs a value" -- "$VREUSE" info sphere:1k --csv
+expect sim-nu-limit 2 "3\.\.1024" -- "$VREUSE" sim sphere:1k --nu 2000
 
 # compressed input: a .gts file renders; --gts-batches refuses what it cannot do
 expect compress 0 "wrote .*s\.gts" -- "$VREUSE" compress sphere:2k -o "$TMP/s.gts" --quiet
@@ -67,5 +62,4 @@ else
     echo "SKIP cli/scenes: $SCENES not found"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_done

@@ -107,7 +107,7 @@ static uint32_t *batches_make_long(const vr_mesh *m, uint32_t max_unique, uint32
 /* ... with the default max_indices 1023. */
 static uint32_t *batches_make(const vr_mesh *m, uint32_t max_unique, uint32_t *batch_count)
 {
-    return batches_make_long(m, max_unique, VR_DYN_MAX_INDICES_DEFAULT, batch_count);
+    return batches_make_long(m, max_unique, VR_MAX_INDICES_DEFAULT, batch_count);
 }
 
 /* Indices in the longest batch. */
@@ -252,7 +252,7 @@ static uint32_t k_full[1026];
 static const uint32_t k_full_starts[] = {0, 1023, 1026};
 static uint32_t k_full_shades[256];
 
-/* The longest batch, max_indices = VR_DYN_MAX_INDICES_LIMIT = 3069: triangle t = (t, t+1, t+2)
+/* The longest batch, max_indices = VR_MAX_INDICES_MAX = 3069: triangle t = (t, t+1, t+2)
  * mod 1024 for t = 0..1023 at N_u 1024. The first 1023 triangles are exactly one batch of
  * 3069 indices holding all 1024 vertices; triangle 1023 = (1023, 0, 1) adds no new vertex but
  * opens batch 1 on the index limit: 1024 + 3 = 1027 invocations, 1023, 0 and 1 twice. */
@@ -284,7 +284,7 @@ static dyn_case hand_case(int which)
         {"repeated N_u=3", k_rep, 12, 6, 3, 1023, k_rep_starts, 1, 3, k_rep_shades},
         {"1023-index batch N_u=256", k_full, 1026, 256, 256, 1023, k_full_starts, 2, 259,
          k_full_shades},
-        {"3069-index batch N_u=1024", k_limit, 3072, 1024, 1024, VR_DYN_MAX_INDICES_LIMIT,
+        {"3069-index batch N_u=1024", k_limit, 3072, 1024, 1024, VR_MAX_INDICES_MAX,
          k_limit_starts, 2, 1027, k_limit_shades},
     };
     return cases[which];
@@ -406,7 +406,7 @@ static int test_dyn_agree(void)
         const uint64_t distinct = distinct_per_batch(&m, starts, batch_count);
         vr_sim_result sim;
         VR_EXPECT_EQ(vr_sim_dynamic(&sim, m.indices, m.index_count, m.vertex_count, nus[n],
-                                    VR_DYN_MAX_INDICES_DEFAULT, NULL),
+                                    VR_MAX_INDICES_DEFAULT, NULL),
                      VR_OK);
         for (int cull = 0; cull < 2; ++cull) {
             vr_reuse_params cfg = vr_reuse_params_default();
@@ -497,7 +497,7 @@ static int test_dyn_long(void)
                 expect_same(&r[s], &r[0], 0, 1, what);
         }
         /* the same batches under a tighter bound are input the twins reject */
-        for (int s = 0; s < 3 && longest > VR_DYN_MAX_INDICES_DEFAULT; ++s) {
+        for (int s = 0; s < 3 && longest > VR_MAX_INDICES_DEFAULT; ++s) {
             vr_reuse_params cfg = vr_reuse_params_default();
             cfg.max_unique = nu;
             vr_set_error(VR_OK, "%s", "");
@@ -558,7 +558,7 @@ static int test_dyn_bad_input(void)
     vr_reuse_params c = cfg;
     c.max_unique = 2;
     expect_ref_error(&fan, k_fan_starts, 3, &c, VR_ERR_ARG, "max_unique 2");
-    c.max_unique = VR_DYN_MAX_UNIQUE + 1;
+    c.max_unique = VR_NU_MAX + 1;
     expect_ref_error(&fan, k_fan_starts, 3, &c, VR_ERR_ARG, "max_unique 1025");
     c = cfg;
     c.block_size = 48;
@@ -589,7 +589,7 @@ static int test_dyn_bad_input(void)
             vr_geometry_result_free(&r);
         }
     }
-    static const uint32_t bad_mi[] = {0, 2, 1024, 1535, 2047, VR_DYN_MAX_INDICES_LIMIT + 3};
+    static const uint32_t bad_mi[] = {0, 2, 1024, 1535, 2047, VR_MAX_INDICES_MAX + 3};
     for (size_t i = 0; i < sizeof bad_mi / sizeof bad_mi[0]; ++i) {
         char what[64];
         snprintf(what, sizeof what, "max_indices %u", bad_mi[i]);
@@ -1011,7 +1011,7 @@ static int test_gpu_dyn_bad_batches(void)
         {"1026-index batch", k_full, 1026, 256, 256, 1023, s_long, 1, 342, 0, 0},
         {"1026-index batch at max_indices 1026", k_full, 1026, 256, 256, 1026, s_long, 1, 0, 342,
          256},
-        {"3072-index batch at the limit 3069", k_limit, 3072, 1024, 1024, VR_DYN_MAX_INDICES_LIMIT,
+        {"3072-index batch at the limit 3069", k_limit, 3072, 1024, 1024, VR_MAX_INDICES_MAX,
          s_limit, 1, 1024, 0, 0},
     };
     static const uint32_t blocks[] = {32, 256};

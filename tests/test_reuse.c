@@ -459,7 +459,7 @@ static int vr_random_grids(const vr_reuse_ops *ops)
         /* two warp batches and two N_u values: the defaults and a small, odd one */
         for (int variant = 0; variant < 2; ++variant) {
             cfg.batch_indices = variant ? 57 : VR_WARP_BATCH_DEFAULT;
-            cfg.max_unique = variant ? 37 : VR_DYN_MAX_UNIQUE_DEFAULT;
+            cfg.max_unique = variant ? 37 : VR_NU_DEFAULT;
             vr_geometry_result naive, naive_cull;
             char label[96];
             snprintf(label, sizeof label, "grid %ux%u+%u%s (batch %u, N_u %u)", grids[g].w,

@@ -35,10 +35,6 @@ static uint32_t g_load_iterations[VR_BENCH_LOAD_COUNT];
 static const double g_load_targets[VR_BENCH_LOAD_COUNT] = {1.0, 3.0, 5.5, 10.0};
 
 #define VR_BENCH_MAX_LIST 16
-/* Bytes the geometry stage must move at least, per the floor_ms column: every index read once,
- * position + normal of every referenced vertex read once, and the queue written once
- * (clip 48 + normal 48 + vertex ids 12 + triangle id 4 = 112 bytes per triangle). */
-#define VR_QUEUE_BYTES_PER_TRI 112.0
 
 typedef struct vr_bench_load {
     char name[32];
@@ -125,8 +121,8 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
     o->order = VR_ORDER_FORSYTH;
     o->reps = 20;
     o->batch_indices = VR_WARP_BATCH_DEFAULT;
-    o->max_unique = VR_DYN_MAX_UNIQUE_DEFAULT;
-    o->max_indices = VR_DYN_MAX_INDICES_DEFAULT;
+    o->max_unique = VR_NU_DEFAULT;
+    o->max_indices = VR_MAX_INDICES_DEFAULT;
     char *list[VR_BENCH_MAX_LIST];
     char strategy_arg[256] = "all", load_arg[256] = "simple,light,medium,heavy",
          block_arg[256] = "64,128,256", store_arg[256] = "staged";
@@ -179,11 +175,11 @@ static int vr_bench_parse(vr_bench_opts *o, int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--max-indices")) {
-            if (vr_parse_u32(v, 3, VR_DYN_MAX_INDICES_LIMIT, &o->max_indices) ||
+            if (vr_parse_u32(v, 3, VR_MAX_INDICES_MAX, &o->max_indices) ||
                 o->max_indices % 3) {
                 fprintf(stderr, "vreuse bench: --max-indices '%s' must be a multiple of 3 "
                         "(whole triangles) in 3..%u, e.g. 1536 or 2046\n",
-                        v, VR_DYN_MAX_INDICES_LIMIT);
+                        v, VR_MAX_INDICES_MAX);
                 return 2;
             }
         } else if (!strcmp(a, "--csv")) {
@@ -620,8 +616,11 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
     vr_mesh_counts counts;
     vr_mesh_count(&counts, &m);
     const uint32_t tris = m.index_count / 3;
-    const double floor_bytes = 4.0 * m.index_count + 24.0 * (double)counts.referenced_vertices +
-                               VR_QUEUE_BYTES_PER_TRI * tris;
+    /* the least the stage must move (floor_ms): every index read once, position + normal of
+     * every referenced vertex read once, the queue written once */
+    const double floor_bytes = (double)sizeof(uint32_t) * m.index_count +
+                               6.0 * sizeof(float) * (double)counts.referenced_vertices +
+                               (double)VR_QUEUE_BYTES_PER_TRIANGLE * tris;
     const double floor_ms = bandwidth > 0 ? floor_bytes / bandwidth * 1e3 : -1;
     fprintf(stderr, "bench: %s: %u triangles, %u vertices (%llu referenced), %s order\n", name,
             tris, m.vertex_count, (unsigned long long)counts.referenced_vertices,

@@ -80,7 +80,7 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->modes = 3;
     o->block = 256;
-    o->max_indices = VR_DYN_MAX_INDICES_DEFAULT;
+    o->max_indices = VR_MAX_INDICES_DEFAULT;
     o->reps = 20;
     char strategy_arg[256] = "naive,warp,hash", load_arg[256] = "simple,heavy";
     char *list[VR_GB_MAX_LIST];
@@ -122,9 +122,9 @@ static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
                 o->block = (uint32_t)b;
             } else if (!strcmp(a, "--max-indices")) {
                 const unsigned long b = strtoul(v, &end, 10);
-                if (!*v || *end || b < 3 || b > VR_DYN_MAX_INDICES_LIMIT || b % 3) {
+                if (!*v || *end || b < 3 || b > VR_MAX_INDICES_MAX || b % 3) {
                     fprintf(stderr, "vreuse bench-gts: --max-indices '%s' must be a multiple of 3 "
-                            "in 3..%u\n", v, VR_DYN_MAX_INDICES_LIMIT);
+                            "in 3..%u\n", v, VR_MAX_INDICES_MAX);
                     return 2;
                 }
                 o->max_indices = (uint32_t)b;
@@ -324,13 +324,13 @@ static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, 
         return 1;
     }
     const size_t ic = 3 * (size_t)c->gts.strip_triangle_count;
-    if (memcmp(c->mesh.indices, c->map.indices, ic * 4)) {
+    if (memcmp(c->mesh.indices, c->map.indices, ic * sizeof(uint32_t))) {
         fprintf(stderr, "FAIL %s (%s): the CPU decoder does not return the encoder's triangles\n",
                 name, vr_gb_mode_name(mode));
         return 1;
     }
     c->ms = malloc(5 * (size_t)reps * sizeof *c->ms);
-    c->host_idx = malloc(ic * 4);
+    c->host_idx = malloc(ic * sizeof(uint32_t));
     if (!c->ms || !c->host_idx) {
         fprintf(stderr, "vreuse bench-gts: %s: out of host memory\n", name);
         return 1;
@@ -346,7 +346,7 @@ static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, 
                 vr_last_error());
         return 1;
     }
-    if (memcmp(c->host_idx, c->map.indices, ic * 4)) {
+    if (memcmp(c->host_idx, c->map.indices, ic * sizeof(uint32_t))) {
         size_t k = 0;
         while (c->host_idx[k] == c->map.indices[k])
             ++k;

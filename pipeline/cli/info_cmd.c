@@ -1,9 +1,10 @@
-/* info_cmd.c - `vreuse info SCENE... [--order O] [--seed S] [--csv]`: what the loader made of
+/* info_cmd.c - `vreuse info SCENE... [--order LIST] [--seed S] [--csv FILE]`: what the loader made of
  * each scene: draws, vertices, referenced vertices, triangles, degenerates, ideal reuse
  * (1 - referenced / indices: every vertex shaded once), bounding box and load time.
- * Try: `vreuse info ../shared/scenes/igea.ply sphere:7M --csv`.
+ * Try: `vreuse info ../shared/scenes/igea.ply sphere:7M --csv -`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/gts/gts.h"
 #include "scenes/scene.h"
@@ -14,42 +15,21 @@
 #include <string.h>
 #include <time.h>
 
-static void usage(FILE *f)
+/* One scene in one order: a text block, or a CSV row. A compressed mesh (.gts from `vreuse
+ * compress`) shows its Table 3 rows as text, once; as CSV it is a scene like any other. */
+static int info_one(const char *spec, int order, uint64_t seed, FILE *csv, int first_order)
 {
-    fprintf(f,
-            "usage: vreuse info SCENE... [--order ORDER] [--seed S] [--csv] [--quiet]\n"
-            "\n"
-            "Loads each scene and prints its counts: draws, vertices, referenced vertices,\n"
-            "triangles, degenerate triangles (a repeated index), ideal reuse (1 - referenced /\n"
-            "indices, i.e. every referenced vertex shaded exactly once), bounding box, load time.\n"
-            "\n"
-            "  SCENE        a file (OBJ, PLY incl. tristrips, glTF 2.0, FBX, ...) or a generator:\n"
-            "               sphere[:N], terrain[:N], foliage[:N]; append @N to subdivide to at\n"
-            "               least N triangles (bunny.obj@7M, sphere:82k@1M)\n"
-            "  --order O    reorder triangles after loading: file (default), forsyth, tipsify,\n"
-            "               random (counts do not change; the reorder time is reported)\n"
-            "  --seed S     seed of --order random (default 1)\n"
-            "  --csv        one CSV row per scene instead of the text block\n"
-            "  --quiet      no progress output\n");
-}
-
-static int info_one(const char *spec, int order, unsigned long long seed, int csv)
-{
-    if (vr_gts_is_file(spec)) { /* a compressed mesh from `vreuse compress`: its Table 3 rows */
-        if (vr_gts_print_info(stdout, spec)) {
-            fprintf(stderr, "vreuse info: %s\n", vr_last_error());
-            return 1;
-        }
+    if (!csv && vr_gts_is_file(spec)) {
+        if (first_order && vr_gts_print_info(stdout, spec) != VR_OK)
+            return vr_cli_fail_last("info");
         return 0;
     }
     double t0 = vr_now_ms();
     vr_scene scene;
     vr_status s = vr_scene_load(&scene, spec);
     double load_ms = vr_now_ms() - t0;
-    if (s) {
-        fprintf(stderr, "vreuse info: %s\n", vr_last_error());
-        return 1;
-    }
+    if (s)
+        return vr_cli_fail_last("info");
     vr_mesh mesh;
     s = vr_scene_flatten(&mesh, &scene);
     double reorder_ms = 0;
@@ -59,10 +39,9 @@ static int info_one(const char *spec, int order, unsigned long long seed, int cs
         reorder_ms = vr_now_ms() - t1;
     }
     if (s) {
-        fprintf(stderr, "vreuse info: %s\n", vr_last_error());
         vr_mesh_free(&mesh);
         vr_scene_free(&scene);
-        return 1;
+        return vr_cli_fail_last("info");
     }
     vr_mesh_counts c;
     vr_mesh_count(&c, &mesh);
@@ -76,7 +55,8 @@ static int info_one(const char *spec, int order, unsigned long long seed, int cs
     double reuse = 1.0 - (double)c.referenced_vertices / (double)(3 * c.triangles);
     int uv = mesh.texcoords != NULL;
     if (csv) {
-        printf("%s,%u,%llu,%llu,%llu,%llu,%.4f,%g,%g,%g,%g,%g,%g,%d,%s,%.1f,%.1f\n", scene.source,
+        vr_cli_csv_field(csv, scene.source);
+        fprintf(csv, ",%u,%llu,%llu,%llu,%llu,%.4f,%g,%g,%g,%g,%g,%g,%d,%s,%.1f,%.1f\n",
                scene.draw_count, (unsigned long long)c.vertices,
                (unsigned long long)c.referenced_vertices, (unsigned long long)c.triangles,
                (unsigned long long)c.degenerate_triangles, reuse, lo[0], lo[1], lo[2], hi[0], hi[1],
@@ -102,66 +82,56 @@ static int info_one(const char *spec, int order, unsigned long long seed, int cs
     return 0;
 }
 
+static const vr_cli_command g_cmd = {
+    "info", "SCENE...",
+    "Loads each scene and prints its counts: draws, vertices, referenced vertices,\n"
+    "triangles, degenerate triangles (a repeated index), ideal reuse (1 - referenced /\n"
+    "indices, i.e. every referenced vertex shaded exactly once), bounding box, load time.\n"
+    "On a .gts file from `vreuse compress`: the compressed stream's bits per triangle.\n"
+    "\n"
+    "SCENE is a file (OBJ, PLY incl. tristrips, glTF 2.0, FBX, ...) or a generator:\n"
+    "sphere[:N], terrain[:N], foliage[:N]; append @N to subdivide to at least N triangles\n"
+    "(bunny.obj@7M, sphere:82k@1M).",
+    NULL};
+
 int vr_cmd_info(int argc, char **argv)
 {
-    int order = VR_ORDER_FILE, csv = 0, scenes = 0;
-    unsigned long long seed = 1;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--csv")) {
-            csv = 1;
-        } else if (!strcmp(a, "--quiet")) {
-            vr_progress_quiet = 1;
-        } else if (!strcmp(a, "--order") || !strcmp(a, "--seed")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "vreuse info: %s needs a value\n", a);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--order")) {
-                order = vr_order_parse(v);
-                if (order < 0) {
-                    fprintf(stderr, "vreuse info: unknown order '%s' (file, forsyth, tipsify, random)\n", v);
-                    return 2;
-                }
-            } else {
-                char *end = NULL;
-                seed = strtoull(v, &end, 0);
-                if (!*v || *end) {
-                    fprintf(stderr, "vreuse info: bad seed '%s'\n", v);
-                    return 2;
-                }
-            }
-        } else if (a[0] == '-' && a[1] != 0) {
-            fprintf(stderr, "vreuse info: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        } else {
-            ++scenes;
-        }
+    vr_cli_orders orders = {{VR_ORDER_FILE}, 1};
+    uint64_t seed = 1;
+    int quiet = 0;
+    const char *csv = NULL;
+    const vr_cli_opt opts[] = {
+        VR_CLI_ORDER(&orders, "file; counts do not change, the reorder time is reported"),
+        VR_CLI_SEED(&seed),
+        {"csv", 0, "FILE", "one CSV row per scene and order instead of the text blocks, to FILE "
+         "('-': standard output)", vr_cli_parse_path, &csv, 0, 0, 0, 0, NULL},
+        VR_CLI_QUIET(&quiet),
+        {0}};
+    vr_cli_args args;
+    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
+    if (rc != VR_CLI_CONTINUE)
+        return rc;
+    vr_progress_quiet |= quiet;
+    if (args.count == 0) {
+        vr_cli_help(stderr, &g_cmd, opts);
+        return vr_cli_fail(VR_CLI_USAGE, "info", "no scene given");
     }
-    if (scenes == 0) {
-        fprintf(stderr, "vreuse info: no scene given\n");
-        usage(stderr);
-        return 2;
-    }
+    for (int i = 0; i < args.count; ++i)
+        vr_cli_input(args.v[i]);
+    vr_cli_out out;
+    memset(&out, 0, sizeof out);
+    if (csv && vr_cli_out_open(&out, csv, "CSV", 0) != VR_OK)
+        return vr_cli_fail_last("info");
     if (csv)
-        printf("source,draws,vertices,referenced_vertices,triangles,degenerate_triangles,ideal_reuse,"
-               "min_x,min_y,min_z,max_x,max_y,max_z,texcoords,order,load_ms,reorder_ms\n");
-    int rc = 0;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--order") || !strcmp(a, "--seed")) {
-            ++i;
-            continue;
-        }
-        if (a[0] == '-' && a[1] != 0)
-            continue;
-        if (info_one(a, order, seed, csv))
-            rc = 1;
-    }
+        fprintf(out.f, "source,draws,vertices,referenced_vertices,triangles,degenerate_triangles,"
+                "ideal_reuse,min_x,min_y,min_z,max_x,max_y,max_z,texcoords,order,load_ms,"
+                "reorder_ms\n");
+    rc = 0;
+    for (int i = 0; i < args.count; ++i)
+        for (int o = 0; o < orders.count; ++o)
+            if (info_one(args.v[i], orders.v[o], seed, csv ? out.f : NULL, o == 0))
+                rc = 1;
+    if (csv && vr_cli_out_close(&out) != VR_OK)
+        rc = vr_cli_fail_last("info");
     return rc;
 }

@@ -1,5 +1,6 @@
 /* main.c - `vreuse`, the one command users run: a thin dispatcher to the subcommands.
  * With no arguments it simulates the embedded default scene (an 82k-triangle sphere). */
+#include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/vreuse.h"
 
@@ -27,7 +28,7 @@ static void usage(FILE *f)
             "`vreuse sim sphere` on the embedded default scene (82k-triangle sphere).\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         char *args[] = {"sim", "sphere", NULL};
@@ -63,4 +64,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "vreuse: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    /* a failed write to stdout (a full disk, a closed pipe) fails the command */
+    return vr_cli_finish(argc > 1 ? argv[1] : "sim", run(argc, argv));
 }

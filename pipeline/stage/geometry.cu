@@ -186,12 +186,12 @@ static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
 {
     const size_t vc = m->vertex_count, ic = m->index_count, tris = ic / 3;
     vr_status st;
-    if ((st = vr_cuda_alloc((void **)&g->d_indices, ic * 4, "indices")) ||
-        (st = vr_cuda_alloc((void **)&g->d_positions, vc * 12, "positions")) ||
-        (st = vr_cuda_alloc((void **)&g->d_normals, vc * 12, "normals")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.clip, tris * 48, "queue clip")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.normal, tris * 48, "queue normal")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.vertex, tris * 12, "queue vertex")) ||
+    if ((st = vr_cuda_alloc((void **)&g->d_indices, ic * sizeof(uint32_t), "indices")) ||
+        (st = vr_cuda_alloc((void **)&g->d_positions, vc * 3 * sizeof(float), "positions")) ||
+        (st = vr_cuda_alloc((void **)&g->d_normals, vc * 3 * sizeof(float), "normals")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.clip, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), "queue clip")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.normal, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), "queue normal")) ||
+        (st = vr_cuda_alloc((void **)&g->d_queue.vertex, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t), "queue vertex")) ||
         (st = vr_cuda_alloc((void **)&g->d_queue.tri_id, tris * 4, "queue tri_id")) ||
         (st = vr_cuda_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) ||
         (st = vr_cuda_alloc((void **)&g->d_shade_counts, vc * 4, "shade counts")))
@@ -200,13 +200,13 @@ static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
     VR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     VR_CUDA_CHECK(cudaEventCreate(&g->start));
     VR_CUDA_CHECK(cudaEventCreate(&g->stop));
-    VR_CUDA_CHECK(cudaMemcpy(g->d_indices, m->indices, ic * 4, cudaMemcpyHostToDevice));
-    VR_CUDA_CHECK(cudaMemcpy(g->d_positions, m->positions, vc * 12, cudaMemcpyHostToDevice));
-    VR_CUDA_CHECK(cudaMemcpy(g->d_normals, m->normals, vc * 12, cudaMemcpyHostToDevice));
-    g->host.indices = (uint32_t *)malloc(ic * 4 + 4);
+    VR_CUDA_CHECK(cudaMemcpy(g->d_indices, m->indices, ic * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    VR_CUDA_CHECK(cudaMemcpy(g->d_positions, m->positions, vc * 3 * sizeof(float), cudaMemcpyHostToDevice));
+    VR_CUDA_CHECK(cudaMemcpy(g->d_normals, m->normals, vc * 3 * sizeof(float), cudaMemcpyHostToDevice));
+    g->host.indices = (uint32_t *)malloc((ic + 1) * sizeof(uint32_t));
     if (!g->host.indices)
         return VR_ERROR(VR_ERR_OOM, "host copy of %zu indices", ic);
-    memcpy(g->host.indices, m->indices, ic * 4);
+    memcpy(g->host.indices, m->indices, ic * sizeof(uint32_t));
     g->host.index_count = m->index_count;
     g->host.vertex_count = m->vertex_count;
     return VR_OK;
@@ -408,9 +408,9 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), g->stream));
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, g->stream));
     if (poison) {
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.clip, 0xff, tris * 48, g->stream));
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.normal, 0xff, tris * 48, g->stream));
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.vertex, 0xff, tris * 12, g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.clip, 0xff, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.normal, 0xff, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.vertex, 0xff, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t), g->stream));
         VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.tri_id, 0xff, tris * 4, g->stream));
         if (temp_bytes)
             VR_CUDA_CHECK(cudaMemsetAsync(g->d_temp, 0xff, temp_bytes, g->stream));
@@ -448,10 +448,10 @@ vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out)
     assert(out->triangles == g->triangles && out->vertex_count == g->vertex_count);
     const size_t tris = g->triangles;
     VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-    VR_CUDA_CHECK(cudaMemcpy(out->queue.clip, g->d_queue.clip, tris * 48, cudaMemcpyDeviceToHost));
-    VR_CUDA_CHECK(cudaMemcpy(out->queue.normal, g->d_queue.normal, tris * 48,
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.clip, g->d_queue.clip, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), cudaMemcpyDeviceToHost));
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.normal, g->d_queue.normal, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float),
                              cudaMemcpyDeviceToHost));
-    VR_CUDA_CHECK(cudaMemcpy(out->queue.vertex, g->d_queue.vertex, tris * 12,
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.vertex, g->d_queue.vertex, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost));
     VR_CUDA_CHECK(cudaMemcpy(out->queue.tri_id, g->d_queue.tri_id, tris * 4,
                              cudaMemcpyDeviceToHost));

@@ -51,7 +51,7 @@ void vr_geometry_result_free(vr_geometry_result *r);
 /* Dynamic batch starts of a mesh for N_u = max_unique and at most max_indices indices per batch
  * (vr_batches_dynamic). *starts (malloc'd, owned by the caller) gets batch_count + 1 entries.
  * VR_ERR_ARG when max_unique < 3 or max_indices is not a multiple of 3 in
- * 3..VR_DYN_MAX_INDICES_LIMIT, VR_ERR_OOM on allocation failure. */
+ * 3..VR_MAX_INDICES_MAX, VR_ERR_OOM on allocation failure. */
 vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
                                   uint32_t max_unique, uint32_t max_indices);
 

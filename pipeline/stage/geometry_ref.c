@@ -21,8 +21,8 @@ vr_status vr_geometry_result_alloc(vr_geometry_result *r, uint32_t triangles,
     r->vertex_count = vertex_count;
     r->queue.capacity = triangles;
     /* +1 keeps malloc(0) out of the picture for empty meshes */
-    r->queue.clip = calloc((size_t)triangles * 12 + 1, sizeof(float));
-    r->queue.normal = calloc((size_t)triangles * 12 + 1, sizeof(float));
+    r->queue.clip = calloc((size_t)triangles * VR_QUEUE_CLIP_FLOATS + 1, sizeof(float));
+    r->queue.normal = calloc((size_t)triangles * VR_QUEUE_CLIP_FLOATS + 1, sizeof(float));
     r->queue.vertex = calloc((size_t)triangles * 3 + 1, sizeof(uint32_t));
     r->queue.tri_id = calloc((size_t)triangles + 1, sizeof(uint32_t));
     r->shade_counts = calloc((size_t)vertex_count + 1, sizeof(uint32_t));
@@ -31,7 +31,8 @@ vr_status vr_geometry_result_alloc(vr_geometry_result *r, uint32_t triangles,
         vr_geometry_result_free(r);
         return VR_ERROR(VR_ERR_OOM, "host result for %u triangles, %u vertices (%.1f MiB)",
                         triangles, vertex_count,
-                        ((double)triangles * 112 + (double)vertex_count * 4) / 1048576.0);
+                        ((double)triangles * VR_QUEUE_BYTES_PER_TRIANGLE +
+                         (double)vertex_count * sizeof(uint32_t)) / 1048576.0);
     }
     return VR_OK;
 }
@@ -56,11 +57,11 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
     *batch_count = 0;
     if (max_unique < 3)
         return VR_ERROR(VR_ERR_ARG, "dynamic batches: N_u = %u, a triangle needs 3", max_unique);
-    if (max_indices < 3 || max_indices > VR_DYN_MAX_INDICES_LIMIT || max_indices % 3 != 0)
+    if (max_indices < 3 || max_indices > VR_MAX_INDICES_MAX || max_indices % 3 != 0)
         return VR_ERROR(VR_ERR_ARG,
                         "dynamic batches: max_indices %u must be a multiple of 3 (whole "
                         "triangles) in 3..%u (the batchers' shared-memory bound)",
-                        max_indices, VR_DYN_MAX_INDICES_LIMIT);
+                        max_indices, VR_MAX_INDICES_MAX);
     uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
     if (!s)
         return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", m->index_count);
@@ -120,8 +121,8 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
     memset(&out->counters, 0, sizeof out->counters);
     memset(out->shade_counts, 0, (size_t)m->vertex_count * sizeof(uint32_t));
     size_t t = out->triangles;
-    memset(out->queue.clip, 0xff, t * 12 * sizeof(float));
-    memset(out->queue.normal, 0xff, t * 12 * sizeof(float));
+    memset(out->queue.clip, 0xff, t * VR_QUEUE_CLIP_FLOATS * sizeof(float));
+    memset(out->queue.normal, 0xff, t * VR_QUEUE_CLIP_FLOATS * sizeof(float));
     memset(out->queue.vertex, 0xff, t * 3 * sizeof(uint32_t));
     memset(out->queue.tri_id, 0xff, t * sizeof(uint32_t));
 
@@ -241,8 +242,8 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
     assert(got->triangles == want->triangles && got->vertex_count == want->vertex_count);
     memset(d, 0, sizeof *d);
     const uint32_t tris = want->triangles;
-    vr_cmp c = {d, log, what, vr_max_abs(want->queue.clip, (size_t)tris * 12),
-                vr_max_abs(want->queue.normal, (size_t)tris * 12)};
+    vr_cmp c = {d, log, what, vr_max_abs(want->queue.clip, (size_t)tris * VR_QUEUE_CLIP_FLOATS),
+                vr_max_abs(want->queue.normal, (size_t)tris * VR_QUEUE_CLIP_FLOATS)};
     const vr_counters *gc = &got->counters, *wc = &want->counters;
     /* with culling, borderline triangles may legitimately change the count (checked below) */
     if (!cull && gc->queue_count != wc->queue_count)

@@ -1,0 +1,523 @@
+/* cli.c - option tables and their parsers, the generated --help, failure messages and the
+ * checked end of a command (cli.h). Output files: cli_out.c; names, medians, metadata:
+ * cli_util.c. */
+#define _GNU_SOURCE /* getopt_long, strtod on "nan"/"inf" refused explicitly below */
+#include "pipeline/cli/cli.h"
+
+#include "scenes/scene.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- messages ----------------------------------------------------------------------------- */
+
+int vr_cli_fail(int rc, const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "vreuse %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return rc;
+}
+
+int vr_cli_fail_last(const char *cmd)
+{
+    const char *debug = getenv("VR_DEBUG");
+    const char *where = vr_last_error_where();
+    if (debug && *debug && strcmp(debug, "0") && *where)
+        return vr_cli_fail(1, cmd, "%s [%s]", vr_last_error(), where);
+    return vr_cli_fail(1, cmd, "%s", vr_last_error());
+}
+
+int vr_cli_finish(const char *cmd, int rc)
+{
+    /* errno of the failed write survives fflush's second attempt in glibc; report it plainly */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        const int e = errno;
+        fprintf(stderr, "vreuse %s: writing to standard output failed: %s\n", cmd,
+                e ? strerror(e) : "write error");
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- help --------------------------------------------------------------------------------- */
+
+static void opt_label(char *buf, size_t n, const vr_cli_opt *o)
+{
+    if (o->short_name)
+        snprintf(buf, n, "-%c, --%s%s%s", o->short_name, o->name, o->value ? " " : "",
+                 o->value ? o->value : "");
+    else
+        snprintf(buf, n, "    --%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+}
+
+/* Prints `text` word-wrapped to `width` columns, every line indented to `col`; the first line
+ * continues after `used` columns already printed. '\n' forces a break. */
+static void wrap(FILE *f, const char *text, int col, int used, int width)
+{
+    const char *p = text;
+    int first = 1;
+    do {
+        int room = width - col, len = 0, last_space = -1;
+        while (p[len] && p[len] != '\n' && len < room) {
+            if (p[len] == ' ')
+                last_space = len;
+            ++len;
+        }
+        if (p[len] && p[len] != '\n' && last_space > 0)
+            len = last_space; /* break at the last space that fits */
+        fprintf(f, "%*s%.*s\n", first ? col - used : col, "", len, p);
+        first = 0;
+        p += len;
+        if (*p == ' ' || *p == '\n')
+            ++p;
+    } while (*p);
+}
+
+void vr_cli_help(FILE *f, const vr_cli_command *cmd, const vr_cli_opt *opts)
+{
+    fprintf(f, "usage: vreuse %s%s%s [options]\n", cmd->name, *cmd->operands ? " " : "",
+            cmd->operands);
+    if (cmd->about && *cmd->about)
+        fprintf(f, "\n%s\n", cmd->about);
+    fprintf(f, "\noptions:\n");
+    const int col = 26, width = 98;
+    for (const vr_cli_opt *o = opts; o->name; ++o) {
+        char label[96];
+        opt_label(label, sizeof label, o);
+        int used = fprintf(f, "  %s", label);
+        if (used >= col - 1) { /* a long label gets its own line */
+            fputc('\n', f);
+            used = 0;
+        }
+        wrap(f, o->help && *o->help ? o->help : "-", col, used, width);
+    }
+    fprintf(f, "  -h, --help%*sthis text\n", col - 12, "");
+    if (cmd->epilog && *cmd->epilog)
+        fprintf(f, "\n%s\n", cmd->epilog);
+}
+
+/* ---- parsing ------------------------------------------------------------------------------ */
+
+static int is_table_option(const vr_cli_opt *opts, const char *s)
+{
+    if (!strcmp(s, "-h") || !strcmp(s, "--help"))
+        return 1;
+    for (const vr_cli_opt *o = opts; o->name; ++o) {
+        if (s[0] == '-' && s[1] == '-') {
+            const size_t n = strlen(o->name);
+            if (!strncmp(s + 2, o->name, n) && (s[2 + n] == '\0' || s[2 + n] == '='))
+                return 1;
+        } else if (s[0] == '-' && o->short_name && s[1] == o->short_name && s[2] == '\0') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, char **argv,
+                 vr_cli_args *args)
+{
+    int n = 0;
+    while (opts[n].name)
+        ++n;
+    struct option *lo = calloc((size_t)n + 2, sizeof *lo);
+    char *shorts = malloc(3 * (size_t)n + 8);
+    if (!lo || !shorts) {
+        free(lo);
+        free(shorts);
+        return vr_cli_fail(1, cmd->name, "out of memory");
+    }
+    /* leading ':' : getopt reports a missing value as ':' instead of printing; leading '+' would
+     * stop at the first operand, but options after operands are fine here (GNU permutation) */
+    char *sp = shorts;
+    *sp++ = ':';
+    *sp++ = 'h';
+    for (int i = 0; i < n; ++i) {
+        lo[i].name = opts[i].name;
+        lo[i].has_arg = opts[i].value ? required_argument : no_argument;
+        lo[i].flag = NULL;
+        lo[i].val = 256 + i;
+        if (opts[i].short_name) {
+            *sp++ = opts[i].short_name;
+            if (opts[i].value)
+                *sp++ = ':';
+        }
+    }
+    *sp = '\0';
+    lo[n].name = "help";
+    lo[n].has_arg = no_argument;
+    lo[n].val = 'h';
+
+    int rc = VR_CLI_CONTINUE;
+    opterr = 0;
+    optind = 0; /* glibc: 0 re-initialises, so a second command in one process parses afresh */
+    for (;;) {
+        int index = -1;
+        const int c = getopt_long(argc, argv, shorts, lo, &index);
+        if (c == -1)
+            break;
+        if (c == 'h') {
+            vr_cli_help(stdout, cmd, opts);
+            rc = 0;
+            break;
+        }
+        const char *bad = argv[optind - 1];
+        if (c == '?') {
+            if (optopt && optopt < 256)
+                vr_cli_fail(0, cmd->name, "unknown option '-%c' (see vreuse %s --help)", optopt,
+                            cmd->name);
+            else
+                vr_cli_fail(0, cmd->name, "unknown option '%s' (see vreuse %s --help)", bad,
+                            cmd->name);
+            rc = VR_CLI_USAGE;
+            break;
+        }
+        if (c == ':') {
+            vr_cli_fail(0, cmd->name, "%s needs a value (see vreuse %s --help)", bad, cmd->name);
+            rc = VR_CLI_USAGE;
+            break;
+        }
+        const vr_cli_opt *o = NULL;
+        if (c >= 256)
+            o = &opts[c - 256];
+        else
+            for (int i = 0; i < n && !o; ++i)
+                if (opts[i].short_name == c)
+                    o = &opts[i];
+        if (!o->value) {
+            *(int *)o->dst = o->flag_value;
+            continue;
+        }
+        /* "--csv --quiet": the value is the next option, not a file name */
+        if (is_table_option(opts, optarg) && strchr(argv[optind - 1], '=') == NULL) {
+            vr_cli_fail(0, cmd->name, "--%s needs a value before %s (see vreuse %s --help)",
+                        o->name, optarg, cmd->name);
+            rc = VR_CLI_USAGE;
+            break;
+        }
+        if (o->parse(o, optarg) != VR_OK) {
+            vr_cli_fail(0, cmd->name, "--%s '%s': %s", o->name, optarg, vr_last_error());
+            rc = VR_CLI_USAGE;
+            break;
+        }
+    }
+    if (rc == VR_CLI_CONTINUE && args) {
+        args->v = argv + optind;
+        args->count = argc - optind;
+    }
+    free(lo);
+    free(shorts);
+    return rc;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------ */
+
+/* A whole number: decimal digits with an optional k (x1000) or M (x1000000) suffix. */
+static int whole_number(const char *s, uint64_t *out)
+{
+    if (!*s || *s < '0' || *s > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    uint64_t scale = 1;
+    if (*end == 'k' || *end == 'K')
+        scale = 1000, ++end;
+    else if (*end == 'M')
+        scale = 1000000, ++end;
+    if (*end || (v && scale > UINT64_MAX / v))
+        return -1;
+    *out = v * scale;
+    return 0;
+}
+
+static vr_status range_error(const vr_cli_opt *o, const char *kind)
+{
+    if (o->multiple > 1)
+        return vr_set_error(VR_ERR_ARG, "want a %s that is a multiple of %u in %.0f..%.0f", kind,
+                            o->multiple, o->lo, o->hi);
+    return vr_set_error(VR_ERR_ARG, "want a %s in %.0f..%.0f", kind, o->lo, o->hi);
+}
+
+static vr_status check_whole(const vr_cli_opt *o, const char *v, uint64_t *x)
+{
+    if (whole_number(v, x) != 0 || (double)*x < o->lo || (double)*x > o->hi ||
+        (o->multiple > 1 && *x % o->multiple != 0))
+        return range_error(o, "whole number");
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_u32(const vr_cli_opt *o, const char *v)
+{
+    uint64_t x = 0;
+    vr_status s = check_whole(o, v, &x);
+    if (s == VR_OK)
+        *(uint32_t *)o->dst = (uint32_t)x;
+    return s;
+}
+
+vr_status vr_cli_parse_u64(const vr_cli_opt *o, const char *v)
+{
+    uint64_t x = 0;
+    vr_status s = check_whole(o, v, &x);
+    if (s == VR_OK)
+        *(uint64_t *)o->dst = x;
+    return s;
+}
+
+vr_status vr_cli_parse_int(const vr_cli_opt *o, const char *v)
+{
+    uint64_t x = 0;
+    vr_status s = check_whole(o, v, &x);
+    if (s == VR_OK)
+        *(int *)o->dst = (int)x;
+    return s;
+}
+
+vr_status vr_cli_parse_float(const vr_cli_opt *o, const char *v)
+{
+    char *end = NULL;
+    errno = 0;
+    const double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x < o->lo || x > o->hi)
+        return vr_set_error(VR_ERR_ARG, "want a number in %g..%g", o->lo, o->hi);
+    *(float *)o->dst = (float)x;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_string(const vr_cli_opt *o, const char *v)
+{
+    if (!*v)
+        return vr_set_error(VR_ERR_ARG, "want a non-empty value");
+    *(const char **)o->dst = v;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_path(const vr_cli_opt *o, const char *v)
+{
+    if (!*v)
+        return vr_set_error(VR_ERR_ARG, "want a file name");
+    if (strlen(v) >= 4096)
+        return vr_set_error(VR_ERR_ARG, "the path has %zu bytes; at most 4095", strlen(v));
+    *(const char **)o->dst = v;
+    return VR_OK;
+}
+
+static int choice_index(const char *const *choices, const char *v)
+{
+    for (int i = 0; choices[i]; ++i)
+        if (!strcmp(choices[i], v))
+            return i;
+    return -1;
+}
+
+static void choice_list(char *buf, size_t n, const char *const *choices)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; choices[i] && len + 2 < n; ++i)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", choices[i]);
+}
+
+vr_status vr_cli_parse_choice(const vr_cli_opt *o, const char *v)
+{
+    const int k = choice_index(o->choices, v);
+    if (k < 0) {
+        char list[256];
+        choice_list(list, sizeof list, o->choices);
+        return vr_set_error(VR_ERR_ARG, "want one of %s", list);
+    }
+    *(int *)o->dst = k;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_size(const vr_cli_opt *o, const char *v)
+{
+    uint32_t *wh = (uint32_t *)o->dst;
+    const char *x = strpbrk(v, "xX");
+    char w[32];
+    uint64_t a, b;
+    if (!x || (size_t)(x - v) >= sizeof w)
+        return vr_set_error(VR_ERR_ARG, "want WxH, e.g. 1280x720, each 1..%.0f", o->hi);
+    memcpy(w, v, (size_t)(x - v));
+    w[x - v] = '\0';
+    if (whole_number(w, &a) || whole_number(x + 1, &b) || a < 1 || b < 1 || a > o->hi ||
+        b > o->hi)
+        return vr_set_error(VR_ERR_ARG, "want WxH, e.g. 1280x720, each 1..%.0f", o->hi);
+    wh[0] = (uint32_t)a;
+    wh[1] = (uint32_t)b;
+    return VR_OK;
+}
+
+/* ---- lists -------------------------------------------------------------------------------- */
+
+int vr_cli_split(const char *s, char *items, size_t size, int max)
+{
+    int n = 0;
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0) {
+            vr_set_error(VR_ERR_ARG, "empty item in the list");
+            return -1;
+        }
+        if (len >= size) {
+            vr_set_error(VR_ERR_ARG, "'%.*s' is too long", (int)len, p);
+            return -1;
+        }
+        if (n == max) {
+            vr_set_error(VR_ERR_ARG, "more than %d items", max);
+            return -1;
+        }
+        memcpy(items + (size_t)n * size, p, len);
+        items[(size_t)n * size + len] = '\0';
+        ++n;
+        if (!comma)
+            return n;
+        p = comma + 1;
+    }
+}
+
+#define ITEM 48 /* longest list item */
+
+vr_status vr_cli_parse_orders(const vr_cli_opt *o, const char *v)
+{
+    vr_cli_orders *dst = (vr_cli_orders *)o->dst, r;
+    char items[VR_CLI_MAX_LIST][ITEM];
+    memset(&r, 0, sizeof r);
+    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    if (n < 0)
+        return VR_ERR_ARG;
+    for (int i = 0; i < n; ++i) {
+        const int ord = vr_order_parse(items[i]);
+        if (ord < 0)
+            return vr_set_error(VR_ERR_ARG,
+                                "unknown order '%s' (file, forsyth, tipsify, random, each "
+                                "optionally +fetch)", items[i]);
+        for (int k = 0; k < r.count; ++k)
+            if (r.v[k] == ord)
+                return vr_set_error(VR_ERR_ARG, "order '%s' is listed twice", items[i]);
+        r.v[r.count++] = ord;
+    }
+    *dst = r;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_strategies(const vr_cli_opt *o, const char *v)
+{
+    vr_cli_strategies *dst = (vr_cli_strategies *)o->dst, r;
+    char items[VR_CLI_MAX_LIST][ITEM];
+    memset(&r, 0, sizeof r);
+    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    if (n < 0)
+        return VR_ERR_ARG;
+    for (int i = 0; i < n; ++i) {
+        if (!strcmp(items[i], "all")) {
+            if (n > 1)
+                return vr_set_error(VR_ERR_ARG, "'all' stands alone");
+            for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
+                r.v[r.count++] = &vr_reuse_all[k];
+            break;
+        }
+        const vr_reuse_ops *ops = vr_reuse_find(items[i]);
+        if (!ops)
+            return vr_set_error(VR_ERR_ARG,
+                                "unknown strategy '%s' (naive, warp, hash, phash, sort, multi, "
+                                "all)", items[i]);
+        for (int k = 0; k < r.count; ++k)
+            if (r.v[k] == ops)
+                return vr_set_error(VR_ERR_ARG, "strategy '%s' is listed twice", items[i]);
+        r.v[r.count++] = ops;
+    }
+    *dst = r;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_loads(const vr_cli_opt *o, const char *v)
+{
+    vr_cli_loads *dst = (vr_cli_loads *)o->dst, r;
+    char items[VR_CLI_MAX_LIST][ITEM];
+    memset(&r, 0, sizeof r);
+    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    if (n < 0)
+        return VR_ERR_ARG;
+    for (int i = 0; i < n; ++i) {
+        uint32_t it = 0;
+        if (vr_load_parse(items[i], &it) != 0)
+            return vr_set_error(VR_ERR_ARG,
+                                "unknown load '%s' (simple, light, medium, heavy, loop:N or N "
+                                "FMA steps, N <= %u)", items[i], VR_LOAD_MAX);
+        if (strlen(items[i]) >= sizeof r.name[0])
+            return vr_set_error(VR_ERR_ARG, "load '%s' is too long a name", items[i]);
+        for (int k = 0; k < r.count; ++k)
+            if (!strcmp(r.name[k], items[i]))
+                return vr_set_error(VR_ERR_ARG, "load '%s' is listed twice", items[i]);
+        r.v[r.count] = it;
+        snprintf(r.name[r.count], sizeof r.name[0], "%s", items[i]);
+        ++r.count;
+    }
+    *dst = r;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_u32s(const vr_cli_opt *o, const char *v)
+{
+    vr_cli_u32s *dst = (vr_cli_u32s *)o->dst, r;
+    char items[VR_CLI_MAX_LIST][ITEM];
+    memset(&r, 0, sizeof r);
+    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    if (n < 0)
+        return VR_ERR_ARG;
+    for (int i = 0; i < n; ++i) {
+        uint64_t x = 0;
+        if (check_whole(o, items[i], &x) != VR_OK)
+            return vr_set_error(VR_ERR_ARG, "'%s': %s", items[i], vr_last_error());
+        for (int k = 0; k < r.count; ++k)
+            if (r.v[k] == x)
+                return vr_set_error(VR_ERR_ARG, "%s is listed twice", items[i]);
+        r.v[r.count++] = (uint32_t)x;
+    }
+    *dst = r;
+    return VR_OK;
+}
+
+vr_status vr_cli_parse_choices(const vr_cli_opt *o, const char *v)
+{
+    vr_cli_choices *dst = (vr_cli_choices *)o->dst, r;
+    char items[VR_CLI_MAX_LIST][ITEM];
+    memset(&r, 0, sizeof r);
+    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    if (n < 0)
+        return VR_ERR_ARG;
+    for (int i = 0; i < n; ++i) {
+        if (!strcmp(items[i], "all") && choice_index(o->choices, "all") < 0) {
+            if (n > 1)
+                return vr_set_error(VR_ERR_ARG, "'all' stands alone");
+            for (int k = 0; o->choices[k] && k < VR_CLI_MAX_LIST; ++k)
+                r.v[r.count++] = k;
+            break;
+        }
+        const int k = choice_index(o->choices, items[i]);
+        if (k < 0) {
+            char list[256];
+            choice_list(list, sizeof list, o->choices);
+            return vr_set_error(VR_ERR_ARG, "unknown '%s' (%s, all)", items[i], list);
+        }
+        for (int j = 0; j < r.count; ++j)
+            if (r.v[j] == k)
+                return vr_set_error(VR_ERR_ARG, "'%s' is listed twice", items[i]);
+        r.v[r.count++] = k;
+    }
+    *dst = r;
+    return VR_OK;
+}

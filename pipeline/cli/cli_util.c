@@ -1,0 +1,149 @@
+/* cli_util.c - scene labels, output paths per scene and order, CSV fields, medians and the run
+ * metadata of benchmarks (cli.h). */
+#define _POSIX_C_SOURCE 200809L /* popen */
+#include "pipeline/cli/cli.h"
+
+#include "pipeline/stage/geometry.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *vr_cli_scene_label(const char *spec)
+{
+    const char *slash = strrchr(spec, '/');
+    return slash && slash[1] ? slash + 1 : spec;
+}
+
+/* Appends "-label" with characters a file name should not hold replaced by '_'. */
+static size_t append_label(char *dst, size_t len, const char *label)
+{
+    dst[len++] = '-';
+    for (const char *c = label; *c; ++c) {
+        const int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                       (*c >= '0' && *c <= '9') || *c == '.' || *c == '-' || *c == '_';
+        dst[len++] = ok ? *c : '_';
+    }
+    dst[len] = '\0';
+    return len;
+}
+
+char *vr_cli_output_path(const char *base, const char *scene, const char *order)
+{
+    const char *slash = strrchr(base, '/'), *dot = strrchr(base, '.');
+    if (!dot || (slash && dot < slash) || dot == base || (slash && dot == slash + 1))
+        dot = base + strlen(base); /* no extension: append the labels */
+    const char *s = scene ? vr_cli_scene_label(scene) : "";
+    const char *o = order ? order : "";
+    char *out = malloc(strlen(base) + strlen(s) + strlen(o) + 3);
+    if (!out)
+        return NULL;
+    size_t len = (size_t)(dot - base);
+    memcpy(out, base, len);
+    out[len] = '\0';
+    if (*s)
+        len = append_label(out, len, s);
+    if (*o)
+        len = append_label(out, len, o);
+    strcpy(out + len, dot);
+    return out;
+}
+
+void vr_cli_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *c = s; *c; ++c) {
+        if (*c == '"')
+            fputc('"', f);
+        fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+double vr_cli_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+float vr_cli_median_float(float *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_float);
+    return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* First line of a command's output, or `fallback`. */
+static void command_line_of(char *buf, size_t n, const char *cmd, const char *fallback)
+{
+    snprintf(buf, n, "%s", fallback);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return;
+    char line[256];
+    if (fgets(line, sizeof line, p)) {
+        size_t len = strcspn(line, "\r\n");
+        if (len >= n)
+            len = n - 1;
+        if (len > 0) {
+            memcpy(buf, line, len);
+            buf[len] = 0;
+        }
+    }
+    pclose(p);
+}
+
+void vr_cli_meta_fill(vr_cli_meta *m, int argc, char **argv)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->gpu, sizeof m->gpu, "%s", vr_gpu_device_name());
+    int driver = 0, runtime = 0;
+    vr_gpu_device_info(&driver, &runtime, &m->sm_count, &m->clock_khz);
+    snprintf(m->cuda, sizeof m->cuda, "%d.%d", runtime / 1000, runtime % 1000 / 10);
+    char fallback[64];
+    snprintf(fallback, sizeof fallback, "CUDA driver API %d.%d", driver / 1000, driver % 1000 / 10);
+    const char *env = getenv("VR_GPU_DRIVER");
+    if (env && *env)
+        snprintf(m->driver, sizeof m->driver, "%s", env);
+    else
+        command_line_of(m->driver, sizeof m->driver,
+                        "nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null",
+                        fallback);
+    env = getenv("VR_GIT_COMMIT");
+    if (env && *env)
+        snprintf(m->commit, sizeof m->commit, "%s", env);
+    else
+        command_line_of(m->commit, sizeof m->commit, "git rev-parse --short HEAD 2>/dev/null",
+                        "unknown");
+    const time_t now = time(NULL);
+    strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    size_t len = (size_t)snprintf(m->command, sizeof m->command, "vreuse");
+    for (int i = 0; i < argc && len + 4 < sizeof m->command; ++i) {
+        const int quote = strpbrk(argv[i], " \t'\"") != NULL;
+        len += (size_t)snprintf(m->command + len, sizeof m->command - len, quote ? " '%s'" : " %s",
+                                argv[i]);
+    }
+}
+
+void vr_cli_meta_write(FILE *f, const vr_cli_meta *m, const char *prefix)
+{
+    fprintf(f, "%sgpu: %s (%d SMs, %d MHz)\n", prefix, m->gpu, m->sm_count, m->clock_khz / 1000);
+    fprintf(f, "%sdriver: %s\n%scuda runtime: %s\n%sdate: %s\n%scommit: %s\n%scommand: %s\n",
+            prefix, m->driver, prefix, m->cuda, prefix, m->date, prefix, m->commit, prefix,
+            m->command);
+}

@@ -1,0 +1,41 @@
+/* limits.h - every limit and default a user can meet, defined once. The command line validates
+ * its options against these, the simulator checks its configuration with them, the CPU twins and
+ * the GPU batchers refuse parameters outside them and size their shared memory by them, so a
+ * value the command line accepts is one every stage accepts.
+ */
+#ifndef VR_LIMITS_H
+#define VR_LIMITS_H
+
+/* Dynamic batches (hash, phash, sort; the simulator's dyn): N_u, the most distinct vertices per
+ * batch. A triangle needs 3; shared memory holds N_u shaded vertices plus a 2 x N_u hash table. */
+#define VR_NU_DEFAULT 256u /* the paper's N_u */
+#define VR_NU_MIN 3u
+#define VR_NU_MAX 1024u
+
+/* Dynamic batches: the most indices per batch, a multiple of 3 (whole triangles). Shared memory
+ * holds one 2-byte map entry per index (plus N_u shaded vertices, ids and the hash table), so at
+ * the worst case, N_u 1024, a batch of 3069 takes 46 KiB: under the 48 KiB every kernel gets
+ * without an opt-in, at any block size. sort also needs ceil(max_indices / block) <= 32. */
+#define VR_MAX_INDICES_DEFAULT 1023u /* 341 whole triangles */
+#define VR_MAX_INDICES_MIN 3u
+#define VR_MAX_INDICES_MAX 3069u
+
+/* Static warp batches (warp voting): indices per batch, a multiple of 3. The inverse map holds
+ * one byte per index per warp in shared memory: 32 warps x 1536 bytes = 48 KiB. */
+#define VR_WARP_BATCH_DEFAULT 96u /* 3 x warp size */
+#define VR_WARP_BATCH_MIN 3u
+#define VR_WARP_BATCH_MAX 1536u
+
+/* Threads per block of the GPU batchers: whole warps. */
+#define VR_BLOCK_DEFAULT 256u
+#define VR_BLOCK_MIN 32u
+#define VR_BLOCK_MAX 1024u
+
+/* Synthetic shader load: dependent FMA steps per vertex invocation. 2^24 steps is about 4000x
+ * the heavy load; a CPU twin at that load needs seconds per thousand vertices. */
+#define VR_LOAD_MAX 16777216u
+
+/* Timed repetitions of a benchmark or frame loop. */
+#define VR_REPS_MAX 100000u
+
+#endif
