@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "pipeline/limits.h" /* N_u, max indices, warp batch: defaults and bounds */
+#include "pipeline/vreuse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,12 +23,14 @@ extern "C" {
 size_t vr_batches_dynamic_bound(uint32_t index_count);
 
 /* Writes batch start offsets (in indices) to `starts`: starts[0] = 0, ..., and a final entry
- * starts[batch_count] = index_count, so `starts` needs vr_batches_dynamic_bound() + 1 entries.
- * Returns batch_count, or 0 on allocation failure / bad arguments (max_unique < 3, max_indices
- * < 3). Indices must already be validated (< vertex_count). O(index_count) time, one
- * vertex_count-sized scratch array allocated inside. */
-size_t vr_batches_dynamic(uint32_t *starts, const uint32_t *indices, uint32_t index_count,
-                          uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices);
+ * starts[*batch_count] = index_count, so `starts` needs vr_batches_dynamic_bound() + 1 entries;
+ * an empty buffer has 0 batches (starts[0] = 0). Indices must already be validated
+ * (< vertex_count). Errors: VR_ERR_ARG when max_unique < 3 or max_indices < 3, VR_ERR_FORMAT
+ * when index_count is no multiple of 3, VR_ERR_OOM when the vertex_count-sized scratch array
+ * cannot be allocated; *batch_count is 0 then. O(index_count) time. */
+vr_status vr_batches_dynamic(uint32_t *starts, size_t *batch_count, const uint32_t *indices,
+                             uint32_t index_count, uint32_t vertex_count, uint32_t max_unique,
+                             uint32_t max_indices);
 
 #ifdef __cplusplus
 }

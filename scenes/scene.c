@@ -76,20 +76,19 @@ void vr_scene_free(vr_scene *s)
     memset(s, 0, sizeof *s);
 }
 
-void vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m)
+vr_status vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m)
 {
     assert(out && m);
     memset(out, 0, sizeof *out);
+    uint8_t *seen = calloc((size_t)m->vertex_count / 8 + 1, 1);
+    if (!seen)
+        return VR_ERROR(VR_ERR_OOM, "counting the referenced vertices of %u: no memory for a "
+                        "%u-bit map", m->vertex_count, m->vertex_count);
     out->vertices = m->vertex_count;
     out->triangles = m->index_count / 3;
-    uint8_t *seen = calloc((size_t)m->vertex_count / 8 + 1, 1);
     for (uint32_t t = 0; t + 2 < m->index_count; t += 3) {
         uint32_t a = m->indices[t], b = m->indices[t + 1], c = m->indices[t + 2];
         out->degenerate_triangles += a == b || b == c || a == c;
-    }
-    if (!seen) {
-        out->referenced_vertices = UINT64_MAX; /* unknown: no memory for the bitmap */
-        return;
     }
     for (uint32_t i = 0; i < m->index_count; ++i) {
         uint32_t v = m->indices[i];
@@ -99,6 +98,7 @@ void vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m)
         seen[v >> 3] |= bit;
     }
     free(seen);
+    return VR_OK;
 }
 
 vr_status vr_mesh_copy(vr_mesh *out, const vr_mesh *in)

@@ -68,7 +68,9 @@ vr_status vr_scene_flatten(vr_mesh *out, const vr_scene *s);
 vr_status vr_mesh_load(vr_mesh *out, const char *spec);
 void vr_mesh_free(vr_mesh *m);
 
-void vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m);
+/* Counts of a validated mesh. VR_ERR_OOM (counts zeroed) when the vertex_count-bit scratch
+ * bitmap cannot be allocated. */
+vr_status vr_mesh_count(vr_mesh_counts *out, const vr_mesh *m);
 
 /* Reorders triangles in place by `order` (vertex ids kept, unless VR_ORDER_FETCH is or-ed in:
  * then vertices are renumbered in first-use order and unreferenced ones dropped); `seed` is used

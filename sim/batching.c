@@ -131,12 +131,13 @@ vr_status vr_sim_dynamic_unchecked(vr_sim_result *out, const uint32_t *indices,
         free(stamp);
         return VR_ERROR(VR_ERR_OOM, "sim dynamic: batch offsets for %u indices", index_count);
     }
-    size_t batch_count =
-        vr_batches_dynamic(starts, indices, index_count, vertex_count, max_unique, max_indices);
-    if (batch_count == 0) { /* only allocation can fail here; the message is recorded */
+    size_t batch_count = 0;
+    vr_status st = vr_batches_dynamic(starts, &batch_count, indices, index_count, vertex_count,
+                                      max_unique, max_indices);
+    if (st != VR_OK) {
         free(starts);
         free(stamp);
-        return VR_ERR_OOM;
+        return st;
     }
     /* Each batch shades its distinct vertices once; stamp[v] == batch + 1 marks them. */
     vr_sim_clear_counts(shade_counts, vertex_count);

@@ -99,8 +99,13 @@ static uint32_t *batches_make_long(const vr_mesh *m, uint32_t max_unique, uint32
     uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
     if (!s)
         return NULL;
-    *batch_count = (uint32_t)vr_batches_dynamic(s, m->indices, m->index_count, m->vertex_count,
-                                                max_unique, max_indices);
+    size_t count = 0;
+    if (vr_batches_dynamic(s, &count, m->indices, m->index_count, m->vertex_count, max_unique,
+                           max_indices) != VR_OK) {
+        free(s);
+        return NULL;
+    }
+    *batch_count = (uint32_t)count;
     return s;
 }
 

@@ -96,8 +96,9 @@ static void check_all_batchings(const vr_gts *g, const uint32_t *want, const cha
     }
     static const uint32_t dyn_cfg[][2] = {{3, 3}, {8, 30}, {256, 1023}, {256, 1536}};
     for (size_t c = 0; c < sizeof dyn_cfg / sizeof dyn_cfg[0]; ++c) {
-        const size_t count = vr_batches_dynamic(dyn, want, 3 * n, g->vertex_count, dyn_cfg[c][0],
-                                                dyn_cfg[c][1]);
+        size_t count = 0;
+        VR_EXPECT_EQ(vr_batches_dynamic(dyn, &count, want, 3 * n, g->vertex_count, dyn_cfg[c][0],
+                                        dyn_cfg[c][1]), VR_OK);
         VR_EXPECT(count > 0, "%s: dynamic batches failed", name);
         for (size_t b = 0; b < count; ++b)
             starts[b] = dyn[b] / 3;

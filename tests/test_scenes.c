@@ -106,7 +106,7 @@ static uint64_t open_edges(const vr_mesh *m)
 static double ideal_reuse(const vr_mesh *m)
 {
     vr_mesh_counts c;
-    vr_mesh_count(&c, m);
+    VR_EXPECT_EQ(vr_mesh_count(&c, m), VR_OK);
     return 1.0 - (double)c.referenced_vertices / (double)m->index_count;
 }
 
@@ -186,7 +186,7 @@ static int test_shared_counts(void)
         VR_EXPECT_EQ(scene.draw_count, 1);
         const vr_mesh *m = &scene.draws[0].mesh;
         vr_mesh_counts c;
-        vr_mesh_count(&c, m);
+        VR_EXPECT_EQ(vr_mesh_count(&c, m), VR_OK);
         VR_EXPECT(c.vertices == want[i].vertices, "%s: vertices %llu", want[i].file, (unsigned long long)c.vertices);
         VR_EXPECT(c.referenced_vertices == want[i].referenced, "%s: referenced %llu", want[i].file,
                   (unsigned long long)c.referenced_vertices);
@@ -264,7 +264,7 @@ static int test_gltf_multi_mesh(void)
     VR_EXPECT(s == VR_OK, "%s", vr_last_error());
     if (!s) {
         vr_mesh_counts c;
-        vr_mesh_count(&c, &flat);
+        VR_EXPECT_EQ(vr_mesh_count(&c, &flat), VR_OK);
         VR_EXPECT_EQ(c.triangles, 121496);
         VR_EXPECT_EQ(c.vertices, 84657);
         VR_EXPECT_EQ(c.degenerate_triangles, 11154);
@@ -632,7 +632,7 @@ static int test_generators(void)
     vr_mesh_counts c;
     /* the embedded default: ~82k triangles, vertices = tris/2 + 2, closed, facing outwards */
     VR_EXPECT(vr_mesh_load(&m, VR_DEFAULT_SCENE) == VR_OK, "%s", vr_last_error());
-    vr_mesh_count(&c, &m);
+    VR_EXPECT_EQ(vr_mesh_count(&c, &m), VR_OK);
     VR_EXPECT(c.triangles >= VR_DEFAULT_SPHERE_TRIANGLES && c.triangles < VR_DEFAULT_SPHERE_TRIANGLES * 101 / 100,
               "sphere has %llu triangles", (unsigned long long)c.triangles);
     VR_EXPECT_EQ(c.vertices, c.triangles / 2 + 2);
@@ -651,7 +651,7 @@ static int test_generators(void)
 
     /* terrain: row-major grid facing +y */
     VR_EXPECT(vr_generate_terrain(&m, 20000) == VR_OK, "%s", vr_last_error());
-    vr_mesh_count(&c, &m);
+    VR_EXPECT_EQ(vr_mesh_count(&c, &m), VR_OK);
     VR_EXPECT(c.triangles >= 20000 && c.triangles < 20500, "terrain %llu", (unsigned long long)c.triangles);
     VR_EXPECT(ideal_reuse(&m) > 0.82, "terrain reuse %f", ideal_reuse(&m));
     VR_EXPECT(m.indices[0] == 0 && m.texcoords != NULL, "row-major start");
@@ -666,7 +666,7 @@ static int test_generators(void)
 
     /* foliage: disconnected quads, 4 vertices per 2 triangles: ideal reuse exactly 1/3 */
     VR_EXPECT(vr_mesh_load(&m, "foliage:240k") == VR_OK, "%s", vr_last_error());
-    vr_mesh_count(&c, &m);
+    VR_EXPECT_EQ(vr_mesh_count(&c, &m), VR_OK);
     VR_EXPECT_EQ(c.triangles, 240000);
     VR_EXPECT_EQ(c.vertices, 480000);
     VR_EXPECT_EQ(c.referenced_vertices, 480000);
@@ -865,7 +865,7 @@ static int test_count(void)
     uint32_t idx[9] = {0, 1, 2, 2, 2, 3, 0, 3, 1};
     vr_mesh m = {5, pos, NULL, NULL, 9, idx};
     vr_mesh_counts c;
-    vr_mesh_count(&c, &m);
+    VR_EXPECT_EQ(vr_mesh_count(&c, &m), VR_OK);
     VR_EXPECT_EQ(c.vertices, 5);
     VR_EXPECT_EQ(c.referenced_vertices, 4);
     VR_EXPECT_EQ(c.triangles, 3);

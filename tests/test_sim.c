@@ -209,12 +209,23 @@ static int test_fifo_vs_lru(void)
     return VR_TEST_RESULT();
 }
 
+/* vr_batches_dynamic's batch count; 0 when it refuses (then `status` says why). */
+static size_t dyn_batches(uint32_t *starts, const uint32_t *idx, uint32_t n, uint32_t v,
+                          uint32_t nu, uint32_t mx, vr_status *status)
+{
+    size_t count = 0;
+    const vr_status s = vr_batches_dynamic(starts, &count, idx, n, v, nu, mx);
+    if (status)
+        *status = s;
+    return s == VR_OK ? count : 0;
+}
+
 static int test_dynamic_boundaries(void)
 {
     uint32_t starts[16];
     /* Fan with N_u = 4: {0,1,2} + 3 = 4 (exactly the limit); (0,3,4) would make 5 -> split at
      * index 6; {0,3,4} + 5 = 4; (0,5,6) -> split at 12; last batch {0,5,6}. */
-    size_t n = vr_batches_dynamic(starts, fan, 15, 7, 4, 1023);
+    size_t n = dyn_batches(starts, fan, 15, 7, 4, 1023, NULL);
     VR_EXPECT_EQ(n, 3);
     VR_EXPECT_EQ(starts[0], 0);
     VR_EXPECT_EQ(starts[1], 6);
@@ -226,26 +237,31 @@ static int test_dynamic_boundaries(void)
     VR_EXPECT_EQ(r.batches, 3);
     /* N_u = 3 on the fan: every triangle has 3 distinct vertices and shares only 2 -> one
      * triangle per batch. */
-    VR_EXPECT_EQ(vr_batches_dynamic(starts, fan, 15, 7, 3, 1023), 5);
+    VR_EXPECT_EQ(dyn_batches(starts, fan, 15, 7, 3, 1023, NULL), 5);
     /* Index limit: max 6 splits the fan into 2 + 2 + 1 triangles whatever N_u is. */
-    n = vr_batches_dynamic(starts, fan, 15, 7, 256, 6);
+    n = dyn_batches(starts, fan, 15, 7, 256, 6, NULL);
     VR_EXPECT_EQ(n, 3);
     VR_EXPECT_EQ(starts[1], 6);
     VR_EXPECT_EQ(starts[2], 12);
     /* Degenerate triangle: (2,3,3) adds only vertex 3, so with N_u = 4 it still fits. */
     static const uint32_t degen[] = {0, 1, 2, 2, 3, 3};
-    VR_EXPECT_EQ(vr_batches_dynamic(starts, degen, 6, 4, 4, 1023), 1);
+    VR_EXPECT_EQ(dyn_batches(starts, degen, 6, 4, 4, 1023, NULL), 1);
     vr_sim_dynamic(&r, degen, 6, 4, 4, 1023, NULL);
     VR_EXPECT_EQ(r.shaded_vertices, 4);
     /* meshoptimizer's flush test counts the repeated new vertex 3 twice (3 + 2 > 4) and starts
      * a new warp there: 5 transformed. Where the oracle and we differ, and why. */
     VR_EXPECT_EQ(meshopt_analyzeVertexCache(degen, 6, 4, 4, 4, 341).vertices_transformed, 5);
     /* Bad arguments and empty input. */
-    VR_EXPECT_EQ(vr_batches_dynamic(starts, fan, 15, 7, 2, 1023), 0);
-    VR_EXPECT_EQ(vr_batches_dynamic(starts, fan, 15, 7, 256, 2), 0);
-    VR_EXPECT_EQ(vr_batches_dynamic(starts, fan, 14, 7, 256, 1023), 0);
+    vr_status st;
+    VR_EXPECT_EQ(dyn_batches(starts, fan, 15, 7, 2, 1023, &st), 0);
+    VR_EXPECT_EQ(st, VR_ERR_ARG);
+    VR_EXPECT_EQ(dyn_batches(starts, fan, 15, 7, 256, 2, &st), 0);
+    VR_EXPECT_EQ(st, VR_ERR_ARG);
+    VR_EXPECT_EQ(dyn_batches(starts, fan, 14, 7, 256, 1023, &st), 0);
+    VR_EXPECT_EQ(st, VR_ERR_FORMAT);
     starts[0] = 99;
-    VR_EXPECT_EQ(vr_batches_dynamic(starts, fan, 0, 7, 256, 1023), 0);
+    VR_EXPECT_EQ(dyn_batches(starts, fan, 0, 7, 256, 1023, &st), 0);
+    VR_EXPECT_EQ(st, VR_OK);
     VR_EXPECT_EQ(starts[0], 0);
     VR_EXPECT_EQ(vr_batches_dynamic_bound(15), 6);
     return VR_TEST_RESULT();
@@ -263,7 +279,7 @@ static int test_dynamic_maximal(void)
     uint32_t mark = 0;
     for (uint32_t l = 0; l < COUNT(limits); ++l) {
         uint32_t nu = limits[l][0], mx = limits[l][1];
-        size_t n = vr_batches_dynamic(starts, idx, 3 * T, V, nu, mx);
+        size_t n = dyn_batches(starts, idx, 3 * T, V, nu, mx, NULL);
         VR_EXPECT(n > 0, "limits %u/%u", nu, mx);
         VR_EXPECT_EQ(starts[n], 3 * T);
         for (size_t b = 0; b < n; ++b) {

@@ -614,7 +614,11 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int first_scene, d
     }
     const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
     vr_mesh_counts counts;
-    vr_mesh_count(&counts, &m);
+    if ((st = vr_mesh_count(&counts, &m)) != VR_OK) {
+        fprintf(stderr, "vreuse bench: %s\n", vr_last_error());
+        vr_mesh_free(&m);
+        return 1;
+    }
     const uint32_t tris = m.index_count / 3;
     /* the least the stage must move (floor_ms): every index read once, position + normal of
      * every referenced vertex read once, the queue written once */

@@ -359,6 +359,8 @@ vr_status vr_cli_parse_size(const vr_cli_opt *o, const char *v)
     return VR_OK;
 }
 
+const char *const vr_cli_restart_names[] = {"r", "deg", NULL};
+
 /* ---- lists -------------------------------------------------------------------------------- */
 
 int vr_cli_split(const char *s, char *items, size_t size, int max)

@@ -211,6 +211,13 @@ int vr_cli_split(const char *s, char *items, size_t size, int max);
      vr_cli_parse_path, (dst), 0, 0, 0, 0, NULL}
 #define VR_CLI_OUT(dst, what)                                                                   \
     {"out", 'o', "FILE", what, vr_cli_parse_path, (dst), 0, 0, 0, 0, NULL}
+/* GTS restart modes (pipeline/gts/gts.h): index k of the list is vr_gts_restart k. */
+extern const char *const vr_cli_restart_names[]; /* "r", "deg" */
+#define VR_CLI_RESTART(dst, deflt)                                                              \
+    {"restart", 0, "LIST",                                                                      \
+     "GTS restart modes, comma separated: r (explicit restart codes, 2-bit strip codes), deg "   \
+     "(restarts emulated by degenerate triangles, 1-bit codes) or all (default " deflt ")",      \
+     vr_cli_parse_choices, (dst), 0, 0, 0, 0, vr_cli_restart_names}
 #define VR_CLI_QUIET(dst)                                                                       \
     {"quiet", 'q', NULL, "no progress output", NULL, (dst), 1, 0, 0, 0, NULL}
 

@@ -44,7 +44,11 @@ static int info_one(const char *spec, int order, uint64_t seed, FILE *csv, int f
         return vr_cli_fail_last("info");
     }
     vr_mesh_counts c;
-    vr_mesh_count(&c, &mesh);
+    if (vr_mesh_count(&c, &mesh) != VR_OK) {
+        vr_mesh_free(&mesh);
+        vr_scene_free(&scene);
+        return vr_cli_fail_last("info");
+    }
     float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
     for (size_t v = 0; v < mesh.vertex_count; ++v)
         for (int k = 0; k < 3; ++k) {

@@ -66,16 +66,11 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
     if (!s)
         return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", m->index_count);
     size_t n = 0;
-    if (m->index_count > 0) {
-        n = vr_batches_dynamic(s, m->indices, m->index_count, m->vertex_count, max_unique,
-                               max_indices);
-        if (n == 0) {
-            free(s);
-            return VR_ERROR(VR_ERR_OOM, "vr_batches_dynamic(%u indices, N_u %u, %u) failed: %s",
-                            m->index_count, max_unique, max_indices, vr_last_error());
-        }
-    } else {
-        s[0] = 0;
+    vr_status st = vr_batches_dynamic(s, &n, m->indices, m->index_count, m->vertex_count,
+                                      max_unique, max_indices);
+    if (st != VR_OK) {
+        free(s);
+        return st;
     }
     *starts = s;
     *batch_count = (uint32_t)n;
