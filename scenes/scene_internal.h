@@ -18,6 +18,9 @@
  * against the file size before anything is allocated. Returns a finished mesh. */
 vr_status vr_ply_load(vr_mesh *out, const char *path);
 
+/* Reads a scene file with assimp (load_assimp.c): one draw per (node, mesh) reference. */
+vr_status vr_assimp_load(vr_scene *out, const char *path);
+
 /* Finishes a freshly read mesh: checks indices (vr_mesh_validate) and positions (finite),
  * normalizes the file's normals and computes area-weighted ones where the file has none or
  * they are unusable. `what` names the source in messages. Frees nothing on failure. */

@@ -265,8 +265,13 @@ vr_status vr_cli_write_via(const char *path, const char *what, vr_cli_path_write
 const char *vr_cli_scene_label(const char *spec);
 /* An output per (scene, order) from one base path: "out.png" + "bunny.obj", "forsyth" ->
  * "out-bunny.obj-forsyth.png" (either part may be NULL or ""). Characters other than letters,
- * digits, '.', '-' and '_' in the labels become '_'. malloc'd; NULL when out of memory. */
+ * digits, '.', '-' and '_' in the labels become '_'. When two inputs of the run (vr_cli_input)
+ * share a file name in different folders, the whole path names the scene ("a/x.obj" ->
+ * "out-a_x.obj.png"), so distinct inputs get distinct outputs. malloc'd; NULL when out of
+ * memory. */
 char *vr_cli_output_path(const char *base, const char *scene, const char *order);
+/* 1 when another input of the run has the same file name as `spec` in another folder. */
+int vr_cli_label_shared(const char *spec);
 /* Writes `s` as one CSV field: quoted (with "" for ") when it holds a comma, quote or newline. */
 void vr_cli_csv_field(FILE *f, const char *s);
 

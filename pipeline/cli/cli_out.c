@@ -83,6 +83,15 @@ void vr_cli_input(const char *path)
     ++g_input_count;
 }
 
+int vr_cli_label_shared(const char *spec)
+{
+    const char *label = vr_cli_scene_label(spec);
+    for (int i = 0; i < g_input_count; ++i)
+        if (strcmp(g_inputs[i].name, spec) && !strcmp(vr_cli_scene_label(g_inputs[i].name), label))
+            return 1;
+    return 0;
+}
+
 /* The destination with links resolved and its folder made absolute, so two names of one file
  * compare equal even before it exists. malloc'd, or NULL with a message. */
 static char *canonical(const char *path, const char *what)

@@ -33,7 +33,7 @@ char *vr_cli_output_path(const char *base, const char *scene, const char *order)
     const char *slash = strrchr(base, '/'), *dot = strrchr(base, '.');
     if (!dot || (slash && dot < slash) || dot == base || (slash && dot == slash + 1))
         dot = base + strlen(base); /* no extension: append the labels */
-    const char *s = scene ? vr_cli_scene_label(scene) : "";
+    const char *s = !scene ? "" : vr_cli_label_shared(scene) ? scene : vr_cli_scene_label(scene);
     const char *o = order ? order : "";
     char *out = malloc(strlen(base) + strlen(s) + strlen(o) + 3);
     if (!out)
