@@ -47,6 +47,11 @@ int vr_order_parse(const char *name)
     return -1;
 }
 
+static int g_accept_repairs;
+
+void vr_scene_set_accept_repairs(int accept) { g_accept_repairs = accept != 0; }
+int vr_scene_accept_repairs(void) { return g_accept_repairs; }
+
 /* ---- meshes ----------------------------------------------------------------------------- */
 
 void vr_mesh_free(vr_mesh *m)

@@ -24,6 +24,11 @@ typedef struct vr_scene {
     char source[256];    /* path or generator spec it came from */
     vr_draw *draws;
     uint32_t draw_count;
+    /* Data the loader dropped or changed because the file was broken (triangles with indices out
+     * of range, faces with fewer than 3 corners, ...). Nonzero only when repairs are accepted
+     * (vr_scene_set_accept_repairs); otherwise such a file is refused. */
+    uint64_t repaired;
+    char repair_note[256]; /* what was repaired, in words ("12 faces with 2 corners dropped") */
 } vr_scene;
 
 typedef struct vr_mesh_counts {
@@ -59,6 +64,11 @@ int vr_order_parse(const char *name);
  * joined, UV seams split). Errors name the file and the problem and return VR_ERR_IO or
  * VR_ERR_FORMAT; nothing is left allocated on failure. */
 vr_status vr_scene_load(vr_scene *out, const char *spec);
+/* Whether loading may repair broken data (drop what cannot be drawn, with a warning on stderr
+ * and the count in vr_scene.repaired) instead of refusing the file. Off by default; the command
+ * line's --accept-repairs turns it on for the process. */
+void vr_scene_set_accept_repairs(int accept);
+int vr_scene_accept_repairs(void);
 void vr_scene_free(vr_scene *s);
 
 /* Concatenates all draws into one mesh with transforms applied (vertex ids offset per draw).
