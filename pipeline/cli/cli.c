@@ -99,16 +99,22 @@ void vr_cli_help(FILE *f, const vr_cli_command *cmd, const vr_cli_opt *opts)
         }
         wrap(f, o->help && *o->help ? o->help : "-", col, used, width);
     }
+    fprintf(f, "      --accept-repairs%*s", col - 22, "");
+    wrap(f, "load broken scene files anyway: drop what cannot be drawn (with a warning and the "
+         "count) instead of refusing the file", col, col, width);
     fprintf(f, "  -h, --help%*sthis text\n", col - 12, "");
     if (cmd->epilog && *cmd->epilog)
         fprintf(f, "\n%s\n", cmd->epilog);
 }
 
+/* getopt_long value of the --accept-repairs every command takes (table options are 256 + i) */
+#define OPT_ACCEPT_REPAIRS 255
+
 /* ---- parsing ------------------------------------------------------------------------------ */
 
 static int is_table_option(const vr_cli_opt *opts, const char *s)
 {
-    if (!strcmp(s, "-h") || !strcmp(s, "--help"))
+    if (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "--accept-repairs"))
         return 1;
     for (const vr_cli_opt *o = opts; o->name; ++o) {
         if (s[0] == '-' && s[1] == '-') {
@@ -128,7 +134,7 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
     int n = 0;
     while (opts[n].name)
         ++n;
-    struct option *lo = calloc((size_t)n + 2, sizeof *lo);
+    struct option *lo = calloc((size_t)n + 3, sizeof *lo);
     char *shorts = malloc(3 * (size_t)n + 8);
     if (!lo || !shorts) {
         free(lo);
@@ -155,6 +161,9 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
     lo[n].name = "help";
     lo[n].has_arg = no_argument;
     lo[n].val = 'h';
+    lo[n + 1].name = "accept-repairs"; /* every command: see vr_scene_set_accept_repairs */
+    lo[n + 1].has_arg = no_argument;
+    lo[n + 1].val = OPT_ACCEPT_REPAIRS;
 
     int rc = VR_CLI_CONTINUE;
     opterr = 0;
@@ -164,6 +173,10 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
         const int c = getopt_long(argc, argv, shorts, lo, &index);
         if (c == -1)
             break;
+        if (c == OPT_ACCEPT_REPAIRS) {
+            vr_scene_set_accept_repairs(1);
+            continue;
+        }
         if (c == 'h') {
             vr_cli_help(stdout, cmd, opts);
             rc = 0;
