@@ -405,134 +405,185 @@ int vr_cli_split(const char *s, char *items, size_t size, int max)
 
 #define ITEM 48 /* longest list item */
 
-vr_status vr_cli_parse_orders(const vr_cli_opt *o, const char *v)
+/* How one kind of list reads its items: convert() turns an item into a key (the value itself, or
+ * an index) and rejects it with a message; a kind with all() accepts "all" alone for every key. */
+typedef struct list_kind {
+    const char *noun;
+    vr_status (*convert)(const vr_cli_opt *o, const char *item, int64_t *key);
+    int (*all)(const vr_cli_opt *o, int64_t *keys);
+} list_kind;
+
+/* Splits `v` and converts each item; refuses repeats. Returns the count (keys[] and items[]
+ * filled), or -1 with the message set. */
+static int parse_list(const vr_cli_opt *o, const char *v, const list_kind *kind,
+                      int64_t keys[VR_CLI_MAX_LIST], char items[VR_CLI_MAX_LIST][ITEM])
 {
-    vr_cli_orders *dst = (vr_cli_orders *)o->dst, r;
-    char items[VR_CLI_MAX_LIST][ITEM];
-    memset(&r, 0, sizeof r);
     const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
     if (n < 0)
-        return VR_ERR_ARG;
+        return -1;
+    if (kind->all && !strcmp(items[0], "all") && n == 1)
+        return kind->all(o, keys);
     for (int i = 0; i < n; ++i) {
-        const int ord = vr_order_parse(items[i]);
-        if (ord < 0)
-            return vr_set_error(VR_ERR_ARG,
-                                "unknown order '%s' (file, forsyth, tipsify, random, each "
-                                "optionally +fetch)", items[i]);
-        for (int k = 0; k < r.count; ++k)
-            if (r.v[k] == ord)
-                return vr_set_error(VR_ERR_ARG, "order '%s' is listed twice", items[i]);
-        r.v[r.count++] = ord;
+        if (kind->all && !strcmp(items[i], "all"))
+            return vr_set_error(VR_ERR_ARG, "'all' stands alone"), -1;
+        if (kind->convert(o, items[i], &keys[i]) != VR_OK)
+            return -1;
+        for (int k = 0; k < i; ++k)
+            if (keys[k] == keys[i]) {
+                if (strcmp(items[k], items[i]))
+                    return vr_set_error(VR_ERR_ARG, "%s '%s' is the same as '%s'", kind->noun,
+                                        items[i], items[k]), -1;
+                return vr_set_error(VR_ERR_ARG, "%s '%s' is listed twice", kind->noun, items[i]),
+                       -1;
+            }
     }
-    *dst = r;
+    return n;
+}
+
+static vr_status order_key(const vr_cli_opt *o, const char *item, int64_t *key)
+{
+    (void)o;
+    *key = vr_order_parse(item);
+    if (*key < 0)
+        return vr_set_error(VR_ERR_ARG, "unknown order '%s' (file, forsyth, tipsify, random, "
+                            "each optionally +fetch)", item);
     return VR_OK;
+}
+
+vr_status vr_cli_parse_orders(const vr_cli_opt *o, const char *v)
+{
+    static const list_kind kind = {"order", order_key, NULL};
+    int64_t keys[VR_CLI_MAX_LIST];
+    char items[VR_CLI_MAX_LIST][ITEM];
+    const int n = parse_list(o, v, &kind, keys, items);
+    if (n < 0)
+        return VR_ERR_ARG;
+    vr_cli_orders *dst = (vr_cli_orders *)o->dst;
+    for (int i = 0; i < n; ++i)
+        dst->v[i] = (int)keys[i];
+    dst->count = n;
+    return VR_OK;
+}
+
+static vr_status strategy_key(const vr_cli_opt *o, const char *item, int64_t *key)
+{
+    (void)o;
+    const vr_reuse_ops *ops = vr_reuse_find(item);
+    if (!ops)
+        return vr_set_error(VR_ERR_ARG, "unknown strategy '%s' (naive, warp, hash, phash, sort, "
+                            "multi, all)", item);
+    *key = ops - vr_reuse_all;
+    return VR_OK;
+}
+
+static int every_strategy(const vr_cli_opt *o, int64_t *keys)
+{
+    (void)o;
+    for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
+        keys[k] = k;
+    return VR_REUSE_KIND_COUNT;
 }
 
 vr_status vr_cli_parse_strategies(const vr_cli_opt *o, const char *v)
 {
-    vr_cli_strategies *dst = (vr_cli_strategies *)o->dst, r;
+    static const list_kind kind = {"strategy", strategy_key, every_strategy};
+    int64_t keys[VR_CLI_MAX_LIST];
     char items[VR_CLI_MAX_LIST][ITEM];
-    memset(&r, 0, sizeof r);
-    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    const int n = parse_list(o, v, &kind, keys, items);
     if (n < 0)
         return VR_ERR_ARG;
-    for (int i = 0; i < n; ++i) {
-        if (!strcmp(items[i], "all")) {
-            if (n > 1)
-                return vr_set_error(VR_ERR_ARG, "'all' stands alone");
-            for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
-                r.v[r.count++] = &vr_reuse_all[k];
-            break;
-        }
-        const vr_reuse_ops *ops = vr_reuse_find(items[i]);
-        if (!ops)
-            return vr_set_error(VR_ERR_ARG,
-                                "unknown strategy '%s' (naive, warp, hash, phash, sort, multi, "
-                                "all)", items[i]);
-        for (int k = 0; k < r.count; ++k)
-            if (r.v[k] == ops)
-                return vr_set_error(VR_ERR_ARG, "strategy '%s' is listed twice", items[i]);
-        r.v[r.count++] = ops;
-    }
-    *dst = r;
+    vr_cli_strategies *dst = (vr_cli_strategies *)o->dst;
+    for (int i = 0; i < n; ++i)
+        dst->v[i] = &vr_reuse_all[keys[i]];
+    dst->count = n;
+    return VR_OK;
+}
+
+/* A load's key is its step count: "light" and "1200" are the same load. */
+static vr_status load_key(const vr_cli_opt *o, const char *item, int64_t *key)
+{
+    (void)o;
+    uint32_t it = 0;
+    if (vr_load_parse(item, &it) != 0)
+        return vr_set_error(VR_ERR_ARG, "unknown load '%s' (simple, light, medium, heavy, loop:N "
+                            "or N FMA steps, N <= %u)", item, VR_LOAD_MAX);
+    if (strlen(item) >= sizeof ((vr_cli_loads *)0)->name[0])
+        return vr_set_error(VR_ERR_ARG, "load '%s' is too long a name", item);
+    *key = it;
     return VR_OK;
 }
 
 vr_status vr_cli_parse_loads(const vr_cli_opt *o, const char *v)
 {
-    vr_cli_loads *dst = (vr_cli_loads *)o->dst, r;
+    static const list_kind kind = {"load", load_key, NULL};
+    int64_t keys[VR_CLI_MAX_LIST];
     char items[VR_CLI_MAX_LIST][ITEM];
-    memset(&r, 0, sizeof r);
-    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    const int n = parse_list(o, v, &kind, keys, items);
     if (n < 0)
         return VR_ERR_ARG;
+    vr_cli_loads *dst = (vr_cli_loads *)o->dst;
     for (int i = 0; i < n; ++i) {
-        uint32_t it = 0;
-        if (vr_load_parse(items[i], &it) != 0)
-            return vr_set_error(VR_ERR_ARG,
-                                "unknown load '%s' (simple, light, medium, heavy, loop:N or N "
-                                "FMA steps, N <= %u)", items[i], VR_LOAD_MAX);
-        if (strlen(items[i]) >= sizeof r.name[0])
-            return vr_set_error(VR_ERR_ARG, "load '%s' is too long a name", items[i]);
-        for (int k = 0; k < r.count; ++k)
-            if (!strcmp(r.name[k], items[i]))
-                return vr_set_error(VR_ERR_ARG, "load '%s' is listed twice", items[i]);
-        r.v[r.count] = it;
-        snprintf(r.name[r.count], sizeof r.name[0], "%s", items[i]);
-        ++r.count;
+        dst->v[i] = (uint32_t)keys[i];
+        snprintf(dst->name[i], sizeof dst->name[i], "%.23s", items[i]); /* load_key: fits */
     }
-    *dst = r;
+    dst->count = n;
+    return VR_OK;
+}
+
+static vr_status u32_key(const vr_cli_opt *o, const char *item, int64_t *key)
+{
+    uint64_t x = 0;
+    if (check_whole(o, item, &x) != VR_OK)
+        return vr_set_error(VR_ERR_ARG, "'%s': %s", item, vr_last_error());
+    *key = (int64_t)x;
     return VR_OK;
 }
 
 vr_status vr_cli_parse_u32s(const vr_cli_opt *o, const char *v)
 {
-    vr_cli_u32s *dst = (vr_cli_u32s *)o->dst, r;
+    static const list_kind kind = {"value", u32_key, NULL};
+    int64_t keys[VR_CLI_MAX_LIST];
     char items[VR_CLI_MAX_LIST][ITEM];
-    memset(&r, 0, sizeof r);
-    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    const int n = parse_list(o, v, &kind, keys, items);
     if (n < 0)
         return VR_ERR_ARG;
-    for (int i = 0; i < n; ++i) {
-        uint64_t x = 0;
-        if (check_whole(o, items[i], &x) != VR_OK)
-            return vr_set_error(VR_ERR_ARG, "'%s': %s", items[i], vr_last_error());
-        for (int k = 0; k < r.count; ++k)
-            if (r.v[k] == x)
-                return vr_set_error(VR_ERR_ARG, "%s is listed twice", items[i]);
-        r.v[r.count++] = (uint32_t)x;
-    }
-    *dst = r;
+    vr_cli_u32s *dst = (vr_cli_u32s *)o->dst;
+    for (int i = 0; i < n; ++i)
+        dst->v[i] = (uint32_t)keys[i];
+    dst->count = n;
     return VR_OK;
+}
+
+static vr_status choice_key(const vr_cli_opt *o, const char *item, int64_t *key)
+{
+    *key = choice_index(o->choices, item);
+    if (*key < 0) {
+        char list[256];
+        choice_list(list, sizeof list, o->choices);
+        return vr_set_error(VR_ERR_ARG, "unknown '%s' (%s, all)", item, list);
+    }
+    return VR_OK;
+}
+
+static int every_choice(const vr_cli_opt *o, int64_t *keys)
+{
+    int k = 0;
+    for (; o->choices[k] && k < VR_CLI_MAX_LIST; ++k)
+        keys[k] = k;
+    return k;
 }
 
 vr_status vr_cli_parse_choices(const vr_cli_opt *o, const char *v)
 {
-    vr_cli_choices *dst = (vr_cli_choices *)o->dst, r;
+    static const list_kind kind = {"choice", choice_key, every_choice};
+    int64_t keys[VR_CLI_MAX_LIST];
     char items[VR_CLI_MAX_LIST][ITEM];
-    memset(&r, 0, sizeof r);
-    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    const int n = parse_list(o, v, &kind, keys, items);
     if (n < 0)
         return VR_ERR_ARG;
-    for (int i = 0; i < n; ++i) {
-        if (!strcmp(items[i], "all") && choice_index(o->choices, "all") < 0) {
-            if (n > 1)
-                return vr_set_error(VR_ERR_ARG, "'all' stands alone");
-            for (int k = 0; o->choices[k] && k < VR_CLI_MAX_LIST; ++k)
-                r.v[r.count++] = k;
-            break;
-        }
-        const int k = choice_index(o->choices, items[i]);
-        if (k < 0) {
-            char list[256];
-            choice_list(list, sizeof list, o->choices);
-            return vr_set_error(VR_ERR_ARG, "unknown '%s' (%s, all)", items[i], list);
-        }
-        for (int j = 0; j < r.count; ++j)
-            if (r.v[j] == k)
-                return vr_set_error(VR_ERR_ARG, "'%s' is listed twice", items[i]);
-        r.v[r.count++] = k;
-    }
-    *dst = r;
+    vr_cli_choices *dst = (vr_cli_choices *)o->dst;
+    for (int i = 0; i < n; ++i)
+        dst->v[i] = (int)keys[i];
+    dst->count = n;
     return VR_OK;
 }
