@@ -53,48 +53,56 @@ vr_status vr_sim_config_check(const vr_sim_config *c)
 {
     assert(c != NULL);
     if (c->fifo_count > VR_SIM_MAX_CACHES || c->lru_count > VR_SIM_MAX_CACHES)
-        return VR_ERROR(VR_ERR_ARG, "sim: %u FIFO and %u LRU sizes; at most %d each",
+        return VR_ERROR(VR_ERR_ARG, "simulator: %u FIFO and %u LRU sizes; at most %d each",
                         c->fifo_count, c->lru_count, VR_SIM_MAX_CACHES);
     for (uint32_t i = 0; i < c->fifo_count; ++i)
         if (c->fifo_sizes[i] < 1)
-            return VR_ERROR(VR_ERR_ARG, "sim: FIFO size #%u is 0; caches need >= 1 entry", i);
+            return VR_ERROR(VR_ERR_ARG, "simulator: FIFO size #%u is 0; caches need >= 1 entry", i);
     for (uint32_t i = 0; i < c->lru_count; ++i)
         if (c->lru_sizes[i] < 1)
-            return VR_ERROR(VR_ERR_ARG, "sim: LRU size #%u is 0; caches need >= 1 entry", i);
+            return VR_ERROR(VR_ERR_ARG, "simulator: LRU size #%u is 0; caches need >= 1 entry", i);
     if (c->parallel_count > VR_SIM_MAX_PARALLEL)
-        return VR_ERROR(VR_ERR_ARG, "sim: %u parallel-cache sizes; at most %d",
+        return VR_ERROR(VR_ERR_ARG, "simulator: %u parallel-cache sizes; at most %d",
                         c->parallel_count, VR_SIM_MAX_PARALLEL);
     if (c->parallel_count && c->assign_mask) {
         if (c->sm_count < 1 || c->wave_size < 1 || c->vertex_bytes < 1)
             return VR_ERROR(VR_ERR_ARG,
-                            "sim: parallel cache needs >= 1 multiprocessor (%u), wave size (%u) "
+                            "simulator: parallel cache needs >= 1 multiprocessor (%u), wave size (%u) "
                             "and bytes per vertex (%u)",
                             c->sm_count, c->wave_size, c->vertex_bytes);
+        if (c->sm_count > VR_SIM_MAX_SMS || c->wave_size > VR_SIM_MAX_WAVE)
+            return VR_ERROR(VR_ERR_ARG,
+                            "simulator: parallel cache of %u multiprocessors with waves of %u; at most "
+                            "%u multiprocessors and waves of %u",
+                            c->sm_count, c->wave_size, VR_SIM_MAX_SMS, VR_SIM_MAX_WAVE);
         for (uint32_t i = 0; i < c->parallel_count; ++i)
-            if (c->parallel_bytes[i] < c->vertex_bytes)
+            if (c->parallel_bytes[i] > VR_SIM_MAX_CACHE_BYTES)
+                return VR_ERROR(VR_ERR_ARG, "simulator: parallel cache of %u bytes; at most %u",
+                                c->parallel_bytes[i], VR_SIM_MAX_CACHE_BYTES);
+            else if (c->parallel_bytes[i] < c->vertex_bytes)
                 return VR_ERROR(VR_ERR_ARG,
-                                "sim: parallel cache of %u bytes holds no %u-byte vertex",
+                                "simulator: parallel cache of %u bytes holds no %u-byte vertex",
                                 c->parallel_bytes[i], c->vertex_bytes);
     }
     if (c->threads > VR_SIM_MAX_THREADS)
-        return VR_ERROR(VR_ERR_ARG, "sim: %u threads; at most %d", c->threads,
+        return VR_ERROR(VR_ERR_ARG, "simulator: %u threads; at most %d", c->threads,
                         VR_SIM_MAX_THREADS);
     if (c->assign_mask >> VR_SIM_ASSIGN_COUNT)
-        return VR_ERROR(VR_ERR_ARG, "sim: assignment mask 0x%x has unknown bits", c->assign_mask);
+        return VR_ERROR(VR_ERR_ARG, "simulator: assignment mask 0x%x has unknown bits", c->assign_mask);
     if (c->warp && (c->warp_batch < VR_WARP_BATCH_MIN || c->warp_batch > VR_WARP_BATCH_MAX ||
                     c->warp_batch % 3 != 0))
         return VR_ERROR(VR_ERR_ARG,
-                        "sim: warp batch of %u indices; it must be a multiple of 3 in %u..%u",
+                        "simulator: warp batch of %u indices; it must be a multiple of 3 in %u..%u",
                         c->warp_batch, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
     if (c->warp && c->warp_size < 3)
-        return VR_ERROR(VR_ERR_ARG, "sim: warp size %u; a triangle needs 3 lanes", c->warp_size);
+        return VR_ERROR(VR_ERR_ARG, "simulator: warp size %u; a triangle needs 3 lanes", c->warp_size);
     if (c->dynamic && (c->dyn_max_unique < VR_NU_MIN || c->dyn_max_unique > VR_NU_MAX))
-        return VR_ERROR(VR_ERR_ARG, "sim: dynamic batches' N_u %u must be in %u..%u",
+        return VR_ERROR(VR_ERR_ARG, "simulator: dynamic batches' N_u %u must be in %u..%u",
                         c->dyn_max_unique, VR_NU_MIN, VR_NU_MAX);
     if (c->dynamic && (c->dyn_max_indices < VR_MAX_INDICES_MIN ||
                        c->dyn_max_indices > VR_MAX_INDICES_MAX || c->dyn_max_indices % 3 != 0))
         return VR_ERROR(VR_ERR_ARG,
-                        "sim: dynamic batches' max indices %u must be a multiple of 3 in %u..%u",
+                        "simulator: dynamic batches' max indices %u must be a multiple of 3 in %u..%u",
                         c->dyn_max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
     return VR_OK;
 }

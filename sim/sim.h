@@ -21,6 +21,11 @@ extern "C" {
 #define VR_SIM_MAX_CACHES 32   /* FIFO / LRU sizes per sweep */
 #define VR_SIM_MAX_PARALLEL 8  /* parallel-cache sizes per run */
 #define VR_SIM_MAX_THREADS 16  /* worker threads of vr_sim_run_all */
+/* Parallel-cache bounds: every multiprocessor is walked even when it gets no work, so an absurd
+ * count would run for minutes; real GPUs have at most a few hundred. */
+#define VR_SIM_MAX_SMS 4096u
+#define VR_SIM_MAX_WAVE (1u << 24)       /* concurrent invocations per multiprocessor */
+#define VR_SIM_MAX_CACHE_BYTES (1u << 30) /* cache bytes per multiprocessor */
 
 /* How the index buffer is dealt to the multiprocessors of the parallel cache. */
 typedef enum vr_sim_assign {
