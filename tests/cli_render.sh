@@ -81,7 +81,7 @@ if [ ! -e "$TMP/slow.png" ]; then ok render-cpu-announce-no-png; else bad render
 
 # ---- view (when built with SDL2) ---------------------------------------------------------------
 if "$VREUSE" view --help > /dev/null 2>&1; then
-    expect view-help 0 "t: next of --order" -- "$VREUSE" view --help
+    expect view-help 0 "Tab, l, t: the next strategy, load, order" -- "$VREUSE" view --help
     expect view-bad-size 2 "--size '10': want WxH" -- "$VREUSE" view --size 10
     expect view-bad-zoom 2 "--zoom '0': want a number in 0\.01\.\.100" -- "$VREUSE" view --zoom 0
     expect view-two-scenes 2 "one scene at a time" -- "$VREUSE" view sphere:1k sphere:2k

@@ -86,9 +86,10 @@ static const vr_cli_command g_cmd = {
     "Interactive viewer: SCENE (default sphere) through the geometry stage and the rasterizer,\n"
     "on the GPU when there is one, else through the CPU twins. Keys:\n"
     "  drag or arrows: orbit   wheel or +/-: zoom   r: reset camera\n"
-    "  1-6: strategy naive, warp, hash, phash, sort, multi   Tab: next of --strategy (all)\n"
-    "  l: next of --load (one given: simple, light, medium, heavy)\n"
-    "  t: next of --order (one given: file, forsyth, tipsify, random; reloads the scene)\n"
+    "  1-6: strategy naive, warp, hash, phash, sort, multi\n"
+    "  Tab, l, t: the next strategy, load, order of the --strategy, --load, --order list; when\n"
+    "    one item was given: of all strategies, of simple, light, medium, heavy, of file,\n"
+    "    forsyth, tipsify, random (t reloads the scene)\n"
     "  h: heatmap of shading counts   b: batch colours   c: back-face culling   o: overlay\n"
     "  s: screenshot (view.png, then view-2.png, ...)   q, Esc: quit\n"
     "List options start with their first item.",
