@@ -33,8 +33,9 @@ vr_status vr_image_write_png(const char *path, const uint8_t *rgba, uint32_t wid
     if (!ok || !closed) {
         vr_status s = VR_ERROR(VR_ERR_IO, "%s: writing PNG failed: %s", path,
                                !ok ? img.message : strerror(errno));
+        /* the caller owns what is left at `path` (the command line writes a temporary and
+         * drops it; a device such as /dev/full must never be removed) */
         png_image_free(&img);
-        remove(path);
         return s;
     }
     return VR_OK;

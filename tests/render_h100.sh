@@ -2,11 +2,12 @@
 # render_h100.sh OUTDIR - the OpenGL hardware reference and per-stage frame timing on the H100
 # (numbers for bench/results/render-h100.md). For every staged scene and sphere:7M, in forsyth and
 # file order: `vreuse_glref` (GL_VERTEX_SHADER_INVOCATIONS, GL_TIME_ELAPSED) -> OUTDIR/gl.csv and
-# `vreuse render --strategy hash --reps 20` (naive,warp,hash for sphere:7M) -> OUTDIR/frame.csv, at
-# 1920x1080 with the simple shader; then bunny images (shaded, heatmaps, the GL frame) and a
-# summary table LAST. Stage first with tests/stage_device.sh plus build-gpu/vreuse_glref copied to
-# .device/bin. Knobs: RENDER_TIME_BUDGET=seconds (default 230), RENDER_REPS (default 20),
-# RENDER_BIN (default .device/bin), RENDER_BIG (default sphere:7M; a smaller one for a CPU dry run).
+# `vreuse render --strategy hash --reps 20` (naive,warp,hash for sphere:7M) -> OUTDIR/frame.csv
+# (joined from one CSV per call), at 1920x1080 with the simple shader; then bunny images
+# (shaded, heatmaps, the GL frame) and a summary table LAST. Stage first with
+# tests/stage_device.sh plus build-gpu/vreuse_glref copied to .device/bin. Knobs:
+# RENDER_TIME_BUDGET=seconds (default 230), RENDER_REPS (default 20), RENDER_BIN (default
+# .device/bin), RENDER_BIG (default sphere:7M; a smaller one for a CPU dry run).
 set -o pipefail
 OUTDIR=${1:?usage: tests/render_h100.sh OUTDIR}
 mkdir -p "$OUTDIR" || exit 1
@@ -97,20 +98,30 @@ for f in "$SCENES_DIR"/*; do
     case $f in *.obj | *.ply | *.gltf | *.glb | *.fbx) SCENES+=("$f") ;; esac
 done
 BUNNY=$SCENES_DIR/stanford-bunny.obj
-rm -f "$OUTDIR/gl.csv" "$OUTDIR/frame.csv" # frame.csv is appended to
+rm -f "$OUTDIR/gl.csv" "$OUTDIR/frame.csv" "$OUTDIR"/frame-*.csv
 
 # ---- OpenGL reference: one context, every scene, both orders ---------------------------------
 step glref 90 gl.log "$BIN/vreuse_glref" "${SCENES[@]}" "$BIG" --order forsyth,file \
     --size $SIZE --reps "$REPS" --csv "$OUTDIR/gl.csv" --quiet
 
 # ---- frame timing: hash on every scene; naive, warp, hash on the 7M sphere --------------------
+# (each call writes its own CSV, complete or not at all; frame.csv joins them under one header)
 for order in forsyth file; do
     step "frame-$order" 45 "frame-$order.log" "$BIN/vreuse" render "${SCENES[@]}" --order "$order" \
-        --strategy hash --size $SIZE --reps "$REPS" --csv "$OUTDIR/frame.csv" --no-image --quiet
+        --strategy hash --size $SIZE --reps "$REPS" --csv "$OUTDIR/frame-scenes-$order.csv" \
+        --no-image --quiet
     step "frameBig-$order" 50 "frameBig-$order.log" "$BIN/vreuse" render "$BIG" --order "$order" \
-        --strategy naive,warp,hash --size $SIZE --reps "$REPS" --csv "$OUTDIR/frame.csv" \
+        --strategy naive,warp,hash --size $SIZE --reps "$REPS" --csv "$OUTDIR/frame-big-$order.csv" \
         --no-image --quiet
 done
+FRAME_PARTS=()
+for f in "$OUTDIR"/frame-scenes-forsyth.csv "$OUTDIR"/frame-big-forsyth.csv \
+         "$OUTDIR"/frame-scenes-file.csv "$OUTDIR"/frame-big-file.csv; do
+    [ -f "$f" ] && FRAME_PARTS+=("$f")
+done
+if [ ${#FRAME_PARTS[@]} -gt 0 ]; then
+    awk 'FNR == 1 && NR != 1 { next } { print }' "${FRAME_PARTS[@]}" > "$OUTDIR/frame.csv"
+fi
 
 # ---- bunny images: shaded, heatmaps (file and forsyth order), the GL frame --------------------
 if [ -f "$BUNNY" ]; then

@@ -4,6 +4,10 @@
 #ifndef VR_COMMANDS_H
 #define VR_COMMANDS_H
 
+#include <stdint.h>
+
+#include "pipeline/vreuse.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,6 +20,12 @@ int vr_cmd_compress(int argc, char **argv); /* argv[0] == "compress" */
 int vr_cmd_bench_gts(int argc, char **argv); /* argv[0] == "bench-gts" */
 int vr_cmd_view(int argc, char **argv);   /* argv[0] == "view"; built with VR_HAVE_SDL2 */
 int vr_cmd_plot_bench(int argc, char **argv); /* argv[0] == "plot-bench" */
+
+/* render_cmd.c, for view's screenshots too: writes an RGBA image (row 0 at the top) to `path`
+ * as PNG through vr_cli_write_via (a temporary renamed into place, never over an input);
+ * messages name `path` and `what` ("PNG", "screenshot"). */
+vr_status vr_cmd_write_png(const char *path, const char *what, const uint8_t *rgba,
+                           uint32_t width, uint32_t height);
 
 #ifdef __cplusplus
 }

@@ -1,178 +1,172 @@
-/* render_cmd.c - `vreuse render SCENE... --strategy S[,S...] [--heatmap|--batches] --out F.png`:
- * loads and reorders each scene, fits the orbit camera, runs the geometry stage, rasterizes and
- * resolves (render.c), writes a PNG and prints per-stage times and invocation counts. Several
- * strategies give side-by-side panels (the layout of Kenzel et al. 2018, Fig. 7). `--reps N`
- * times N frames per scene, strategy and load after a warm-up and reports medians per stage;
- * `--csv F` appends them. Without a CUDA device it runs the CPU twins and says so.
- * Try: `vreuse render bunny.obj --order forsyth --strategy naive,warp,hash --heatmap --out h.png`.
+/* render_cmd.c - `vreuse render SCENE... --strategy LIST [--heatmap|--batches] --out F.png`:
+ * loads each scene, renders it in every --order (camera fitted to the mesh): geometry stage,
+ * rasterizer and resolve (raster/render.c), writes a PNG per scene and order and prints per-stage
+ * times and invocation counts. Several strategies give side-by-side panels (the layout of Kenzel
+ * et al. 2018, Fig. 7). `--reps N` times N frames per scene, order, strategy and load after a
+ * warm-up and reports medians per stage; `--csv F` writes them. Without a CUDA device it runs the
+ * CPU twins, says so, and announces a long run with its estimate.
+ * Try: `vreuse render bunny.obj --order file,forsyth --strategy naive,warp,hash --heatmap -o h.png`.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, strtok_r */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_cond_timedwait */
+#include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/stage/geometry.h"
 #include "pipeline/gts/gts.h"
 #include "scenes/scene.h"
 #include "raster/raster.h"
 
-#include <errno.h>
-#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define VR_RENDER_MAX_LOADS 8
+/* The CPU twins' speed on the 2-core CI machine: 6.4e8 dependent FMA steps of the synthetic load
+ * per second on an idle core, 3.2e8 while other builds share it (naive and hash, sphere:2k at
+ * loads 1k..100k); an invocation costs about 50 steps besides (shading, batching, its share of
+ * raster and resolve). For the announcement and the progress estimate only. */
+#define CPU_STEPS_PER_S 5e8
+#define CPU_STEPS_PER_INVOCATION 50.0
+#define CPU_ANNOUNCE_S 5.0 /* estimated seconds above which a CPU run is announced */
+#define PROGRESS_LABEL "render (CPU twins, estimated)"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: vreuse render [SCENE...] [options]\n"
-            "\n"
-            "Renders each SCENE through the geometry stage and the rasterizer and writes a PNG.\n"
-            "\n"
-            "  SCENE          a file or a generator (see `vreuse --help`); default sphere\n"
-            "  --strategy S   naive, warp, hash, phash, sort, multi, a comma list or all;\n"
-            "                 several give side-by-side panels (default hash)\n"
-            "  --load L,...   synthetic shader load: dependent FMA steps per vertex, a comma\n"
-            "                 list for --reps (default 0: the simple shader; the image uses the first)\n"
-            "  --order O      triangle order: file (default), forsyth, tipsify, random\n"
-            "  --heatmap      colour by per-vertex shading count: green 1 -> yellow -> red 6+\n"
-            "  --batches      one colour per batch the strategy forms\n"
-            "  --size WxH     pixels per panel, up to %ux%u (default 1280x720)\n"
-            "  --yaw D        orbit angle about +y in degrees (default 0: looking along -z)\n"
-            "  --pitch D      angle above the horizon in degrees (default 15)\n"
-            "  --zoom Z       1 fits the bounding sphere, 2 halves the distance (default 1)\n"
-            "  --cull         drop back faces in the rasterizer\n"
-            "  --annotate     label panels (and add the heatmap legend); default with 2+ panels\n"
-            "  --no-annotate  never label\n"
-            "  --cpu          run the CPU twins even when a CUDA device is present\n"
-            "  --gts-batches  with a compressed SCENE (.gts from `vreuse compress`): the GPU\n"
-            "                 geometry stage decodes each batch from the stream itself, no index\n"
-            "                 buffer on the device (hash only, file order); without it a .gts\n"
-            "                 file is decoded on the CPU at load time\n"
-            "  --reps N       time N frames per scene, strategy and load after two warm-up frames;\n"
-            "                 report the median of each stage (GPU: cudaEvents; frame: wall time\n"
-            "                 of the whole synchronous frame, image left on the device)\n"
-            "  --csv F        append one row per scene, strategy and load to F (with --reps)\n"
-            "  --out F.png    output file (default render.png); with several scenes the scene's\n"
-            "                 name is inserted before .png\n"
-            "  --no-image     time only, write no PNG\n"
-            "  --quiet        no progress output\n",
-            VR_RASTER_MAX_SIZE, VR_RASTER_MAX_SIZE);
-}
+/* ---- PNG output (view's screenshots too) -------------------------------------------------- */
 
-static int parse_float(const char *s, float lo, float hi, float *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = (float)v;
-    return 0;
-}
+typedef struct png_job {
+    const uint8_t *rgba;
+    uint32_t width, height;
+    const char *path, *what; /* the destination and its name in messages */
+} png_job;
 
-/* Splits "naive,warp,hash" (or "all") into registry rows; returns the count or -1. */
-static int parse_strategies(const char *s, const vr_reuse_ops **out, int max)
+static vr_status write_png(const char *file, void *ctx)
 {
-    if (!strcmp(s, "all")) {
-        for (int i = 0; i < VR_REUSE_KIND_COUNT && i < max; ++i)
-            out[i] = &vr_reuse_all[i];
-        return VR_REUSE_KIND_COUNT < max ? VR_REUSE_KIND_COUNT : max;
+    const png_job *j = (const png_job *)ctx;
+    vr_status s = vr_image_write_png(file, j->rgba, j->width, j->height);
+    const size_t n = strlen(file);
+    if (s != VR_OK && !strncmp(vr_last_error(), file, n)) {
+        /* the message names the temporary file: name the destination instead */
+        char rest[768];
+        snprintf(rest, sizeof rest, "%s", vr_last_error() + n);
+        vr_set_error(s, "%s '%s'%s", j->what, j->path, rest);
     }
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        const vr_reuse_ops *ops = vr_reuse_find(tok);
-        if (!ops) {
-            fprintf(stderr, "vreuse render: unknown strategy '%s' (naive, warp, hash, phash, sort, "
-                            "multi, all)\n", tok);
-            return -1;
-        }
-        if (n == max) {
-            fprintf(stderr, "vreuse render: at most %d strategies\n", max);
-            return -1;
-        }
-        out[n++] = ops;
+    return s;
+}
+
+vr_status vr_cmd_write_png(const char *path, const char *what, const uint8_t *rgba,
+                           uint32_t width, uint32_t height)
+{
+    png_job j = {rgba, width, height, path, what};
+    return vr_cli_write_via(path, what, write_png, &j);
+}
+
+/* ---- progress of a CPU run ---------------------------------------------------------------- */
+
+/* One CPU frame can take hours (a heavy --load), so progress cannot wait for frames to end: a
+ * thread advances the estimate at the measured rate between frames, capped below each frame's
+ * own estimate, and every finished frame puts it back on its estimated share. */
+typedef struct cpu_progress {
+    pthread_t thread;
+    pthread_mutex_t lock; /* guards the fields below */
+    pthread_cond_t wake;
+    int running, stop;
+    double total, done;        /* estimated steps: the whole run, the frames finished */
+    double frame, frame_start; /* estimated steps of the frame under way, its vr_now_ms */
+} cpu_progress;
+
+static void *progress_main(void *arg)
+{
+    cpu_progress *p = (cpu_progress *)arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 250000000L;
+        if (until.tv_nsec >= 1000000000L)
+            until.tv_sec += 1, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&p->wake, &p->lock, &until);
+        if (p->stop)
+            break;
+        double in_frame = (vr_now_ms() - p->frame_start) * 1e-3 * CPU_STEPS_PER_S;
+        if (in_frame > 0.99 * p->frame)
+            in_frame = 0.99 * p->frame;
+        double done = p->done + in_frame;
+        if (done > 0.99 * p->total)
+            done = 0.99 * p->total; /* 100% only when the work ended */
+        vr_progress(PROGRESS_LABEL, (uint64_t)done, (uint64_t)p->total);
     }
-    if (n == 0)
-        fprintf(stderr, "vreuse render: --strategy needs at least one name\n");
-    return n ? n : -1;
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
 }
 
-static const char *mode_name(vr_shade_mode m)
+static void progress_start(cpu_progress *p, double total_steps)
 {
-    return m == VR_SHADE_HEATMAP ? "heatmap" : m == VR_SHADE_BATCHES ? "batches" : "lambert";
-}
-
-/* "0,2000,10k" -> loads; returns the count or -1. 0 is the simple shader. */
-static int parse_loads(const char *s, uint32_t *out, int max)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    int n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        uint32_t v = 0;
-        if (vr_load_parse(tok, &v) != 0) {
-            fprintf(stderr, "vreuse render: --load '%s': simple, light, medium, heavy, or a count "
-                            "of FMA steps <= 100M\n", tok);
-            return -1;
-        }
-        if (n == max) {
-            fprintf(stderr, "vreuse render: at most %d loads\n", max);
-            return -1;
-        }
-        out[n++] = v;
+    memset(p, 0, sizeof *p);
+    p->total = total_steps;
+    p->frame_start = vr_now_ms();
+    if (vr_progress_quiet || pthread_mutex_init(&p->lock, NULL) != 0)
+        return;
+    if (pthread_cond_init(&p->wake, NULL) != 0) {
+        pthread_mutex_destroy(&p->lock);
+        return;
     }
-    if (n == 0)
-        fprintf(stderr, "vreuse render: --load needs at least one count\n");
-    return n ? n : -1;
+    /* no thread, no progress: the run itself goes on */
+    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+    if (!p->running) {
+        pthread_cond_destroy(&p->wake);
+        pthread_mutex_destroy(&p->lock);
+    }
 }
 
-static int cmp_double(const void *a, const void *b)
+static void progress_frame(cpu_progress *p, double steps, int begin)
 {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    if (!p->running)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if (begin) {
+        p->frame = steps;
+        p->frame_start = vr_now_ms();
+    } else {
+        p->done += p->frame;
+        p->frame = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
 }
 
-/* Median of v[0..n-1] (sorts v). */
-static double median(double *v, int n)
+static void progress_stop(cpu_progress *p)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    if (!p->running)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_signal(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
+    p->running = 0;
+    /* ends the line (also one a failure cut short) */
+    vr_progress(PROGRESS_LABEL, (uint64_t)p->total, (uint64_t)p->total);
 }
 
-/* "path/to/stanford-bunny.obj" -> "stanford-bunny.obj": the scene column of the CSV */
-static const char *scene_name(const char *spec)
-{
-    const char *s = strrchr(spec, '/');
-    return s ? s + 1 : spec;
-}
+/* ---- the command -------------------------------------------------------------------------- */
 
-/* out.png + "bunny.obj" -> out-bunny.obj.png (characters a file name should not hold -> '_') */
-static void scene_out_path(char *dst, size_t size, const char *out, const char *spec)
-{
-    const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
-    const size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - out) : strlen(out);
-    char name[128];
-    snprintf(name, sizeof name, "%s", scene_name(spec));
-    for (char *c = name; *c; ++c)
-        if (*c == ':' || *c == '@' || *c == ' ')
-            *c = '_';
-    snprintf(dst, size, "%.*s-%s%s", (int)stem, out, name, stem < strlen(out) ? out + stem : ".png");
-}
-
-/* What the command line asks for, shared by every scene. */
+/* What the command line asks for, shared by every scene and order. */
 typedef struct render_job {
-    const vr_reuse_ops *strategies[VR_REUSE_KIND_COUNT * 2];
-    int panels;
-    uint32_t loads[VR_RENDER_MAX_LOADS];
-    int load_count;
-    int order, annotate, gpu, reps, write_image;
-    int gts_batches; /* .gts scenes: per-batch decode inside the geometry stage */
+    vr_cli_strategies strategies; /* the panels, left to right */
+    vr_cli_loads loads;
+    vr_cli_orders orders;
+    uint64_t seed;
+    int mode, annotate, force_cpu, gpu, reps, no_image, gts_batches, cull, quiet;
     float yaw, pitch, zoom;
-    vr_render_options o;
-    FILE *csv;
+    uint32_t size[2];            /* pixels per panel */
+    const char *out, *csv_path;
+    int many_outputs;            /* several scenes or orders: one PNG each, named by both */
+    vr_cli_out csv;
+    int csv_rows;
+    FILE *log;                   /* the text output: stderr when the CSV takes stdout */
+    /* CPU path, per mesh: invocations of each strategy kind (estimated) and the progress */
+    uint64_t invocations[VR_REUSE_KIND_COUNT];
+    cpu_progress progress;
 } render_job;
 
 /* Medians over --reps frames of one strategy and load (a single frame's values without). */
@@ -185,37 +179,57 @@ typedef struct render_timing {
     double frame_ms;     /* wall time of the whole frame, image left on the device */
 } render_timing;
 
-static void print_header(void)
+static const char *mode_name(vr_shade_mode m)
 {
-    printf("  %-8s %9s %9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "strategy", "load",
-           "geom_ms", "clear_ms", "raster_ms", "resolve_ms", "frame_ms", "xfer_ms", "invocations",
-           "shd/tri", "reuse", "batches", "fragments", "clipped");
+    return m == VR_SHADE_HEATMAP ? "heatmap" : m == VR_SHADE_BATCHES ? "batches" : "lambert";
 }
 
-static void print_row(const vr_render_options *o, const vr_render_stats *st,
+static void print_header(FILE *f)
+{
+    fprintf(f, "  %-8s %9s %9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "strategy",
+            "load", "geom_ms", "clear_ms", "raster_ms", "resolve_ms", "frame_ms", "xfer_ms",
+            "invocations", "shd/tri", "reuse", "batches", "fragments", "clipped");
+}
+
+static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats *st,
                       const render_timing *t)
 {
-    printf("  %-8s %9u %9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu %8llu\n",
-           o->strategy->name, o->loop_iterations, t->geometry_ms, t->clear_ms, t->raster_ms,
-           t->resolve_ms, t->frame_ms, st->transfer_ms, (unsigned long long)st->invocations,
-           st->shaded_per_tri, st->reuse, st->batches, (unsigned long long)st->raster.fragments,
-           (unsigned long long)st->raster.clipped);
+    fprintf(f, "  %-8s %9u %9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu "
+            "%8llu\n", o->strategy->name, o->loop_iterations, t->geometry_ms, t->clear_ms,
+            t->raster_ms, t->resolve_ms, t->frame_ms, st->transfer_ms,
+            (unsigned long long)st->invocations, st->shaded_per_tri, st->reuse, st->batches,
+            (unsigned long long)st->raster.fragments, (unsigned long long)st->raster.clipped);
+}
+
+static double frame_steps(const render_job *job, const vr_reuse_ops *ops, uint32_t load)
+{
+    return (double)job->invocations[ops->kind] * ((double)load + CPU_STEPS_PER_INVOCATION);
+}
+
+/* One frame; on the CPU it moves the progress estimate along. */
+static vr_status draw(render_job *job, vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
+                      vr_render_stats *st)
+{
+    progress_frame(&job->progress, frame_steps(job, o->strategy, o->loop_iterations), 1);
+    vr_status s = vr_renderer_draw(r, rgba, o, st);
+    progress_frame(&job->progress, 0, 0);
+    return s;
 }
 
 /* Times job->reps frames (after two warm-up frames: the first refreshes the counts) of the
  * current strategy and load; stats gets the last frame's counts. */
-static vr_status time_frames(vr_renderer *r, const render_job *job, const vr_render_options *o,
+static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_options *o,
                              vr_render_stats *st, render_timing *t)
 {
     enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, SERIES };
     const int n = job->reps;
     double *v = malloc((size_t)n * SERIES * sizeof *v);
     if (!v)
-        return VR_ERROR(VR_ERR_OOM, "render: %d timings", n);
+        return vr_set_error(VR_ERR_OOM, "out of memory for %d timings", n);
     vr_status s = VR_OK;
     for (int i = -2; i < n && s == VR_OK; ++i) {
         const double t0 = vr_now_ms();
-        s = vr_renderer_draw(r, NULL, o, st);
+        s = draw(job, r, NULL, o, st);
         const double wall = vr_now_ms() - t0;
         if (s != VR_OK || i < 0)
             continue;
@@ -225,47 +239,105 @@ static vr_status time_frames(vr_renderer *r, const render_job *job, const vr_ren
         v[RASTER_TOTAL * n + i] = st->raster.clear_ms + st->raster.raster_ms;
         v[RESOLVE * n + i] = st->raster.resolve_ms;
         v[FRAME * n + i] = wall;
-        vr_progress("  timing", (uint64_t)i + 1, (uint64_t)n);
+        if (!job->progress.running) /* the CPU estimate shows the whole run instead */
+            vr_progress("  timing", (uint64_t)i + 1, (uint64_t)n);
     }
     if (s == VR_OK) {
-        t->geometry_ms = median(v + GEO * n, n);
-        t->clear_ms = median(v + CLEAR * n, n);
-        t->raster_ms = median(v + RASTER * n, n);
-        t->raster_total_ms = median(v + RASTER_TOTAL * n, n);
-        t->resolve_ms = median(v + RESOLVE * n, n);
-        t->frame_ms = median(v + FRAME * n, n);
+        t->geometry_ms = vr_cli_median(v + GEO * n, n);
+        t->clear_ms = vr_cli_median(v + CLEAR * n, n);
+        t->raster_ms = vr_cli_median(v + RASTER * n, n);
+        t->raster_total_ms = vr_cli_median(v + RASTER_TOTAL * n, n);
+        t->resolve_ms = vr_cli_median(v + RESOLVE * n, n);
+        t->frame_ms = vr_cli_median(v + FRAME * n, n);
     }
     free(v);
     return s;
 }
 
-/* One scene: load, reorder, time every strategy and load, draw the panels, write the PNG. */
-static int render_scene(render_job *job, const char *spec, const char *out_path)
+static void format_seconds(char *buf, size_t n, double s)
 {
-    vr_render_options o = job->o;
-    double t0 = vr_now_ms();
-    vr_mesh mesh;
-    vr_status s = vr_mesh_load(&mesh, spec);
-    const double load_ms = vr_now_ms() - t0;
-    if (s != VR_OK) {
-        fprintf(stderr, "vreuse render: %s\n", vr_last_error());
-        return 1;
-    }
-    t0 = vr_now_ms();
-    if (job->order != VR_ORDER_FILE &&
-        (s = vr_mesh_reorder(&mesh, (vr_order)job->order, 1)) != VR_OK) {
-        fprintf(stderr, "vreuse render: %s\n", vr_last_error());
-        vr_mesh_free(&mesh);
-        return 1;
-    }
-    const double reorder_ms = vr_now_ms() - t0;
-    const int panels = job->panels;
-    printf("vreuse render: %s: %u triangles, %u vertices, order %s, %ux%u x %d panel%s, %s\n",
-           spec, mesh.index_count / 3, mesh.vertex_count, vr_order_name((vr_order)job->order),
-           o.raster.width, o.raster.height, panels, panels > 1 ? "s" : "", mode_name(o.mode));
-    printf("  load %.1f ms, reorder %.1f ms\n", load_ms, reorder_ms);
+    if (s < 90)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 5400)
+        snprintf(buf, n, "%.0f min", s / 60);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600);
+}
 
-    vr_camera_fit(&o.camera, &mesh);
+/* CPU path: estimates the work of every frame this job draws of one mesh (invocations x (load
+ * + CPU_STEPS_PER_INVOCATION) steps each), announces a run over CPU_ANNOUNCE_S seconds on stderr
+ * before it starts (also with --quiet) and starts the progress estimate. Invocations are the
+ * index count (naive's, an upper bound) unless a heavy load makes the estimate worth a cheap
+ * 1x1 frame at load 0 per strategy, which counts them exactly. */
+static vr_status cpu_announce(render_job *job, vr_renderer *r, const vr_render_options *base,
+                              const char *spec)
+{
+    uint32_t max_load = 0;
+    for (int l = 0; l < job->loads.count; ++l)
+        max_load = job->loads.v[l] > max_load ? job->loads.v[l] : max_load;
+    const double per_strategy = job->reps ? job->reps + 2.0 : 0.0; /* frames per load */
+    double total = 0;
+    uint64_t frames = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        total = 0, frames = 0;
+        for (int p = 0; p < job->strategies.count; ++p) {
+            const vr_reuse_ops *ops = job->strategies.v[p];
+            for (int l = 0; l < job->loads.count; ++l)
+                total += per_strategy * frame_steps(job, ops, job->loads.v[l]);
+            frames += (uint64_t)(per_strategy * job->loads.count);
+            if (!job->no_image)
+                total += frame_steps(job, ops, job->loads.v[0]), ++frames;
+        }
+        if (pass == 1 || total / CPU_STEPS_PER_S <= CPU_ANNOUNCE_S ||
+            max_load <= CPU_STEPS_PER_INVOCATION)
+            break;
+        for (int p = 0; p < job->strategies.count; ++p) {
+            vr_render_options o = *base;
+            o.strategy = job->strategies.v[p];
+            o.loop_iterations = 0;
+            o.raster.width = o.raster.height = 1;
+            vr_render_stats st;
+            vr_status s = vr_renderer_draw(r, NULL, &o, &st);
+            if (s != VR_OK)
+                return s;
+            job->invocations[o.strategy->kind] = st.invocations;
+        }
+    }
+    const double seconds = total / CPU_STEPS_PER_S;
+    fflush(job->log); /* what was said about the scene comes first */
+    if (seconds > CPU_ANNOUNCE_S) {
+        char t[32];
+        format_seconds(t, sizeof t, seconds);
+        fprintf(stderr, "vreuse render: %s: the CPU twins need about %s here (%llu frame%s, %.2g "
+                "shader steps at ~%.0e per second)%s; a CUDA GPU, a smaller --load or a smaller "
+                "scene avoids the wait\n", spec, t, (unsigned long long)frames,
+                frames == 1 ? "" : "s", total, CPU_STEPS_PER_S,
+                job->force_cpu ? " because of --cpu" : "");
+    }
+    progress_start(&job->progress, total);
+    return VR_OK;
+}
+
+/* One scene in one order: time every strategy and load, draw the panels, write the PNG. */
+static int render_mesh(render_job *job, const char *spec, int order, const vr_mesh *mesh,
+                       double load_ms, double reorder_ms)
+{
+    FILE *log = job->log;
+    vr_render_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = (vr_shade_mode)job->mode;
+    o.shade = vr_resolve_params_default();
+    o.raster.width = job->size[0];
+    o.raster.height = job->size[1];
+    o.raster.cull_back = job->cull;
+    const char *order_name = vr_order_name((vr_order)order);
+    const int panels = job->strategies.count;
+    fprintf(log, "vreuse render: %s: %u triangles, %u vertices, order %s, %ux%u x %d panel%s, "
+            "%s\n", spec, mesh->index_count / 3, mesh->vertex_count, order_name, o.raster.width,
+            o.raster.height, panels, panels > 1 ? "s" : "", mode_name(o.mode));
+    fprintf(log, "  load %.1f ms, reorder %.1f ms\n", load_ms, reorder_ms);
+
+    vr_camera_fit(&o.camera, mesh);
     o.camera.yaw = job->yaw;
     o.camera.pitch = job->pitch;
     o.camera.zoom = job->zoom;
@@ -279,86 +351,97 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
         job->annotate && o.mode == VR_SHADE_HEATMAP ? (uint32_t)(34 * scale) : 0;
     const uint32_t img_w = o.raster.width * (uint32_t)panels, img_h = o.raster.height + strip;
     uint8_t *panel = NULL, *image = NULL;
+    char *png_path = NULL;
     int rc = 1;
-    if (job->write_image) {
+    vr_status s;
+    if (!job->no_image) {
+        png_path = job->many_outputs ? vr_cli_output_path(job->out, spec, order_name)
+                                     : strdup(job->out);
         panel = malloc(panel_bytes);
         image = malloc((size_t)img_w * img_h * 4);
-        if (!panel || !image) {
-            fprintf(stderr, "vreuse render: out of host memory for a %ux%u image\n", img_w, img_h);
+        if (!png_path || !panel || !image) {
+            vr_cli_fail(1, "render", "out of memory for a %ux%u image", img_w, img_h);
             goto done;
         }
         vr_image_fill(image, img_w, img_h, 0, 0, (int)img_w, (int)img_h, o.shade.background);
     }
-    if ((s = vr_renderer_create(&r, &mesh, job->gpu)) != VR_OK) {
-        fprintf(stderr, "vreuse render: %s\n", vr_last_error());
+    if (vr_renderer_create(&r, mesh, job->gpu) != VR_OK) {
+        vr_cli_fail_last("render");
         goto done;
     }
     if (job->gts_batches) {
         /* the loaded mesh is the stream's own decode (file order), so its batches and the
          * stream's triangles agree */
         if (!vr_gts_is_file(spec)) {
-            fprintf(stderr, "vreuse render: --gts-batches: %s is not a compressed file; make one "
-                    "with `vreuse compress %s -o FILE.gts`\n", spec, spec);
+            vr_cli_fail(1, "render", "--gts-batches: %s is not a compressed file; make one with "
+                        "`vreuse compress %s -o FILE.gts`", spec, spec);
             goto done;
         }
-        if ((s = vr_gts_read(&gts, spec)) != VR_OK) {
-            fprintf(stderr, "vreuse render: %s\n", vr_last_error());
+        if (vr_gts_read(&gts, spec) != VR_OK) {
+            vr_cli_fail_last("render");
             goto done;
         }
         if (!job->gpu) {
-            printf("  input: compressed, decoded on the CPU at load time (--gts-batches needs "
-                   "the GPU stage)\n");
-        } else if ((s = vr_renderer_set_gts(r, &gts)) != VR_OK) {
-            fprintf(stderr, "vreuse render: %s\n", vr_last_error());
+            fprintf(log, "  input: compressed, decoded on the CPU at load time (--gts-batches "
+                    "needs the GPU stage)\n");
+        } else if (vr_renderer_set_gts(r, &gts) != VR_OK) {
+            vr_cli_fail_last("render");
             goto done;
         } else {
             vr_gts_stats gs;
             vr_gts_stats_compute(&gs, &gts);
-            printf("  input: compressed (%.2f bits/triangle), each batch decoded inside the "
-                   "geometry stage; no index buffer is read\n", gs.s9_bpt);
+            fprintf(log, "  input: compressed (%.2f bits/triangle), each batch decoded inside "
+                    "the geometry stage; no index buffer is read\n", gs.s9_bpt);
+        }
+    }
+    if (!job->gpu) {
+        for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
+            job->invocations[k] = mesh->index_count;
+        if (cpu_announce(job, r, &o, spec) != VR_OK) {
+            vr_cli_fail_last("render");
+            goto done;
         }
     }
 
     /* timing: every load x strategy, the image stays on the device */
     if (job->reps > 0) {
-        printf("  medians of %d frames (raster_ms without clear_ms; frame_ms: wall time of the "
-               "whole frame)\n", job->reps);
-        print_header();
-        for (int l = 0; l < job->load_count; ++l)
+        fprintf(log, "  medians of %d frames (raster_ms without clear_ms; frame_ms: wall time of "
+                "the whole frame)\n", job->reps);
+        print_header(log);
+        for (int l = 0; l < job->loads.count; ++l)
             for (int p = 0; p < panels; ++p) {
-                o.strategy = job->strategies[p];
-                o.loop_iterations = job->loads[l];
+                o.strategy = job->strategies.v[p];
+                o.loop_iterations = job->loads.v[l];
                 vr_render_stats st;
                 render_timing t = {0, 0, 0, 0, 0, 0};
-                if ((s = time_frames(r, job, &o, &st, &t)) != VR_OK) {
-                    fprintf(stderr, "vreuse render: %s: %s\n", o.strategy->name,
-                            vr_last_error());
+                if (time_frames(job, r, &o, &st, &t) != VR_OK) {
+                    vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
                     goto done;
                 }
-                print_row(&o, &st, &t);
-                if (job->csv)
-                    fprintf(job->csv, "%s,%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f\n",
-                            scene_name(spec), vr_order_name((vr_order)job->order), st.triangles,
-                            o.strategy->name, o.loop_iterations, o.raster.width,
-                            o.raster.height, t.geometry_ms, t.raster_total_ms,
-                            t.resolve_ms, t.frame_ms, (unsigned long long)st.invocations,
-                            st.reuse);
+                print_row(log, &o, &st, &t);
+                if (job->csv.f) {
+                    FILE *f = job->csv.f;
+                    vr_cli_csv_field(f, vr_cli_scene_label(spec));
+                    fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f\n", order_name,
+                            st.triangles, o.strategy->name, o.loop_iterations, o.raster.width,
+                            o.raster.height, t.geometry_ms, t.raster_total_ms, t.resolve_ms,
+                            t.frame_ms, (unsigned long long)st.invocations, st.reuse);
+                    ++job->csv_rows;
+                }
             }
-        if (job->csv)
-            fflush(job->csv);
     }
 
     /* the image: one frame per strategy at the first load */
-    if (job->write_image) {
+    if (!job->no_image) {
         if (job->reps == 0)
-            print_header();
+            print_header(log);
         for (int p = 0; p < panels; ++p) {
-            o.strategy = job->strategies[p];
-            o.loop_iterations = job->loads[0];
+            o.strategy = job->strategies.v[p];
+            o.loop_iterations = job->loads.v[0];
             vr_render_stats st;
-            t0 = vr_now_ms();
-            if ((s = vr_renderer_draw(r, panel, &o, &st)) != VR_OK) {
-                fprintf(stderr, "vreuse render: %s: %s\n", o.strategy->name, vr_last_error());
+            const double t0 = vr_now_ms();
+            if (draw(job, r, panel, &o, &st) != VR_OK) {
+                vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
                 goto done;
             }
             if (job->reps == 0) {
@@ -367,7 +450,7 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
                                          vr_now_ms() - t0 - st.raster.download_ms};
-                print_row(&o, &st, &t);
+                print_row(log, &o, &st, &t);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
                           o.raster.width, o.raster.height);
@@ -381,6 +464,7 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
                 vr_image_text(image, img_w, img_h, x, y, 2 * scale, 0xffffffffu, label);
             }
         }
+        progress_stop(&job->progress);
         if (strip) {
             /* legend centred under the panels, its caption to the left */
             const int lw = (int)(img_w / 3 < 600u * scale ? img_w / 3 : 600u * scale);
@@ -392,213 +476,205 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
             vr_image_text(image, img_w, img_h, lx - cw - 8 * scale, ly + 2 * scale, scale,
                           0xffffffffu, caption);
         }
-        t0 = vr_now_ms();
-        if ((s = vr_image_write_png(out_path, image, img_w, img_h)) != VR_OK) {
-            fprintf(stderr, "vreuse render: %s\n", vr_last_error());
+        const double t0 = vr_now_ms();
+        if ((s = vr_cmd_write_png(png_path, "PNG", image, img_w, img_h)) != VR_OK) {
+            vr_cli_fail_last("render");
             goto done;
         }
-        printf("  png %.1f ms -> %s (%ux%u)\n", vr_now_ms() - t0, out_path, img_w, img_h);
+        fprintf(log, "  png %.1f ms -> %s (%ux%u)\n", vr_now_ms() - t0, png_path, img_w, img_h);
     }
     rc = 0;
 done:
+    progress_stop(&job->progress);
     vr_renderer_destroy(r);
     vr_gts_free(&gts);
     free(panel);
     free(image);
-    vr_mesh_free(&mesh);
+    free(png_path);
     return rc;
 }
 
+/* A deep copy of a loaded mesh (each order starts from the file order). */
+static vr_status mesh_copy(vr_mesh *dst, const vr_mesh *src)
+{
+    const size_t v = src->vertex_count;
+    memset(dst, 0, sizeof *dst);
+    dst->vertex_count = src->vertex_count;
+    dst->index_count = src->index_count;
+    dst->positions = malloc(3 * v * sizeof(float) + 1);
+    dst->normals = malloc(3 * v * sizeof(float) + 1);
+    dst->texcoords = src->texcoords ? malloc(2 * v * sizeof(float) + 1) : NULL;
+    dst->indices = malloc((size_t)src->index_count * sizeof(uint32_t) + 1);
+    if (!dst->positions || !dst->normals || !dst->indices || (src->texcoords && !dst->texcoords)) {
+        vr_mesh_free(dst);
+        return vr_set_error(VR_ERR_OOM, "out of memory copying %u vertices and %u indices",
+                            src->vertex_count, src->index_count);
+    }
+    memcpy(dst->positions, src->positions, 3 * v * sizeof(float));
+    memcpy(dst->normals, src->normals, 3 * v * sizeof(float));
+    if (src->texcoords)
+        memcpy(dst->texcoords, src->texcoords, 2 * v * sizeof(float));
+    memcpy(dst->indices, src->indices, (size_t)src->index_count * sizeof(uint32_t));
+    return VR_OK;
+}
+
+/* One scene: loaded once, rendered in every order. */
+static int render_scene(render_job *job, const char *spec)
+{
+    double t0 = vr_now_ms();
+    vr_mesh loaded;
+    if (vr_mesh_load(&loaded, spec) != VR_OK)
+        return vr_cli_fail_last("render");
+    const double load_ms = vr_now_ms() - t0;
+    int rc = 0;
+    for (int k = 0; k < job->orders.count; ++k) {
+        const int order = job->orders.v[k];
+        vr_mesh mesh;
+        vr_status s = VR_OK;
+        if (k + 1 == job->orders.count) { /* the last order may have the loaded mesh itself */
+            mesh = loaded;
+            memset(&loaded, 0, sizeof loaded);
+        } else {
+            s = mesh_copy(&mesh, &loaded);
+        }
+        t0 = vr_now_ms();
+        if (s == VR_OK && order != VR_ORDER_FILE)
+            s = vr_mesh_reorder(&mesh, (vr_order)order, job->seed);
+        if (s != VR_OK)
+            rc = vr_cli_fail(1, "render", "%s (%s order): %s", spec,
+                             vr_order_name((vr_order)order), vr_last_error());
+        else
+            rc |= render_mesh(job, spec, order, &mesh, load_ms, vr_now_ms() - t0);
+        vr_mesh_free(&mesh);
+    }
+    vr_mesh_free(&loaded);
+    return rc;
+}
+
+static const vr_cli_command g_cmd = {
+    "render", "[SCENE...]",
+    "Renders each SCENE in each --order through the geometry stage (the chosen reuse\n"
+    "strategies), the rasterizer and the resolve; writes a PNG (several strategies: panels side\n"
+    "by side) and prints per-stage times and invocation counts.\n"
+    "\n"
+    "SCENE is a file (OBJ, PLY, glTF 2.0, ..., or a .gts from `vreuse compress`) or a generator:\n"
+    "sphere[:N], terrain[:N], foliage[:N], optionally @N to subdivide (default: sphere).",
+    "With one scene and one order the PNG is exactly --out; otherwise one PNG per scene and\n"
+    "order, FILE-<scene>-<order>.png. --csv needs --reps; its columns: scene, order, tris,\n"
+    "strategy, load, width, height, geometry_ms, raster_ms, resolve_ms, frame_ms, invocations,\n"
+    "reuse (raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
+    "draw the same image; a run they would need more than a few seconds for is announced with\n"
+    "its estimate before it starts and shows its progress."};
+
 int vr_cmd_render(int argc, char **argv)
 {
-    const char *out_path = "render.png", *strategy_arg = "hash", *load_arg = "0";
-    const char *csv_path = NULL;
-    render_job job;
+    static render_job job; /* large (two lists of names); static keeps it off the stack */
     memset(&job, 0, sizeof job);
-    job.order = VR_ORDER_FILE;
+    job.strategies.v[0] = vr_reuse_find("hash");
+    job.strategies.count = 1;
+    job.loads.count = 1;
+    snprintf(job.loads.name[0], sizeof job.loads.name[0], "simple");
+    job.orders.v[0] = VR_ORDER_FILE;
+    job.orders.count = 1;
+    job.seed = 1;
+    job.mode = VR_SHADE_LAMBERT;
     job.annotate = -1;
-    job.write_image = 1;
-    job.yaw = 0, job.pitch = 15, job.zoom = 1;
-    job.o.raster.width = 1280;
-    job.o.raster.height = 720;
-    job.o.mode = VR_SHADE_LAMBERT;
-    job.o.shade = vr_resolve_params_default();
-    int force_cpu = 0;
-    const char **scenes = calloc((size_t)argc + 1, sizeof *scenes);
-    int scene_count = 0;
-    if (!scenes) {
-        fprintf(stderr, "vreuse render: out of host memory\n");
-        return 1;
-    }
-    int rc = 2;
-
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE()                                                                  \
-    do {                                                                              \
-        if (!v) {                                                                     \
-            fprintf(stderr, "vreuse render: %s needs a value\n", a);                  \
-            goto out;                                                                 \
-        }                                                                             \
-        ++i;                                                                          \
-    } while (0)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--strategy")) {
-            NEED_VALUE();
-            strategy_arg = v;
-        } else if (!strcmp(a, "--load")) {
-            NEED_VALUE();
-            load_arg = v;
-        } else if (!strcmp(a, "--order")) {
-            NEED_VALUE();
-            if ((job.order = vr_order_parse(v)) < 0) {
-                fprintf(stderr, "vreuse render: unknown order '%s' (file, forsyth, tipsify, "
-                                "random)\n", v);
-                goto out;
-            }
-        } else if (!strcmp(a, "--heatmap")) {
-            job.o.mode = VR_SHADE_HEATMAP;
-        } else if (!strcmp(a, "--batches")) {
-            job.o.mode = VR_SHADE_BATCHES;
-        } else if (!strcmp(a, "--size")) {
-            NEED_VALUE();
-            if (vr_raster_parse_size(v, &job.o.raster.width, &job.o.raster.height)) {
-                fprintf(stderr, "vreuse render: --size '%s': want WxH, 1..%u each\n", v,
-                        VR_RASTER_MAX_SIZE);
-                goto out;
-            }
-        } else if (!strcmp(a, "--yaw") || !strcmp(a, "--pitch") || !strcmp(a, "--zoom")) {
-            NEED_VALUE();
-            float *dst = a[2] == 'y' ? &job.yaw : a[2] == 'p' ? &job.pitch : &job.zoom;
-            const float lo = a[2] == 'z' ? 0.01f : -3600.0f, hi = a[2] == 'z' ? 100.0f : 3600.0f;
-            if (parse_float(v, lo, hi, dst)) {
-                fprintf(stderr, "vreuse render: %s '%s': want a number in [%g, %g]\n", a, v, lo,
-                        hi);
-                goto out;
-            }
-        } else if (!strcmp(a, "--cull")) {
-            job.o.raster.cull_back = 1;
-        } else if (!strcmp(a, "--annotate")) {
-            job.annotate = 1;
-        } else if (!strcmp(a, "--no-annotate")) {
-            job.annotate = 0;
-        } else if (!strcmp(a, "--cpu")) {
-            force_cpu = 1;
-        } else if (!strcmp(a, "--gts-batches")) {
-            job.gts_batches = 1;
-        } else if (!strcmp(a, "--reps")) {
-            NEED_VALUE();
-            char *end;
-            errno = 0;
-            const long n = strtol(v, &end, 10);
-            if (errno || end == v || *end || n < 1 || n > 100000) {
-                fprintf(stderr, "vreuse render: --reps '%s': want 1..100000\n", v);
-                goto out;
-            }
-            job.reps = (int)n;
-        } else if (!strcmp(a, "--csv")) {
-            NEED_VALUE();
-            csv_path = v;
-        } else if (!strcmp(a, "--out")) {
-            NEED_VALUE();
-            out_path = v;
-        } else if (!strcmp(a, "--no-image")) {
-            job.write_image = 0;
-        } else if (!strcmp(a, "--quiet")) {
-            vr_progress_quiet = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "vreuse render: unknown option '%s'\n\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            scenes[scene_count++] = a;
-        }
-#undef NEED_VALUE
-    }
-    if (scene_count == 0)
-        scenes[scene_count++] = VR_DEFAULT_SCENE;
-    job.panels = parse_strategies(strategy_arg, job.strategies,
-                                  (int)(sizeof job.strategies / sizeof job.strategies[0]));
-    if (job.panels < 0)
-        goto out;
-    if ((job.load_count = parse_loads(load_arg, job.loads, VR_RENDER_MAX_LOADS)) < 0)
-        goto out;
+    job.pitch = 15, job.zoom = 1;
+    job.size[0] = 1280, job.size[1] = 720;
+    job.out = "render.png";
+    const vr_cli_opt opts[] = {
+        VR_CLI_STRATEGY(&job.strategies, "hash; several give side-by-side panels"),
+        VR_CLI_LOAD(&job.loads, "simple; the image uses the first, --reps times each"),
+        VR_CLI_ORDER(&job.orders, "file; one image each"),
+        VR_CLI_SEED(&job.seed),
+        {"heatmap", 0, NULL, "colour by per-vertex shading count: green 1 -> yellow -> red 6+",
+         NULL, &job.mode, VR_SHADE_HEATMAP, 0, 0, 0, NULL},
+        {"batches", 0, NULL, "one colour per batch the strategy forms", NULL, &job.mode,
+         VR_SHADE_BATCHES, 0, 0, 0, NULL},
+        VR_CLI_SIZE(job.size, "1280x720, per panel"),
+        VR_CLI_YAW(&job.yaw),
+        VR_CLI_PITCH(&job.pitch),
+        VR_CLI_ZOOM(&job.zoom),
+        {"cull", 0, NULL, "drop back faces in the rasterizer", NULL, &job.cull, 1, 0, 0, 0, NULL},
+        {"annotate", 0, NULL, "label panels (and add the heatmap legend); default with 2+ panels",
+         NULL, &job.annotate, 1, 0, 0, 0, NULL},
+        {"no-annotate", 0, NULL, "never label", NULL, &job.annotate, 0, 0, 0, 0, NULL},
+        VR_CLI_CPU(&job.force_cpu),
+        {"gts-batches", 0, NULL,
+         "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
+         "each batch from the stream itself, no index buffer on the device (hash only, file "
+         "order); without it a .gts file is decoded on the CPU at load time",
+         NULL, &job.gts_batches, 1, 0, 0, 0, NULL},
+        VR_CLI_REPS(&job.reps, "0: no timing; with N: two warm-up frames, then the median of "
+                    "each stage per scene, order, strategy and load"),
+        VR_CLI_CSV(&job.csv_path),
+        VR_CLI_OUT(&job.out, "the PNG (default render.png; see below for several)"),
+        {"no-image", 0, NULL, "time only (needs --reps), write no PNG", NULL, &job.no_image, 1,
+         0, 0, 0, NULL},
+        VR_CLI_QUIET(&job.quiet),
+        {0}};
+    vr_cli_args args;
+    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
+    if (rc != VR_CLI_CONTINUE)
+        return rc;
+    vr_progress_quiet |= job.quiet;
     if (job.annotate < 0)
-        job.annotate = job.panels > 1;
-    for (int p = 0; p < job.panels && job.gts_batches; ++p)
-        if (!job.strategies[p]->gts_input) {
-            fprintf(stderr, "vreuse render: --gts-batches: strategy %s cannot decode compressed "
-                    "batches (hash can; the others take the CPU-decoded index buffer without "
-                    "--gts-batches)\n", job.strategies[p]->name);
-            goto out;
-        }
-    if (job.gts_batches && job.order != VR_ORDER_FILE) {
-        fprintf(stderr, "vreuse render: --gts-batches renders the stream's own triangle order; "
-                "leave --order at file\n");
-        goto out;
-    }
-    if (csv_path && job.reps == 0) {
-        fprintf(stderr, "vreuse render: --csv needs --reps N (it records medians)\n");
-        goto out;
-    }
-    if (!job.write_image && job.reps == 0) {
-        fprintf(stderr, "vreuse render: --no-image without --reps does nothing\n");
-        goto out;
-    }
-    const uint64_t total_w = (uint64_t)job.o.raster.width * (uint64_t)job.panels;
-    if (job.write_image && total_w > 4 * (uint64_t)VR_RASTER_MAX_SIZE) {
-        fprintf(stderr, "vreuse render: %d panels of width %u make a %llu-pixel-wide image; "
-                        "use a smaller --size\n", job.panels, job.o.raster.width,
-                (unsigned long long)total_w);
-        goto out;
-    }
-    rc = 1;
-    if (csv_path) {
-        /* appended to: a header only when the file is new or empty */
-        if (!(job.csv = fopen(csv_path, "a"))) {
-            fprintf(stderr, "vreuse render: cannot append to %s: %s\n", csv_path,
-                    strerror(errno));
-            goto out;
-        }
-        if (ftell(job.csv) == 0)
-            fprintf(job.csv, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
-                             "resolve_ms,frame_ms,invocations,reuse\n");
+        job.annotate = job.strategies.count > 1;
+    for (int p = 0; p < job.strategies.count && job.gts_batches; ++p)
+        if (!job.strategies.v[p]->gts_input)
+            return vr_cli_fail(VR_CLI_USAGE, "render",
+                               "--gts-batches: strategy %s cannot decode compressed batches "
+                               "(hash can; the others take the CPU-decoded index buffer without "
+                               "--gts-batches)", job.strategies.v[p]->name);
+    if (job.gts_batches && (job.orders.count > 1 || job.orders.v[0] != VR_ORDER_FILE))
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--gts-batches renders the stream's own "
+                           "triangle order; leave --order at file");
+    if (job.csv_path && job.reps == 0)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--csv needs --reps N (it records medians)");
+    if (job.no_image && job.reps == 0)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--no-image without --reps does nothing");
+    if (!job.no_image && !strcmp(job.out, "-"))
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--out '-': a PNG needs a file name");
+    const uint64_t total_w = (uint64_t)job.size[0] * (uint64_t)job.strategies.count;
+    if (!job.no_image && total_w > 4 * (uint64_t)VR_RASTER_MAX_SIZE)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "%d panels of width %u make a "
+                           "%llu-pixel-wide image (at most %u); use a smaller --size",
+                           job.strategies.count, job.size[0], (unsigned long long)total_w,
+                           4 * VR_RASTER_MAX_SIZE);
+
+    static const char *const default_scene[] = {VR_DEFAULT_SCENE};
+    const char *const *scenes = args.count ? (const char *const *)args.v : default_scene;
+    const int scene_count = args.count ? args.count : 1;
+    for (int i = 0; i < scene_count; ++i)
+        vr_cli_input(scenes[i]);
+    job.many_outputs = scene_count > 1 || job.orders.count > 1;
+    job.log = job.csv_path && !strcmp(job.csv_path, "-") ? stderr : stdout;
+    if (job.csv_path) {
+        if (vr_cli_out_open(&job.csv, job.csv_path, "CSV", 0) != VR_OK)
+            return vr_cli_fail_last("render");
+        fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
+                "resolve_ms,frame_ms,invocations,reuse\n");
     }
 
-    job.gpu = !force_cpu && vr_gpu_available();
+    job.gpu = !job.force_cpu && vr_gpu_available();
     if (job.gpu)
-        printf("vreuse render: device %s (GPU geometry stage and rasterizer)\n",
-               vr_gpu_device_name());
-    else if (force_cpu)
-        printf("vreuse render: device CPU twins (--cpu)\n");
+        fprintf(job.log, "vreuse render: device %s (GPU geometry stage and rasterizer)\n",
+                vr_gpu_device_name());
+    else if (job.force_cpu)
+        fprintf(job.log, "vreuse render: device CPU twins (--cpu)\n");
     else
-        printf("vreuse render: device CPU twins; %s\n", vr_gpu_device_name());
+        fprintf(job.log, "vreuse render: device CPU twins; %s\n", vr_gpu_device_name());
 
     rc = 0;
-    for (int i = 0; i < scene_count; ++i) {
-        char path[1024];
-        if (scene_count > 1)
-            scene_out_path(path, sizeof path, out_path, scenes[i]);
-        else
-            snprintf(path, sizeof path, "%s", out_path);
-        if (render_scene(&job, scenes[i], path) != 0)
-            rc = 1; /* reported; the other scenes still run */
-    }
+    for (int i = 0; i < scene_count; ++i)
+        rc |= render_scene(&job, scenes[i]); /* reported; the other scenes still run */
     if (job.gpu)
-        printf("note: geom_ms times the strategy's kernels with counting off (cudaEvents); "
-               "xfer_ms is the once-per-strategy download of the counts\n");
-    if (job.csv && fclose(job.csv) != 0) {
-        fprintf(stderr, "vreuse render: writing %s: %s\n", csv_path, strerror(errno));
-        rc = 1;
+        fprintf(job.log, "note: geom_ms times the strategy's kernels with counting off "
+                "(cudaEvents); xfer_ms is the once-per-strategy download of the counts\n");
+    if (job.csv_rows == 0) {
+        vr_cli_out_abort(&job.csv); /* nothing measured: an existing file stays as it was */
+    } else if (vr_cli_out_close(&job.csv) != VR_OK) {
+        rc = vr_cli_fail_last("render");
     }
-    job.csv = NULL;
-out:
-    if (job.csv)
-        fclose(job.csv);
-    free(scenes);
-    return rc;
+    return rc ? 1 : 0;
 }

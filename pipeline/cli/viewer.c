@@ -1,77 +1,41 @@
 /* viewer.c - `vreuse view [SCENE]`: an SDL2 window showing the scene through the geometry stage
  * and the rasterizer (render.c), on the GPU when there is one and through the CPU twins
  * otherwise (so it also runs under Xvfb). Drag to orbit, wheel to zoom; keys switch strategy
- * (1-6), shader load (l), heatmap (h) and batches (b). The title and an overlay show per-stage
- * milliseconds and reuse. The only file that includes SDL.
+ * (1-6, Tab), shader load (l), triangle order (t), heatmap (h) and batches (b). The title and an
+ * overlay show per-stage milliseconds and reuse. The only file that includes SDL.
  * Try: `xvfb-run -a vreuse view bunny.obj --heatmap --frames 3 --screenshot v.png`.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/stage/geometry.h"
 #include "scenes/scene.h"
 #include "raster/raster.h"
 
 #include <SDL.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: vreuse view [SCENE] [options]\n"
-            "\n"
-            "Interactive viewer: the scene through the geometry stage and the rasterizer.\n"
-            "  drag: orbit   wheel or +/-: zoom   arrows: orbit   r: reset camera\n"
-            "  1-6: strategy (naive warp hash phash sort multi)   l: shader load simple/light/medium/heavy\n"
-            "  h: heatmap of shading counts   b: batch colours   c: back-face culling\n"
-            "  o: overlay on/off   s: screenshot (view.png)   q, Esc: quit\n"
-            "\n"
-            "  SCENE            a file or a generator (see `vreuse --help`); default sphere\n"
-            "  --strategy S     initial strategy (default hash)\n"
-            "  --load L         initial shader load: simple (default), light, medium, heavy or N steps\n"
-            "  --order O        triangle order: file (default), forsyth, tipsify, random\n"
-            "  --heatmap        start in heatmap mode (--batches: batch colours)\n"
-            "  --size WxH       window size (default 1280x720)\n"
-            "  --yaw D --pitch D --zoom Z   initial camera\n"
-            "  --cpu            use the CPU twins even when a CUDA device is present\n"
-            "  --frames N       quit after N frames (each re-renders; the camera turns 5 degrees)\n"
-            "  --screenshot F   with --frames: save the last frame's window as PNG F\n");
-}
-
-static int parse_float(const char *s, float *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= -3600 && v <= 3600))
-        return -1;
-    *out = (float)v;
-    return 0;
-}
+#define NO_DISPLAY_HINT "run it in a desktop session or under xvfb-run"
 
 /* Reads the window back (SDL_RenderReadPixels, before present) and writes it as PNG. */
 static int save_screenshot(SDL_Renderer *ren, int w, int h, const char *path)
 {
     uint8_t *px = malloc((size_t)w * h * 4);
-    if (!px) {
-        fprintf(stderr, "vreuse view: out of memory for a %dx%d screenshot\n", w, h);
-        return 1;
-    }
+    if (!px)
+        return vr_cli_fail(1, "view", "out of memory for a %dx%d screenshot", w, h);
     if (SDL_RenderReadPixels(ren, NULL, SDL_PIXELFORMAT_RGBA32, px, 4 * w) != 0) {
-        fprintf(stderr, "vreuse view: SDL_RenderReadPixels failed: %s\n", SDL_GetError());
         free(px);
-        return 1;
+        return vr_cli_fail(1, "view", "screenshot: reading the window failed: %s",
+                           SDL_GetError());
     }
     for (size_t i = 0; i < (size_t)w * h; ++i)
         px[4 * i + 3] = 255; /* some renderers leave alpha undefined */
-    vr_status s = vr_image_write_png(path, px, (uint32_t)w, (uint32_t)h);
+    vr_status s = vr_cmd_write_png(path, "screenshot", px, (uint32_t)w, (uint32_t)h);
     free(px);
-    if (s != VR_OK) {
-        fprintf(stderr, "vreuse view: %s\n", vr_last_error());
-        return 1;
-    }
+    if (s != VR_OK)
+        return vr_cli_fail_last("view");
     printf("vreuse view: screenshot %dx%d -> %s\n", w, h, path);
     return 0;
 }
@@ -90,120 +54,141 @@ static void draw_overlay(uint8_t *rgba, uint32_t w, uint32_t h, const char *line
                              240 * scale, 20 * scale, scale);
 }
 
+/* The scene in `order`, with a renderer for it: loaded into *mesh and *r, replacing what they
+ * held (the renderer points at *mesh, so the new mesh is in place before it is made). On a
+ * failure to load or reorder the old pair stays and 1 is returned (message printed); a failed
+ * renderer leaves *r NULL. */
+static int load_scene(vr_mesh *mesh, vr_renderer **r, const char *spec, int order,
+                      uint64_t seed, int gpu)
+{
+    vr_mesh m;
+    const double t0 = vr_now_ms();
+    if (vr_mesh_load(&m, spec) != VR_OK)
+        return vr_cli_fail_last("view");
+    if (order != VR_ORDER_FILE && vr_mesh_reorder(&m, (vr_order)order, seed) != VR_OK) {
+        vr_mesh_free(&m);
+        return vr_cli_fail_last("view");
+    }
+    vr_renderer_destroy(*r);
+    *r = NULL;
+    vr_mesh_free(mesh);
+    *mesh = m;
+    if (vr_renderer_create(r, mesh, gpu) != VR_OK)
+        return vr_cli_fail_last("view");
+    printf("vreuse view: %s: %u triangles, %u vertices, order %s (%.0f ms); %s\n", spec,
+           mesh->index_count / 3, mesh->vertex_count, vr_order_name((vr_order)order),
+           vr_now_ms() - t0, gpu ? vr_gpu_device_name() : "CPU twins");
+    return 0;
+}
+
+static const vr_cli_command g_cmd = {
+    "view", "[SCENE]",
+    "Interactive viewer: SCENE (default sphere) through the geometry stage and the rasterizer,\n"
+    "on the GPU when there is one, else through the CPU twins. Keys:\n"
+    "  drag or arrows: orbit   wheel or +/-: zoom   r: reset camera\n"
+    "  1-6: strategy naive, warp, hash, phash, sort, multi\n"
+    "  Tab, l, t: the next strategy, load, order of the --strategy, --load, --order list; when\n"
+    "    one item was given: of all strategies, of simple, light, medium, heavy, of file,\n"
+    "    forsyth, tipsify, random (t reloads the scene)\n"
+    "  h: heatmap of shading counts   b: batch colours   c: back-face culling   o: overlay\n"
+    "  s: screenshot (view.png, then view-2.png, ...)   q, Esc: quit\n"
+    "List options start with their first item.",
+    "Needs a display: DISPLAY or WAYLAND_DISPLAY (or an SDL_VIDEODRIVER of your choice);\n"
+    "without one it stops at once. Scripted: xvfb-run -a vreuse view bunny.obj --frames 3\n"
+    "--screenshot v.png."};
+
 int vr_cmd_view(int argc, char **argv)
 {
-    const char *spec = VR_DEFAULT_SCENE, *shot = NULL, *strategy = "hash";
-    int order = VR_ORDER_FILE, force_cpu = 0, have_scene = 0;
-    long frames = -1;
-    uint32_t win_w = 1280, win_h = 720, load = 0;
-    vr_shade_mode mode = VR_SHADE_LAMBERT;
+    static vr_cli_loads loads; /* large (names); static keeps it off the stack */
+    vr_cli_strategies strategies;
+    memset(&strategies, 0, sizeof strategies);
+    strategies.v[0] = vr_reuse_find("hash");
+    strategies.count = 1;
+    memset(&loads, 0, sizeof loads);
+    loads.count = 1;
+    snprintf(loads.name[0], sizeof loads.name[0], "simple");
+    vr_cli_orders orders = {{VR_ORDER_FILE}, 1};
+    uint64_t seed = 1;
+    int mode = VR_SHADE_LAMBERT, force_cpu = 0;
+    uint32_t size[2] = {1280, 720}, frames = 0;
     float yaw = 0, pitch = 15, zoom = 1;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--heatmap")) {
-            mode = VR_SHADE_HEATMAP;
-            continue;
-        } else if (!strcmp(a, "--batches")) {
-            mode = VR_SHADE_BATCHES;
-            continue;
-        } else if (!strcmp(a, "--cpu")) {
-            force_cpu = 1;
-            continue;
-        } else if (a[0] != '-') {
-            if (have_scene) {
-                fprintf(stderr, "vreuse view: one scene at a time ('%s' and '%s')\n", spec, a);
-                return 2;
-            }
-            spec = a;
-            have_scene = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "vreuse view: unknown option or missing value: '%s'\n\n", a);
-            usage(stderr);
-            return 2;
-        }
-        ++i;
-        if (!strcmp(a, "--strategy")) {
-            strategy = v;
-            bad = !vr_reuse_find(v);
-        } else if (!strcmp(a, "--load")) {
-            bad = vr_load_parse(v, &load) != 0;
-        } else if (!strcmp(a, "--order")) {
-            bad = (order = vr_order_parse(v)) < 0;
-        } else if (!strcmp(a, "--size")) {
-            bad = vr_raster_parse_size(v, &win_w, &win_h) || win_w < 64 || win_h < 64;
-        } else if (!strcmp(a, "--yaw")) {
-            bad = parse_float(v, &yaw);
-        } else if (!strcmp(a, "--pitch")) {
-            bad = parse_float(v, &pitch);
-        } else if (!strcmp(a, "--zoom")) {
-            bad = parse_float(v, &zoom) || !(zoom >= 0.01f && zoom <= 100.0f);
-        } else if (!strcmp(a, "--frames")) {
-            char *end;
-            frames = strtol(v, &end, 10);
-            bad = *end || end == v || frames < 1;
-        } else if (!strcmp(a, "--screenshot")) {
-            shot = v;
-        } else {
-            fprintf(stderr, "vreuse view: unknown option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (bad) {
-            fprintf(stderr, "vreuse view: bad value for %s: '%s' (see --help)\n", a, v);
-            return 2;
-        }
-    }
-    if (shot && frames < 0) {
-        fprintf(stderr, "vreuse view: --screenshot needs --frames N\n");
-        return 2;
-    }
+    const char *shot = NULL;
+    const vr_cli_opt opts[] = {
+        VR_CLI_STRATEGY(&strategies, "hash"),
+        VR_CLI_LOAD(&loads, "simple"),
+        VR_CLI_ORDER(&orders, "file"),
+        VR_CLI_SEED(&seed),
+        {"heatmap", 0, NULL, "start in heatmap mode", NULL, &mode, VR_SHADE_HEATMAP, 0, 0, 0,
+         NULL},
+        {"batches", 0, NULL, "start with batch colours", NULL, &mode, VR_SHADE_BATCHES, 0, 0, 0,
+         NULL},
+        VR_CLI_SIZE(size, "1280x720, the window"),
+        VR_CLI_YAW(&yaw),
+        VR_CLI_PITCH(&pitch),
+        VR_CLI_ZOOM(&zoom),
+        VR_CLI_CPU(&force_cpu),
+        {"frames", 0, "N", "quit after N frames, 1..1000000 (each re-renders; the camera turns 5 "
+         "degrees)", vr_cli_parse_u32, &frames, 0, 1, 1000000, 0, NULL},
+        {"screenshot", 0, "FILE", "with --frames: save the last frame's window as PNG FILE",
+         vr_cli_parse_path, &shot, 0, 0, 0, 0, NULL},
+        {0}};
+    vr_cli_args args;
+    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
+    if (rc != VR_CLI_CONTINUE)
+        return rc;
+    if (args.count > 1)
+        return vr_cli_fail(VR_CLI_USAGE, "view", "one scene at a time ('%s' and '%s')",
+                           args.v[0], args.v[1]);
+    if (shot && frames == 0)
+        return vr_cli_fail(VR_CLI_USAGE, "view", "--screenshot needs --frames N");
+    if (shot && !strcmp(shot, "-"))
+        return vr_cli_fail(VR_CLI_USAGE, "view", "--screenshot '-': a PNG needs a file name");
+    const char *spec = args.count ? args.v[0] : VR_DEFAULT_SCENE;
+    vr_cli_input(spec);
 
+    /* no display: stop before loading anything (SDL would otherwise pick a driver that shows
+     * nothing, or fail only after the scene loaded) */
+    const char *driver = getenv("SDL_VIDEODRIVER"), *x11 = getenv("DISPLAY"),
+               *wayland = getenv("WAYLAND_DISPLAY");
+    if ((!driver || !*driver) && (!x11 || !*x11) && (!wayland || !*wayland))
+        return vr_cli_fail(1, "view", "no display (DISPLAY is not set); " NO_DISPLAY_HINT);
+    if (SDL_Init(SDL_INIT_VIDEO) != 0)
+        return vr_cli_fail(1, "view", "no display (SDL: %s); " NO_DISPLAY_HINT, SDL_GetError());
+    /* SDL 2.26 falls back to its invisible 'offscreen' driver when the display cannot be
+     * opened: a window nobody sees, waiting for keys nobody can press */
+    const char *picked = SDL_GetCurrentVideoDriver();
+    if ((!driver || !*driver) && picked &&
+        (!strcmp(picked, "offscreen") || !strcmp(picked, "dummy"))) {
+        SDL_Quit();
+        return vr_cli_fail(1, "view", "no display (%s=%s cannot be opened); " NO_DISPLAY_HINT,
+                           x11 && *x11 ? "DISPLAY" : "WAYLAND_DISPLAY",
+                           x11 && *x11 ? x11 : wayland);
+    }
+    rc = 1;
     vr_mesh mesh;
-    if (vr_mesh_load(&mesh, spec) != VR_OK ||
-        (order != VR_ORDER_FILE && vr_mesh_reorder(&mesh, (vr_order)order, 1) != VR_OK)) {
-        fprintf(stderr, "vreuse view: %s\n", vr_last_error());
-        return 1;
-    }
-    const int gpu = !force_cpu && vr_gpu_available();
-    printf("vreuse view: %s: %u triangles, %u vertices; %s\n", spec, mesh.index_count / 3,
-           mesh.vertex_count, gpu ? vr_gpu_device_name() : "CPU twins");
+    memset(&mesh, 0, sizeof mesh);
     vr_renderer *r = NULL;
-    if (vr_renderer_create(&r, &mesh, gpu) != VR_OK) {
-        fprintf(stderr, "vreuse view: %s\n", vr_last_error());
-        vr_mesh_free(&mesh);
-        return 1;
-    }
-    if (SDL_Init(SDL_INIT_VIDEO) != 0) {
-        fprintf(stderr, "vreuse view: SDL_Init failed: %s. Hint: needs a display; try "
-                        "xvfb-run -a vreuse view ...\n", SDL_GetError());
-        vr_renderer_destroy(r);
-        vr_mesh_free(&mesh);
-        return 1;
-    }
-    int rc = 1;
-    SDL_Window *win = SDL_CreateWindow("vreuse view", SDL_WINDOWPOS_CENTERED,
-                                       SDL_WINDOWPOS_CENTERED, (int)win_w, (int)win_h,
-                                       SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
-    SDL_Renderer *ren = win ? SDL_CreateRenderer(win, -1, 0) : NULL;
     SDL_Texture *tex = NULL;
     uint8_t *frame = NULL;
     int tex_w = 0, tex_h = 0;
+    SDL_Window *win = SDL_CreateWindow("vreuse view", SDL_WINDOWPOS_CENTERED,
+                                       SDL_WINDOWPOS_CENTERED, (int)size[0], (int)size[1],
+                                       SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    SDL_Renderer *ren = win ? SDL_CreateRenderer(win, -1, 0) : NULL;
     if (!ren) {
-        fprintf(stderr, "vreuse view: SDL window/renderer creation failed: %s\n", SDL_GetError());
+        vr_cli_fail(1, "view", "no display (SDL window: %s); " NO_DISPLAY_HINT, SDL_GetError());
         goto done;
     }
+    const int gpu = !force_cpu && vr_gpu_available();
+    int order = orders.v[0], order_at = 0, load_at = 0, strategy_at = 0, shots = 0;
+    if (load_scene(&mesh, &r, spec, order, seed, gpu) != 0)
+        goto done;
 
     vr_render_options o;
     memset(&o, 0, sizeof o);
-    o.strategy = vr_reuse_find(strategy);
-    o.loop_iterations = load;
-    o.mode = mode;
+    o.strategy = strategies.v[0];
+    o.loop_iterations = loads.v[0];
+    o.mode = (vr_shade_mode)mode;
     o.shade = vr_resolve_params_default();
     vr_camera_fit(&o.camera, &mesh);
     o.camera.yaw = yaw, o.camera.pitch = pitch, o.camera.zoom = zoom;
@@ -231,41 +216,68 @@ int vr_cmd_view(int argc, char **argv)
             } else if (e.type == SDL_KEYDOWN) {
                 const SDL_Keycode k = e.key.keysym.sym;
                 dirty = 1;
-                if (k == SDLK_ESCAPE || k == SDLK_q)
+                if (k == SDLK_ESCAPE || k == SDLK_q) {
                     quit = 1;
-                else if (k >= SDLK_1 && k < SDLK_1 + VR_REUSE_KIND_COUNT)
+                } else if (k >= SDLK_1 && k < SDLK_1 + VR_REUSE_KIND_COUNT) {
                     o.strategy = &vr_reuse_all[k - SDLK_1];
-                else if (k == SDLK_h)
+                } else if (k == SDLK_TAB) {
+                    /* Tab, l, t: through the option's list; with one item, through all */
+                    if (strategies.count > 1) {
+                        strategy_at = (strategy_at + 1) % strategies.count;
+                        o.strategy = strategies.v[strategy_at];
+                    } else {
+                        o.strategy = &vr_reuse_all[(o.strategy->kind + 1) % VR_REUSE_KIND_COUNT];
+                    }
+                } else if (k == SDLK_l) {
+                    if (loads.count > 1) {
+                        load_at = (load_at + 1) % loads.count;
+                        o.loop_iterations = loads.v[load_at];
+                    } else {
+                        size_t at = 0;
+                        while (at < VR_LOAD_COUNT && vr_load_iterations[at] != o.loop_iterations)
+                            ++at;
+                        o.loop_iterations = vr_load_iterations[(at + 1) % VR_LOAD_COUNT];
+                    }
+                } else if (k == SDLK_t) {
+                    const int at = (order_at + 1) % orders.count;
+                    const int next = orders.count > 1
+                                         ? orders.v[at]
+                                         : (int)((((unsigned)order & ~(unsigned)VR_ORDER_FETCH) +
+                                                  1) % VR_ORDER_COUNT);
+                    if (load_scene(&mesh, &r, spec, next, seed, gpu) == 0)
+                        order = next, order_at = at;
+                    else if (!r)
+                        goto done; /* the old renderer is gone: nothing left to show */
+                } else if (k == SDLK_h) {
                     o.mode = o.mode == VR_SHADE_HEATMAP ? VR_SHADE_LAMBERT : VR_SHADE_HEATMAP;
-                else if (k == SDLK_b)
+                } else if (k == SDLK_b) {
                     o.mode = o.mode == VR_SHADE_BATCHES ? VR_SHADE_LAMBERT : VR_SHADE_BATCHES;
-                else if (k == SDLK_l) {
-                    size_t at = 0;
-                    while (at < VR_LOAD_COUNT && vr_load_iterations[at] != o.loop_iterations)
-                        ++at;
-                    o.loop_iterations = vr_load_iterations[(at + 1) % VR_LOAD_COUNT];
-                } else if (k == SDLK_c)
+                } else if (k == SDLK_c) {
                     o.raster.cull_back = !o.raster.cull_back;
-                else if (k == SDLK_o)
+                } else if (k == SDLK_o) {
                     overlay = !overlay;
-                else if (k == SDLK_r)
+                } else if (k == SDLK_r) {
                     o.camera = home;
-                else if (k == SDLK_LEFT || k == SDLK_RIGHT)
+                } else if (k == SDLK_LEFT || k == SDLK_RIGHT) {
                     o.camera.yaw += k == SDLK_LEFT ? 10.0f : -10.0f;
-                else if (k == SDLK_UP || k == SDLK_DOWN)
+                } else if (k == SDLK_UP || k == SDLK_DOWN) {
                     o.camera.pitch += k == SDLK_UP ? 10.0f : -10.0f;
-                else if (k == SDLK_PLUS || k == SDLK_EQUALS || k == SDLK_KP_PLUS)
+                } else if (k == SDLK_PLUS || k == SDLK_EQUALS || k == SDLK_KP_PLUS) {
                     o.camera.zoom *= 1.1f;
-                else if (k == SDLK_MINUS || k == SDLK_KP_MINUS)
+                } else if (k == SDLK_MINUS || k == SDLK_KP_MINUS) {
                     o.camera.zoom /= 1.1f;
-                else if (k == SDLK_s && tex)
-                    save_screenshot(ren, tex_w, tex_h, "view.png");
-                else
+                } else if (k == SDLK_s && tex) {
+                    char name[32];
+                    snprintf(name, sizeof name, shots ? "view-%d.png" : "view.png", shots + 1);
+                    shots += save_screenshot(ren, tex_w, tex_h, name) == 0;
+                } else {
                     dirty = 0;
+                }
             }
         }
+        /* the bounds of --pitch and --zoom */
         o.camera.pitch = o.camera.pitch < -89 ? -89 : o.camera.pitch > 89 ? 89 : o.camera.pitch;
-        o.camera.zoom = o.camera.zoom < 0.05f ? 0.05f : o.camera.zoom > 50 ? 50 : o.camera.zoom;
+        o.camera.zoom = o.camera.zoom < 0.01f ? 0.01f : o.camera.zoom > 100 ? 100 : o.camera.zoom;
         if (frames > 0 && frame_no > 0) {
             o.camera.yaw += 5.0f; /* scripted runs: every frame re-renders a new view */
             dirty = 1;
@@ -286,8 +298,8 @@ int vr_cmd_view(int argc, char **argv)
                                     h);
             frame = malloc((size_t)w * h * 4);
             if (!tex || !frame) {
-                fprintf(stderr, "vreuse view: %dx%d frame: %s\n", w, h,
-                        tex ? "out of memory" : SDL_GetError());
+                vr_cli_fail(1, "view", "%dx%d frame: %s", w, h,
+                            tex ? "out of memory" : SDL_GetError());
                 goto done;
             }
             tex_w = w, tex_h = h;
@@ -296,7 +308,7 @@ int vr_cmd_view(int argc, char **argv)
         o.raster.height = (uint32_t)h;
         vr_render_stats st;
         if (vr_renderer_draw(r, frame, &o, &st) != VR_OK) {
-            fprintf(stderr, "vreuse view: %s: %s\n", o.strategy->name, vr_last_error());
+            vr_cli_fail(1, "view", "%s: %s", o.strategy->name, vr_last_error());
             goto done;
         }
         const char *mode_name = o.mode == VR_SHADE_HEATMAP   ? "heatmap"
@@ -307,9 +319,9 @@ int vr_cmd_view(int argc, char **argv)
                  "%s  load %u  geom %.2f ms  raster %.2f ms  resolve %.2f ms  %s",
                  o.strategy->name, o.loop_iterations, st.geometry_ms, st.raster.raster_ms,
                  st.raster.resolve_ms, st.gpu ? "GPU" : "CPU");
-        snprintf(line2, sizeof line2, "%.3f shaded/tri  reuse %.3f  %u batches  %s%s",
-                 st.shaded_per_tri, st.reuse, st.batches, mode_name,
-                 o.raster.cull_back ? "  cull" : "");
+        snprintf(line2, sizeof line2, "%.3f shaded/tri  reuse %.3f  %u batches  %s  %s%s",
+                 st.shaded_per_tri, st.reuse, st.batches, vr_order_name((vr_order)order),
+                 mode_name, o.raster.cull_back ? "  cull" : "");
         snprintf(title, sizeof title, "vreuse view - %s | %s | %s", spec, line1, line2);
         SDL_SetWindowTitle(win, title);
         if (overlay)
@@ -319,7 +331,7 @@ int vr_cmd_view(int argc, char **argv)
         SDL_RenderClear(ren);
         SDL_RenderCopy(ren, tex, NULL, NULL);
         ++frame_no;
-        if (frames > 0 && frame_no >= frames) {
+        if (frames > 0 && frame_no >= (long)frames) {
             if (shot && save_screenshot(ren, w, h, shot))
                 goto done;
             printf("vreuse view: %ld frames; last: %s | %s\n", frame_no, line1, line2);
