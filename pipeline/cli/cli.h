@@ -228,6 +228,10 @@ extern const char *const vr_cli_restart_names[]; /* "r", "deg" */
  * of the same run already wrote. Paths that name no file (generators) are ignored. */
 void vr_cli_input(const char *path);
 
+/* Checks early, before long work, that `path` could be written under the rules below (not an
+ * input, not an earlier output, its folder exists and is writable); writes nothing. */
+vr_status vr_cli_out_check(const char *path, const char *what);
+
 /* An output written safely: into a temporary file in the destination's folder, renamed over the
  * destination only by vr_cli_out_close after every write and the close succeeded; on any
  * failure the temporary goes and the destination is untouched. A destination that is not a

@@ -6,6 +6,7 @@
 #include "pipeline/cli/cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -35,7 +36,16 @@ static void remove_temps(void)
 {
     for (int i = 0; i < g_temp_count; ++i)
         if (g_temps[i])
-            unlink(g_temps[i]);
+            unlink(g_temps[i]); /* async-signal-safe: also called from on_signal */
+}
+
+/* Ctrl-C, `timeout` or a closed terminal: the temporaries go, the destinations stay as they were,
+ * then the signal does what it would have done. */
+static void on_signal(int sig)
+{
+    remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 static void track_temp(char *temp)
@@ -43,6 +53,13 @@ static void track_temp(char *temp)
     static int registered;
     if (!registered) {
         atexit(remove_temps);
+        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) {
+            struct sigaction old;
+            /* keep a handler the program installed itself (or an ignored signal) */
+            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+                signal(sigs[i], on_signal);
+        }
         registered = 1;
     }
     for (int i = 0; i < g_temp_count; ++i)
@@ -183,6 +200,7 @@ static vr_status reserve(const char *path, const char *what, char **temp, char *
         free(t);
         return s;
     }
+    remember_output(strdup(t)); /* from now on: a second output of this run may not use it */
     if (direct) {
         *target = t;
         return VR_OK;
@@ -236,8 +254,29 @@ static vr_status commit(const char *temp, const char *target, const char *path)
     }
     if (temp)
         untrack_temp(temp);
-    remember_output(strdup(target));
     return VR_OK;
+}
+
+vr_status vr_cli_out_check(const char *path, const char *what)
+{
+    if (!strcmp(path, "-"))
+        return g_stdout_taken ? vr_set_error(VR_ERR_ARG, "%s to standard output: another output "
+                                             "already goes there; name a file", what)
+                              : VR_OK;
+    char *t = canonical(path, what);
+    if (!t)
+        return VR_ERR_ARG;
+    int direct;
+    vr_status s = check_destination(path, what, t, &direct);
+    if (s == VR_OK && !direct) {
+        char *copy = strdup(t);
+        if (copy && access(dirname(copy), W_OK) != 0)
+            s = vr_set_error(VR_ERR_IO, "%s '%s': cannot write into its folder: %s", what, path,
+                             strerror(errno));
+        free(copy);
+    }
+    free(t);
+    return s;
 }
 
 vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what, int append)
