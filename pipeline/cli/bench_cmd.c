@@ -706,6 +706,10 @@ int vr_cmd_bench(int argc, char **argv)
          NULL, &o.queue_write, 1, 0, 0, 0, NULL},
         VR_CLI_QUIET(&quiet),
         {0}};
+    /* getopt permutes argv; the metadata records the command as typed (its first 256 words) */
+    char *typed[256];
+    const int typed_count = argc < 256 ? argc : 256;
+    memcpy(typed, argv, (size_t)typed_count * sizeof *argv);
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
@@ -745,7 +749,7 @@ int vr_cmd_bench(int argc, char **argv)
                            vr_gpu_device_name());
     }
     vr_cli_meta meta;
-    vr_cli_meta_fill(&meta, argc, argv);
+    vr_cli_meta_fill(&meta, typed_count, typed);
     if (vr_gpu_copy_bandwidth(&meta.bandwidth) != VR_OK)
         fprintf(stderr, "vreuse bench: bandwidth: %s (floor_ms left empty)\n", vr_last_error());
     fprintf(g_human, "# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", meta.gpu, meta.driver,

@@ -446,6 +446,10 @@ int vr_cmd_bench_gts(int argc, char **argv)
         VR_CLI_CSV(&csv),
         VR_CLI_QUIET(&quiet),
         {0}};
+    /* getopt permutes argv; the metadata records the command as typed (its first 256 words) */
+    char *typed[256];
+    const int typed_count = argc < 256 ? argc : 256;
+    memcpy(typed, argv, (size_t)typed_count * sizeof *argv);
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
@@ -476,7 +480,7 @@ int vr_cmd_bench_gts(int argc, char **argv)
                            vr_gpu_device_name());
     }
     vr_cli_meta meta;
-    vr_cli_meta_fill(&meta, argc, argv);
+    vr_cli_meta_fill(&meta, typed_count, typed);
     const size_t max_rows = (size_t)o.scene_count * o.modes.count * o.blocks.count *
                             o.loads.count * o.strategies.count;
     vr_gb_row *rows = calloc(max_rows + 1, sizeof *rows);
