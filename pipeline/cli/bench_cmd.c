@@ -13,7 +13,6 @@
 #include "raster/raster.h"
 #include "scenes/scene.h"
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
