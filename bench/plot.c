@@ -16,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Columns found by name in the header; the first four are required. */
+/* Columns found by name in the header; the first four are required. CSVs written before bench
+ * took an order list have no order column: then every scene is one panel. */
 enum { COL_SCENE, COL_STRATEGY, COL_LOAD, COL_MS, COL_REQUIRED,
-       COL_BLOCK = COL_REQUIRED, COL_BOUND, COL_STATUS, COL_TRIS, COL_CYCLES, COL_COUNT };
+       COL_BLOCK = COL_REQUIRED, COL_BOUND, COL_STATUS, COL_TRIS, COL_CYCLES, COL_ORDER,
+       COL_COUNT };
 static const char *const g_col_names[COL_COUNT] = {"scene", "strategy", "load", "ms_med", "block",
                                                    "bound", "status", "tris",
-                                                   "cycles_per_invocation"};
+                                                   "cycles_per_invocation", "order"};
 
 /* The paper's order and fixed colours; strategies not listed here follow in CSV order. */
 static const char *const g_known[] = {"naive", "warp", "hash", "phash", "sort", "multi"};
@@ -53,6 +55,7 @@ static const char *const g_extra_color[] = {"#ff7f0e", "#8c564b", "#e377c2", "#1
 
 typedef struct vr_plot_row {
     uint32_t scene, strategy, load; /* indices into the name tables */
+    uint32_t panel;                 /* index into vr_plot_data.panels: (scene, order) */
     uint32_t block;                 /* threads per block; 0 when the CSV has no block column */
     double ms;                      /* ms_med, > 0 */
     double bound;                   /* naive invocations / these invocations; 0: unknown */
@@ -65,10 +68,18 @@ typedef struct vr_names {
     size_t count, cap;
 } vr_names;
 
+/* One panel of the figure: a scene in one triangle order. */
+typedef struct vr_plot_panel {
+    uint32_t scene, order; /* indices into the name tables */
+} vr_plot_panel;
+
 typedef struct vr_plot_data {
     const char *path;        /* the CSV, for messages */
     int quiet;
-    vr_names scenes, strategies, loads;
+    vr_names scenes, strategies, loads, orders; /* orders: "" alone without an order column */
+    int has_order;           /* the CSV has an order column: panel titles name the order */
+    vr_plot_panel *panels;   /* distinct (scene, order) pairs in CSV order */
+    size_t panel_count, panel_cap;
     vr_plot_row *rows;
     size_t row_count, row_cap;
     size_t skipped;          /* rows dropped with a warning */
@@ -100,12 +111,12 @@ static vr_status names_intern(vr_names *n, const char *s, uint32_t *index)
             size_t cap = n->cap ? 2 * n->cap : 16;
             char **p = realloc(n->name, cap * sizeof *p);
             if (!p)
-                return VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory for %zu names", cap);
+                return VR_ERROR(VR_ERR_OOM, "out of memory for %zu names", cap);
             n->name = p;
             n->cap = cap;
         }
         if (!(n->name[n->count] = strdup(s)))
-            return VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory");
+            return VR_ERROR(VR_ERR_OOM, "out of memory");
         i = (long)n->count++;
     }
     *index = (uint32_t)i;
@@ -124,6 +135,8 @@ static void data_free(vr_plot_data *d)
     names_free(&d->scenes);
     names_free(&d->strategies);
     names_free(&d->loads);
+    names_free(&d->orders);
+    free(d->panels);
     free(d->rows);
     free(d->gpu);
     free(d->driver);
@@ -143,7 +156,7 @@ static void warn_row(vr_plot_data *d, size_t line, const char *fmt, ...)
     if (!d->quiet && d->skipped < MAX_WARNINGS) {
         va_list ap;
         va_start(ap, fmt);
-        fprintf(stderr, "plot-bench: warning: %s:%zu: ", d->path, line);
+        fprintf(stderr, "vreuse plot-bench: warning: %s:%zu: ", d->path, line);
         vfprintf(stderr, fmt, ap);
         fputs(", row skipped\n", stderr);
         va_end(ap);
@@ -166,7 +179,7 @@ static vr_status parse_meta(vr_plot_data *d, const char *line)
         while (*v == ' ')
             ++v;
         if (*v && !(*slots[k] = strdup(v)))
-            return VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory");
+            return VR_ERROR(VR_ERR_OOM, "out of memory");
     }
     return VR_OK;
 }
@@ -245,6 +258,27 @@ static int parse_block(const char *s, uint32_t *out)
     return 0;
 }
 
+static vr_status panel_intern(vr_plot_data *d, uint32_t scene, uint32_t order, uint32_t *index)
+{
+    for (size_t i = 0; i < d->panel_count; ++i)
+        if (d->panels[i].scene == scene && d->panels[i].order == order) {
+            *index = (uint32_t)i;
+            return VR_OK;
+        }
+    if (d->panel_count == d->panel_cap) {
+        size_t cap = d->panel_cap ? 2 * d->panel_cap : 16;
+        vr_plot_panel *p = realloc(d->panels, cap * sizeof *p);
+        if (!p)
+            return VR_ERROR(VR_ERR_OOM, "out of memory for %zu panels", cap);
+        d->panels = p;
+        d->panel_cap = cap;
+    }
+    d->panels[d->panel_count].scene = scene;
+    d->panels[d->panel_count].order = order;
+    *index = (uint32_t)d->panel_count++;
+    return VR_OK;
+}
+
 /* One data line -> one row, or a warning and nothing when it is FAIL or unreadable. */
 static vr_status parse_row(vr_plot_data *d, const int *col, char **f, size_t nf, size_t line)
 {
@@ -266,7 +300,8 @@ static vr_status parse_row(vr_plot_data *d, const int *col, char **f, size_t nf,
         warn_row(d, line, "empty scene, strategy or load");
         return VR_OK;
     }
-    vr_plot_row r = {0, 0, 0, 0, 0, 0, 0, -1};
+    vr_plot_row r = {0, 0, 0, 0, 0, 0, 0, 0, -1};
+    uint32_t order = 0;
     if (parse_number(cell[COL_MS], 0, &r.ms)) {
         warn_row(d, line, "ms_med '%.30s' is not a positive number", cell[COL_MS]);
         return VR_OK;
@@ -286,13 +321,15 @@ static vr_status parse_row(vr_plot_data *d, const int *col, char **f, size_t nf,
     vr_status s;
     if ((s = names_intern(&d->scenes, cell[COL_SCENE], &r.scene)) != VR_OK ||
         (s = names_intern(&d->strategies, cell[COL_STRATEGY], &r.strategy)) != VR_OK ||
-        (s = names_intern(&d->loads, cell[COL_LOAD], &r.load)) != VR_OK)
+        (s = names_intern(&d->loads, cell[COL_LOAD], &r.load)) != VR_OK ||
+        (s = names_intern(&d->orders, cell[COL_ORDER], &order)) != VR_OK ||
+        (s = panel_intern(d, r.scene, order, &r.panel)) != VR_OK)
         return s;
     if (d->row_count == d->row_cap) {
         size_t cap = d->row_cap ? 2 * d->row_cap : 256;
         vr_plot_row *p = realloc(d->rows, cap * sizeof *p);
         if (!p)
-            return VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory for %zu rows", cap);
+            return VR_ERROR(VR_ERR_OOM, "out of memory for %zu rows", cap);
         d->rows = p;
         d->row_cap = cap;
     }
@@ -304,7 +341,7 @@ static vr_status read_csv(vr_plot_data *d)
 {
     FILE *f = fopen(d->path, "r");
     if (!f)
-        return VR_ERROR(VR_ERR_IO, "plot-bench: cannot open '%s': %s", d->path, strerror(errno));
+        return VR_ERROR(VR_ERR_IO, "cannot open '%s': %s", d->path, strerror(errno));
     char *line = NULL, **fields = NULL;
     size_t line_cap = 0, field_cap = 0, lineno = 0, header_fields = 0;
     int col[COL_COUNT], have_header = 0;
@@ -313,7 +350,7 @@ static vr_status read_csv(vr_plot_data *d)
     while (s == VR_OK && (len = getline(&line, &line_cap, f)) != -1) {
         ++lineno;
         if ((size_t)len > MAX_LINE || strlen(line) != (size_t)len) {
-            s = VR_ERROR(VR_ERR_FORMAT, "plot-bench: %s:%zu: %s; not a bench CSV", d->path,
+            s = VR_ERROR(VR_ERR_FORMAT, "%s:%zu: %s; not a bench CSV", d->path,
                          lineno, (size_t)len > MAX_LINE ? "line longer than 1 MiB" : "NUL byte");
             break;
         }
@@ -328,7 +365,7 @@ static vr_status read_csv(vr_plot_data *d)
             continue;
         size_t nf = split_csv(line, &fields, &field_cap);
         if (!nf) {
-            s = VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory splitting line %zu", lineno);
+            s = VR_ERROR(VR_ERR_OOM, "out of memory splitting line %zu", lineno);
             break;
         }
         if (have_header) {
@@ -342,28 +379,29 @@ static vr_status read_csv(vr_plot_data *d)
                     col[c] = (int)i;
             if (c < COL_REQUIRED && col[c] < 0)
                 s = VR_ERROR(VR_ERR_FORMAT,
-                             "plot-bench: %s:%zu: the header lacks column '%s'; expected the "
+                             "%s:%zu: the header lacks column '%s'; expected the "
                              "CSV of `vreuse bench --csv` (scene,tris,strategy,load,...,ms_med,...)",
                              d->path, lineno, g_col_names[c]);
         }
         header_fields = nf;
         have_header = 1;
+        d->has_order = col[COL_ORDER] >= 0;
     }
     if (s == VR_OK && ferror(f))
-        s = VR_ERROR(VR_ERR_IO, "plot-bench: reading '%s' failed: %s", d->path, strerror(errno));
+        s = VR_ERROR(VR_ERR_IO, "reading '%s' failed: %s", d->path, strerror(errno));
     free(line);
     free(fields);
     fclose(f);
     if (s != VR_OK)
         return s;
     if (!have_header)
-        return VR_ERROR(VR_ERR_FORMAT, "plot-bench: %s: no header line in %zu lines of comments and "
+        return VR_ERROR(VR_ERR_FORMAT, "%s: no header line in %zu lines of comments and "
                         "blanks; expected the CSV of `vreuse bench --csv`", d->path, lineno);
     if (d->skipped > MAX_WARNINGS && !d->quiet)
-        fprintf(stderr, "plot-bench: warning: %s: %zu more rows skipped\n", d->path,
+        fprintf(stderr, "vreuse plot-bench: warning: %s: %zu more rows skipped\n", d->path,
                 d->skipped - MAX_WARNINGS);
     if (!d->row_count)
-        return VR_ERROR(VR_ERR_FORMAT, "plot-bench: %s: no usable rows (%zu skipped, header has "
+        return VR_ERROR(VR_ERR_FORMAT, "%s: no usable rows (%zu skipped, header has "
                         "%zu columns)", d->path, d->skipped, header_fields);
     return VR_OK;
 }
@@ -376,16 +414,19 @@ static const char *base_name(const char *s)
     return slash ? slash + 1 : s;
 }
 
-/* Panel order: opt->scenes (by full name, else by last path component), or CSV order. */
-static vr_status select_scenes(const vr_plot_data *d, const vr_plot_options *opt,
+/* Panel order: the scenes of opt->scenes (by full name, else by last path component), each
+ * with its orders in CSV order; or every (scene, order) in CSV order. panel[] holds
+ * max(1, scene_count) x d->panel_count entries. */
+static vr_status select_panels(const vr_plot_data *d, const vr_plot_options *opt,
                                uint32_t *panel, size_t *panel_count)
 {
     if (!opt->scenes || !opt->scene_count) {
-        for (size_t i = 0; i < d->scenes.count; ++i)
+        for (size_t i = 0; i < d->panel_count; ++i)
             panel[i] = (uint32_t)i;
-        *panel_count = d->scenes.count;
+        *panel_count = d->panel_count;
         return VR_OK;
     }
+    size_t n = 0;
     char list[400] = "";
     for (size_t i = 0, used = 0; i < d->scenes.count && used + 1 < sizeof list; ++i)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
@@ -397,17 +438,19 @@ static vr_status select_scenes(const vr_plot_data *d, const vr_plot_options *opt
             for (size_t i = 0; i < d->scenes.count; ++i)
                 if (!strcmp(base_name(d->scenes.name[i]), want)) {
                     if (hit >= 0)
-                        return VR_ERROR(VR_ERR_ARG, "plot-bench: --scene '%s' matches both '%s' "
+                        return VR_ERROR(VR_ERR_ARG, "--scene '%s' matches both '%s' "
                                         "and '%s' in %s; give the full name", want,
                                         d->scenes.name[hit], d->scenes.name[i], d->path);
                     hit = (long)i;
                 }
         if (hit < 0)
-            return VR_ERROR(VR_ERR_ARG, "plot-bench: no usable rows for --scene '%s' in %s "
+            return VR_ERROR(VR_ERR_ARG, "no usable rows for --scene '%s' in %s "
                             "(scenes: %s)", want, d->path, list);
-        panel[k] = (uint32_t)hit;
+        for (size_t i = 0; i < d->panel_count; ++i)
+            if (d->panels[i].scene == (uint32_t)hit)
+                panel[n++] = (uint32_t)i;
     }
-    *panel_count = opt->scene_count;
+    *panel_count = n;
     return VR_OK;
 }
 
@@ -587,14 +630,16 @@ static void write_legend(FILE *f, const vr_plot_layout *l, const vr_plot_data *d
 }
 
 /* One panel: frame, grid, bars, ticks, x labels. cell[load * S + k] is a row index or -1. */
-static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d, uint32_t scene,
+static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d, uint32_t panel,
                         const long *cell, const uint32_t *load_of, const uint32_t *order,
                         const char **color, double px, double py, long naive_k)
 {
     const double left = px + PANEL_AXIS_L, top = py + PANEL_TITLE_H;
     const double bottom = top + PLOT_H, right = left + l->plot_w;
 
-    /* Title: scene name (last path component) and its size. */
+    /* Title: scene name (last path component), its order when the CSV has one, its size. */
+    const uint32_t scene = d->panels[panel].scene;
+    const char *order_name = d->has_order ? d->orders.name[d->panels[panel].order] : "";
     double tris = 0;
     for (size_t i = 0; i < l->loads * l->strategies; ++i)
         if (cell[i] >= 0 && d->rows[cell[i]].tris > 0)
@@ -603,6 +648,11 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
                "font-weight=\"bold\">", (left + right) / 2, py + 16);
     xml_text(f, base_name(d->scenes.name[scene]));
     fputs("</tspan>", f);
+    if (*order_name) {
+        fputs("<tspan font-size=\"11\" fill=\"#555\" dx=\"5\">\xC2\xB7 ", f);
+        xml_text(f, order_name);
+        fputs("</tspan>", f);
+    }
     if (tris > 0) {
         char t[32];
         format_count(t, sizeof t, tris);
@@ -672,6 +722,10 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
                        "<title>", x, y, BAR_W, bottom - y, color[k]);
             xml_text(f, base_name(d->scenes.name[scene]));
             fputs(" \xC2\xB7 ", f);
+            if (*order_name) {
+                xml_text(f, order_name);
+                fputs(" \xC2\xB7 ", f);
+            }
             xml_text(f, load);
             fputs(" \xC2\xB7 ", f);
             xml_text(f, d->strategies.name[order[k]]);
@@ -719,6 +773,7 @@ static void axis_range(vr_plot_layout *l, double max_rel)
 vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const vr_plot_options *opt)
 {
     assert(csv_path && svg_path && opt);
+    const char *svg_name = opt->svg_name ? opt->svg_name : svg_path;
     assert(opt->scene_count == 0 || opt->scenes);
     vr_plot_data d;
     memset(&d, 0, sizeof d);
@@ -732,23 +787,23 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
     if (s != VR_OK)
         goto done;
 
-    const size_t scene_slots = opt->scene_count > d.scenes.count ? opt->scene_count : d.scenes.count;
-    panel = malloc(scene_slots * sizeof *panel);
+    const size_t panel_slots = (opt->scene_count ? opt->scene_count : 1) * d.panel_count;
+    panel = malloc(panel_slots * sizeof *panel);
     order = malloc(d.strategies.count * sizeof *order);
     color = malloc(d.strategies.count * sizeof *color);
     load_of = malloc(d.loads.count * sizeof *load_of);
     if (!panel || !order || !color || !load_of) {
-        s = VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory");
+        s = VR_ERROR(VR_ERR_OOM, "out of memory");
         goto done;
     }
     vr_plot_layout l;
     memset(&l, 0, sizeof l);
-    if ((s = select_scenes(&d, opt, panel, &l.panels)) != VR_OK)
+    if ((s = select_panels(&d, opt, panel, &l.panels)) != VR_OK)
         goto done;
     l.strategies = strategy_order(&d, order, color);
     long naive = names_find(&d.strategies, "naive");
     if (naive < 0) {
-        s = VR_ERROR(VR_ERR_FORMAT, "plot-bench: %s: no usable naive row; every bar is a time "
+        s = VR_ERROR(VR_ERR_FORMAT, "%s: no usable naive row; every bar is a time "
                      "relative to naive (run bench with --strategy all)", csv_path);
         goto done;
     }
@@ -760,7 +815,7 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
         int used = 0;
         for (size_t r = 0; r < d.row_count && !used; ++r)
             for (size_t p = 0; p < l.panels && !used; ++p)
-                used = d.rows[r].load == i && d.rows[r].scene == panel[p];
+                used = d.rows[r].load == i && d.rows[r].panel == panel[p];
         if (used)
             load_of[l.loads++] = (uint32_t)i;
     }
@@ -769,7 +824,7 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
     const size_t cells = l.panels * l.loads * l.strategies;
     cell = malloc(cells * sizeof *cell);
     if (!cell) {
-        s = VR_ERROR(VR_ERR_OOM, "plot-bench: out of memory for %zu bars", cells);
+        s = VR_ERROR(VR_ERR_OOM, "out of memory for %zu bars", cells);
         goto done;
     }
     for (size_t i = 0; i < cells; ++i)
@@ -785,7 +840,7 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
         while (k < l.strategies && order[k] != row->strategy)
             ++k;
         for (size_t p = 0; p < l.panels; ++p) {
-            if (panel[p] != row->scene || g == l.loads)
+            if (panel[p] != row->panel || g == l.loads)
                 continue;
             long *c = &cell[(p * l.loads + g) * l.strategies + k];
             if (*c < 0 || row->ms < d.rows[*c].ms)
@@ -808,7 +863,7 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
                                      next);
             last = next;
         }
-        s = VR_ERROR(VR_ERR_ARG, "plot-bench: %s has no usable row with block %u for the "
+        s = VR_ERROR(VR_ERR_ARG, "%s has no usable row with block %u for the "
                      "selected scenes (blocks present: %s)", csv_path, opt->block,
                      used ? list : "none, no block column");
         goto done;
@@ -822,9 +877,12 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
             if (!opt->quiet)
                 for (size_t k = 0; k < l.strategies; ++k)
                     if (c[k] >= 0) {
-                        fprintf(stderr, "plot-bench: warning: %s: no usable naive row for %s, "
-                                "load %s: group left empty\n", csv_path,
-                                d.scenes.name[d.rows[c[k]].scene], d.loads.name[d.rows[c[k]].load]);
+                        const vr_plot_row *r = &d.rows[c[k]];
+                        const char *ord = d.orders.name[d.panels[r->panel].order];
+                        fprintf(stderr, "vreuse plot-bench: warning: %s: no usable naive row for "
+                                "%s%s%s, load %s: group left empty\n", csv_path,
+                                d.scenes.name[r->scene], *ord ? " " : "", ord,
+                                d.loads.name[r->load]);
                         break;
                     }
             continue;
@@ -837,7 +895,7 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
             }
     }
     if (!bars) {
-        s = VR_ERROR(VR_ERR_FORMAT, "plot-bench: %s: no (scene, load) with a usable naive row%s",
+        s = VR_ERROR(VR_ERR_FORMAT, "%s: no (scene, load) with a usable naive row%s",
                      csv_path, opt->block ? " at this block" : "");
         goto done;
     }
@@ -877,15 +935,18 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
     const double grid_top = FIG_HEAD_H;
     const double grid_h = l.rows * l.panel_h + (l.rows - 1) * PANEL_GAP_Y;
     double caption_h = 0;
+    /* bench CSVs record "vreuse bench ..."; those written before the CLI layer "bench ..." */
+    const char *data_prefix =
+        d.command && !strncmp(d.command, "vreuse ", 7) ? "data: " : "data: vreuse ";
     if (d.command)
-        caption(NULL, 0, &caption_h, "data: vreuse ", d.command, wrap);
+        caption(NULL, 0, &caption_h, data_prefix, d.command, wrap);
     if (opt->command)
         caption(NULL, 0, &caption_h, "plot: ", opt->command, wrap);
     l.fig_h = grid_top + grid_h + 8 + caption_h + 12;
 
     f = fopen(svg_path, "w");
     if (!f) {
-        s = VR_ERROR(VR_ERR_IO, "plot-bench: cannot write '%s': %s", svg_path, strerror(errno));
+        s = VR_ERROR(VR_ERR_IO, "cannot write '%s': %s", svg_name, strerror(errno));
         goto done;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -920,17 +981,16 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
     fprintf(f, "<g font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"10\" "
                "fill=\"#444\">\n");
     if (d.command)
-        caption(f, FIG_L, &cy, "data: vreuse ", d.command, wrap);
+        caption(f, FIG_L, &cy, data_prefix, d.command, wrap);
     if (opt->command)
         caption(f, FIG_L, &cy, "plot: ", opt->command, wrap);
     fputs("</g>\n</svg>\n", f);
 
     int write_failed = ferror(f);
     write_failed |= fclose(f);
-    if (write_failed) {
+    if (write_failed) { /* the caller's temporary goes (vr_cli_write_via), never a path here */
         f = NULL;
-        remove(svg_path);
-        s = VR_ERROR(VR_ERR_IO, "plot-bench: writing '%s' failed", svg_path);
+        s = VR_ERROR(VR_ERR_IO, "writing '%s' failed", svg_name);
         goto done;
     }
     f = NULL;

@@ -9,10 +9,8 @@
  * --reps, nothing allocated.
  * Try: `vreuse bench-gts sphere:7M --strategy hash --load simple`.
  */
-#define _POSIX_C_SOURCE 200809L /* popen */
-
+#include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
-#include "pipeline/cli/bench_common.h"
 #include "pipeline/stage/geometry.h"
 #include "raster/raster.h"
 #include "pipeline/gts/gts.h"
@@ -23,29 +21,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VR_GB_MAX_LIST 16
-#define VR_GB_MAX_REPS 100000
-
 typedef struct vr_gb_opts {
-    const char *scenes[VR_GB_MAX_LIST];
+    char **scenes; /* operands, in command-line order */
     int scene_count;
-    int modes; /* bit 1 << vr_gts_restart */
-    const vr_reuse_ops *strategies[VR_REUSE_KIND_COUNT];
-    int strategy_count;
-    char load_names[VR_GB_MAX_LIST][32];
-    uint32_t loads[VR_GB_MAX_LIST];
-    int load_count;
-    uint32_t block, max_indices;
+    vr_cli_choices modes; /* vr_gts_restart values, in the order given */
+    vr_cli_strategies strategies;
+    vr_cli_loads loads;
+    vr_cli_u32s blocks;
+    uint32_t max_unique, max_indices;
     int reps;
-    const char *csv;
 } vr_gb_opts;
 
-/* One (scene, mode, strategy, load) row. */
+/* One (scene, mode, block, load, strategy) row. */
 typedef struct vr_gb_row {
     const char *scene;
     vr_gts_restart mode;
     const vr_reuse_ops *ops;
     const char *load;
+    uint32_t block;
     uint32_t triangles, strip_triangles;
     int ok;
     uint64_t invocations;
@@ -56,145 +49,7 @@ typedef struct vr_gb_row {
     double seed_bytes;                              /* seeds + batch starts of the fused path */
 } vr_gb_row;
 
-static void vr_gb_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: vreuse bench-gts SCENE... [options]\n"
-            "Times the geometry stage fed from a compressed index buffer: GPU GTS decode into a\n"
-            "device index buffer, then the strategy on it, against the same strategy on the\n"
-            "plain (uncompressed) buffer of the encoder's reordered mesh, and, for hash, against\n"
-            "per-batch decoding inside the stage (no index buffer at all). All must agree exactly.\n"
-            "  --restart r|deg|both   GTS restart mode(s); default both\n"
-            "  --strategy LIST        naive,warp,hash,phash,sort,multi; default naive,warp,hash\n"
-            "  --load LIST            simple,light,medium,heavy or loop:N; default simple,heavy\n"
-            "  --block N              threads per block (multiple of 32); default 256\n"
-            "  --max-indices N        dynamic batch length bound (multiple of 3); default 1023\n"
-            "  --reps N               timed runs after one warm-up (median); default 20\n"
-            "  --csv FILE             also write CSV ('#' lines: GPU, driver, date, commit, command)\n"
-            "SCENE: a file assimp reads, a .gts file or a generator (sphere:7M); the mesh is\n"
-            "encoded as loaded (file order), like `vreuse compress`.\n");
-}
-
-static int vr_gb_parse(vr_gb_opts *o, int argc, char **argv)
-{
-    memset(o, 0, sizeof *o);
-    o->modes = 3;
-    o->block = 256;
-    o->max_indices = VR_MAX_INDICES_DEFAULT;
-    o->reps = 20;
-    char strategy_arg[256] = "naive,warp,hash", load_arg[256] = "simple,heavy";
-    char *list[VR_GB_MAX_LIST];
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            vr_gb_usage(stdout);
-            return 1;
-        }
-        if (a[0] == '-' && a[1] == '-') {
-            if (!v) {
-                fprintf(stderr, "vreuse bench-gts: %s needs a value\n", a);
-                return 2;
-            }
-            ++i;
-            char *end = NULL;
-            if (!strcmp(a, "--restart")) {
-                if (!strcmp(v, "r") || !strcmp(v, "R"))
-                    o->modes = 1 << VR_GTS_RESTART_CODE;
-                else if (!strcmp(v, "deg"))
-                    o->modes = 1 << VR_GTS_RESTART_DEGENERATE;
-                else if (!strcmp(v, "both"))
-                    o->modes = 3;
-                else {
-                    fprintf(stderr, "vreuse bench-gts: --restart takes r, deg or both, not '%s'\n", v);
-                    return 2;
-                }
-            } else if (!strcmp(a, "--strategy")) {
-                snprintf(strategy_arg, sizeof strategy_arg, "%s", v);
-            } else if (!strcmp(a, "--load")) {
-                snprintf(load_arg, sizeof load_arg, "%s", v);
-            } else if (!strcmp(a, "--block")) {
-                const unsigned long b = strtoul(v, &end, 10);
-                if (!*v || *end || b < 32 || b > 1024 || b % 32) {
-                    fprintf(stderr, "vreuse bench-gts: --block '%s' must be a multiple of 32 in "
-                            "32..1024\n", v);
-                    return 2;
-                }
-                o->block = (uint32_t)b;
-            } else if (!strcmp(a, "--max-indices")) {
-                const unsigned long b = strtoul(v, &end, 10);
-                if (!*v || *end || b < 3 || b > VR_MAX_INDICES_MAX || b % 3) {
-                    fprintf(stderr, "vreuse bench-gts: --max-indices '%s' must be a multiple of 3 "
-                            "in 3..%u\n", v, VR_MAX_INDICES_MAX);
-                    return 2;
-                }
-                o->max_indices = (uint32_t)b;
-            } else if (!strcmp(a, "--reps")) {
-                const long r = strtol(v, &end, 10);
-                if (!*v || *end || r < 1 || r > VR_GB_MAX_REPS) {
-                    fprintf(stderr, "vreuse bench-gts: --reps '%s' must be 1..%d\n", v,
-                            VR_GB_MAX_REPS);
-                    return 2;
-                }
-                o->reps = (int)r;
-            } else if (!strcmp(a, "--csv")) {
-                o->csv = v;
-            } else {
-                fprintf(stderr, "vreuse bench-gts: unknown option '%s'\n", a);
-                return 2;
-            }
-            continue;
-        }
-        if (o->scene_count == VR_GB_MAX_LIST) {
-            fprintf(stderr, "vreuse bench-gts: at most %d scenes\n", VR_GB_MAX_LIST);
-            return 2;
-        }
-        o->scenes[o->scene_count++] = a;
-    }
-    if (o->scene_count == 0) {
-        fprintf(stderr, "vreuse bench-gts: no scene given\n");
-        vr_gb_usage(stderr);
-        return 2;
-    }
-    int n = vr_bench_split(strategy_arg, list, VR_GB_MAX_LIST);
-    for (int i = 0; i < n; ++i) {
-        const vr_reuse_ops *ops = vr_reuse_find(list[i]);
-        int repeated = 0;
-        for (int k = 0; k < o->strategy_count; ++k)
-            repeated |= o->strategies[k] == ops;
-        if (!ops || repeated || o->strategy_count == VR_REUSE_KIND_COUNT) {
-            fprintf(stderr, "vreuse bench-gts: unknown or repeated strategy '%s' (naive, warp, "
-                    "hash, phash, sort, multi)\n", list[i]);
-            return 2;
-        }
-        o->strategies[o->strategy_count++] = ops;
-    }
-    if (n <= 0) {
-        fprintf(stderr, "vreuse bench-gts: --strategy needs a list\n");
-        return 2;
-    }
-    n = vr_bench_split(load_arg, list, VR_GB_MAX_LIST);
-    if (n <= 0) {
-        fprintf(stderr, "vreuse bench-gts: --load needs a list (at most %d)\n", VR_GB_MAX_LIST);
-        return 2;
-    }
-    for (int i = 0; i < n; ++i) {
-        const char *name = list[i];
-        if (!strncmp(name, "loop:", 5))
-            name += 5;
-        if (vr_load_parse(name, &o->loads[i]) != 0) {
-            fprintf(stderr, "vreuse bench-gts: unknown load '%s' (simple, light, medium, heavy, "
-                    "loop:N)\n", list[i]);
-            return 2;
-        }
-        snprintf(o->load_names[i], sizeof o->load_names[i], "%s", list[i]);
-        o->load_count = i + 1;
-    }
-    return 0;
-}
-
 #ifdef VR_HAVE_CUDA
-/* ---- metadata ------------------------------------------------------------------------------ */
-
 /* ---- output -------------------------------------------------------------------------------- */
 
 static const char *vr_gb_mode_name(vr_gts_restart mode)
@@ -203,7 +58,7 @@ static const char *vr_gb_mode_name(vr_gts_restart mode)
 }
 
 static const char *const g_gb_header =
-    "scene,restart,strategy,load,triangles,strip_triangles,invocations,decode_ms,stage_ms,"
+    "scene,restart,strategy,load,block,triangles,strip_triangles,invocations,decode_ms,stage_ms,"
     "total_ms,plain_ms,overhead,gts_index_bytes,plain_index_bytes,index_bytes_ratio,gtri_s,"
     "gtri_s_plain,fused_ms,fused_overhead,gtri_s_fused,seed_bytes";
 
@@ -212,21 +67,25 @@ static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
     if (csv)
         fprintf(f, "%s\n", g_gb_header);
     else
-        fprintf(f, "%-20s %-4s %-6s %-8s %10s %9s %9s %9s %9s %8s %9s %8s %11s %11s %7s %7s "
-                "%7s\n", "scene", "mode", "strat", "load", "triangles", "decode", "stage", "total",
+        fprintf(f, "%-20s %-4s %-6s %-8s %5s %10s %9s %9s %9s %9s %8s %9s %8s %11s %11s %7s "
+                "%7s %7s\n", "scene", "mode", "strat", "load", "block", "triangles", "decode",
+                "stage", "total",
                 "plain", "overhead", "fused", "fused/pl", "gts_bytes", "plain_bytes", "Gtri/s",
                 "plain", "fused");
     for (size_t i = 0; i < n; ++i) {
         const vr_gb_row *r = &rows[i];
         const char *mode = vr_gb_mode_name(r->mode);
+        if (csv) { /* the scene label may hold a comma: quoted then */
+            vr_cli_csv_field(f, r->scene);
+            fprintf(f, ",%s,%s,%s,%u,", mode, r->ops->name, r->load, r->block);
+        }
         if (!r->ok) {
             if (csv)
-                fprintf(f, "%s,%s,%s,%s,%u,%u,,,,,,,%.0f,%.0f,,,,,,,\n", r->scene, mode,
-                        r->ops->name, r->load, r->triangles, r->strip_triangles, r->gts_bytes,
-                        r->plain_bytes);
+                fprintf(f, "%u,%u,,,,,,,%.0f,%.0f,,,,,,,\n", r->triangles, r->strip_triangles,
+                        r->gts_bytes, r->plain_bytes);
             else
-                fprintf(f, "%-20s %-4s %-6s %-8s %10u FAIL\n", r->scene, mode, r->ops->name,
-                        r->load, r->triangles);
+                fprintf(f, "%-20s %-4s %-6s %-8s %5u %10u FAIL\n", r->scene, mode, r->ops->name,
+                        r->load, r->block, r->triangles);
             continue;
         }
         const double gtri = r->triangles / (r->total_ms * 1e-3) * 1e-9;
@@ -239,32 +98,33 @@ static void vr_gb_print_rows(FILE *f, const vr_gb_row *rows, size_t n, int csv)
             snprintf(fused[2], sizeof fused[2], csv ? "%.4f" : "%.2f", gtri_fused);
         }
         if (csv)
-            fprintf(f, "%s,%s,%s,%s,%u,%u,%llu,%.5f,%.5f,%.5f,%.5f,%.4f,%.0f,%.0f,%.4f,%.4f,%.4f,"
-                    "%s,%s,%s,%.0f\n",
-                    r->scene, mode, r->ops->name, r->load, r->triangles, r->strip_triangles,
+            fprintf(f, "%u,%u,%llu,%.5f,%.5f,%.5f,%.5f,%.4f,%.0f,%.0f,%.4f,%.4f,%.4f,%s,%s,%s,"
+                    "%.0f\n", r->triangles, r->strip_triangles,
                     (unsigned long long)r->invocations, r->decode_ms, r->stage_ms, r->total_ms,
                     r->plain_ms, r->total_ms / r->plain_ms, r->gts_bytes, r->plain_bytes,
                     r->gts_bytes / r->plain_bytes, gtri, gtri_plain, fused[0], fused[1], fused[2],
                     r->seed_bytes);
         else
-            fprintf(f, "%-20.20s %-4s %-6s %-8.8s %10u %9.4f %9.4f %9.4f %9.4f %7.2fx %9.9s "
-                    "%7.7s%s %11.0f %11.0f %7.2f %7.2f %7.7s\n", r->scene, mode, r->ops->name,
-                    r->load, r->triangles, r->decode_ms, r->stage_ms, r->total_ms, r->plain_ms,
+            fprintf(f, "%-20.20s %-4s %-6s %-8.8s %5u %10u %9.4f %9.4f %9.4f %9.4f %7.2fx "
+                    "%9.9s %7.7s%s %11.0f %11.0f %7.2f %7.2f %7.7s\n", r->scene, mode,
+                    r->ops->name, r->load, r->block, r->triangles, r->decode_ms, r->stage_ms, r->total_ms, r->plain_ms,
                     r->total_ms / r->plain_ms, r->fused ? fused[0] : "-",
                     r->fused ? fused[1] : "-", r->fused ? "x" : " ", r->gts_bytes,
                     r->plain_bytes, gtri, gtri_plain, r->fused ? fused[2] : "-");
     }
 }
 
-static void vr_gb_print_meta(FILE *f, const vr_bench_meta *m, const vr_gb_opts *o, const char *pre)
+/* The shared run metadata (vr_cli_meta_write), then what only bench-gts records. */
+static void vr_gb_print_meta(FILE *f, const vr_cli_meta *m, const vr_gb_opts *o, const char *pre)
 {
-    fprintf(f, "%sGPU: %s, driver %s, CUDA runtime %s\n", pre, m->gpu, m->driver, m->cuda);
-    fprintf(f, "%sdate: %s; commit: %s\n", pre, m->date, m->commit);
-    fprintf(f, "%scommand: %s\n", pre, m->command);
-    fprintf(f, "%sblock %u, dynamic batches N_u 256 / %u indices, median of %d reps after one "
-            "warm-up, staged queue stores, no culling, no counting; plain run, decode and "
-            "compressed run interleaved per rep, then the fused reps\n",
-            pre, o->block, o->max_indices, o->reps);
+    vr_cli_meta_write(f, m, pre);
+    fprintf(f, "%sblock ", pre);
+    for (int b = 0; b < o->blocks.count; ++b)
+        fprintf(f, "%s%u", b ? "," : "", o->blocks.v[b]);
+    fprintf(f, ", dynamic batches N_u %u / %u indices, median of %d reps after one warm-up, "
+            "staged queue stores, no culling, no counting; plain run, decode and compressed run "
+            "interleaved per rep, then the fused reps\n",
+            o->max_unique, o->max_indices, o->reps);
     fprintf(f, "%sdecode_ms: GPU GTS decode (one event pair around all passes); stage_ms: the "
             "strategy on the decoded device buffer; total_ms: median of per-rep decode + stage "
             "(the decoder's error-flag readback between them is not counted); plain_ms: the "
@@ -319,9 +179,8 @@ static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, 
     if (st == VR_OK)
         st = vr_gts_decode_mesh(&c->mesh, &c->gts); /* CPU reference decoder */
     if (st != VR_OK) {
-        fprintf(stderr, "vreuse bench-gts: %s (%s): %s\n", name, vr_gb_mode_name(mode),
-                vr_last_error());
-        return 1;
+        return vr_cli_fail(1, "bench-gts", "%s (%s): %s", name, vr_gb_mode_name(mode),
+                           vr_last_error());
     }
     const size_t ic = 3 * (size_t)c->gts.strip_triangle_count;
     if (memcmp(c->mesh.indices, c->map.indices, ic * sizeof(uint32_t))) {
@@ -332,8 +191,7 @@ static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, 
     c->ms = malloc(5 * (size_t)reps * sizeof *c->ms);
     c->host_idx = malloc(ic * sizeof(uint32_t));
     if (!c->ms || !c->host_idx) {
-        fprintf(stderr, "vreuse bench-gts: %s: out of host memory\n", name);
-        return 1;
+        return vr_cli_fail(1, "bench-gts", "%s: out of host memory", name);
     }
     const uint32_t tris = c->mesh.index_count / 3;
     if ((st = vr_gts_gpu_create(&c->dec, &c->gts)) != VR_OK ||
@@ -342,9 +200,8 @@ static int vr_gb_prepare(vr_gb_ctx *c, const vr_mesh *src, vr_gts_restart mode, 
         (st = vr_geometry_result_alloc(&c->got, tris, c->mesh.vertex_count)) != VR_OK ||
         (st = vr_gts_gpu_decode(c->dec, NULL, 0)) != VR_OK ||
         (st = vr_gts_gpu_download(c->host_idx, c->dec)) != VR_OK) {
-        fprintf(stderr, "vreuse bench-gts: %s (%s): %s\n", name, vr_gb_mode_name(mode),
-                vr_last_error());
-        return 1;
+        return vr_cli_fail(1, "bench-gts", "%s (%s): %s", name, vr_gb_mode_name(mode),
+                           vr_last_error());
     }
     if (memcmp(c->host_idx, c->map.indices, ic * sizeof(uint32_t))) {
         size_t k = 0;
@@ -445,30 +302,28 @@ static vr_status vr_gb_time(vr_gb_ctx *c, const vr_reuse_ops *ops, const vr_reus
         vr_geometry_set_gts(c->geo, NULL);
         if (st != VR_OK)
             return st;
-        r->fused_ms = vr_bench_median(fused, reps);
+        r->fused_ms = vr_cli_median_float(fused, reps);
     }
-    r->plain_ms = vr_bench_median(plain, reps);
-    r->decode_ms = vr_bench_median(decode, reps);
-    r->stage_ms = vr_bench_median(stage, reps);
-    r->total_ms = vr_bench_median(total, reps);
+    r->plain_ms = vr_cli_median_float(plain, reps);
+    r->decode_ms = vr_cli_median_float(decode, reps);
+    r->stage_ms = vr_cli_median_float(stage, reps);
+    r->total_ms = vr_cli_median_float(total, reps);
     return VR_OK;
 }
 
 /* All rows of one scene; returns nonzero when anything failed. */
 static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, size_t *n)
 {
-    const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+    const char *name = vr_cli_scene_label(spec);
     vr_mesh src;
-    if (vr_mesh_load(&src, spec) != VR_OK) {
-        fprintf(stderr, "vreuse bench-gts: %s\n", vr_last_error());
-        return 1;
-    }
+    if (vr_mesh_load(&src, spec) != VR_OK)
+        return vr_cli_fail_last("bench-gts");
     int failed = 0;
-    for (int mode = 0; mode < 2; ++mode) {
-        if (!(o->modes & (1 << mode)))
-            continue;
+    for (int k = 0; k < o->modes.count; ++k) {
+        const vr_gts_restart mode = (vr_gts_restart)o->modes.v[k];
+        const char *mode_name = vr_gb_mode_name(mode);
         vr_gb_ctx c;
-        if (vr_gb_prepare(&c, &src, (vr_gts_restart)mode, o->reps, name)) {
+        if (vr_gb_prepare(&c, &src, mode, o->reps, name)) {
             vr_gb_ctx_free(&c);
             failed = 1;
             continue;
@@ -476,14 +331,15 @@ static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, s
         const double gts_bytes = 4.0 * ((double)vr_gts_c_words(&c.gts) + vr_gts_inc_words(&c.gts) +
                                         c.gts.s_count);
         const double plain_bytes = 12.0 * c.gts.strip_triangle_count;
-        fprintf(stderr, "bench-gts: %s (%s): %u triangles, %u in strips, %u vertices; index data "
-                "%.0f B compressed vs %.0f B plain (%.2f bits/triangle); decoders exact\n", name,
-                vr_gb_mode_name((vr_gts_restart)mode), c.gts.triangle_count,
-                c.gts.strip_triangle_count, c.gts.vertex_count, gts_bytes, plain_bytes,
-                8.0 * gts_bytes / c.gts.triangle_count);
+        if (!vr_progress_quiet)
+            fprintf(stderr, "bench-gts: %s (%s): %u triangles, %u in strips, %u vertices; index "
+                    "data %.0f B compressed vs %.0f B plain (%.2f bits/triangle); decoders "
+                    "exact\n", name, mode_name, c.gts.triangle_count, c.gts.strip_triangle_count,
+                    c.gts.vertex_count, gts_bytes, plain_bytes,
+                    8.0 * gts_bytes / c.gts.triangle_count);
         vr_reuse_params base = vr_reuse_params_default();
         vr_camera_orbit_shader(&base.shader, &c.mesh, 0.5f);
-        base.block_size = o->block;
+        base.max_unique = o->max_unique;
         base.max_indices = o->max_indices;
         uint32_t *starts = NULL, batches = 0;
         if (vr_geometry_dyn_batches(&starts, &batches, &c.mesh, base.max_unique,
@@ -491,47 +347,53 @@ static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, s
             batches = 0;
         free(starts);
         const double seed_bytes = batches * (sizeof(vr_gts_seed) + 4.0) + 4.0;
-        uint64_t invocations[VR_REUSE_KIND_COUNT];
-        int valid[VR_REUSE_KIND_COUNT];
-        for (int s = 0; s < o->strategy_count; ++s) {
-            char what[256];
-            snprintf(what, sizeof what, "FAIL %s on %s (%s), block %u", o->strategies[s]->name,
-                     name, vr_gb_mode_name((vr_gts_restart)mode), o->block);
-            valid[s] = vr_gb_validate(&c, o->strategies[s], &base, &invocations[s], what);
-            if (valid[s])
-                fprintf(stderr, "bench-gts: %s (%s): %s: compressed == plain (%llu invocations)\n",
-                        name, vr_gb_mode_name((vr_gts_restart)mode), o->strategies[s]->name,
-                        (unsigned long long)invocations[s]);
-        }
-        for (int l = 0; l < o->load_count; ++l)
-            for (int s = 0; s < o->strategy_count; ++s) {
-                vr_gb_row *r = &rows[(*n)++];
-                memset(r, 0, sizeof *r);
-                r->scene = name;
-                r->mode = (vr_gts_restart)mode;
-                r->ops = o->strategies[s];
-                r->load = o->load_names[l];
-                r->triangles = c.gts.triangle_count;
-                r->strip_triangles = c.gts.strip_triangle_count;
-                r->gts_bytes = gts_bytes;
-                r->plain_bytes = plain_bytes;
-                r->invocations = invocations[s];
-                r->fused = r->ops->gts_input;
-                r->seed_bytes = r->fused ? seed_bytes : 0;
-                if (!valid[s]) {
-                    failed = 1;
-                    continue;
-                }
-                vr_reuse_params cfg = base;
-                cfg.shader.loop_iterations = o->loads[l];
-                if (vr_gb_time(&c, r->ops, &cfg, o->reps, r) != VR_OK) {
-                    fprintf(stderr, "FAIL %s on %s (%s), load %s: %s\n", r->ops->name, name,
-                            vr_gb_mode_name(r->mode), r->load, vr_last_error());
-                    failed = 1;
-                    continue;
-                }
-                r->ok = 1;
+        const vr_cli_strategies *st = &o->strategies;
+        for (int b = 0; b < o->blocks.count; ++b) {
+            base.block_size = o->blocks.v[b];
+            uint64_t invocations[VR_REUSE_KIND_COUNT];
+            int valid[VR_REUSE_KIND_COUNT];
+            for (int s = 0; s < st->count; ++s) {
+                char what[256];
+                snprintf(what, sizeof what, "FAIL %s on %s (%s), block %u", st->v[s]->name, name,
+                         mode_name, base.block_size);
+                valid[s] = vr_gb_validate(&c, st->v[s], &base, &invocations[s], what);
+                if (valid[s] && !vr_progress_quiet)
+                    fprintf(stderr, "bench-gts: %s (%s), block %u: %s: compressed == plain "
+                            "(%llu invocations)\n", name, mode_name, base.block_size,
+                            st->v[s]->name, (unsigned long long)invocations[s]);
             }
+            for (int l = 0; l < o->loads.count; ++l)
+                for (int s = 0; s < st->count; ++s) {
+                    vr_gb_row *r = &rows[(*n)++];
+                    memset(r, 0, sizeof *r);
+                    r->scene = name;
+                    r->mode = mode;
+                    r->ops = st->v[s];
+                    r->load = o->loads.name[l];
+                    r->block = base.block_size;
+                    r->triangles = c.gts.triangle_count;
+                    r->strip_triangles = c.gts.strip_triangle_count;
+                    r->gts_bytes = gts_bytes;
+                    r->plain_bytes = plain_bytes;
+                    r->invocations = invocations[s];
+                    r->fused = r->ops->gts_input;
+                    r->seed_bytes = r->fused ? seed_bytes : 0;
+                    if (!valid[s]) {
+                        failed = 1;
+                        continue;
+                    }
+                    vr_reuse_params cfg = base;
+                    cfg.shader.loop_iterations = o->loads.v[l];
+                    if (vr_gb_time(&c, r->ops, &cfg, o->reps, r) != VR_OK) {
+                        fprintf(stderr, "FAIL %s on %s (%s), block %u, load %s: %s\n",
+                                r->ops->name, name, mode_name, r->block, r->load,
+                                vr_last_error());
+                        failed = 1;
+                        continue;
+                    }
+                    r->ok = 1;
+                }
+        }
         vr_gb_ctx_free(&c);
     }
     vr_mesh_free(&src);
@@ -539,50 +401,106 @@ static int vr_gb_scene(const vr_gb_opts *o, const char *spec, vr_gb_row *rows, s
 }
 #endif /* VR_HAVE_CUDA */
 
+static const vr_cli_command g_cmd = {
+    "bench-gts", "SCENE...",
+    "Times the geometry stage fed from a compressed index buffer: GPU GTS decode into a\n"
+    "device index buffer, then the strategy on it, against the same strategy on the plain\n"
+    "(uncompressed) buffer of the encoder's reordered mesh, and, for hash, against per-batch\n"
+    "decoding inside the stage (no index buffer at all). All must agree exactly before\n"
+    "anything is timed. Rows per scene, restart mode, block, load and strategy. Needs a CUDA\n"
+    "build and device.\n"
+    "\n"
+    "SCENE is a file, a .gts file or a generator (sphere:7M); the mesh is encoded as loaded\n"
+    "(file order), like `vreuse compress`.",
+    "Columns: bench/README.md (Compressed input)."};
+
 int vr_cmd_bench_gts(int argc, char **argv)
 {
     vr_gb_opts o;
-    const int pr = vr_gb_parse(&o, argc, argv);
-    if (pr)
-        return pr == 1 ? 0 : 2;
+    memset(&o, 0, sizeof o);
+    o.modes = (vr_cli_choices){{VR_GTS_RESTART_CODE, VR_GTS_RESTART_DEGENERATE}, 2};
+    static const vr_reuse_kind default_strategies[] = {VR_REUSE_NAIVE, VR_REUSE_WARP,
+                                                       VR_REUSE_HASH};
+    for (int k = 0; k < 3; ++k)
+        o.strategies.v[o.strategies.count++] = &vr_reuse_all[default_strategies[k]];
+    static const int default_loads[] = {0, 3}; /* simple, heavy */
+    for (int k = 0; k < 2; ++k) {
+        o.loads.v[o.loads.count] = vr_load_iterations[default_loads[k]];
+        snprintf(o.loads.name[o.loads.count++], sizeof o.loads.name[0], "%s",
+                 vr_load_names[default_loads[k]]);
+    }
+    o.blocks = (vr_cli_u32s){{256}, 1};
+    o.max_unique = VR_NU_DEFAULT;
+    o.max_indices = VR_MAX_INDICES_DEFAULT;
+    o.reps = 20;
+    const char *csv = NULL;
+    int quiet = 0;
+    const vr_cli_opt opts[] = {
+        VR_CLI_RESTART(&o.modes, "all: r, then deg"),
+        VR_CLI_STRATEGY(&o.strategies, "naive,warp,hash"),
+        VR_CLI_LOAD(&o.loads, "simple,heavy"),
+        VR_CLI_BLOCK(&o.blocks, "256"),
+        VR_CLI_NU(&o.max_unique),
+        VR_CLI_MAX_INDICES(&o.max_indices),
+        VR_CLI_REPS(&o.reps, "20"),
+        VR_CLI_CSV(&csv),
+        VR_CLI_QUIET(&quiet),
+        {0}};
+    /* getopt permutes argv; the metadata records the command as typed (its first 256 words) */
+    char *typed[256];
+    const int typed_count = argc < 256 ? argc : 256;
+    memcpy(typed, argv, (size_t)typed_count * sizeof *argv);
+    vr_cli_args args;
+    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
+    if (rc != VR_CLI_CONTINUE)
+        return rc;
+    vr_progress_quiet |= quiet;
+    if (args.count == 0) {
+        vr_cli_help(stderr, &g_cmd, opts);
+        return vr_cli_fail(VR_CLI_USAGE, "bench-gts", "no scene given");
+    }
+    o.scenes = args.v;
+    o.scene_count = args.count;
+    for (int i = 0; i < o.scene_count; ++i)
+        vr_cli_input(o.scenes[i]);
+    vr_cli_out out;
+    memset(&out, 0, sizeof out);
+    if (csv && vr_cli_out_open(&out, csv, "CSV", 0) != VR_OK)
+        return vr_cli_fail_last("bench-gts");
 #ifndef VR_HAVE_CUDA
-    fprintf(stderr, "vreuse bench-gts: this build has no CUDA (configure with nvcc and "
-            "-DVR_CUDA=ON); `vreuse compress` encodes and checks the codec on the CPU.\n");
-    return 1;
+    vr_cli_out_abort(&out);
+    return vr_cli_fail(1, "bench-gts", "this build has no CUDA (configure with nvcc and "
+                       "-DVR_CUDA=ON); `vreuse compress` encodes and checks the codec on the "
+                       "CPU.");
 #else
     if (!vr_gpu_available()) {
-        fprintf(stderr, "vreuse bench-gts: %s. bench-gts times the GPU decoder and stage and "
-                "needs a CUDA device; `vreuse compress` checks the codec on the CPU.\n",
-                vr_gpu_device_name());
-        return 1;
+        vr_cli_out_abort(&out);
+        return vr_cli_fail(1, "bench-gts", "%s. bench-gts times the GPU decoder and stage and "
+                           "needs a CUDA device; `vreuse compress` checks the codec on the CPU.",
+                           vr_gpu_device_name());
     }
-    vr_bench_meta meta;
-    vr_bench_meta_fill(&meta, argc, argv);
-    const size_t max_rows = (size_t)o.scene_count * 2 * o.load_count * o.strategy_count;
+    vr_cli_meta meta;
+    vr_cli_meta_fill(&meta, typed_count, typed);
+    const size_t max_rows = (size_t)o.scene_count * o.modes.count * o.blocks.count *
+                            o.loads.count * o.strategies.count;
     vr_gb_row *rows = calloc(max_rows + 1, sizeof *rows);
     if (!rows) {
-        fprintf(stderr, "vreuse bench-gts: out of memory for %zu rows\n", max_rows);
-        return 1;
+        vr_cli_out_abort(&out);
+        return vr_cli_fail(1, "bench-gts", "out of memory for %zu rows", max_rows);
     }
     size_t n = 0;
     int failed = 0;
     for (int s = 0; s < o.scene_count; ++s)
         failed |= vr_gb_scene(&o, o.scenes[s], rows, &n);
-    vr_gb_print_meta(stdout, &meta, &o, "# ");
-    vr_gb_print_rows(stdout, rows, n, 0);
-    if (o.csv) {
-        FILE *f = fopen(o.csv, "w");
-        if (!f) {
-            fprintf(stderr, "vreuse bench-gts: cannot write CSV '%s'\n", o.csv);
-            failed = 1;
-        } else {
-            vr_gb_print_meta(f, &meta, &o, "# ");
-            vr_gb_print_rows(f, rows, n, 1);
-            if (fclose(f) != 0) {
-                fprintf(stderr, "vreuse bench-gts: writing CSV '%s' failed\n", o.csv);
-                failed = 1;
-            }
-        }
+    if (!out.is_stdout) { /* with --csv - the CSV alone goes to standard output */
+        vr_gb_print_meta(stdout, &meta, &o, "# ");
+        vr_gb_print_rows(stdout, rows, n, 0);
+    }
+    if (out.f) {
+        vr_gb_print_meta(out.f, &meta, &o, "# ");
+        vr_gb_print_rows(out.f, rows, n, 1);
+        if (vr_cli_out_close(&out) != VR_OK)
+            failed = vr_cli_fail_last("bench-gts");
     }
     free(rows);
     return failed ? 1 : 0;

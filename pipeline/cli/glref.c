@@ -4,19 +4,19 @@
  * shader as `vreuse render`, and reads GL_VERTEX_SHADER_INVOCATIONS (the hardware's own vertex
  * reuse: reuse = 1 - invocations / indices) and GL_TIME_ELAPSED (median of --reps draws, each in
  * its own query). GL entry points come from eglGetProcAddress; the binary links only libEGL.
+ * Options and outputs follow the other commands (pipeline/cli/cli.h); messages read "vreuse glref:".
  * Try: `vreuse_glref ../shared/scenes/stanford-bunny.obj sphere:7M --order file,forsyth`.
  */
-#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GL/glcorearb.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "pipeline/cli/cli.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
 
@@ -36,7 +36,6 @@
 #define EGL_PLATFORM_DEVICE_EXT 0x313F
 #endif
 
-#define VR_GLREF_MAX_ORDERS 8
 #define VR_GLREF_STAT_DRAWS 3 /* pipeline-statistics draws; they must agree */
 
 /* ---- GL entry points (eglGetProcAddress) --------------------------------------------------- */
@@ -163,12 +162,6 @@ typedef struct vr_gl {
     uint32_t width, height;
 } vr_gl;
 
-static int vr_gl_fail(const char *what)
-{
-    fprintf(stderr, "vreuse_glref: %s\n", what);
-    return 1;
-}
-
 /* EGL_EXT_platform_device: the first device whose display initializes (on the NVIDIA machine
  * this is the GPU without any X server or DRM node); NULL display when none does. */
 static EGLDisplay vr_egl_device_display(char *platform, size_t platform_size)
@@ -207,7 +200,7 @@ static int vr_gl_open(vr_gl *g, uint32_t width, uint32_t height)
         g->dpy = eglGetDisplay(EGL_DEFAULT_DISPLAY);
         if (g->dpy == EGL_NO_DISPLAY || !eglInitialize(g->dpy, &major, &minor)) {
             fprintf(stderr,
-                    "vreuse_glref: no EGL display: neither EGL_EXT_platform_device nor "
+                    "vreuse glref: no EGL display: neither EGL_EXT_platform_device nor "
                     "EGL_DEFAULT_DISPLAY initialized (%s). Hint: on the H100 unpack the libegl1 "
                     "and libglvnd0 debs into LD_LIBRARY_PATH and set "
                     "__EGL_VENDOR_LIBRARY_FILENAMES to NVIDIA's 10_nvidia.json\n",
@@ -217,7 +210,7 @@ static int vr_gl_open(vr_gl *g, uint32_t width, uint32_t height)
         snprintf(g->platform, sizeof g->platform, "EGL %d.%d default display", major, minor);
     }
     if (!eglBindAPI(EGL_OPENGL_API))
-        return vr_gl_fail("eglBindAPI(EGL_OPENGL_API) failed: this EGL has no desktop OpenGL");
+        return vr_cli_fail(1, "glref", "eglBindAPI(EGL_OPENGL_API) failed: this EGL has no desktop OpenGL");
     const char *dext = eglQueryString(g->dpy, EGL_EXTENSIONS);
     const int surfaceless = dext && vr_has_word(dext, "EGL_KHR_surfaceless_context");
     const EGLint cfg_attr[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_SURFACE_TYPE,
@@ -225,13 +218,13 @@ static int vr_gl_open(vr_gl *g, uint32_t width, uint32_t height)
     EGLConfig cfg;
     EGLint ncfg = 0;
     if (!eglChooseConfig(g->dpy, cfg_attr, &cfg, 1, &ncfg) || ncfg < 1)
-        return vr_gl_fail("eglChooseConfig: no config with EGL_OPENGL_BIT");
+        return vr_cli_fail(1, "glref", "eglChooseConfig: no config with EGL_OPENGL_BIT");
     const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
                                EGL_CONTEXT_OPENGL_PROFILE_MASK,
                                EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
     g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
     if (g->ctx == EGL_NO_CONTEXT) {
-        fprintf(stderr, "vreuse_glref: eglCreateContext: no OpenGL 4.5 core context (%s)\n",
+        fprintf(stderr, "vreuse glref: eglCreateContext: no OpenGL 4.5 core context (%s)\n",
                 vr_egl_error_name(eglGetError()));
         return 1;
     }
@@ -240,29 +233,29 @@ static int vr_gl_open(vr_gl *g, uint32_t width, uint32_t height)
         const EGLint pb_attr[] = {EGL_WIDTH, 1, EGL_HEIGHT, 1, EGL_NONE};
         g->surf = eglCreatePbufferSurface(g->dpy, cfg, pb_attr);
         if (g->surf == EGL_NO_SURFACE)
-            return vr_gl_fail("no EGL_KHR_surfaceless_context and eglCreatePbufferSurface failed");
+            return vr_cli_fail(1, "glref", "no EGL_KHR_surfaceless_context and eglCreatePbufferSurface failed");
     }
     if (!eglMakeCurrent(g->dpy, g->surf, g->surf, g->ctx)) {
-        fprintf(stderr, "vreuse_glref: eglMakeCurrent failed (%s)\n",
+        fprintf(stderr, "vreuse glref: eglMakeCurrent failed (%s)\n",
                 vr_egl_error_name(eglGetError()));
         return 1;
     }
     const char *missing = vr_gl_load();
     if (missing) {
-        fprintf(stderr, "vreuse_glref: eglGetProcAddress(\"%s\") returned NULL\n", missing);
+        fprintf(stderr, "vreuse glref: eglGetProcAddress(\"%s\") returned NULL\n", missing);
         return 1;
     }
     GLint major = 0, minor = 0;
     p_glGetIntegerv(GL_MAJOR_VERSION, &major);
     p_glGetIntegerv(GL_MINOR_VERSION, &minor);
     if (major * 10 + minor < 46 && !vr_gl_has_extension("GL_ARB_pipeline_statistics_query")) {
-        fprintf(stderr, "vreuse_glref: OpenGL %d.%d without GL_ARB_pipeline_statistics_query: "
+        fprintf(stderr, "vreuse glref: OpenGL %d.%d without GL_ARB_pipeline_statistics_query: "
                         "no vertex-shader invocation counts (renderer %s)\n",
                 major, minor, (const char *)p_glGetString(GL_RENDERER));
         return 1;
     }
     if (major * 10 + minor < 33 && !vr_gl_has_extension("GL_ARB_timer_query")) {
-        fprintf(stderr, "vreuse_glref: OpenGL %d.%d without GL_ARB_timer_query\n", major, minor);
+        fprintf(stderr, "vreuse glref: OpenGL %d.%d without GL_ARB_timer_query\n", major, minor);
         return 1;
     }
 
@@ -281,7 +274,7 @@ static int vr_gl_open(vr_gl *g, uint32_t width, uint32_t height)
     p_glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, g->rb[1]);
     const GLenum fb = p_glCheckFramebufferStatus(GL_FRAMEBUFFER);
     if (fb != GL_FRAMEBUFFER_COMPLETE) {
-        fprintf(stderr, "vreuse_glref: %ux%u framebuffer incomplete (status 0x%x)\n", width,
+        fprintf(stderr, "vreuse glref: %ux%u framebuffer incomplete (status 0x%x)\n", width,
                 height, fb);
         return 1;
     }
@@ -343,7 +336,7 @@ static GLuint vr_gl_shader(GLenum type, const char *src)
     if (!ok) {
         char log[2048];
         p_glGetShaderInfoLog(s, sizeof log, NULL, log);
-        fprintf(stderr, "vreuse_glref: %s shader does not compile: %s\n",
+        fprintf(stderr, "vreuse glref: %s shader does not compile: %s\n",
                 type == GL_VERTEX_SHADER ? "vertex" : "fragment", log);
         p_glDeleteShader(s);
         return 0;
@@ -367,7 +360,7 @@ static GLuint vr_gl_program(void)
     if (!ok) {
         char log[2048];
         p_glGetProgramInfoLog(p, sizeof log, NULL, log);
-        fprintf(stderr, "vreuse_glref: program does not link: %s\n", log);
+        fprintf(stderr, "vreuse glref: program does not link: %s\n", log);
         p_glDeleteProgram(p);
         return 0;
     }
@@ -382,12 +375,6 @@ typedef struct vr_glref_row {
     double ms_med, ms_min, ms_max;
 } vr_glref_row;
 
-static int vr_cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static const char *vr_gl_error_check(void)
 {
     static char buf[64];
@@ -398,8 +385,20 @@ static const char *vr_gl_error_check(void)
     return buf;
 }
 
+/* A frame for vr_cli_write_via: RGBA8, top row first. */
+typedef struct vr_glref_image {
+    const uint8_t *rgba;
+    uint32_t width, height;
+} vr_glref_image;
+
+static vr_status vr_glref_write_png(const char *file, void *ctx)
+{
+    const vr_glref_image *img = (const vr_glref_image *)ctx;
+    return vr_image_write_png(file, img->rgba, img->width, img->height);
+}
+
 /* Uploads `m`, draws it with the camera of `vreuse render`, fills `row`; writes the frame as a
- * PNG when png is not NULL. Returns 0 or 1 (message printed). */
+ * PNG (safely: vr_cli_write_via) when png is not NULL. Returns 0 or 1 (message printed). */
 static int vr_glref_draw(vr_gl *g, GLuint prog, const vr_mesh *m, int reps, const char *png,
                          vr_glref_row *row)
 {
@@ -439,7 +438,7 @@ static int vr_glref_draw(vr_gl *g, GLuint prog, const vr_mesh *m, int reps, cons
     p_glGenQueries(5, q);
     const char *err = vr_gl_error_check();
     if (err) {
-        fprintf(stderr, "vreuse_glref: uploading %u vertices / %u indices: %s (out of memory?)\n",
+        fprintf(stderr, "vreuse glref: uploading %u vertices / %u indices: %s (out of memory?)\n",
                 m->vertex_count, m->index_count, err);
         goto fail;
     }
@@ -480,14 +479,14 @@ static int vr_glref_draw(vr_gl *g, GLuint prog, const vr_mesh *m, int reps, cons
         }
     }
     if ((err = vr_gl_error_check())) {
-        fprintf(stderr, "vreuse_glref: pipeline-statistics queries: %s\n", err);
+        fprintf(stderr, "vreuse glref: pipeline-statistics queries: %s\n", err);
         goto fail;
     }
 
     /* draw time: one GL_TIME_ELAPSED query per draw, the clear outside it */
     double *ms = malloc((size_t)reps * sizeof *ms);
     if (!ms) {
-        fprintf(stderr, "vreuse_glref: out of host memory\n");
+        fprintf(stderr, "vreuse glref: out of host memory\n");
         goto fail;
     }
     for (int i = 0; i < reps; ++i) {
@@ -499,13 +498,12 @@ static int vr_glref_draw(vr_gl *g, GLuint prog, const vr_mesh *m, int reps, cons
         p_glGetQueryObjectui64v(q[4], GL_QUERY_RESULT, &ns);
         ms[i] = ns * 1e-6;
     }
-    qsort(ms, (size_t)reps, sizeof *ms, vr_cmp_double);
-    row->ms_med = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    row->ms_med = vr_cli_median(ms, reps); /* sorts ms */
     row->ms_min = ms[0];
     row->ms_max = ms[reps - 1];
     free(ms);
     if ((err = vr_gl_error_check())) {
-        fprintf(stderr, "vreuse_glref: timer queries: %s\n", err);
+        fprintf(stderr, "vreuse glref: timer queries: %s\n", err);
         goto fail;
     }
 
@@ -521,12 +519,11 @@ static int vr_glref_draw(vr_gl *g, GLuint prog, const vr_mesh *m, int reps, cons
             for (uint32_t y = 0; y < g->height; ++y)
                 memcpy(flip + y * row_bytes, rgba + (size_t)(g->height - 1 - y) * row_bytes,
                        row_bytes);
-            if (vr_image_write_png(png, flip, g->width, g->height) != VR_OK) {
-                fprintf(stderr, "vreuse_glref: %s\n", vr_last_error());
-                bad = 1;
-            }
+            vr_glref_image img = {flip, g->width, g->height};
+            if (vr_cli_write_via(png, "PNG", vr_glref_write_png, &img) != VR_OK)
+                bad = vr_cli_fail_last("glref");
         } else {
-            fprintf(stderr, "vreuse_glref: out of host memory for the image\n");
+            fprintf(stderr, "vreuse glref: out of host memory for the image\n");
         }
         free(rgba);
         free(flip);
@@ -546,112 +543,111 @@ fail:
 
 /* ---- command line ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: vreuse_glref SCENE... [options]\n"
-            "\n"
-            "Draws each scene with OpenGL (headless EGL) and reports the hardware's vertex-shader\n"
-            "invocations (GL_VERTEX_SHADER_INVOCATIONS; reuse = 1 - invocations / indices) and\n"
-            "draw time (GL_TIME_ELAPSED), with the camera and shader of `vreuse render`.\n"
-            "\n"
-            "  SCENE          a file or a generator (sphere:7M, bunny.obj@1M, ...)\n"
-            "  --order O,...  triangle orders: file, forsyth, tipsify, random (default file,forsyth)\n"
-            "  --size WxH     framebuffer size (default 1920x1080)\n"
-            "  --reps N       timed draws per scene and order, median reported (default 20)\n"
-            "  --csv F        write the table as CSV to F ('#' lines: renderer, version, date)\n"
-            "  --png PREFIX   write each frame to PREFIX<scene>-<order>.png\n"
-            "  --quiet        no progress output\n");
-}
+static const vr_cli_command g_cmd = {
+    "glref", "SCENE...",
+    "vreuse_glref: draws each scene with OpenGL (headless EGL) and reports the hardware's\n"
+    "vertex-shader invocations (GL_VERTEX_SHADER_INVOCATIONS; reuse = 1 - invocations /\n"
+    "indices) and draw time (GL_TIME_ELAPSED, median of --reps draws), with the camera and\n"
+    "shader of `vreuse render`, once per scene and triangle order.\n"
+    "\n"
+    "SCENE is a file or a generator (sphere:7M, bunny.obj@1M, ...).",
+    NULL};
 
-/* "path/to/stanford-bunny.obj" -> "stanford-bunny.obj": the scene column of the CSV */
-static const char *scene_name(const char *spec)
+/* One scene in one order: loaded afresh (+fetch replaces the vertex arrays), drawn, printed.
+ * Returns 0 or 1 (message printed). */
+static int vr_glref_scene(vr_gl *g, GLuint prog, const char *spec, int order, uint64_t seed,
+                          int reps, const char *png_prefix, FILE *human, FILE *csv)
 {
-    const char *s = strrchr(spec, '/');
-    return s ? s + 1 : spec;
-}
-
-int main(int argc, char **argv)
-{
-    const char *csv_path = NULL, *png_prefix = NULL, *order_arg = "file,forsyth";
-    uint32_t width = 1920, height = 1080;
-    int reps = 20;
-    const char **scenes = calloc((size_t)argc, sizeof *scenes);
-    int scene_count = 0;
-    if (!scenes)
-        return 1;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const int takes = !strcmp(a, "--order") || !strcmp(a, "--size") ||
-                          !strcmp(a, "--reps") || !strcmp(a, "--csv") || !strcmp(a, "--png");
-        if (takes && !v) {
-            fprintf(stderr, "vreuse_glref: %s needs a value\n", a);
-            return 2;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--order")) {
-            order_arg = v;
-        } else if (!strcmp(a, "--size")) {
-            if (vr_raster_parse_size(v, &width, &height)) {
-                fprintf(stderr, "vreuse_glref: --size '%s': want WxH, 1..%u each\n", v,
-                        VR_RASTER_MAX_SIZE);
-                return 2;
-            }
-        } else if (!strcmp(a, "--reps")) {
-            char *end;
-            errno = 0;
-            long r = strtol(v, &end, 10);
-            if (errno || *end || end == v || r < 1 || r > 100000) {
-                fprintf(stderr, "vreuse_glref: --reps '%s': want 1..100000\n", v);
-                return 2;
-            }
-            reps = (int)r;
-        } else if (!strcmp(a, "--csv")) {
-            csv_path = v;
-        } else if (!strcmp(a, "--png")) {
-            png_prefix = v;
-        } else if (!strcmp(a, "--quiet")) {
-            vr_progress_quiet = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "vreuse_glref: unknown option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
-        } else {
-            scenes[scene_count++] = a;
-        }
-        if (takes)
-            ++i;
+    const char *label = vr_cli_scene_label(spec);
+    const char *order_name = vr_order_name((vr_order)order);
+    vr_mesh mesh;
+    if (vr_mesh_load(&mesh, spec) != VR_OK)
+        return vr_cli_fail_last("glref");
+    if (vr_mesh_reorder(&mesh, (vr_order)order, seed) != VR_OK) {
+        vr_mesh_free(&mesh);
+        return vr_cli_fail(1, "glref", "%s (%s order): %s", label, order_name, vr_last_error());
     }
+    char *png = NULL;
+    if (png_prefix && !(png = malloc(strlen(png_prefix) + strlen(label) + strlen(order_name) + 6))) {
+        vr_mesh_free(&mesh);
+        return vr_cli_fail(1, "glref", "out of memory");
+    }
+    if (png)
+        sprintf(png, "%s%s-%s.png", png_prefix, label, order_name);
+    vr_glref_row row;
+    int rc = vr_glref_draw(g, prog, &mesh, reps, png, &row);
+    if (rc) {
+        vr_cli_fail(1, "glref", "failed on %s, order %s", spec, order_name);
+    } else {
+        const uint64_t tris = mesh.index_count / 3;
+        const double reuse = 1.0 - (double)row.invocations / (double)mesh.index_count;
+        fprintf(human, "%-22s %-8s %10llu %11u %13llu %8.3f %8.4f %10.3f %10.3f %11llu %11llu%s\n",
+                label, order_name, (unsigned long long)tris, mesh.index_count,
+                (unsigned long long)row.invocations, (double)row.invocations / (double)tris, reuse,
+                row.ms_med, row.ms_min, (unsigned long long)row.primitives,
+                (unsigned long long)row.clip_out,
+                row.stats_stable ? "" : "  (invocations varied between draws: max shown)");
+        if (row.primitives != tris)
+            fprintf(human, "  note: GL_PRIMITIVES_SUBMITTED %llu != %llu triangles\n",
+                    (unsigned long long)row.primitives, (unsigned long long)tris);
+        if (csv) {
+            vr_cli_csv_field(csv, label);
+            fprintf(csv, ",%s,%llu,%u,%llu,%.6f,%.4f,%.4f,%u,%u\n", order_name,
+                    (unsigned long long)tris, mesh.index_count,
+                    (unsigned long long)row.invocations, reuse, row.ms_med, row.ms_min,
+                    g->width, g->height);
+        }
+        if (png && !vr_progress_quiet)
+            fprintf(human, "  -> %s\n", png);
+    }
+    free(png);
+    vr_mesh_free(&mesh);
+    return rc;
+}
+
+static int vr_glref_main(int argc, char **argv)
+{
+    vr_cli_orders orders = {{VR_ORDER_FILE, VR_ORDER_FORSYTH}, 2};
+    uint64_t seed = 1;
+    uint32_t size[2] = {1920, 1080};
+    int reps = 20, quiet = 0;
+    const char *csv_path = NULL, *png_prefix = NULL;
+    const vr_cli_opt opts[] = {
+        VR_CLI_ORDER(&orders, "file,forsyth"),
+        VR_CLI_SEED(&seed),
+        VR_CLI_SIZE(size, "1920x1080"),
+        VR_CLI_REPS(&reps, "20"),
+        {"csv", 0, "FILE",
+         "also write the rows as CSV to FILE ('-': standard output; '#' lines: renderer, GL "
+         "version, EGL platform, date)",
+         vr_cli_parse_path, &csv_path, 0, 0, 0, 0, NULL},
+        {"png", 0, "PREFIX", "write each frame to PREFIX<scene>-<order>.png",
+         vr_cli_parse_path, &png_prefix, 0, 0, 0, 0, NULL},
+        VR_CLI_QUIET(&quiet),
+        {0}};
+    vr_cli_args args;
+    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
+    if (rc != VR_CLI_CONTINUE)
+        return rc;
+    vr_progress_quiet |= quiet;
+    if (args.count == 0) {
+        vr_cli_help(stderr, &g_cmd, opts);
+        return vr_cli_fail(VR_CLI_USAGE, "glref", "no scene given");
+    }
+    for (int i = 0; i < args.count; ++i)
+        vr_cli_input(args.v[i]);
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr under tee */
-    if (scene_count == 0) {
-        usage(stderr);
-        return 2;
-    }
-    vr_order orders[VR_GLREF_MAX_ORDERS];
-    int order_count = 0;
-    {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", order_arg);
-        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            const int o = vr_order_parse(t);
-            if (o < 0 || order_count == VR_GLREF_MAX_ORDERS) {
-                fprintf(stderr, "vreuse_glref: --order: '%s' is not file, forsyth, tipsify or "
-                                "random (at most %d)\n", t, VR_GLREF_MAX_ORDERS);
-                return 2;
-            }
-            orders[order_count++] = (vr_order)o;
-        }
-        if (order_count == 0) {
-            fprintf(stderr, "vreuse_glref: --order needs at least one name\n");
-            return 2;
-        }
-    }
 
+    /* the CSV first: a bad path fails before the GL context, never over an input */
+    vr_cli_out csv;
+    memset(&csv, 0, sizeof csv);
+    if (csv_path && vr_cli_out_open(&csv, csv_path, "CSV", 0) != VR_OK)
+        return vr_cli_fail_last("glref");
+    FILE *human = csv.is_stdout ? stderr : stdout;
     vr_gl g;
-    if (vr_gl_open(&g, width, height)) {
+    if (vr_gl_open(&g, size[0], size[1])) {
         vr_gl_close(&g);
+        vr_cli_out_abort(&csv);
         return 1;
     }
     const char *renderer = (const char *)p_glGetString(GL_RENDERER);
@@ -659,92 +655,38 @@ int main(int argc, char **argv)
     char date[32];
     const time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    printf("vreuse_glref: %s | %s | %s | %ux%u, %d timed draws\n", renderer, version, g.platform,
-           width, height, reps);
+    fprintf(human, "vreuse_glref: %s | %s | %s | %ux%u, %d timed draws\n", renderer, version,
+            g.platform, size[0], size[1], reps);
     GLuint prog = vr_gl_program();
     if (!prog) {
         vr_gl_close(&g);
+        vr_cli_out_abort(&csv);
         return 1;
     }
-    FILE *csv = NULL;
-    if (csv_path) {
-        if (!(csv = fopen(csv_path, "w"))) {
-            fprintf(stderr, "vreuse_glref: cannot write %s: %s\n", csv_path, strerror(errno));
-            vr_gl_close(&g);
-            return 1;
-        }
-        fprintf(csv, "# vreuse_glref GL_RENDERER: %s\n# GL_VERSION: %s\n# EGL: %s\n# date: %s\n",
+    if (csv.f) {
+        fprintf(csv.f, "# vreuse_glref GL_RENDERER: %s\n# GL_VERSION: %s\n# EGL: %s\n# date: %s\n",
                 renderer, version, g.platform, date);
-        fprintf(csv, "scene,order,tris,indices,gl_vs_invocations,gl_reuse,gl_draw_ms_med,"
-                     "gl_draw_ms_min,width,height\n");
+        fprintf(csv.f, "scene,order,tris,indices,gl_vs_invocations,gl_reuse,gl_draw_ms_med,"
+                       "gl_draw_ms_min,width,height\n");
     }
-    printf("%-22s %-8s %10s %11s %13s %8s %8s %10s %10s %11s %11s\n", "scene", "order", "tris",
-           "indices", "vs_invoc", "shd/tri", "reuse", "draw_med", "draw_min", "prims", "clip_out");
+    fprintf(human, "%-22s %-8s %10s %11s %13s %8s %8s %10s %10s %11s %11s\n", "scene", "order",
+            "tris", "indices", "vs_invoc", "shd/tri", "reuse", "draw_med", "draw_min", "prims",
+            "clip_out");
     /* a scene that fails is reported and skipped; the exit status says something failed */
-    int rc = 0;
-    for (int s = 0; s < scene_count; ++s) {
-        vr_mesh mesh;
-        if (vr_mesh_load(&mesh, scenes[s]) != VR_OK) {
-            fprintf(stderr, "vreuse_glref: %s\n", vr_last_error());
-            rc = 1;
-            continue;
-        }
-        /* reorders are in place: keep the file order to come back to it */
-        uint32_t *file_order = malloc((size_t)mesh.index_count * sizeof *file_order);
-        if (!file_order) {
-            fprintf(stderr, "vreuse_glref: out of host memory for %u indices\n", mesh.index_count);
-            vr_mesh_free(&mesh);
-            rc = 1;
-            continue;
-        }
-        memcpy(file_order, mesh.indices, (size_t)mesh.index_count * sizeof *file_order);
-        for (int o = 0; o < order_count; ++o) {
-            memcpy(mesh.indices, file_order, (size_t)mesh.index_count * sizeof *file_order);
-            /* seed 1 as in `vreuse render`, so random orders match too */
-            if (orders[o] != VR_ORDER_FILE && vr_mesh_reorder(&mesh, orders[o], 1) != VR_OK) {
-                fprintf(stderr, "vreuse_glref: %s\n", vr_last_error());
-                rc = 1;
-                break;
-            }
-            char png[512];
-            if (png_prefix)
-                snprintf(png, sizeof png, "%s%s-%s.png", png_prefix, scene_name(scenes[s]),
-                         vr_order_name(orders[o]));
-            vr_glref_row row;
-            if (vr_glref_draw(&g, prog, &mesh, reps, png_prefix ? png : NULL, &row)) {
-                fprintf(stderr, "vreuse_glref: failed on %s, order %s\n", scenes[s],
-                        vr_order_name(orders[o]));
-                rc = 1;
-                break;
-            }
-            const uint64_t tris = mesh.index_count / 3;
-            const double reuse = 1.0 - (double)row.invocations / (double)mesh.index_count;
-            printf("%-22s %-8s %10llu %11u %13llu %8.3f %8.4f %10.3f %10.3f %11llu %11llu%s\n",
-                   scene_name(scenes[s]), vr_order_name(orders[o]), (unsigned long long)tris,
-                   mesh.index_count, (unsigned long long)row.invocations,
-                   (double)row.invocations / (double)tris, reuse, row.ms_med, row.ms_min,
-                   (unsigned long long)row.primitives, (unsigned long long)row.clip_out,
-                   row.stats_stable ? "" : "  (invocations varied between draws: max shown)");
-            if (row.primitives != tris)
-                printf("  note: GL_PRIMITIVES_SUBMITTED %llu != %llu triangles\n",
-                       (unsigned long long)row.primitives, (unsigned long long)tris);
-            if (csv)
-                fprintf(csv, "%s,%s,%llu,%u,%llu,%.6f,%.4f,%.4f,%u,%u\n", scene_name(scenes[s]),
-                        vr_order_name(orders[o]), (unsigned long long)tris, mesh.index_count,
-                        (unsigned long long)row.invocations, reuse, row.ms_med, row.ms_min, width,
-                        height);
-            if (png_prefix && !vr_progress_quiet)
-                printf("  -> %s\n", png);
-        }
-        free(file_order);
-        vr_mesh_free(&mesh);
-    }
-    if (csv && fclose(csv) != 0 && rc == 0) {
-        fprintf(stderr, "vreuse_glref: writing %s: %s\n", csv_path, strerror(errno));
-        rc = 1;
-    }
+    rc = 0;
+    for (int s = 0; s < args.count; ++s)
+        for (int o = 0; o < orders.count; ++o)
+            rc |= vr_glref_scene(&g, prog, args.v[s], orders.v[o], seed, reps, png_prefix, human,
+                                 csv.f);
+    if (csv.f && vr_cli_out_close(&csv) != VR_OK)
+        rc = vr_cli_fail_last("glref");
     p_glDeleteProgram(prog);
     vr_gl_close(&g);
-    free(scenes);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* a failed write to stdout (a full disk, a closed pipe) fails the program */
+    return vr_cli_finish("glref", vr_glref_main(argc, argv));
 }
