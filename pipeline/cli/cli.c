@@ -165,6 +165,21 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
     lo[n + 1].has_arg = no_argument;
     lo[n + 1].val = OPT_ACCEPT_REPAIRS;
 
+    /* getopt_long permutes the vector it parses (operands move to the end): parse a copy, so argv
+     * stays as typed for the run metadata. The operands point into the copy, which lives until
+     * the next parse. */
+    static char **copy;
+    free(copy);
+    copy = malloc(((size_t)argc + 1) * sizeof *copy);
+    if (!copy) {
+        free(lo);
+        free(shorts);
+        return vr_cli_fail(1, cmd->name, "out of memory");
+    }
+    memcpy(copy, argv, (size_t)argc * sizeof *copy);
+    copy[argc] = NULL;
+    argv = copy;
+
     int rc = VR_CLI_CONTINUE;
     opterr = 0;
     optind = 0; /* glibc: 0 re-initialises, so a second command in one process parses afresh */
