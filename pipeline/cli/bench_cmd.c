@@ -635,7 +635,8 @@ static const vr_cli_command g_cmd = {
     "SCENE is a file (OBJ, PLY, glTF 2.0, ...) or a generator: sphere[:N], terrain[:N],\n"
     "foliage[:N], optionally @N to subdivide (sphere:7M, bunny.obj@7M).",
     "Columns and the byte floor: bench/README.md. `vreuse plot-bench` draws a CSV like the\n"
-    "paper's Figure 9."};
+    "paper's Figure 9.",
+    VR_CLI_SCENES};
 
 /* Opens --csv / --md (NULL: not asked for); 0, or 1 with the message printed. */
 static int vr_bench_open(vr_cli_out *out, const char *path, const char *what)
@@ -676,7 +677,6 @@ int vr_cmd_bench(int argc, char **argv)
     o.max_unique = VR_NU_DEFAULT;
     o.max_indices = VR_MAX_INDICES_DEFAULT;
     const char *csv = NULL, *md = NULL;
-    int quiet = 0;
     const vr_cli_opt opts[] = {
         VR_CLI_STRATEGY(&o.strategies, "all"),
         VR_CLI_LOAD(&loads, "simple,light,medium,heavy"),
@@ -703,21 +703,12 @@ int vr_cmd_bench(int argc, char **argv)
          "instead: time writing each scene's triangle queue with synthetic data (direct, "
          "staged, float4 stream, memset, copy) per --block and --reps; table and --csv only",
          NULL, &o.queue_write, 1, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&quiet),
+        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
-    /* getopt permutes argv; the metadata records the command as typed (its first 256 words) */
-    char *typed[256];
-    const int typed_count = argc < 256 ? argc : 256;
-    memcpy(typed, argv, (size_t)typed_count * sizeof *argv);
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
         return rc;
-    vr_progress_quiet |= quiet;
-    if (args.count == 0) {
-        vr_cli_help(stderr, &g_cmd, opts);
-        return vr_cli_fail(VR_CLI_USAGE, "bench", "no scene given");
-    }
     if (o.queue_write && (md || o.calibrate))
         return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write writes a table and --csv only "
                            "(no --md, no --calibrate)");
@@ -748,7 +739,7 @@ int vr_cmd_bench(int argc, char **argv)
                            vr_gpu_device_name());
     }
     vr_cli_meta meta;
-    vr_cli_meta_fill(&meta, typed_count, typed);
+    vr_cli_meta_fill(&meta, argc, argv);
     if (vr_gpu_copy_bandwidth(&meta.bandwidth) != VR_OK)
         fprintf(stderr, "vreuse bench: bandwidth: %s (floor_ms left empty)\n", vr_last_error());
     fprintf(g_human, "# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", meta.gpu, meta.driver,

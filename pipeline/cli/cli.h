@@ -55,11 +55,20 @@ struct vr_cli_opt {
     const char *const *choices; /* vr_cli_parse_choice: NULL-terminated names */
 };
 
+/* What a command's operands are, so vr_cli_parse can check and register them. */
+typedef enum vr_cli_operands {
+    VR_CLI_OPERANDS_OWN = 0,      /* the command checks them itself */
+    VR_CLI_SCENES,                /* scenes, at least one ("no scene given" otherwise) */
+    VR_CLI_SCENES_OR_DEFAULT,     /* scenes; none: the embedded default scene */
+    VR_CLI_SCENE_OR_DEFAULT       /* at most one scene; none: the default scene */
+} vr_cli_operands;
+
 typedef struct vr_cli_command {
     const char *name;     /* "sim": messages read "vreuse sim: ..." */
     const char *operands; /* usage line after the options: "SCENE...", "[SCENE]", "" */
     const char *about;    /* paragraph(s) under the usage line */
     const char *epilog;   /* text after the option list, or NULL */
+    vr_cli_operands kind; /* scenes are registered as inputs (vr_cli_input) by vr_cli_parse */
 } vr_cli_command;
 
 /* Positional operands left after the options, in command-line order (pointers into argv). */
@@ -75,8 +84,10 @@ typedef struct vr_cli_args {
  * with name NULL). -h/--help prints vr_cli_help to stdout and returns 0; an unknown option, a
  * missing value or a parser's refusal prints one line to stderr ("vreuse sim: --order 'x':
  * unknown order ...; see vreuse sim --help") and returns VR_CLI_USAGE. A value that is itself
- * an option of the table ("--csv --quiet") counts as missing. Otherwise fills `args` with the
- * operands and returns VR_CLI_CONTINUE. `--` ends the options. */
+ * an option of the table ("--csv --quiet") counts as missing. Scene operands (cmd->kind) are
+ * checked and registered as inputs. Otherwise fills `args` with the operands (the default scene
+ * when the kind allows none) and returns VR_CLI_CONTINUE. `--` ends the options; argv itself is
+ * left in the order typed. */
 int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, char **argv,
                  vr_cli_args *args);
 /* The generated help: usage line, about, one entry per option (name, value, help), epilog. */
@@ -218,6 +229,7 @@ extern const char *const vr_cli_restart_names[]; /* "r", "deg" */
      "GTS restart modes, comma separated: r (explicit restart codes, 2-bit strip codes), deg "   \
      "(restarts emulated by degenerate triangles, 1-bit codes) or all (default " deflt ")",      \
      vr_cli_parse_choices, (dst), 0, 0, 0, 0, vr_cli_restart_names}
+/* dst: &vr_progress_quiet, or a command's own flag */
 #define VR_CLI_QUIET(dst)                                                                       \
     {"quiet", 'q', NULL, "no progress output", NULL, (dst), 1, 0, 0, 0, NULL}
 

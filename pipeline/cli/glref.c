@@ -551,7 +551,8 @@ static const vr_cli_command g_cmd = {
     "shader of `vreuse render`, once per scene and triangle order.\n"
     "\n"
     "SCENE is a file or a generator (sphere:7M, bunny.obj@1M, ...).",
-    NULL};
+    NULL,
+    VR_CLI_SCENES};
 
 /* One scene in one order: loaded afresh (+fetch replaces the vertex arrays), drawn, printed.
  * Returns 0 or 1 (message printed). */
@@ -610,7 +611,7 @@ static int vr_glref_main(int argc, char **argv)
     vr_cli_orders orders = {{VR_ORDER_FILE, VR_ORDER_FORSYTH}, 2};
     uint64_t seed = 1;
     uint32_t size[2] = {1920, 1080};
-    int reps = 20, quiet = 0;
+    int reps = 20;
     const char *csv_path = NULL, *png_prefix = NULL;
     const vr_cli_opt opts[] = {
         VR_CLI_ORDER(&orders, "file,forsyth"),
@@ -623,19 +624,12 @@ static int vr_glref_main(int argc, char **argv)
          vr_cli_parse_path, &csv_path, 0, 0, 0, 0, NULL},
         {"png", 0, "PREFIX", "write each frame to PREFIX<scene>-<order>.png",
          vr_cli_parse_path, &png_prefix, 0, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&quiet),
+        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
         return rc;
-    vr_progress_quiet |= quiet;
-    if (args.count == 0) {
-        vr_cli_help(stderr, &g_cmd, opts);
-        return vr_cli_fail(VR_CLI_USAGE, "glref", "no scene given");
-    }
-    for (int i = 0; i < args.count; ++i)
-        vr_cli_input(args.v[i]);
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr under tee */
 
     /* the CSV first: a bad path fails before the GL context, never over an input */

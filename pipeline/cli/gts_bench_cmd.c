@@ -412,7 +412,8 @@ static const vr_cli_command g_cmd = {
     "\n"
     "SCENE is a file, a .gts file or a generator (sphere:7M); the mesh is encoded as loaded\n"
     "(file order), like `vreuse compress`.",
-    "Columns: bench/README.md (Compressed input)."};
+    "Columns: bench/README.md (Compressed input).",
+    VR_CLI_SCENES};
 
 int vr_cmd_bench_gts(int argc, char **argv)
 {
@@ -434,7 +435,6 @@ int vr_cmd_bench_gts(int argc, char **argv)
     o.max_indices = VR_MAX_INDICES_DEFAULT;
     o.reps = 20;
     const char *csv = NULL;
-    int quiet = 0;
     const vr_cli_opt opts[] = {
         VR_CLI_RESTART(&o.modes, "all: r, then deg"),
         VR_CLI_STRATEGY(&o.strategies, "naive,warp,hash"),
@@ -444,21 +444,12 @@ int vr_cmd_bench_gts(int argc, char **argv)
         VR_CLI_MAX_INDICES(&o.max_indices),
         VR_CLI_REPS(&o.reps, "20"),
         VR_CLI_CSV(&csv),
-        VR_CLI_QUIET(&quiet),
+        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
-    /* getopt permutes argv; the metadata records the command as typed (its first 256 words) */
-    char *typed[256];
-    const int typed_count = argc < 256 ? argc : 256;
-    memcpy(typed, argv, (size_t)typed_count * sizeof *argv);
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
         return rc;
-    vr_progress_quiet |= quiet;
-    if (args.count == 0) {
-        vr_cli_help(stderr, &g_cmd, opts);
-        return vr_cli_fail(VR_CLI_USAGE, "bench-gts", "no scene given");
-    }
     o.scenes = args.v;
     o.scene_count = args.count;
     for (int i = 0; i < o.scene_count; ++i)
@@ -480,7 +471,7 @@ int vr_cmd_bench_gts(int argc, char **argv)
                            vr_gpu_device_name());
     }
     vr_cli_meta meta;
-    vr_cli_meta_fill(&meta, typed_count, typed);
+    vr_cli_meta_fill(&meta, argc, argv);
     const size_t max_rows = (size_t)o.scene_count * o.modes.count * o.blocks.count *
                             o.loads.count * o.strategies.count;
     vr_gb_row *rows = calloc(max_rows + 1, sizeof *rows);

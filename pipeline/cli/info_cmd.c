@@ -96,32 +96,25 @@ static const vr_cli_command g_cmd = {
     "SCENE is a file (OBJ, PLY incl. tristrips, glTF 2.0, FBX, ...) or a generator:\n"
     "sphere[:N], terrain[:N], foliage[:N]; append @N to subdivide to at least N triangles\n"
     "(bunny.obj@7M, sphere:82k@1M).",
-    NULL};
+    NULL,
+    VR_CLI_SCENES};
 
 int vr_cmd_info(int argc, char **argv)
 {
     vr_cli_orders orders = {{VR_ORDER_FILE}, 1};
     uint64_t seed = 1;
-    int quiet = 0;
     const char *csv = NULL;
     const vr_cli_opt opts[] = {
         VR_CLI_ORDER(&orders, "file; counts do not change, the reorder time is reported"),
         VR_CLI_SEED(&seed),
         {"csv", 0, "FILE", "one CSV row per scene and order instead of the text blocks, to FILE "
          "('-': standard output)", vr_cli_parse_path, &csv, 0, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&quiet),
+        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
         return rc;
-    vr_progress_quiet |= quiet;
-    if (args.count == 0) {
-        vr_cli_help(stderr, &g_cmd, opts);
-        return vr_cli_fail(VR_CLI_USAGE, "info", "no scene given");
-    }
-    for (int i = 0; i < args.count; ++i)
-        vr_cli_input(args.v[i]);
     vr_cli_out out;
     memset(&out, 0, sizeof out);
     if (csv && vr_cli_out_open(&out, csv, "CSV", 0) != VR_OK)

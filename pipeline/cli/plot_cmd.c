@@ -86,7 +86,8 @@ static const vr_cli_command g_cmd = {
     "to naive's (naive = 1, dashed line). A black tick on each bar marks 1/bound, the\n"
     "relative time if shading were all that cost; naive's absolute time is printed under\n"
     "each group. Rows whose status is not ok are skipped with a warning.",
-    "Exit status: 0 written, 1 unreadable or unusable CSV (or a failed write), 2 usage error."};
+    "Exit status: 0 written, 1 unreadable or unusable CSV (or a failed write), 2 usage error.",
+    VR_CLI_OPERANDS_OWN};
 
 int vr_cmd_plot_bench(int argc, char **argv)
 {

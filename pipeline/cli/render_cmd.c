@@ -564,7 +564,8 @@ static const vr_cli_command g_cmd = {
     "strategy, load, width, height, geometry_ms, raster_ms, resolve_ms, frame_ms, invocations,\n"
     "reuse (raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
     "draw the same image; a run they would need more than a few seconds for is announced with\n"
-    "its estimate before it starts and shows its progress."};
+    "its estimate before it starts and shows its progress.",
+    VR_CLI_SCENES_OR_DEFAULT};
 
 int vr_cmd_render(int argc, char **argv)
 {
@@ -611,13 +612,12 @@ int vr_cmd_render(int argc, char **argv)
         VR_CLI_OUT(&job.out, "the PNG (default render.png; see below for several)"),
         {"no-image", 0, NULL, "time only (needs --reps), write no PNG", NULL, &job.no_image, 1,
          0, 0, 0, NULL},
-        VR_CLI_QUIET(&job.quiet),
+        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
         return rc;
-    vr_progress_quiet |= job.quiet;
     if (job.annotate < 0)
         job.annotate = job.strategies.count > 1;
     for (int p = 0; p < job.strategies.count && job.gts_batches; ++p)
@@ -642,11 +642,8 @@ int vr_cmd_render(int argc, char **argv)
                            job.strategies.count, job.size[0], (unsigned long long)total_w,
                            4 * VR_RASTER_MAX_SIZE);
 
-    static const char *const default_scene[] = {VR_DEFAULT_SCENE};
-    const char *const *scenes = args.count ? (const char *const *)args.v : default_scene;
-    const int scene_count = args.count ? args.count : 1;
-    for (int i = 0; i < scene_count; ++i)
-        vr_cli_input(scenes[i]);
+    const char *const *scenes = (const char *const *)args.v;
+    const int scene_count = args.count;
     job.many_outputs = scene_count > 1 || job.orders.count > 1;
     job.log = job.csv_path && !strcmp(job.csv_path, "-") ? stderr : stdout;
     if (job.csv_path) {

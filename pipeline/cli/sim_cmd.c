@@ -149,7 +149,8 @@ static const vr_cli_command g_cmd = {
     "SCENE is a file (OBJ, PLY, glTF 2.0, ...) or a generator: sphere[:N], terrain[:N],\n"
     "foliage[:N], optionally @N to subdivide (default: sphere, 82k triangles).",
     "Vertices are identified as the loader shares them (OBJ corners joined on equal\n"
-    "attributes, UV seams split); verts in the table counts referenced vertices."};
+    "attributes, UV seams split); verts in the table counts referenced vertices.",
+    VR_CLI_SCENES_OR_DEFAULT};
 
 /* One scene: every order, simulated from a copy of the file-order index buffer. */
 static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t seed,
@@ -226,7 +227,7 @@ int vr_cmd_sim(int argc, char **argv)
     sim_opts so = {vr_sim_config_default(), 0};
     vr_cli_orders orders = {{VR_ORDER_FORSYTH}, 1};
     uint64_t seed = 1;
-    int assign = 0, no_warp = 0, no_dyn = 0, quiet = 0;
+    int assign = 0, no_warp = 0, no_dyn = 0;
     uint32_t threads = 0;
     const char *csv = NULL, *json = NULL, *plot = NULL;
     const vr_cli_opt opts[] = {
@@ -263,7 +264,7 @@ int vr_cmd_sim(int argc, char **argv)
          vr_cli_parse_path, &plot, 0, 0, 0, 0, NULL},
         {"threads", 0, "N", "worker threads, 0..16 (default 0: one per CPU, at most 8)",
          vr_cli_parse_u32, &threads, 0, 0, VR_SIM_MAX_THREADS, 0, NULL},
-        VR_CLI_QUIET(&quiet),
+        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
@@ -275,17 +276,13 @@ int vr_cmd_sim(int argc, char **argv)
     cfg.warp = !no_warp;
     cfg.dynamic = !no_dyn;
     cfg.threads = threads;
-    vr_progress_quiet |= quiet;
     if (plot && !strcmp(plot, "-"))
         return vr_cli_fail(VR_CLI_USAGE, "sim", "--plot needs a file name");
     if (vr_sim_config_check(&cfg) != VR_OK)
         return vr_cli_fail(VR_CLI_USAGE, "sim", "%s", vr_last_error());
 
-    static const char *const default_scene[] = {VR_DEFAULT_SCENE};
-    const char *const *scenes = args.count ? (const char *const *)args.v : default_scene;
-    const int scene_count = args.count ? args.count : 1;
-    for (int i = 0; i < scene_count; ++i)
-        vr_cli_input(scenes[i]);
+    const char *const *scenes = (const char *const *)args.v;
+    const int scene_count = args.count;
     vr_sim_report *reports = calloc((size_t)scene_count * (size_t)orders.count, sizeof *reports);
     if (!reports)
         return vr_cli_fail(1, "sim", "out of memory");

@@ -95,7 +95,8 @@ static const vr_cli_command g_cmd = {
     "List options start with their first item.",
     "Needs a display: DISPLAY or WAYLAND_DISPLAY (or an SDL_VIDEODRIVER of your choice);\n"
     "without one it stops at once. Scripted: xvfb-run -a vreuse view bunny.obj --frames 3\n"
-    "--screenshot v.png."};
+    "--screenshot v.png.",
+    VR_CLI_SCENE_OR_DEFAULT};
 
 int vr_cmd_view(int argc, char **argv)
 {
@@ -136,15 +137,11 @@ int vr_cmd_view(int argc, char **argv)
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc != VR_CLI_CONTINUE)
         return rc;
-    if (args.count > 1)
-        return vr_cli_fail(VR_CLI_USAGE, "view", "one scene at a time ('%s' and '%s')",
-                           args.v[0], args.v[1]);
     if (shot && frames == 0)
         return vr_cli_fail(VR_CLI_USAGE, "view", "--screenshot needs --frames N");
     if (shot && !strcmp(shot, "-"))
         return vr_cli_fail(VR_CLI_USAGE, "view", "--screenshot '-': a PNG needs a file name");
-    const char *spec = args.count ? args.v[0] : VR_DEFAULT_SCENE;
-    vr_cli_input(spec);
+    const char *spec = args.v[0];
 
     /* no display: stop before loading anything (SDL would otherwise pick a driver that shows
      * nothing, or fail only after the scene loaded) */
