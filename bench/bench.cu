@@ -46,15 +46,17 @@ extern "C" vr_status vr_bench_shader_cycles(const vr_shader *shader, double *cyc
     long long *d_cycles = NULL, h_cycles[VR_CYCLE_ROUNDS * VR_CYCLE_LANES];
     float *d_sink = NULL;
     double sum = 0;
-    VR_CUDA_GOTO(cudaMalloc(&d_cycles, sizeof h_cycles));
-    VR_CUDA_GOTO(cudaMalloc(&d_sink, VR_CYCLE_LANES * sizeof(float)));
+    if ((st = vr_cuda_alloc((void **)&d_cycles, sizeof h_cycles, "cycle counts")) ||
+        (st = vr_cuda_alloc((void **)&d_sink, VR_CYCLE_LANES * sizeof(float), "shader sink")))
+        goto done;
     vr_cycles_kernel<<<1, VR_CYCLE_LANES>>>(*shader, d_cycles, d_sink);
-    VR_CUDA_GOTO(cudaGetLastError());
+    VR_LAUNCH_GOTO("vr_cycles_kernel", 0);
     VR_CUDA_GOTO(cudaMemcpy(h_cycles, d_cycles, sizeof h_cycles, cudaMemcpyDeviceToHost));
     for (int i = VR_CYCLE_LANES; i < VR_CYCLE_ROUNDS * VR_CYCLE_LANES; ++i)
         sum += (double)h_cycles[i];
     *cycles = sum / ((VR_CYCLE_ROUNDS - 1) * VR_CYCLE_LANES);
 done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
     cudaFree(d_cycles);
     cudaFree(d_sink);
     return st;

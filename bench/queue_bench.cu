@@ -80,13 +80,13 @@ static vr_status vr_qb_launch(const vr_qb_ctx *c, vr_queue_bench_kind k)
         p.queue_store = k == VR_QB_STAGED;
         vr_qb_emit_kernel<<<vr_grid_blocks(c->triangles, c->block), c->block, 0, c->stream>>>(
             p, c->triangles);
-        VR_CUDA_CHECK(cudaGetLastError());
+        VR_LAUNCH_CHECK("vr_qb_emit_kernel", c->stream);
         break;
     }
     case VR_QB_STREAM: {
         const size_t n = c->bytes / 16, blocks = (n + c->block - 1) / c->block;
         vr_qb_stream_kernel<<<(unsigned)blocks, c->block, 0, c->stream>>>((float4 *)c->a, n);
-        VR_CUDA_CHECK(cudaGetLastError());
+        VR_LAUNCH_CHECK("vr_qb_stream_kernel", c->stream);
         break;
     }
     case VR_QB_MEMSET:
@@ -107,21 +107,6 @@ static int vr_qb_cmp_float(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-#define VR_QB_TRY(call)           \
-    do {                          \
-        if ((st = (call)) != VR_OK) \
-            goto done;            \
-    } while (0)
-#define VR_QB_CUDA(call)                                                                  \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            st = VR_ERROR(VR_ERR_CUDA, "queue bench: %s failed: %s", #call,               \
-                          cudaGetErrorString(e_));                                        \
-            goto done;                                                                    \
-        }                                                                                 \
-    } while (0)
-
 /* Direct and staged on a poisoned queue each; the staged result must equal the direct one. */
 static vr_status vr_qb_check(vr_qb_ctx *c, int *identical)
 {
@@ -129,25 +114,29 @@ static vr_status vr_qb_check(vr_qb_ctx *c, int *identical)
     unsigned long long *d_diff = NULL, diff = ~0ull;
     const size_t words = c->bytes / 4, blocks = (words + 255) / 256;
     *identical = 0;
-    VR_QB_CUDA(cudaMalloc(&d_diff, sizeof *d_diff));
-    VR_QB_CUDA(cudaMemsetAsync(d_diff, 0, sizeof *d_diff, c->stream));
-    VR_QB_CUDA(cudaMemsetAsync(c->a, 0xff, c->bytes, c->stream));
-    VR_QB_TRY(vr_qb_launch(c, VR_QB_DIRECT));
-    VR_QB_CUDA(cudaMemcpyAsync(c->b, c->a, c->bytes, cudaMemcpyDeviceToDevice, c->stream));
-    VR_QB_CUDA(cudaMemsetAsync(c->a, 0xff, c->bytes, c->stream));
-    VR_QB_TRY(vr_qb_launch(c, VR_QB_STAGED));
+    if ((st = vr_cuda_alloc((void **)&d_diff, sizeof *d_diff, "queue bench difference count")) !=
+        VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMemsetAsync(d_diff, 0, sizeof *d_diff, c->stream));
+    VR_CUDA_GOTO(cudaMemsetAsync(c->a, 0xff, c->bytes, c->stream));
+    if ((st = vr_qb_launch(c, VR_QB_DIRECT)) != VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMemcpyAsync(c->b, c->a, c->bytes, cudaMemcpyDeviceToDevice, c->stream));
+    VR_CUDA_GOTO(cudaMemsetAsync(c->a, 0xff, c->bytes, c->stream));
+    if ((st = vr_qb_launch(c, VR_QB_STAGED)) != VR_OK)
+        goto done;
     vr_qb_compare_kernel<<<(unsigned)blocks, 256, 0, c->stream>>>((const uint32_t *)c->a,
                                                                    (const uint32_t *)c->b, words,
                                                                    d_diff);
-    VR_QB_CUDA(cudaGetLastError());
-    VR_QB_CUDA(cudaMemcpyAsync(&diff, d_diff, sizeof diff, cudaMemcpyDeviceToHost, c->stream));
-    VR_QB_CUDA(cudaStreamSynchronize(c->stream));
+    VR_LAUNCH_GOTO("vr_qb_compare_kernel", c->stream);
+    VR_CUDA_GOTO(cudaMemcpyAsync(&diff, d_diff, sizeof diff, cudaMemcpyDeviceToHost, c->stream));
+    VR_CUDA_GOTO(cudaStreamSynchronize(c->stream));
     *identical = diff == 0;
     if (diff)
         fprintf(stderr, "queue bench: staged and direct queues differ in %llu of %zu words\n",
                 diff, words);
 done:
-    cudaFree(d_diff);
+    cudaFree(d_diff); /* teardown: nothing to act on, the first error is already recorded */
     return st;
 }
 
@@ -157,9 +146,9 @@ extern "C" vr_status vr_queue_bench(vr_queue_bench_result *r, uint32_t triangles
     memset(r, 0, sizeof *r);
     if (triangles == 0)
         return VR_ERROR(VR_ERR_ARG, "queue bench: no triangles");
-    if (block < 32 || block > 1024 || block % 32)
-        return VR_ERROR(VR_ERR_ARG, "queue bench: block %u must be a multiple of 32 in 32..1024",
-                        block);
+    if (block < VR_BLOCK_MIN || block > VR_BLOCK_MAX || block % VR_WARP_SIZE)
+        return VR_ERROR(VR_ERR_ARG, "queue bench: block %u must be a multiple of 32 in %u..%u",
+                        block, VR_BLOCK_MIN, VR_BLOCK_MAX);
     if (reps < 1)
         return VR_ERROR(VR_ERR_ARG, "queue bench: reps %d must be >= 1", reps);
     const size_t bytes = (size_t)triangles * VR_QUEUE_BYTES_PER_TRIANGLE;
@@ -176,15 +165,12 @@ extern "C" vr_status vr_queue_bench(vr_queue_bench_result *r, uint32_t triangles
     c.bytes = bytes;
     c.triangles = triangles;
     c.block = block;
-    if (cudaMalloc(&c.a, bytes) != cudaSuccess || cudaMalloc(&c.b, bytes) != cudaSuccess) {
-        cudaGetLastError(); /* an allocation failure is not sticky: clear it */
-        st = VR_ERROR(VR_ERR_OOM, "queue bench: 2 x %.1f MB of device memory for %u triangles",
-                      bytes * 1e-6, triangles);
+    if ((st = vr_cuda_alloc((void **)&c.a, bytes, "queue bench queue")) ||
+        (st = vr_cuda_alloc((void **)&c.b, bytes, "queue bench copy")))
         goto done;
-    }
-    VR_QB_CUDA(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
-    VR_QB_CUDA(cudaEventCreate(&ev[0]));
-    VR_QB_CUDA(cudaEventCreate(&ev[1]));
+    VR_CUDA_GOTO(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
+    VR_CUDA_GOTO(cudaEventCreate(&ev[0]));
+    VR_CUDA_GOTO(cudaEventCreate(&ev[1]));
     c.p = vr_reuse_params_default();
     c.p.queue.clip = (float *)c.a;
     c.p.queue.normal = (float *)(c.a + (size_t)triangles * 48);
@@ -193,17 +179,20 @@ extern "C" vr_status vr_queue_bench(vr_queue_bench_result *r, uint32_t triangles
     c.p.queue.capacity = triangles;
     c.p.block_size = block;
 
-    VR_QB_TRY(vr_qb_check(&c, &r->identical));
+    if ((st = vr_qb_check(&c, &r->identical)) != VR_OK)
+        goto done;
     for (int k = 0; k < VR_QB_KIND_COUNT; ++k) /* warm-up */
-        VR_QB_TRY(vr_qb_launch(&c, (vr_queue_bench_kind)k));
-    VR_QB_CUDA(cudaStreamSynchronize(c.stream));
+        if ((st = vr_qb_launch(&c, (vr_queue_bench_kind)k)) != VR_OK)
+            goto done;
+    VR_CUDA_GOTO(cudaStreamSynchronize(c.stream));
     for (int i = 0; i < reps; ++i)
         for (int k = 0; k < VR_QB_KIND_COUNT; ++k) {
-            VR_QB_CUDA(cudaEventRecord(ev[0], c.stream));
-            VR_QB_TRY(vr_qb_launch(&c, (vr_queue_bench_kind)k));
-            VR_QB_CUDA(cudaEventRecord(ev[1], c.stream));
-            VR_QB_CUDA(cudaEventSynchronize(ev[1]));
-            VR_QB_CUDA(cudaEventElapsedTime(&ms[k * reps + i], ev[0], ev[1]));
+            VR_CUDA_GOTO(cudaEventRecord(ev[0], c.stream));
+            if ((st = vr_qb_launch(&c, (vr_queue_bench_kind)k)) != VR_OK)
+                goto done;
+            VR_CUDA_GOTO(cudaEventRecord(ev[1], c.stream));
+            VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
+            VR_CUDA_GOTO(cudaEventElapsedTime(&ms[k * reps + i], ev[0], ev[1]));
         }
     for (int k = 0; k < VR_QB_KIND_COUNT; ++k) {
         float *m = ms + k * reps;
@@ -213,6 +202,7 @@ extern "C" vr_status vr_queue_bench(vr_queue_bench_result *r, uint32_t triangles
         r->bytes[k] = k == VR_QB_COPY ? 2.0 * (double)bytes : (double)bytes;
     }
 done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
     if (ev[0])
         cudaEventDestroy(ev[0]);
     if (ev[1])

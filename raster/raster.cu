@@ -76,12 +76,6 @@ typedef struct vr_resolve_kparams {
     vr_resolve_params shade;   /* device arrays */
 } vr_resolve_kparams;
 
-#ifdef VR_SYNC_CHECK
-#define VR_RASTER_LAUNCHED(stream) VR_CUDA_GOTO(cudaStreamSynchronize(stream))
-#else
-#define VR_RASTER_LAUNCHED(stream) VR_CUDA_GOTO(cudaGetLastError())
-#endif
-
 /* One thread per queue slot. No shared memory, no block-level sync; the slot's sub-triangles
  * are walked row by row with incremental edge functions. A plain read of the visibility word
  * skips the atomic when the pixel already holds a nearer word: words only decrease, so a stale
@@ -233,18 +227,6 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
-static vr_status vr_raster_device_check(void)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        return VR_ERROR(VR_ERR_NO_DEVICE, "no CUDA device: %s",
-                        e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount() = 0");
-    }
-    return VR_OK;
-}
-
 size_t vr_raster_scratch_bytes(void)
 {
     /* the counts, then the list, 16-byte aligned */
@@ -261,7 +243,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     if (st == VR_OK)
         st = vr_raster_check_queue(d_q, tri_count);
     if (st == VR_OK)
-        st = vr_raster_device_check();
+        st = vr_cuda_device_check();
     if (st != VR_OK)
         return st;
     cudaStream_t s = (cudaStream_t)stream;
@@ -275,7 +257,8 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     for (int i = 0; i < 3; ++i)
         VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
     if (!d_scratch) {
-        VR_CUDA_GOTO(cudaMalloc(&d_own, vr_raster_scratch_bytes()));
+        if ((st = vr_cuda_alloc(&d_own, vr_raster_scratch_bytes(), "raster scratch")) != VR_OK)
+            goto done;
         d_scratch = d_own;
     }
     d_counts = (vr_raster_counts *)d_scratch;
@@ -295,10 +278,10 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         p.big_pixels = vr_raster_big_pixels(tri_count);
         const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
         vr_raster_kernel<<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
-        VR_RASTER_LAUNCHED(s);
+        VR_LAUNCH_GOTO("vr_raster_kernel", s);
         /* the list's length stays on the device: a fixed grid strides over it */
         vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
-        VR_RASTER_LAUNCHED(s);
+        VR_LAUNCH_GOTO("vr_raster_big_kernel", s);
     }
     VR_CUDA_GOTO(cudaEventRecord(ev[2], s));
     VR_CUDA_GOTO(cudaMemcpyAsync(&counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost, s));
@@ -333,7 +316,7 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
     if (st == VR_OK)
         st = vr_resolve_check(p);
     if (st == VR_OK)
-        st = vr_raster_device_check();
+        st = vr_cuda_device_check();
     if (st != VR_OK)
         return st;
     cudaStream_t s = (cudaStream_t)stream;
@@ -353,13 +336,14 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
         VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
     vr_resolve_kernel<<<grid, block, 0, s>>>(k);
-    VR_RASTER_LAUNCHED(s);
+    VR_LAUNCH_GOTO("vr_resolve_kernel", s);
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
     VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
     VR_CUDA_GOTO(cudaEventElapsedTime(&t, ev[0], ev[1]));
     if (ms)
         *ms = t;
 done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
     for (int i = 0; i < 2; ++i)
         if (ev[i])
             cudaEventDestroy(ev[i]);
@@ -387,6 +371,7 @@ void vr_raster_device_destroy(vr_raster_device *d)
 {
     if (!d)
         return;
+    /* teardown: errors cannot be acted on here, so they are not checked */
     cudaFree(d->d_queue.clip);
     cudaFree(d->d_queue.normal);
     cudaFree(d->d_queue.vertex);
@@ -409,7 +394,7 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
 {
     assert(out);
     *out = NULL;
-    vr_status st = vr_raster_device_check();
+    vr_status st = vr_cuda_device_check();
     if (st != VR_OK)
         return st;
     vr_raster_device *d = (vr_raster_device *)calloc(1, sizeof *d);
@@ -428,22 +413,16 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
         (st = vr_cuda_alloc((void **)&d->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
                               "shade counts")) ||
         (st = vr_cuda_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids")) ||
-        (st = vr_cuda_alloc(&d->d_scratch, vr_raster_scratch_bytes(), "raster scratch"))) {
-        vr_raster_device_destroy(d);
-        return st;
-    }
-    cudaError_t e = cudaStreamCreate(&d->stream);
-    if (e == cudaSuccess)
-        e = cudaEventCreate(&d->ev[0]);
-    if (e == cudaSuccess)
-        e = cudaEventCreate(&d->ev[1]);
-    if (e != cudaSuccess) {
-        vr_raster_device_destroy(d);
-        return VR_ERROR(VR_ERR_CUDA, "raster device: stream/event creation failed: %s",
-                        cudaGetErrorString(e));
-    }
+        (st = vr_cuda_alloc(&d->d_scratch, vr_raster_scratch_bytes(), "raster scratch")))
+        goto done;
+    VR_CUDA_GOTO(cudaStreamCreate(&d->stream));
+    VR_CUDA_GOTO(cudaEventCreate(&d->ev[0]));
+    VR_CUDA_GOTO(cudaEventCreate(&d->ev[1]));
     *out = d;
     return VR_OK;
+done:
+    vr_raster_device_destroy(d);
+    return st;
 }
 
 vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint32_t tri_count,
@@ -500,12 +479,10 @@ vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *
         return st;
     const size_t pixels = (size_t)cfg->width * cfg->height;
     if (pixels > d->pixel_capacity) {
-        cudaFree(d->d_vis);
-        cudaFree(d->d_rgba);
-        d->d_vis = NULL;
-        d->d_rgba = NULL;
         d->pixel_capacity = 0;
-        if ((st = vr_cuda_alloc((void **)&d->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+        if ((st = vr_cuda_free((void **)&d->d_vis, "vis buffer")) ||
+            (st = vr_cuda_free((void **)&d->d_rgba, "image")) ||
+            (st = vr_cuda_alloc((void **)&d->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
             (st = vr_cuda_alloc((void **)&d->d_rgba, pixels * 4, "image")))
             return st;
         d->pixel_capacity = pixels;

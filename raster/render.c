@@ -51,15 +51,6 @@ struct vr_renderer {
 /* ---- device buffers (CUDA runtime; the stubs below keep a CPU-only build linking) ---------- */
 
 #ifdef VR_HAVE_CUDA
-#define VR_RENDER_CUDA(call, what)                                                          \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            cudaGetLastError();                                                             \
-            return VR_ERROR(VR_ERR_CUDA, "renderer: %s: %s", (what), cudaGetErrorString(e_)); \
-        }                                                                                   \
-    } while (0)
-
 static void vr_render_dev_free(vr_renderer *r)
 {
     /* teardown: nothing to act on when these fail */
@@ -83,7 +74,7 @@ static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t ve
                                   "raster scratch")))
         return st;
     cudaStream_t s;
-    VR_RENDER_CUDA(cudaStreamCreate(&s), "stream creation");
+    VR_CUDA_CHECK(cudaStreamCreate(&s));
     r->stream = s;
     return VR_OK;
 }
@@ -93,24 +84,22 @@ static vr_status vr_render_dev_pixels(vr_renderer *r, size_t pixels)
 {
     if (pixels <= r->d_pixel_capacity)
         return VR_OK;
-    cudaFree(r->d_vis);
-    cudaFree(r->d_rgba);
-    r->d_vis = NULL;
-    r->d_rgba = NULL;
     r->d_pixel_capacity = 0;
     vr_status st;
-    if ((st = vr_cuda_alloc((void **)&r->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+    if ((st = vr_cuda_free((void **)&r->d_vis, "vis buffer")) ||
+        (st = vr_cuda_free((void **)&r->d_rgba, "image")) ||
+        (st = vr_cuda_alloc((void **)&r->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
         (st = vr_cuda_alloc((void **)&r->d_rgba, pixels * 4, "image")))
         return st;
     r->d_pixel_capacity = pixels;
     return VR_OK;
 }
 
-/* Host-to-device or device-to-device: unified addressing tells which. */
+/* Host-to-device or device-to-device: unified addressing tells which. `what` names the copy
+ * in the message. */
 static vr_status vr_render_dev_copy(void *dst, const void *src, size_t bytes, const char *what)
 {
-    VR_RENDER_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), what);
-    return VR_OK;
+    return vr_cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), VR_CUDA_WHERE, what);
 }
 
 /* Device-to-host copy of the image, timed with events on the renderer's stream. */
@@ -120,24 +109,15 @@ static vr_status vr_render_dev_download(vr_renderer *r, uint8_t *rgba, size_t by
     cudaEvent_t ev[2] = {NULL, NULL};
     float t = 0;
     vr_status st = VR_OK;
-    cudaError_t e = cudaEventCreate(&ev[0]);
-    if (e == cudaSuccess)
-        e = cudaEventCreate(&ev[1]);
-    if (e == cudaSuccess)
-        e = cudaEventRecord(ev[0], s);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(rgba, r->d_rgba, bytes, cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess)
-        e = cudaEventRecord(ev[1], s);
-    if (e == cudaSuccess)
-        e = cudaEventSynchronize(ev[1]);
-    if (e == cudaSuccess)
-        e = cudaEventElapsedTime(&t, ev[0], ev[1]);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        st = VR_ERROR(VR_ERR_CUDA, "renderer: image download (%zu bytes): %s", bytes,
-                      cudaGetErrorString(e));
-    }
+    VR_CUDA_GOTO(cudaEventCreate(&ev[0]));
+    VR_CUDA_GOTO(cudaEventCreate(&ev[1]));
+    VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(rgba, r->d_rgba, bytes, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
+    VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
+    VR_CUDA_GOTO(cudaEventElapsedTime(&t, ev[0], ev[1]));
+done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
     for (int i = 0; i < 2; ++i)
         if (ev[i])
             cudaEventDestroy(ev[i]);
@@ -279,7 +259,7 @@ static vr_status vr_render_counts_gpu(vr_renderer *r, const vr_render_options *o
     const uint32_t *d_counts = vr_geometry_device_shade_counts(r->geometry);
     if ((s = vr_render_dev_copy(r->d_shade_counts, d_counts,
                                 (size_t)r->mesh->vertex_count * sizeof(uint32_t),
-                                "shade counts device copy")) != VR_OK)
+                                "cudaMemcpy of the shade counts (device to device)")) != VR_OK)
         return s;
     st->transfer_ms = vr_now_ms() - t0;
     /* without culling every triangle owns its slot; anything else would leave stale slots in
@@ -304,7 +284,7 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
     vr_status s;
     if (r->d_batch_kind != r->batch_kind) {
         if ((s = vr_render_dev_copy(r->d_tri_batch, r->batch_ids, (size_t)tris * sizeof(uint32_t),
-                                    "batch ids upload")) != VR_OK)
+                                    "cudaMemcpy of the batch ids (upload)")) != VR_OK)
             return s;
         r->d_batch_kind = r->batch_kind;
     }

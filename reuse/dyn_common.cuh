@@ -226,9 +226,9 @@ static __device__ __forceinline__ void vr_dyn_finish_hashed(const vr_reuse_param
 typedef void (*vr_dyn_hashed_kernel)(vr_reuse_params, uint32_t);
 
 /* Host side of hash and phash: checks the parameters, sizes the table (vr_dyn_table_log2) and
- * shared memory, launches one block per batch. */
+ * shared memory, launches one block per batch (kernel_name names it in messages). */
 static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const char *name,
-                                             vr_dyn_hashed_kernel kernel)
+                                             vr_dyn_hashed_kernel kernel, const char *kernel_name)
 {
     vr_status st = vr_dyn_check(p, name);
     if (st != VR_OK || p->index_count == 0)
@@ -239,7 +239,7 @@ static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const cha
     if (st != VR_OK)
         return st;
     kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(*p, table_log2);
-    VR_LAUNCH_CHECK(name);
+    VR_LAUNCH_CHECK(kernel_name, (cudaStream_t)p->stream);
     return VR_OK;
 }
 

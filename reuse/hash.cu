@@ -125,7 +125,7 @@ static vr_status vr_hash_gts_launch(const vr_reuse_params *p)
         return st;
     vr_hash_gts_kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(
         *p, table_log2, src, v_cap);
-    VR_LAUNCH_CHECK("hash (compressed input)");
+    VR_LAUNCH_CHECK("vr_hash_gts_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }
 
@@ -133,5 +133,5 @@ extern "C" vr_status vr_hash_run(const vr_reuse_params *p)
 {
     if (p->gts)
         return vr_hash_gts_launch(p);
-    return vr_dyn_launch_hashed(p, "hash", vr_hash_kernel);
+    return vr_dyn_launch_hashed(p, "hash", vr_hash_kernel, "vr_hash_kernel");
 }

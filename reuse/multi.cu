@@ -68,9 +68,9 @@ extern "C" vr_status vr_multi_run(const vr_reuse_params *p)
     cudaStream_t stream = (cudaStream_t)p->stream;
     const uint32_t shade_blocks = vr_grid_blocks(p->vertex_count, p->block_size);
     vr_multi_shade_kernel<<<shade_blocks, p->block_size, 0, stream>>>(*p);
-    VR_LAUNCH_CHECK("vr_multi_shade_kernel");
+    VR_LAUNCH_CHECK("vr_multi_shade_kernel", stream);
     const uint32_t blocks = vr_grid_blocks(triangles, p->block_size);
     vr_multi_assemble_kernel<<<blocks, p->block_size, 0, stream>>>(*p);
-    VR_LAUNCH_CHECK("vr_multi_assemble_kernel");
+    VR_LAUNCH_CHECK("vr_multi_assemble_kernel", stream);
     return VR_OK;
 }

@@ -38,6 +38,6 @@ extern "C" vr_status vr_naive_run(const vr_reuse_params *p)
         return VR_OK;
     const uint32_t blocks = vr_grid_blocks(triangles, p->block_size);
     vr_naive_kernel<<<blocks, p->block_size, 0, (cudaStream_t)p->stream>>>(*p);
-    VR_LAUNCH_CHECK("vr_naive_kernel");
+    VR_LAUNCH_CHECK("vr_naive_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }

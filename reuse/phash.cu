@@ -111,5 +111,5 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
 
 extern "C" vr_status vr_phash_run(const vr_reuse_params *p)
 {
-    return vr_dyn_launch_hashed(p, "phash", vr_phash_kernel);
+    return vr_dyn_launch_hashed(p, "phash", vr_phash_kernel, "vr_phash_kernel");
 }

@@ -123,7 +123,7 @@ static vr_status vr_sort_launch(const vr_reuse_params *p)
     if (st != VR_OK)
         return st;
     vr_sort_kernel<BLOCK, CAP><<<p->batch_count, BLOCK, smem, (cudaStream_t)p->stream>>>(*p);
-    VR_LAUNCH_CHECK("vr_sort_kernel");
+    VR_LAUNCH_CHECK("vr_sort_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }
 
@@ -132,7 +132,7 @@ static vr_status vr_sort_too_long(const vr_reuse_params *p)
 {
     const uint32_t most = VR_SORT_MAX_ITEMS * p->block_size / 3 * 3;
     uint32_t block = p->block_size;
-    while (block < 1024 && VR_SORT_MAX_ITEMS * block < p->max_indices)
+    while (block < VR_BLOCK_MAX && VR_SORT_MAX_ITEMS * block < p->max_indices)
         block *= 2;
     return VR_ERROR(VR_ERR_ARG,
                     "sort: batches of at most %u indices at block %u (got max_indices %u): "

@@ -132,6 +132,6 @@ extern "C" vr_status vr_warp_run(const vr_reuse_params *p)
     const uint32_t blocks = vr_grid_blocks(warps, warps_per_block);
     const size_t shared = (size_t)warps_per_block * batch; /* <= 32 * 1536 = 48 KiB */
     vr_warp_kernel<<<blocks, p->block_size, shared, (cudaStream_t)p->stream>>>(*p);
-    VR_LAUNCH_CHECK("vr_warp_kernel");
+    VR_LAUNCH_CHECK("vr_warp_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }

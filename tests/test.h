@@ -49,6 +49,14 @@ const char *vr_test_scene_path(char *buf, size_t n, const char *name);
 
 #define VR_TEST_RESULT() (vr_test_failures ? VR_TEST_FAIL : VR_TEST_PASS)
 
+/* A CUDA call in a GPU test (a .cu file that includes pipeline/vr_check.h): a failure is a failed
+ * expectation with vr_check.h's message, "<call> failed: <CUDA error string>". */
+#define VR_EXPECT_CUDA(call)                                                           \
+    do {                                                                               \
+        const vr_status cuda_st_ = vr_cuda_status((call), VR_CUDA_WHERE, #call);       \
+        VR_EXPECT(cuda_st_ == VR_OK, "%s", vr_last_error());                           \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pipeline/stage/geometry.h"
+#include "pipeline/vr_check.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
 
@@ -30,42 +31,36 @@ static int vr_no_device(void)
     return 1;
 }
 
-#define CUDA_OK(call)                                                                         \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        VR_EXPECT(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                \
-    } while (0)
-
 /* Device copy of a host queue's first n slots (capacity n). */
 static void queue_upload(vr_queue *d, const vr_queue *h, uint32_t n)
 {
     memset(d, 0, sizeof *d);
     d->capacity = n;
-    CUDA_OK(cudaMalloc((void **)&d->clip, (size_t)n * 48 + 16));
-    CUDA_OK(cudaMalloc((void **)&d->normal, (size_t)n * 48 + 16));
-    CUDA_OK(cudaMalloc((void **)&d->vertex, (size_t)n * 12 + 16));
-    CUDA_OK(cudaMalloc((void **)&d->tri_id, (size_t)n * 4 + 16));
-    CUDA_OK(cudaMemcpy(d->clip, h->clip, (size_t)n * 48, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(d->normal, h->normal, (size_t)n * 48, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(d->vertex, h->vertex, (size_t)n * 12, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(d->tri_id, h->tri_id, (size_t)n * 4, cudaMemcpyHostToDevice));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d->clip, (size_t)n * 48 + 16));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d->normal, (size_t)n * 48 + 16));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d->vertex, (size_t)n * 12 + 16));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d->tri_id, (size_t)n * 4 + 16));
+    VR_EXPECT_CUDA(cudaMemcpy(d->clip, h->clip, (size_t)n * 48, cudaMemcpyHostToDevice));
+    VR_EXPECT_CUDA(cudaMemcpy(d->normal, h->normal, (size_t)n * 48, cudaMemcpyHostToDevice));
+    VR_EXPECT_CUDA(cudaMemcpy(d->vertex, h->vertex, (size_t)n * 12, cudaMemcpyHostToDevice));
+    VR_EXPECT_CUDA(cudaMemcpy(d->tri_id, h->tri_id, (size_t)n * 4, cudaMemcpyHostToDevice));
 }
 
 static void queue_free_device(vr_queue *d)
 {
-    cudaFree(d->clip);
-    cudaFree(d->normal);
-    cudaFree(d->vertex);
-    cudaFree(d->tri_id);
+    VR_EXPECT_CUDA(cudaFree(d->clip));
+    VR_EXPECT_CUDA(cudaFree(d->normal));
+    VR_EXPECT_CUDA(cudaFree(d->vertex));
+    VR_EXPECT_CUDA(cudaFree(d->tri_id));
     memset(d, 0, sizeof *d);
 }
 
 template <typename T> static T *device_copy(const T *h, size_t n)
 {
     T *d = NULL;
-    CUDA_OK(cudaMalloc((void **)&d, n * sizeof(T) + 16));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d, n * sizeof(T) + 16));
     if (n)
-        CUDA_OK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
+        VR_EXPECT_CUDA(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
     return d;
 }
 
@@ -98,14 +93,14 @@ static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *
     queue_upload(&dq, hq, n);
     uint64_t *d_vis = NULL;
     uint8_t *d_img = NULL;
-    CUDA_OK(cudaMalloc((void **)&d_vis, pixels * 8));
-    CUDA_OK(cudaMalloc((void **)&d_img, pixels * 4));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d_vis, pixels * 8));
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d_img, pixels * 4));
     uint32_t *d_counts = device_copy(counts, vertex_count);
     uint32_t *d_batch = device_copy(batch, n);
     for (int rep = 0; rep < 2; ++rep) {
         vr_status s = vr_raster_gpu(d_vis, &dq, n, cfg, &gs, NULL, NULL);
         VR_EXPECT(s == VR_OK, "%s: vr_raster_gpu: %s", label, vr_last_error());
-        CUDA_OK(cudaMemcpy(got, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
+        VR_EXPECT_CUDA(cudaMemcpy(got, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
         const size_t bad = diff_report(got, want, pixels, cfg->width, label);
         VR_EXPECT(bad == 0, "%s (run %d): %zu of %zu visibility words differ", label, rep, bad,
                   pixels);
@@ -130,16 +125,16 @@ static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *
                   "%s: resolve ref: %s", label, vr_last_error());
         VR_EXPECT(vr_resolve_gpu(d_img, d_vis, &dq, n, cfg, &dp, NULL, NULL) == VR_OK,
                   "%s: resolve gpu: %s", label, vr_last_error());
-        CUDA_OK(cudaMemcpy(got_img, d_img, pixels * 4, cudaMemcpyDeviceToHost));
+        VR_EXPECT_CUDA(cudaMemcpy(got_img, d_img, pixels * 4, cudaMemcpyDeviceToHost));
         char what[160];
         snprintf(what, sizeof what, "%s mode %d", label, mode);
         const size_t bad = diff_report(got_img, want_img, pixels, cfg->width, what);
         VR_EXPECT(bad == 0, "%s: %zu of %zu pixels differ", what, bad, pixels);
     }
-    cudaFree(d_vis);
-    cudaFree(d_img);
-    cudaFree(d_counts);
-    cudaFree(d_batch);
+    VR_EXPECT_CUDA(cudaFree(d_vis));
+    VR_EXPECT_CUDA(cudaFree(d_img));
+    VR_EXPECT_CUDA(cudaFree(d_counts));
+    VR_EXPECT_CUDA(cudaFree(d_batch));
     queue_free_device(&dq);
     free(want), free(got), free(want_img), free(got_img), free(batch);
 }
@@ -223,18 +218,18 @@ static int check_scene(const char *file, int reverse)
             vr_queue dq, dr;
             queue_upload(&dq, &res.queue, tris);
             queue_upload(&dr, &r, tris);
-            CUDA_OK(cudaMalloc((void **)&d_vis, pixels * 8));
+            VR_EXPECT_CUDA(cudaMalloc((void **)&d_vis, pixels * 8));
             VR_EXPECT(vr_raster_gpu(d_vis, &dq, tris, &cfg, NULL, NULL, NULL) == VR_OK, "%s",
                       vr_last_error());
-            CUDA_OK(cudaMemcpy(a, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
+            VR_EXPECT_CUDA(cudaMemcpy(a, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
             VR_EXPECT(vr_raster_gpu(d_vis, &dr, tris, &cfg, NULL, NULL, NULL) == VR_OK, "%s",
                       vr_last_error());
-            CUDA_OK(cudaMemcpy(b, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
+            VR_EXPECT_CUDA(cudaMemcpy(b, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
             size_t depth_bad = 0;
             for (size_t i = 0; i < pixels; ++i)
                 depth_bad += a[i] >> 32 != b[i] >> 32;
             VR_EXPECT(depth_bad == 0, "%s: reversed queue changes %zu depths", label, depth_bad);
-            cudaFree(d_vis);
+            VR_EXPECT_CUDA(cudaFree(d_vis));
             queue_free_device(&dq);
             queue_free_device(&dr);
             free(a), free(b), free(r.clip), free(r.normal), free(r.vertex), free(r.tri_id);

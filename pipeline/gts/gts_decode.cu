@@ -48,18 +48,6 @@
 #define VR_GTS_VTILE_BLOCK VR_GTS_VTILE_WORDS
 #define VR_GTS_V_ITEMS 8
 
-#ifdef VR_SYNC_CHECK
-#define VR_GTS_LAUNCHED(what)                                                            \
-    do {                                                                                 \
-        VR_CUDA_CHECK(cudaGetLastError());                                                  \
-        cudaError_t s_ = cudaStreamSynchronize(d->stream);                               \
-        if (s_ != cudaSuccess)                                                           \
-            return VR_ERROR(VR_ERR_CUDA, "%s: %s", what, cudaGetErrorString(s_));        \
-    } while (0)
-#else
-#define VR_GTS_LAUNCHED(what) VR_CUDA_CHECK(cudaGetLastError())
-#endif
-
 struct vr_gts_gpu {
     vr_gts h;              /* counts of the uploaded stream (host arrays not kept) */
     uint32_t codes;        /* 1: R mode (M_Scan runs), 0: deg. mode (M[i] = i + 2) */
@@ -676,7 +664,7 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
         vr_gts_d_scatter_kernel<<<grid_for(h->s_count, VR_GTS_D_BLOCK), VR_GTS_D_BLOCK, 0,
                                   d->stream>>>(d->d_s, d->d_sbar, h->s_count, d->d_d,
                                                h->u_count, d->d_err);
-        VR_GTS_LAUNCHED("vr_gts_d_scatter_kernel");
+        VR_LAUNCH_CHECK("vr_gts_d_scatter_kernel", d->stream);
         return VR_OK;
     case VR_GTS_INC_SCAN:
     case VR_GTS_Q_SCAN:
@@ -690,17 +678,17 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
         vr_gts_v_kernel<<<grid_for(h->v_count, VR_GTS_V_BLOCK), VR_GTS_V_BLOCK, 0, d->stream>>>(
             d->d_inc, d->d_incscan, d->d_u, h->u_count, h->v_count, h->referenced_count, d->d_v,
             d->d_err);
-        VR_GTS_LAUNCHED("vr_gts_v_kernel");
+        VR_LAUNCH_CHECK("vr_gts_v_kernel", d->stream);
         return VR_OK;
     case VR_GTS_T_KERNEL:
         vr_gts_t_kernel<<<grid_for(n, VR_GTS_T_BLOCK), VR_GTS_T_BLOCK, 0, d->stream>>>(
             d->d_c, d->d_m, d->d_q, d->d_v, n, h->v_count, d->codes, d->d_t, d->d_err);
-        VR_GTS_LAUNCHED("vr_gts_t_kernel");
+        VR_LAUNCH_CHECK("vr_gts_t_kernel", d->stream);
         return VR_OK;
     case VR_GTS_TILE_REDUCE:
         vr_gts_tile_reduce_kernel<<<d->tile_count, VR_GTS_TILE_BLOCK, 0, d->stream>>>(
             tile_params(d));
-        VR_GTS_LAUNCHED("vr_gts_tile_reduce_kernel");
+        VR_LAUNCH_CHECK("vr_gts_tile_reduce_kernel", d->stream);
         return VR_OK;
     case VR_GTS_TILE_SCAN:
     case VR_GTS_VTILE_SCAN:
@@ -709,17 +697,17 @@ static vr_status run_stage(vr_gts_gpu *d, vr_gts_stage st)
     case VR_GTS_VTILE_REDUCE:
         vr_gts_vtile_reduce_kernel<<<d->vtile_count, VR_GTS_VTILE_BLOCK, 0, d->stream>>>(
             vtile_params(d));
-        VR_GTS_LAUNCHED("vr_gts_vtile_reduce_kernel");
+        VR_LAUNCH_CHECK("vr_gts_vtile_reduce_kernel", d->stream);
         return VR_OK;
     case VR_GTS_V_TILED:
         vr_gts_v_tiled_kernel<<<d->vtile_count, VR_GTS_VTILE_BLOCK, 0, d->stream>>>(
             vtile_params(d));
-        VR_GTS_LAUNCHED("vr_gts_v_tiled_kernel");
+        VR_LAUNCH_CHECK("vr_gts_v_tiled_kernel", d->stream);
         return VR_OK;
     case VR_GTS_TILE_T:
         vr_gts_t_tiled_kernel<<<d->tile_count, VR_GTS_TILE_BLOCK, 0, d->stream>>>(
             tile_params(d));
-        VR_GTS_LAUNCHED("vr_gts_t_tiled_kernel");
+        VR_LAUNCH_CHECK("vr_gts_t_tiled_kernel", d->stream);
         return VR_OK;
     default:
         return VR_ERROR(VR_ERR_ARG, "gts gpu: unknown stage %d", (int)st);

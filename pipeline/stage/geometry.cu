@@ -44,39 +44,33 @@ struct vr_geometry {
 
 /* ---- device ------------------------------------------------------------------------------ */
 
+/* Without a device these two leave the reason in vr_last_error() too (vr_cuda_device_check):
+ * no caller reads it there, they return or print it themselves. */
 int vr_gpu_available(void)
 {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    return vr_cuda_device_check() == VR_OK;
 }
 
 const char *vr_gpu_device_name(void)
 {
     static char name[256];
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        snprintf(name, sizeof name, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
-        return name;
-    }
-    if (n == 0)
-        return "no CUDA device: cudaGetDeviceCount found none";
     cudaDeviceProp prop;
-    e = cudaGetDeviceProperties(&prop, 0);
-    if (e != cudaSuccess) {
-        snprintf(name, sizeof name, "no CUDA device: cudaGetDeviceProperties: %s",
-                 cudaGetErrorString(e));
-        return name;
-    }
-    snprintf(name, sizeof name, "%s", prop.name);
+    if (vr_cuda_device_check() != VR_OK)
+        snprintf(name, sizeof name, "%s", vr_last_error()); /* "no CUDA device: <why>" */
+    else if (vr_cuda_status(cudaGetDeviceProperties(&prop, 0), VR_CUDA_WHERE,
+                            "cudaGetDeviceProperties(device 0)") != VR_OK)
+        snprintf(name, sizeof name, "no CUDA device: %s", vr_last_error());
+    else
+        snprintf(name, sizeof name, "%s", prop.name);
     return name;
 }
 
 vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_count,
                              int *clock_khz)
 {
-    if (!vr_gpu_available())
-        return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+    const vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
     int d = 0, r = 0, sms = 0, clk = 0;
     VR_CUDA_CHECK(cudaDriverGetVersion(&d));
     VR_CUDA_CHECK(cudaRuntimeGetVersion(&r));
@@ -93,9 +87,36 @@ vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_
     return VR_OK;
 }
 
-/* Frees what vr_gpu_copy_bandwidth allocated; returns `st` so error paths stay one line. */
-static vr_status vr_bandwidth_cleanup(vr_status st, void *a, void *b, cudaEvent_t e0, cudaEvent_t e1)
+vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
 {
+    assert(bytes_per_second);
+    *bytes_per_second = 0;
+    vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    const size_t bytes = (size_t)256 << 20; /* far beyond the 50 MB L2: DRAM, not cache */
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    float best = 0;
+    if ((st = vr_cuda_alloc(&a, bytes, "copy bandwidth source")) != VR_OK ||
+        (st = vr_cuda_alloc(&b, bytes, "copy bandwidth destination")) != VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaEventCreate(&e0));
+    VR_CUDA_GOTO(cudaEventCreate(&e1));
+    VR_CUDA_GOTO(cudaMemset(a, 1, bytes));
+    for (int rep = 0; rep < 11; ++rep) {
+        float ms = 0;
+        VR_CUDA_GOTO(cudaEventRecord(e0));
+        VR_CUDA_GOTO(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+        VR_CUDA_GOTO(cudaEventRecord(e1));
+        VR_CUDA_GOTO(cudaEventSynchronize(e1));
+        VR_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1));
+        if (rep > 0 && (best == 0 || ms < best))
+            best = ms; /* rep 0 is the warm-up */
+    }
+    *bytes_per_second = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) : 0;
+done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
     cudaFree(a);
     cudaFree(b);
     if (e0)
@@ -103,47 +124,6 @@ static vr_status vr_bandwidth_cleanup(vr_status st, void *a, void *b, cudaEvent_
     if (e1)
         cudaEventDestroy(e1);
     return st;
-}
-
-vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
-{
-    assert(bytes_per_second);
-    *bytes_per_second = 0;
-    if (!vr_gpu_available())
-        return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
-    const size_t bytes = (size_t)256 << 20; /* far beyond the 50 MB L2: DRAM, not cache */
-    void *a = NULL, *b = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    cudaError_t e = cudaMalloc(&a, bytes);
-    if (e == cudaSuccess)
-        e = cudaMalloc(&b, bytes);
-    if (e == cudaSuccess)
-        e = cudaEventCreate(&e0);
-    if (e == cudaSuccess)
-        e = cudaEventCreate(&e1);
-    if (e == cudaSuccess)
-        e = cudaMemset(a, 1, bytes);
-    float best = 0;
-    for (int rep = 0; rep < 11 && e == cudaSuccess; ++rep) {
-        float ms = 0;
-        e = cudaEventRecord(e0);
-        if (e == cudaSuccess)
-            e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-        if (e == cudaSuccess)
-            e = cudaEventRecord(e1);
-        if (e == cudaSuccess)
-            e = cudaEventSynchronize(e1);
-        if (e == cudaSuccess)
-            e = cudaEventElapsedTime(&ms, e0, e1);
-        if (rep > 0 && e == cudaSuccess && (best == 0 || ms < best))
-            best = ms; /* rep 0 is the warm-up */
-    }
-    if (e != cudaSuccess)
-        return vr_bandwidth_cleanup(VR_ERROR(VR_ERR_CUDA, "copy bandwidth (2 x %zu MiB): %s",
-                                             bytes >> 20, cudaGetErrorString(e)),
-                                    a, b, e0, e1);
-    *bytes_per_second = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) : 0;
-    return vr_bandwidth_cleanup(VR_OK, a, b, e0, e1);
 }
 
 /* ---- context ----------------------------------------------------------------------------- */
@@ -216,9 +196,9 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
 {
     assert(out && m);
     *out = NULL;
-    if (!vr_gpu_available())
-        return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
-    vr_status st = vr_mesh_validate(m, "vr_geometry_create");
+    vr_status st = vr_cuda_device_check();
+    if (st == VR_OK)
+        st = vr_mesh_validate(m, "vr_geometry_create");
     if (st != VR_OK)
         return st;
     vr_geometry *g = (vr_geometry *)calloc(1, sizeof *g);
@@ -257,12 +237,13 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     vr_status st = vr_geometry_dyn_batches(&starts, &count, &g->host, max_unique, max_indices);
     if (st != VR_OK)
         return st;
-    cudaFree(g->d_batch_starts);
     free(g->h_batch_starts);
-    g->d_batch_starts = NULL;
     g->h_batch_starts = starts;
     g->batch_max_unique = 0;
-    st = vr_upload((void **)&g->d_batch_starts, starts, ((size_t)count + 1) * 4, "batch starts");
+    st = vr_cuda_free((void **)&g->d_batch_starts, "batch starts");
+    if (st == VR_OK)
+        st = vr_upload((void **)&g->d_batch_starts, starts, ((size_t)count + 1) * 4,
+                       "batch starts");
     if (st == VR_OK) {
         g->batch_count = count;
         g->batch_max_unique = max_unique;
@@ -283,9 +264,10 @@ static vr_status vr_geometry_prepare_seeds(vr_geometry *g)
     vr_status st = seeds ? VR_OK : VR_ERROR(VR_ERR_OOM, "seeds for %u batches", count);
     if (st == VR_OK)
         st = vr_gts_batch_seeds_from_index_starts(seeds, g->gts, g->h_batch_starts, count);
-    cudaFree(g->d_seeds);
-    g->d_seeds = NULL;
     g->seed_max_unique = 0;
+    const vr_status freed = vr_cuda_free((void **)&g->d_seeds, "seeds");
+    if (st == VR_OK)
+        st = freed;
     if (st == VR_OK)
         st = vr_upload((void **)&g->d_seeds, seeds, (size_t)count * sizeof *seeds, "seeds");
     free(seeds);
@@ -301,19 +283,24 @@ vr_status vr_geometry_set_gts(vr_geometry *g, const vr_gts *gts)
 {
     assert(g);
     VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-    uint32_t **bufs[] = {&g->d_gts_c, &g->d_gts_inc, &g->d_gts_s, &g->d_gts_err};
-    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k) {
-        cudaFree(*bufs[k]);
-        *bufs[k] = NULL;
-    }
-    cudaFree(g->d_seeds);
-    g->d_seeds = NULL;
     g->seed_max_unique = g->seed_max_indices = 0;
     g->gts = NULL;
     memset(&g->gts_src, 0, sizeof g->gts_src);
-    if (!gts)
-        return VR_OK;
-    vr_status st = vr_gts_validate(gts, "vr_geometry_set_gts");
+    /* every buffer goes (and is NULL afterwards) even when one cudaFree fails; the first
+     * failure is returned */
+    uint32_t **bufs[] = {&g->d_gts_c, &g->d_gts_inc, &g->d_gts_s, &g->d_gts_err};
+    vr_status st = VR_OK;
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k) {
+        const vr_status freed = vr_cuda_free((void **)bufs[k], "compressed input");
+        if (st == VR_OK)
+            st = freed;
+    }
+    const vr_status freed = vr_cuda_free((void **)&g->d_seeds, "seeds");
+    if (st == VR_OK)
+        st = freed;
+    if (st != VR_OK || !gts)
+        return st;
+    st = vr_gts_validate(gts, "vr_geometry_set_gts");
     if (st != VR_OK)
         return st;
     if ((uint64_t)gts->strip_triangle_count * 3 != g->index_count ||
@@ -330,6 +317,7 @@ vr_status vr_geometry_set_gts(vr_geometry *g, const vr_gts *gts)
         (st = vr_upload((void **)&g->d_gts_s, gts->s, 4 * (size_t)gts->s_count,
                         "GTS Simple-9 words")) ||
         (st = vr_upload((void **)&g->d_gts_err, NULL, 4, "GTS error word"))) {
+        /* error path: drops the partial upload; a failure there would hide the one reported */
         vr_geometry_set_gts(g, NULL);
         return st;
     }
@@ -393,10 +381,10 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     const size_t temp_bytes = ops->temp_bytes(&p);
     if (temp_bytes > g->temp_capacity) {
         VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-        cudaFree(g->d_temp);
-        g->d_temp = NULL;
         g->temp_capacity = 0;
-        vr_status st = vr_cuda_alloc(&g->d_temp, temp_bytes, "strategy workspace");
+        vr_status st = vr_cuda_free(&g->d_temp, "strategy workspace");
+        if (st == VR_OK)
+            st = vr_cuda_alloc(&g->d_temp, temp_bytes, "strategy workspace");
         if (st != VR_OK)
             return st;
         g->temp_capacity = temp_bytes;
@@ -418,12 +406,18 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     VR_CUDA_CHECK(cudaEventRecord(g->start, g->stream));
     vr_status st = ops->run(&p);
     VR_CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
-    cudaError_t e = cudaEventSynchronize(g->stop);
-    if (st != VR_OK)
-        return st; /* the strategy's own message names the failing call */
-    if (e != cudaSuccess)
-        return VR_ERROR(VR_ERR_CUDA, "%s: kernel fault: %s (rebuild with -DVR_SYNC_CHECK=ON to "
-                        "find the kernel)", ops->name, cudaGetErrorString(e));
+    if (st != VR_OK) {
+        /* error path: waits for what the strategy queued; its own message names the failing
+         * call, so the wait's result is not reported over it */
+        cudaEventSynchronize(g->stop);
+        return st;
+    }
+    /* a kernel fault surfaces here: the message names the strategy (and, without
+     * VR_SYNC_CHECK, hints at rebuilding with it to find the kernel) */
+    char what[96];
+    snprintf(what, sizeof what, "cudaEventSynchronize after the %s kernels", ops->name);
+    if ((st = vr_cuda_status(cudaEventSynchronize(g->stop), VR_CUDA_WHERE, what)) != VR_OK)
+        return st;
     if (ms)
         VR_CUDA_CHECK(cudaEventElapsedTime(ms, g->start, g->stop));
     if (p.gts) {
