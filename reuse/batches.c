@@ -20,7 +20,7 @@ vr_status vr_batches_dynamic(uint32_t *starts, size_t *batch_count, const uint32
     assert(starts != NULL && batch_count != NULL);
     assert(indices != NULL || index_count == 0);
     *batch_count = 0;
-    if (max_unique < 3 || max_indices < 3)
+    if (max_unique < VR_NU_MIN || max_indices < VR_MAX_INDICES_MIN) /* a triangle needs 3 */
         return VR_ERROR(VR_ERR_ARG,
                         "dynamic batches: max_unique %u and max_indices %u must be >= 3",
                         max_unique, max_indices);

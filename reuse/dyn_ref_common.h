@@ -57,7 +57,7 @@ static inline vr_status vr_dyn_check(const vr_reuse_params *p, const char *who)
     if (p->max_unique < VR_NU_MIN || p->max_unique > VR_NU_MAX)
         return VR_ERROR(VR_ERR_ARG, "%s: max_unique (N_u) %u must be in %u..%u", who,
                         p->max_unique, VR_NU_MIN, VR_NU_MAX);
-    if (p->max_indices < 3 || p->max_indices > VR_MAX_INDICES_MAX ||
+    if (p->max_indices < VR_MAX_INDICES_MIN || p->max_indices > VR_MAX_INDICES_MAX ||
         p->max_indices % 3 != 0)
         return VR_ERROR(VR_ERR_ARG,
                         "%s: max_indices %u per dynamic batch must be a multiple of 3 in 3..%u "

@@ -105,10 +105,11 @@ vr_status vr_sim_warp(vr_sim_result *out, const uint32_t *indices, uint32_t inde
                       uint32_t *shade_counts)
 {
     assert(out != NULL);
-    if (batch_indices < 3 || batch_indices % 3 != 0)
+    if (batch_indices < VR_WARP_BATCH_MIN || batch_indices > VR_WARP_BATCH_MAX ||
+        batch_indices % 3 != 0)
         return VR_ERROR(VR_ERR_ARG,
-                        "vr_sim_warp: batch of %u indices; it must be a positive multiple of 3",
-                        batch_indices);
+                        "vr_sim_warp: batch of %u indices; it must be a multiple of 3 in %u..%u",
+                        batch_indices, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
     if (warp_size < 3)
         return VR_ERROR(VR_ERR_ARG, "vr_sim_warp: warp size %u; a triangle needs 3 lanes",
                         warp_size);
@@ -167,11 +168,14 @@ vr_status vr_sim_dynamic(vr_sim_result *out, const uint32_t *indices, uint32_t i
                          uint32_t *shade_counts)
 {
     assert(out != NULL);
-    if (max_unique < 3 || max_indices < 3)
+    /* max_indices need not be a multiple of 3 here: batches hold whole triangles, so 8 acts
+     * as 6 (the GPU and the command line take multiples of 3 only) */
+    if (max_unique < VR_NU_MIN || max_unique > VR_NU_MAX || max_indices < VR_MAX_INDICES_MIN ||
+        max_indices > VR_MAX_INDICES_MAX)
         return VR_ERROR(VR_ERR_ARG,
-                        "vr_sim_dynamic: max unique %u and max indices %u must both be >= 3 "
-                        "(one triangle)",
-                        max_unique, max_indices);
+                        "vr_sim_dynamic: N_u %u must be in %u..%u and max indices %u in %u..%u",
+                        max_unique, VR_NU_MIN, VR_NU_MAX, max_indices, VR_MAX_INDICES_MIN,
+                        VR_MAX_INDICES_MAX);
     vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_dynamic");
     return s ? s
              : vr_sim_dynamic_unchecked(out, indices, index_count, vertex_count, max_unique,

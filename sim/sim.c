@@ -100,9 +100,10 @@ vr_status vr_sim_config_check(const vr_sim_config *c)
         return VR_ERROR(VR_ERR_ARG, "simulator: dynamic batches' N_u %u must be in %u..%u",
                         c->dyn_max_unique, VR_NU_MIN, VR_NU_MAX);
     if (c->dynamic && (c->dyn_max_indices < VR_MAX_INDICES_MIN ||
-                       c->dyn_max_indices > VR_MAX_INDICES_MAX || c->dyn_max_indices % 3 != 0))
+                       c->dyn_max_indices > VR_MAX_INDICES_MAX))
         return VR_ERROR(VR_ERR_ARG,
-                        "simulator: dynamic batches' max indices %u must be a multiple of 3 in %u..%u",
+                        "simulator: dynamic batches' max indices %u must be in %u..%u (whole "
+                        "triangles: 8 acts as 6)",
                         c->dyn_max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
     return VR_OK;
 }

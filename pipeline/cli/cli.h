@@ -291,6 +291,10 @@ int vr_cli_label_shared(const char *spec);
 /* Writes `s` as one CSV field: quoted (with "" for ") when it holds a comma, quote or newline. */
 void vr_cli_csv_field(FILE *f, const char *s);
 
+/* "vreuse " + argv as typed, words with spaces or quotes in single quotes (captions, metadata).
+ * malloc'd; NULL when out of memory. */
+char *vr_cli_command_line(int argc, char **argv);
+
 /* ---- numbers ------------------------------------------------------------------------------ */
 
 /* Sorts v[0..n) and returns its median (n > 0). */

@@ -88,6 +88,20 @@ float vr_cli_median_float(float *v, int n)
     return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 
+char *vr_cli_command_line(int argc, char **argv)
+{
+    size_t n = sizeof "vreuse";
+    for (int i = 0; i < argc; ++i)
+        n += strlen(argv[i]) + 3;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    size_t len = (size_t)sprintf(s, "vreuse");
+    for (int i = 0; i < argc; ++i)
+        len += (size_t)sprintf(s + len, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+    return s;
+}
+
 /* First line of a command's output, or `fallback`. */
 static void command_line_of(char *buf, size_t n, const char *cmd, const char *fallback)
 {
@@ -132,12 +146,9 @@ void vr_cli_meta_fill(vr_cli_meta *m, int argc, char **argv)
                         "unknown");
     const time_t now = time(NULL);
     strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
-    size_t len = (size_t)snprintf(m->command, sizeof m->command, "vreuse");
-    for (int i = 0; i < argc && len + 4 < sizeof m->command; ++i) {
-        const int quote = strpbrk(argv[i], " \t'\"") != NULL;
-        len += (size_t)snprintf(m->command + len, sizeof m->command - len, quote ? " '%s'" : " %s",
-                                argv[i]);
-    }
+    char *typed = vr_cli_command_line(argc, argv);
+    snprintf(m->command, sizeof m->command, "%s", typed ? typed : "vreuse");
+    free(typed);
 }
 
 void vr_cli_meta_write(FILE *f, const vr_cli_meta *m, const char *prefix)

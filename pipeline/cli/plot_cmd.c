@@ -47,26 +47,6 @@ static vr_status parse_block(const vr_cli_opt *o, const char *v)
     return VR_OK;
 }
 
-/* The command line as typed, for the figure's caption; quotes words with spaces. */
-static char *command_line(int argc, char **argv)
-{
-    size_t n = strlen("vreuse") + 1;
-    for (int i = 0; i < argc; ++i)
-        n += strlen(argv[i]) + 3;
-    char *s = malloc(n);
-    if (!s)
-        return NULL;
-    strcpy(s, "vreuse");
-    for (int i = 0; i < argc; ++i) {
-        int quote = strchr(argv[i], ' ') != NULL;
-        strcat(s, quote ? " '" : " ");
-        strcat(s, argv[i]);
-        if (quote)
-            strcat(s, "'");
-    }
-    return s;
-}
-
 typedef struct plot_job {
     const char *csv;
     const vr_plot_options *opt;
@@ -103,14 +83,14 @@ int vr_cmd_plot_bench(int argc, char **argv)
          parse_scenes, &scenes, 0, 0, 0, 0, NULL},
         {"block", 0, "best|N",
          "best (default): each strategy at its fastest block size, as the paper reports; N: "
-         "every strategy at N threads per block, 1..65536",
-         parse_block, &opt.block, 0, 1, 65536, 0, NULL},
+         "every strategy at N threads per block",
+         parse_block, &opt.block, 0, VR_BLOCK_MIN, VR_BLOCK_MAX, 0, NULL},
         {"title", 0, "T", "headline (default: Vertex processing time relative to naive)",
          vr_cli_parse_string, &opt.title, 0, 0, 0, 0, NULL},
         VR_CLI_QUIET(&opt.quiet),
         {0}};
     /* the caption shows the command as typed: before getopt permutes argv */
-    char *cmd = command_line(argc, argv);
+    char *cmd = vr_cli_command_line(argc, argv);
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
     if (rc == VR_CLI_CONTINUE && (args.count != 1 || !out)) {

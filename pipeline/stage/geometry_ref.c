@@ -55,13 +55,15 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
     assert(starts && batch_count && m);
     *starts = NULL;
     *batch_count = 0;
-    if (max_unique < 3)
-        return VR_ERROR(VR_ERR_ARG, "dynamic batches: N_u = %u, a triangle needs 3", max_unique);
-    if (max_indices < 3 || max_indices > VR_MAX_INDICES_MAX || max_indices % 3 != 0)
+    if (max_unique < VR_NU_MIN || max_unique > VR_NU_MAX)
+        return VR_ERROR(VR_ERR_ARG, "dynamic batches: N_u = %u must be in %u..%u", max_unique,
+                        VR_NU_MIN, VR_NU_MAX);
+    if (max_indices < VR_MAX_INDICES_MIN || max_indices > VR_MAX_INDICES_MAX ||
+        max_indices % 3 != 0)
         return VR_ERROR(VR_ERR_ARG,
                         "dynamic batches: max_indices %u must be a multiple of 3 (whole "
-                        "triangles) in 3..%u (the batchers' shared-memory bound)",
-                        max_indices, VR_MAX_INDICES_MAX);
+                        "triangles) in %u..%u (the batchers' shared-memory bound)",
+                        max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
     uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
     if (!s)
         return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", m->index_count);
