@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Columns found by name in the header; the first four are required. */
 enum { COL_SCENE, COL_STRATEGY, COL_LOAD, COL_MS, COL_REQUIRED,
@@ -886,7 +887,9 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
     if (fclose(f) != 0 && s == VR_OK)
         s = VR_ERROR(VR_ERR_IO, "plot-bench: writing '%s' failed", svg_path);
     f = NULL;
-    if (s != VR_OK)
+    /* Half a figure is no figure; but a device or pipe (/dev/full) is not ours to delete. */
+    struct stat st;
+    if (s != VR_OK && stat(svg_path, &st) == 0 && S_ISREG(st.st_mode))
         remove(svg_path);
 
 done:
