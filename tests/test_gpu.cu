@@ -18,15 +18,7 @@
 #include "raster/raster.h"
 #include "tests/oracle.h"
 #include "scenes/scene.h"
-
-/* shared with tests/test_reuse.c */
-extern "C" {
-vr_status vr_test_tiny_case(size_t i, vr_mesh *m, const char **name, uint32_t *batch_indices,
-                            uint64_t expected[VR_REUSE_KIND_COUNT]);
-vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, int shuffle,
-                            uint64_t seed);
-int vr_test_not_implemented(vr_status st);
-}
+#include "tests/test_helpers.h" /* shared with tests/test_reuse.c */
 
 static int vr_no_device(void)
 {

@@ -6,7 +6,7 @@
  * components and non-manifold meshes in both restart modes, bits per triangle against the
  * paper's Table 2, and malformed files (every truncation, byte flips, bad checksums, corrupt fields
  * behind valid checksums).
- * Group "gts/"; the helpers vr_test_gts_* are shared with tests/test_gts_gpu.cu.
+ * Group "gts/"; the helpers vr_test_gts_* (tests/test_helpers.h) serve the GTS tests beside it.
  */
 #include "tests/test.h"
 
@@ -18,6 +18,7 @@
 #include "pipeline/gts/gts.h"
 #include "pipeline/gts/gts_math.h"
 #include "scenes/scene.h"
+#include "tests/test_helpers.h"
 
 /* The CPU decoders; each must return the encoder's triangles exactly. */
 static const struct {
@@ -30,10 +31,10 @@ static const struct {
 };
 #define VR_CPU_DECODER_COUNT (sizeof vr_cpu_decoders / sizeof vr_cpu_decoders[0])
 
-/* ---- helpers shared with test_gts_gpu.cu ------------------------------------------------- */
+/* ---- helpers (those not static are shared: tests/test_helpers.h) ------------------------- */
 
 /* A mesh from an index list with deterministic positions/normals (owned: vr_mesh_free). */
-vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_count,
+static vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_count,
                            uint32_t vertex_count)
 {
     memset(m, 0, sizeof *m);
@@ -57,8 +58,6 @@ vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_c
 /* Hand-made meshes: 0 three triangles sharing one edge (non-manifold) plus one glued with the
  * wrong orientation, 1 degenerate and duplicate triangles and an unreferenced vertex,
  * 2 two separate triangles, 3 a single triangle, 4 a fan around vertex 0. */
-#define VR_TEST_GTS_SMALL_COUNT 5
-const size_t vr_test_gts_small_count = VR_TEST_GTS_SMALL_COUNT;
 vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name)
 {
     static const uint32_t nonmanifold[] = {0, 1, 2, 1, 0, 3, 0, 1, 4, 1, 2, 5, 2, 1, 6, 0, 2, 5};
@@ -188,8 +187,8 @@ done:
 
 /* Encodes m in `mode` and runs vr_test_gts_check; the stream and map stay for the caller when
  * g/map are not NULL (then the caller frees them). */
-int vr_test_gts_roundtrip(const vr_mesh *m, vr_gts_restart mode, const char *what, vr_gts *g_out,
-                          vr_gts_map *map_out)
+static int vr_test_gts_roundtrip(const vr_mesh *m, vr_gts_restart mode, const char *what,
+                                 vr_gts *g_out, vr_gts_map *map_out)
 {
     vr_gts_options o = vr_gts_options_default();
     o.restart = mode;
@@ -307,9 +306,9 @@ vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src)
 }
 
 /* The shared scenes of ../shared/scenes (NULL-terminated). */
-const char *const vr_test_gts_scenes[] = {"fandisk.obj", "horse.ply", "igea.ply",
-                                          "stanford-bunny.obj", "rocker-arm.obj", "spot.obj",
-                                          "cow.obj", "teapot.obj", NULL};
+static const char *const vr_test_gts_scenes[] = {"fandisk.obj", "horse.ply", "igea.ply",
+                                                 "stanford-bunny.obj", "rocker-arm.obj",
+                                                 "spot.obj", "cow.obj", "teapot.obj", NULL};
 
 /* Loads every scene of vr_test_gts_scenes and calls fn(mesh, name, ctx). Returns VR_TEST_SKIP
  * (with the message) when the scenes directory is missing, else VR_TEST_RESULT(). */
@@ -1351,17 +1350,3 @@ const vr_test vr_tests_gts[] = {
     {"gts/stream-fields", test_stream_fields},
     {NULL, NULL},
 };
-
-#ifndef VR_HAVE_CUDA
-/* Without CUDA, tests/test_gts_gpu.cu is not built: its group skips here. */
-static int test_gts_gpu_unavailable(void)
-{
-    printf("SKIP: no CUDA device (this build has no CUDA)\n");
-    return VR_TEST_SKIP;
-}
-
-const vr_test vr_tests_gts_gpu[] = {
-    {"gpu/gts-all", test_gts_gpu_unavailable},
-    {NULL, NULL},
-};
-#endif

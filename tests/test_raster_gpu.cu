@@ -15,12 +15,7 @@
 #include "pipeline/stage/geometry.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
-
-extern "C" {
-vr_status vr_test_raster_case(size_t i, vr_queue *q, uint32_t *tri_count, vr_raster_config *cfg,
-                              const char **name);
-void vr_test_raster_queue_free(vr_queue *q);
-}
+#include "tests/test_helpers.h" /* shared with tests/test_raster.c */
 
 static int vr_no_device(void)
 {
