@@ -732,6 +732,28 @@ static void error_bits_of_last(char *dst, size_t cap)
     snprintf(dst, cap, "%.*s", at ? (int)(strcspn(at, ")") + 1) : 0, at ? at : "");
 }
 
+/* What the scan and the tiled formulation made of one stream. */
+typedef struct scan_vs_tiled {
+    vr_status scan, tiled;
+    char scan_bits[64], tiled_bits[64]; /* error_bits_of_last after each */
+} scan_vs_tiled;
+
+/* Decodes g with both formulations, into `scan` and `tiled` (words entries each, poisoned
+ * differently first so that an unwritten entry cannot match). vr_last_error() is the tiled
+ * decoder's afterwards. */
+static scan_vs_tiled decode_scan_and_tiled(uint32_t *scan, uint32_t *tiled, size_t words,
+                                           const vr_gts *g)
+{
+    scan_vs_tiled r;
+    memset(scan, 0xff, words * 4);
+    memset(tiled, 0xee, words * 4);
+    r.scan = vr_gts_decode_scan_ref(scan, g);
+    error_bits_of_last(r.scan_bits, sizeof r.scan_bits);
+    r.tiled = vr_gts_decode_tiled_ref(tiled, g);
+    error_bits_of_last(r.tiled_bits, sizeof r.tiled_bits);
+    return r;
+}
+
 /* Malformed content behind valid counts, as the GPU test does it: the tiled formulation gives
  * the scan formulation's verdict with the same error bits and, since it computes the same V, M
  * and Q, the same (clamped) output even when it refuses. Streams of 1, 2 and 3 tiles + 300
@@ -767,20 +789,15 @@ static int test_tiled_malformed(void)
                 default: /* random bit flips in C, INC and S */
                     vr_test_gts_flip_bits(&g, &x, 1 + it % 4);
                 }
-                char bits_scan[64], bits_tiled[64];
-                memset(want, 0xff, words * 4);
-                memset(got, 0xee, words * 4);
-                const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
-                error_bits_of_last(bits_scan, sizeof bits_scan);
-                const vr_status tiled = vr_gts_decode_tiled_ref(got, &g);
-                error_bits_of_last(bits_tiled, sizeof bits_tiled);
-                VR_EXPECT(tiled == cpu, "mode %d n %u it %d: tiled status %d, scan %d (%s)", mode,
-                          n, it, (int)tiled, (int)cpu, vr_last_error());
-                VR_EXPECT(!strcmp(bits_scan, bits_tiled), "mode %d n %u it %d: tiled %s, scan %s",
-                          mode, n, it, bits_tiled, bits_scan);
+                const scan_vs_tiled d = decode_scan_and_tiled(want, got, words, &g);
+                VR_EXPECT(d.tiled == d.scan, "mode %d n %u it %d: tiled status %d, scan %d (%s)",
+                          mode, n, it, (int)d.tiled, (int)d.scan, vr_last_error());
+                VR_EXPECT(!strcmp(d.scan_bits, d.tiled_bits),
+                          "mode %d n %u it %d: tiled %s, scan %s", mode, n, it, d.tiled_bits,
+                          d.scan_bits);
                 VR_EXPECT(!memcmp(want, got, words * 4), "mode %d n %u it %d: outputs differ",
                           mode, n, it);
-                refused += tiled == VR_ERR_FORMAT;
+                refused += d.tiled == VR_ERR_FORMAT;
                 vr_gts_free(&g);
             }
             VR_EXPECT(refused > 0, "mode %d n %u: no malformed stream was refused", mode, n);
@@ -842,16 +859,11 @@ static int test_tiled_v_boundaries(void)
                     vr_gts_free(&g);
                     continue;
                 }
-                char bits_scan[64], bits_tiled[64];
-                memset(b, 0xff, words * 4);
-                memset(c, 0xee, words * 4);
-                const vr_status sb = vr_gts_decode_scan_ref(b, &g);
-                error_bits_of_last(bits_scan, sizeof bits_scan);
-                const vr_status sc = vr_gts_decode_tiled_ref(c, &g);
-                error_bits_of_last(bits_tiled, sizeof bits_tiled);
-                VR_EXPECT(sb == sc && !strcmp(bits_scan, bits_tiled),
+                const scan_vs_tiled d = decode_scan_and_tiled(b, c, words, &g);
+                const vr_status sc = d.tiled;
+                VR_EXPECT(d.scan == sc && !strcmp(d.scan_bits, d.tiled_bits),
                           "mode %d |V| %u damage %d: tiled %d %s, scan %d %s", mode, vn, dmg,
-                          (int)sc, bits_tiled, (int)sb, bits_scan);
+                          (int)sc, d.tiled_bits, (int)d.scan, d.scan_bits);
                 size_t w = 0;
                 while (w < words && b[w] == c[w])
                     ++w;
