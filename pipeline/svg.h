@@ -1,7 +1,7 @@
 /* svg.h - the SVG 1.1 pieces vreuse's figures share: the document frame (size, font, white
  * background), escaped text, and line / rect / circle / polyline elements with coordinates to
  * 0.1 unit. Used by sim/plot.c (reuse against cache size, `vreuse sim --plot`) and bench/plot.c
- * (Figure 9, `vreuse plot-bench`); exercised by `vreuse_tests sim/report bench/plot`.
+ * (Figure 9, `vreuse plot-bench`); exercised by `vreuse_tests sim/report_writers bench/plot`.
  * Plain stdio: writes go to the caller's FILE, and vr_svg_end reports whether any failed.
  */
 #ifndef VR_SVG_H
