@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L /* getline, strdup */
 #include "bench/plot.h"
 
+#include "pipeline/svg.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Columns found by name in the header; the first four are required. CSVs written before bench
  * took an order list have no order column: then every scene is one panel. */
@@ -479,42 +482,6 @@ static size_t strategy_order(const vr_plot_data *d, uint32_t *order, const char 
 
 /* ---- SVG ---------------------------------------------------------------------------------- */
 
-/* Text content or attribute value: markup escaped, control bytes and invalid UTF-8 -> '?'. */
-static void xml_text(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        size_t n = c < 0x80 ? 1 : c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-        size_t ok = n;
-        for (size_t i = 1; i < n && ok; ++i)
-            if ((p[i] & 0xC0) != 0x80)
-                ok = 0;
-        /* no overlong forms, UTF-16 surrogates or code points above U+10FFFF */
-        if (ok && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) ||
-                   (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
-            ok = 0;
-        if (!ok) {
-            fputc('?', f);
-            ++p;
-            continue;
-        }
-        if (n > 1) {
-            fwrite(p, 1, n, f);
-            p += n;
-            continue;
-        }
-        switch (c) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(c < 0x20 ? '?' : (int)c, f);
-        }
-        ++p;
-    }
-}
-
 /* "14.43 ms", "0.580 ms", "11.8 µs": three significant digits. */
 static void format_ms(char *buf, size_t n, double ms)
 {
@@ -573,16 +540,16 @@ static void caption(FILE *f, double x, double *y, const char *prefix, const char
             end = cut > pos ? cut : end;
         }
         *y += CAPTION_LINE_H;
-        if (f) {
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" xml:space=\"preserve\">%s", x, *y,
-                    first ? prefix : "");
-            for (size_t i = 0; !first && i < plen; ++i)
-                fputc(' ', f);
-            char *piece = strndup(text + pos, end - pos);
-            if (piece)
-                xml_text(f, piece);
+        /* the prefix on the first line, as many spaces on the others */
+        char *piece = f ? malloc(plen + end - pos + 1) : NULL;
+        if (piece) {
+            memcpy(piece, prefix, plen);
+            if (!first)
+                memset(piece, ' ', plen);
+            memcpy(piece + plen, text + pos, end - pos);
+            piece[plen + end - pos] = '\0';
+            vr_svg_text(f, piece, "x=\"%.1f\" y=\"%.1f\" xml:space=\"preserve\"", x, *y);
             free(piece);
-            fputs("</text>\n", f);
         }
         first = 0;
         pos = end;
@@ -610,23 +577,23 @@ static void write_legend(FILE *f, const vr_plot_layout *l, const vr_plot_data *d
     double x = (l->fig_w - legend_width(l, d, order)) / 2;
     if (x < 8)
         x = 8;
-    fprintf(f, "<g font-size=\"12\">\n");
+    /* Each key's swatch shares its label's line. */
+    vr_svg_group(f, "font-size=\"12\"");
     for (size_t k = 0; k < l->strategies; ++k) {
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>", x,
                 y - 10, color[k]);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 17, y);
-        xml_text(f, d->strategies.name[order[k]]);
-        fputs("</text>\n", f);
+        vr_svg_text(f, d->strategies.name[order[k]], "x=\"%.1f\" y=\"%.1f\"", x + 17, y);
         x += 18 + 6.2 * strlen(d->strategies.name[order[k]]) + 16;
     }
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"#e6e6e6\"/>"
                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" "
                "stroke-width=\"2\"/>", x + 2, y - 10, x, y - 4, x + 16, y - 4);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 22, y, tick_text);
+    vr_svg_text(f, tick_text, "x=\"%.1f\" y=\"%.1f\"", x + 22, y);
     x += 26 + 6.2 * strlen(tick_text) + 16;
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" "
                "stroke-width=\"1.2\" stroke-dasharray=\"5 3\"/>", x, y - 4, x + 24, y - 4);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n</g>\n", x + 30, y, ref_text);
+    vr_svg_text(f, ref_text, "x=\"%.1f\" y=\"%.1f\"", x + 30, y);
+    vr_svg_group_end(f);
 }
 
 /* One panel: frame, grid, bars, ticks, x labels. cell[load * S + k] is a row index or -1. */
@@ -636,6 +603,7 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
 {
     const double left = px + PANEL_AXIS_L, top = py + PANEL_TITLE_H;
     const double bottom = top + PLOT_H, right = left + l->plot_w;
+    char t[64]; /* a label */
 
     /* Title: scene name (last path component), its order when the CSV has one, its size. */
     const uint32_t scene = d->panels[panel].scene;
@@ -646,30 +614,30 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
             tris = d->rows[cell[i]].tris;
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\"><tspan font-size=\"13\" "
                "font-weight=\"bold\">", (left + right) / 2, py + 16);
-    xml_text(f, base_name(d->scenes.name[scene]));
+    vr_svg_escape(f, base_name(d->scenes.name[scene]));
     fputs("</tspan>", f);
     if (*order_name) {
         fputs("<tspan font-size=\"11\" fill=\"#555\" dx=\"5\">\xC2\xB7 ", f);
-        xml_text(f, order_name);
+        vr_svg_escape(f, order_name);
         fputs("</tspan>", f);
     }
     if (tris > 0) {
-        char t[32];
         format_count(t, sizeof t, tris);
         fprintf(f, "<tspan font-size=\"11\" fill=\"#555\" dx=\"5\">\xC2\xB7 %s triangles</tspan>", t);
     }
     fputs("</text>\n", f);
 
     /* Grid and tick labels. */
-    fprintf(f, "<g stroke=\"#e6e6e6\" stroke-width=\"1\">\n");
+    vr_svg_group(f, "stroke=\"#e6e6e6\" stroke-width=\"1\"");
     for (double v = l->ystep; v <= l->ymax + 1e-9; v += l->ystep)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", left,
-                bar_y(l, top, v), right, bar_y(l, top, v));
-    fprintf(f, "</g>\n<g text-anchor=\"end\" font-size=\"11\">\n");
-    for (double v = 0; v <= l->ymax + 1e-9; v += l->ystep)
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.*f</text>\n", left - 6,
-                bar_y(l, top, v) + 4, l->ydecimals, v);
-    fprintf(f, "</g>\n");
+        vr_svg_line(f, left, bar_y(l, top, v), right, bar_y(l, top, v), NULL);
+    vr_svg_group_end(f);
+    vr_svg_group(f, "text-anchor=\"end\" font-size=\"11\"");
+    for (double v = 0; v <= l->ymax + 1e-9; v += l->ystep) {
+        snprintf(t, sizeof t, "%.*f", l->ydecimals, v);
+        vr_svg_text(f, t, "x=\"%.1f\" y=\"%.1f\"", left - 6, bar_y(l, top, v) + 4);
+    }
+    vr_svg_group_end(f);
 
     for (size_t g = 0; g < l->loads; ++g) {
         const double gx = left + g * l->group_w;
@@ -679,39 +647,37 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
         const double mid = gx + l->group_w / 2;
 
         /* x labels: load, its measured cost per invocation, naive's absolute time. */
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">", mid,
-                bottom + 16);
-        xml_text(f, load);
-        fputs("</text>\n", f);
+        vr_svg_text(f, load, "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\"",
+                    mid, bottom + 16);
         double cycles = -1;
         for (size_t k = 0; k < l->strategies && cycles < 0; ++k)
             if (c[k] >= 0)
                 cycles = d->rows[c[k]].cycles;
         if (cycles >= 0) {
-            char t[32];
             format_count(t, sizeof t, cycles);
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" "
-                       "fill=\"#666\">%s cycles</text>\n", mid, bottom + 29, t);
+            strcat(t, " cycles");
+            vr_svg_text(f, t, "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" "
+                        "fill=\"#666\"", mid, bottom + 29);
         }
         if (!naive) {
             int any = 0;
             for (size_t k = 0; k < l->strategies; ++k)
                 any |= c[k] >= 0;
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" "
-                       "font-style=\"italic\" fill=\"#888\">%s</text>\n", mid, top + PLOT_H / 2,
-                    any ? "no naive row" : "no data");
+            vr_svg_text(f, any ? "no naive row" : "no data", "x=\"%.1f\" y=\"%.1f\" "
+                        "text-anchor=\"middle\" font-size=\"11\" font-style=\"italic\" "
+                        "fill=\"#888\"", mid, top + PLOT_H / 2);
             continue;
         }
-        char t[32];
-        format_ms(t, sizeof t, naive->ms);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" "
-                   "fill=\"#222\">naive %s</text>\n", mid, bottom + 42, t);
+        strcpy(t, "naive ");
+        format_ms(t + strlen(t), sizeof t - strlen(t), naive->ms);
+        vr_svg_text(f, t, "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" "
+                    "fill=\"#222\"", mid, bottom + 42);
 
         for (size_t k = 0; k < l->strategies; ++k) {
             const double x = gx + GROUP_PAD + k * (BAR_W + BAR_GAP);
             if (c[k] < 0) {
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" "
-                           "fill=\"%s\">\xC3\x97</text>\n", x + BAR_W / 2, bottom - 3, color[k]);
+                vr_svg_text(f, "\xC3\x97", "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                            "font-size=\"10\" fill=\"%s\"", x + BAR_W / 2, bottom - 3, color[k]);
                 continue;
             }
             const vr_plot_row *r = &d->rows[c[k]];
@@ -720,15 +686,15 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
             format_ms(ms, sizeof ms, r->ms);
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                        "<title>", x, y, BAR_W, bottom - y, color[k]);
-            xml_text(f, base_name(d->scenes.name[scene]));
+            vr_svg_escape(f, base_name(d->scenes.name[scene]));
             fputs(" \xC2\xB7 ", f);
             if (*order_name) {
-                xml_text(f, order_name);
+                vr_svg_escape(f, order_name);
                 fputs(" \xC2\xB7 ", f);
             }
-            xml_text(f, load);
+            vr_svg_escape(f, load);
             fputs(" \xC2\xB7 ", f);
-            xml_text(f, d->strategies.name[order[k]]);
+            vr_svg_escape(f, d->strategies.name[order[k]]);
             fprintf(f, ": %s", ms);
             if (r->block)
                 fprintf(f, " at block %u", r->block);
@@ -736,23 +702,22 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
             if (r->bound > 0)
                 fprintf(f, ", bound %.3f", r->bound);
             fputs("</title></rect>\n", f);
-            if (rel > l->ymax) /* clipped: say how far it goes */
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\">"
-                           "%.1f</text>\n", x + BAR_W / 2, top - 3, rel);
+            if (rel > l->ymax) { /* clipped: say how far it goes */
+                snprintf(t, sizeof t, "%.1f", rel);
+                vr_svg_text(f, t, "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\"",
+                            x + BAR_W / 2, top - 3);
+            }
             if ((long)k != naive_k && r->bound > 0 && 1.0 / r->bound <= l->ymax) {
                 const double ty = bar_y(l, top, 1.0 / r->bound);
-                fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" "
-                           "stroke-width=\"2\"/>\n", x, ty, x + BAR_W, ty);
+                vr_svg_line(f, x, ty, x + BAR_W, ty, "stroke=\"#000\" stroke-width=\"2\"");
             }
         }
     }
 
     /* Reference at 1 over the bars, frame last so it stays crisp. */
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" "
-               "stroke-width=\"1.2\" stroke-dasharray=\"5 3\"/>\n", left, bar_y(l, top, 1.0),
-            right, bar_y(l, top, 1.0));
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-               "stroke=\"#333\"/>\n", left, top, l->plot_w, PLOT_H);
+    vr_svg_line(f, left, bar_y(l, top, 1.0), right, bar_y(l, top, 1.0),
+                "stroke=\"#333\" stroke-width=\"1.2\" stroke-dasharray=\"5 3\"");
+    vr_svg_rect(f, left, top, l->plot_w, PLOT_H, "fill=\"none\" stroke=\"#333\"");
 }
 
 static void axis_range(vr_plot_layout *l, double max_rel)
@@ -949,21 +914,15 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
         s = VR_ERROR(VR_ERR_IO, "cannot write '%s': %s", svg_name, strerror(errno));
         goto done;
     }
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-               "viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\" "
-               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            l.fig_w, l.fig_h, l.fig_w, l.fig_h);
+    vr_svg_begin(f, l.fig_w, l.fig_h);
 
     /* Headline, then the machine, then how the bars were chosen. */
-    fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" "
-               "text-anchor=\"middle\">", l.fig_w / 2);
-    xml_text(f, title);
-    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"46\" font-size=\"12\" fill=\"#333\" "
-               "text-anchor=\"middle\">", l.fig_w / 2);
-    xml_text(f, machine);
-    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"63\" font-size=\"11\" fill=\"#555\" "
-               "text-anchor=\"middle\">%s</text>\n", l.fig_w / 2, how);
+    vr_svg_text(f, title, "x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" "
+                "text-anchor=\"middle\"", l.fig_w / 2);
+    vr_svg_text(f, machine, "x=\"%.1f\" y=\"46\" font-size=\"12\" fill=\"#333\" "
+                "text-anchor=\"middle\"", l.fig_w / 2);
+    vr_svg_text(f, how, "x=\"%.1f\" y=\"63\" font-size=\"11\" fill=\"#555\" "
+                "text-anchor=\"middle\"", l.fig_w / 2);
     write_legend(f, &l, &d, order, color, 88);
 
     for (size_t p = 0; p < l.panels; ++p) {
@@ -972,27 +931,23 @@ vr_status vr_bench_plot_fig9(const char *csv_path, const char *svg_path, const v
         write_panel(f, &l, &d, panel[p], &cell[p * l.loads * l.strategies], load_of, order,
                     color, px, py, naive_k);
         if (p % l.cols == 0)
-            fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" "
-                       "text-anchor=\"middle\" font-size=\"12\">time relative to naive</text>\n",
-                    grid_x + FIG_L - 16, py + PANEL_TITLE_H + PLOT_H / 2);
+            vr_svg_text(f, "time relative to naive", "transform=\"translate(%.1f %.1f) "
+                        "rotate(-90)\" text-anchor=\"middle\" font-size=\"12\"",
+                        grid_x + FIG_L - 16, py + PANEL_TITLE_H + PLOT_H / 2);
     }
 
     double cy = grid_top + grid_h + 8;
-    fprintf(f, "<g font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"10\" "
-               "fill=\"#444\">\n");
+    vr_svg_group(f, "font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
+                 "font-size=\"10\" fill=\"#444\"");
     if (d.command)
         caption(f, FIG_L, &cy, data_prefix, d.command, wrap);
     if (opt->command)
         caption(f, FIG_L, &cy, "plot: ", opt->command, wrap);
-    fputs("</g>\n</svg>\n", f);
-
-    int write_failed = ferror(f);
-    write_failed |= fclose(f);
-    if (write_failed) { /* the caller's temporary goes (vr_cli_write_via), never a path here */
-        f = NULL;
+    vr_svg_group_end(f);
+    /* a failed write leaves the caller's temporary to go (vr_cli_write_via), never a path here */
+    s = vr_svg_end(f, "plot-bench", svg_name);
+    if (fclose(f) != 0 && s == VR_OK)
         s = VR_ERROR(VR_ERR_IO, "writing '%s' failed", svg_name);
-        goto done;
-    }
     f = NULL;
 
 done:

@@ -6,6 +6,8 @@
  */
 #include "sim/sim_private.h"
 
+#include "pipeline/svg.h"
+
 #include <assert.h>
 #include <math.h>
 #include <string.h>
@@ -39,26 +41,11 @@ static double py(const plot_axes *a, double reuse)
     return PLOT_B - (reuse - a->y0) / (a->y1 - a->y0) * (PLOT_B - PLOT_T);
 }
 
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; ++s)
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default:
-            if ((unsigned char)*s >= 0x20)
-                fputc(*s, f);
-        }
-}
-
 static void marker(FILE *f, int shape, double x, double y, const char *color, int hollow)
 {
     const char *fill = hollow ? "white" : color;
     if (shape == 0)
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\" stroke=\"%s\" "
-                   "stroke-width=\"1.5\"/>\n", x, y, fill, color);
+        vr_svg_circle(f, x, y, 3.5, "fill=\"%s\" stroke=\"%s\" stroke-width=\"1.5\"", fill, color);
     else if (shape == 1)
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\" "
                    "stroke=\"%s\" stroke-width=\"1.5\"/>\n", x - 3.5, y - 3.5, fill, color);
@@ -83,11 +70,12 @@ static void curve(FILE *f, const plot_axes *a, const uint32_t *sizes, const vr_s
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
-    for (uint32_t i = 0; i < n; ++i)
-        fprintf(f, "%s%.1f,%.1f", i ? " " : "", px(a, sizes[order[i]]),
-                py(a, res[order[i]].reuse));
-    fprintf(f, "\"/>\n");
+    double xy[2 * VR_SIM_MAX_CACHES] = {0};
+    for (uint32_t i = 0; i < n; ++i) {
+        xy[2 * i] = px(a, sizes[order[i]]);
+        xy[2 * i + 1] = py(a, res[order[i]].reuse);
+    }
+    vr_svg_polyline(f, xy, n, "fill=\"none\" stroke=\"%s\" stroke-width=\"2\"", color);
     for (uint32_t i = 0; i < n; ++i)
         marker(f, shape, px(a, sizes[i]), py(a, res[i].reuse), color, 0);
 }
@@ -103,13 +91,11 @@ static void legend_line(FILE *f, double x, double y, const char *color, const ch
                         int shape, int hollow, const char *text)
 {
     if (dash)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                   "stroke-width=\"2\"%s%s%s/>\n",
-                x, y, x + 26, y, color, *dash ? " stroke-dasharray=\"" : "", dash,
-                *dash ? "\"" : "");
+        vr_svg_line(f, x, y, x + 26, y, "stroke=\"%s\" stroke-width=\"2\"%s%s%s", color,
+                    *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
     if (shape >= 0)
         marker(f, shape, x + 13, y, color, hollow);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 32, y + 4, text);
+    vr_svg_text(f, text, "x=\"%.1f\" y=\"%.1f\"", x + 32, y + 4);
 }
 
 vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *p, const vr_sim_config *cfg)
@@ -153,55 +139,46 @@ vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *p, const vr_sim_config 
     a.y1 = fmax(a.y0 + 0.1, fmin(1.0, ceil(vmax * 10.0 + 1e-9) / 10.0));
     const double ystep = a.y1 - a.y0 > 1.01 ? 0.2 : 0.1;
 
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-               "viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\" "
-               "font-size=\"12\">\n"
-               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            SVG_W, SVG_H, SVG_W, SVG_H);
-    fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"16\" font-weight=\"bold\" "
-               "text-anchor=\"middle\">",
-            (PLOT_L + PLOT_R) / 2);
-    xml_text(f, p->scene);
-    fprintf(f, " \xe2\x80\x94 ");
-    xml_text(f, p->order);
-    fprintf(f, " order</text>\n");
-    fprintf(f, "<text x=\"%.1f\" y=\"45\" font-size=\"11\" fill=\"#555\" text-anchor=\"middle\">"
-               "%u vertices, %llu triangles; reuse = 1 \xe2\x88\x92 shader invocations / indices"
-               "</text>\n",
-            (PLOT_L + PLOT_R) / 2, p->referenced_vertices, (unsigned long long)p->triangles);
+    char text[160];
+    vr_svg_begin(f, SVG_W, SVG_H);
+    snprintf(text, sizeof text, "%s \xe2\x80\x94 %s order", p->scene, p->order);
+    vr_svg_text(f, text, "x=\"%.1f\" y=\"26\" font-size=\"16\" font-weight=\"bold\" "
+                "text-anchor=\"middle\"", (PLOT_L + PLOT_R) / 2);
+    snprintf(text, sizeof text, "%u vertices, %llu triangles; reuse = 1 \xe2\x88\x92 shader "
+             "invocations / indices", p->referenced_vertices, (unsigned long long)p->triangles);
+    vr_svg_text(f, text, "x=\"%.1f\" y=\"45\" font-size=\"11\" fill=\"#555\" "
+                "text-anchor=\"middle\"", (PLOT_L + PLOT_R) / 2);
 
     /* Grid and ticks. */
-    fprintf(f, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
+    vr_svg_group(f, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
     int ticks = (int)(a.x1 - a.x0);
     int xstep = ticks > 12 ? 2 : 1;
     for (int e = (int)ceil(a.x0); e <= (int)floor(a.x1); e += xstep)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-                px(&a, ldexp(1.0, e)), PLOT_T, px(&a, ldexp(1.0, e)), PLOT_B);
+        vr_svg_line(f, px(&a, ldexp(1.0, e)), PLOT_T, px(&a, ldexp(1.0, e)), PLOT_B, NULL);
     for (double y = a.y0; y <= a.y1 + 1e-9; y += ystep)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", PLOT_L,
-                py(&a, y), PLOT_R, py(&a, y));
-    fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
-    for (int e = (int)ceil(a.x0); e <= (int)floor(a.x1); e += xstep)
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.0f</text>\n", px(&a, ldexp(1.0, e)),
-                PLOT_B + 17, ldexp(1.0, e));
-    fprintf(f, "</g>\n<g text-anchor=\"end\">\n");
-    for (double y = a.y0; y <= a.y1 + 1e-9; y += ystep)
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.1f</text>\n", PLOT_L - 7, py(&a, y) + 4,
-                fabs(y) < 1e-9 ? 0.0 : y);
-    fprintf(f, "</g>\n");
+        vr_svg_line(f, PLOT_L, py(&a, y), PLOT_R, py(&a, y), NULL);
+    vr_svg_group_end(f);
+    vr_svg_group(f, "text-anchor=\"middle\"");
+    for (int e = (int)ceil(a.x0); e <= (int)floor(a.x1); e += xstep) {
+        snprintf(text, sizeof text, "%.0f", ldexp(1.0, e));
+        vr_svg_text(f, text, "x=\"%.1f\" y=\"%.1f\"", px(&a, ldexp(1.0, e)), PLOT_B + 17);
+    }
+    vr_svg_group_end(f);
+    vr_svg_group(f, "text-anchor=\"end\"");
+    for (double y = a.y0; y <= a.y1 + 1e-9; y += ystep) {
+        snprintf(text, sizeof text, "%.1f", fabs(y) < 1e-9 ? 0.0 : y);
+        vr_svg_text(f, text, "x=\"%.1f\" y=\"%.1f\"", PLOT_L - 7, py(&a, y) + 4);
+    }
+    vr_svg_group_end(f);
     if (a.y0 < 0) /* reuse 0 = naive: make the break-even line visible */
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n",
-                PLOT_L, py(&a, 0), PLOT_R, py(&a, 0));
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-               "stroke=\"#333\"/>\n",
-            PLOT_L, PLOT_T, PLOT_R - PLOT_L, PLOT_B - PLOT_T);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">"
-               "post-transform cache size (vertices, log\xe2\x82\x82 scale)</text>\n",
-            (PLOT_L + PLOT_R) / 2, PLOT_B + 40);
-    fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\" "
-               "font-size=\"13\">vertex reuse</text>\n",
-            PLOT_L - 48, (PLOT_T + PLOT_B) / 2);
+        vr_svg_line(f, PLOT_L, py(&a, 0), PLOT_R, py(&a, 0), "stroke=\"#999\"");
+    vr_svg_rect(f, PLOT_L, PLOT_T, PLOT_R - PLOT_L, PLOT_B - PLOT_T,
+                "fill=\"none\" stroke=\"#333\"");
+    vr_svg_text(f, "post-transform cache size (vertices, log\xe2\x82\x82 scale)",
+                "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\"",
+                (PLOT_L + PLOT_R) / 2, PLOT_B + 40);
+    vr_svg_text(f, "vertex reuse", "transform=\"translate(%.1f %.1f) rotate(-90)\" "
+                "text-anchor=\"middle\" font-size=\"13\"", PLOT_L - 48, (PLOT_T + PLOT_B) / 2);
 
     /* Batching strategies: horizontal lines with value labels right of the plot, nudged apart
      * so close values (ideal .833, dyn .799) stay readable. */
@@ -231,11 +208,11 @@ vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *p, const vr_sim_config 
         if (lines[i].label_y < lines[i - 1].label_y + 14)
             lines[i].label_y = lines[i - 1].label_y + 14;
     for (int i = 0; i < nl; ++i) {
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                   "stroke-width=\"1.8\" stroke-dasharray=\"%s\"/>\n",
-                PLOT_L, lines[i].y, PLOT_R, lines[i].y, lines[i].color, lines[i].dash);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", PLOT_R + 8,
-                lines[i].label_y + 4, lines[i].color, lines[i].label);
+        vr_svg_line(f, PLOT_L, lines[i].y, PLOT_R, lines[i].y,
+                    "stroke=\"%s\" stroke-width=\"1.8\" stroke-dasharray=\"%s\"",
+                    lines[i].color, lines[i].dash);
+        vr_svg_text(f, lines[i].label, "x=\"%.1f\" y=\"%.1f\" fill=\"%s\"", PLOT_R + 8,
+                    lines[i].label_y + 4, lines[i].color);
     }
 
     /* LRU first: FIFO's smaller circles stay visible where the curves coincide. */
@@ -257,9 +234,8 @@ vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *p, const vr_sim_config 
             snprintf(b, sizeof b, "%uK", cfg->parallel_bytes[i] / 1024);
         else
             snprintf(b, sizeof b, "%uB", cfg->parallel_bytes[i]);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\" "
-                   "text-anchor=\"middle\">%s</text>\n",
-                x, top - 9, COLOR_PC, b);
+        vr_svg_text(f, b, "x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\" "
+                    "text-anchor=\"middle\"", x, top - 9, COLOR_PC);
     }
 
     /* Legend below the axis label, three rows. */
@@ -280,13 +256,9 @@ vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *p, const vr_sim_config 
             legend_line(f, lx, ly, COLOR_PC, NULL, 2, 0, "contiguous"), lx += 110;
         if (cfg->assign_mask & (1u << VR_SIM_ROUNDROBIN))
             legend_line(f, lx, ly, COLOR_PC, NULL, 2, 1, "roundrobin"), lx += 110;
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">parallel LRU cache per multiprocessor "
-                   "(%u \xc3\x97 %u invocations, %u B/vertex)</text>\n",
-                lx + 6, ly + 4, cfg->sm_count, cfg->wave_size, cfg->vertex_bytes);
+        snprintf(text, sizeof text, "parallel LRU cache per multiprocessor (%u \xc3\x97 %u "
+                 "invocations, %u B/vertex)", cfg->sm_count, cfg->wave_size, cfg->vertex_bytes);
+        vr_svg_text(f, text, "x=\"%.1f\" y=\"%.1f\"", lx + 6, ly + 4);
     }
-    fprintf(f, "</svg>\n");
-    fflush(f);
-    if (ferror(f))
-        return VR_ERROR(VR_ERR_IO, "sim: writing the SVG failed. Hint: disk full?");
-    return VR_OK;
+    return vr_svg_end(f, "sim", NULL);
 }

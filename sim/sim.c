@@ -1,14 +1,14 @@
 /* sim.c - the simulator's configuration and vr_sim_run_all: validate one index buffer, then run
  * every enabled model (ideal, FIFO/LRU sweep, parallel caches, warp voting, dynamic batching)
- * as independent jobs on a few pthreads, longest first. Each job owns its scratch arrays, so
- * the counts do not depend on the thread count.
+ * as independent jobs on a few OpenMP threads, longest first. Each job owns its scratch arrays,
+ * so the counts do not depend on the thread count.
  * Try: `vreuse sim sphere`, `vreuse_tests sim/run_all`.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim/sim_private.h"
 
 #include <assert.h>
-#include <pthread.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -119,19 +119,14 @@ typedef struct sim_job {
     vr_sim_result *dst;
 } sim_job;
 
-typedef struct sim_pool {
+/* What every job reads. */
+typedef struct sim_input {
     const uint32_t *indices;
     uint32_t index_count, vertex_count;
     const vr_sim_config *cfg;
-    sim_job *jobs;
-    uint32_t job_count;
-    pthread_mutex_t lock; /* guards the fields below and vr_progress */
-    uint32_t next, finished;
-    vr_status status;     /* first failure */
-    char message[1024];   /* its text: vr_last_error is thread-local */
-} sim_pool;
+} sim_input;
 
-static vr_status run_job(const sim_pool *p, const sim_job *j)
+static vr_status run_job(const sim_input *p, const sim_job *j)
 {
     const vr_sim_config *c = p->cfg;
     switch (j->kind) {
@@ -154,27 +149,6 @@ static vr_status run_job(const sim_pool *p, const sim_job *j)
                                         c->dyn_max_unique, c->dyn_max_indices, NULL);
     }
     return VR_ERROR(VR_ERR_ARG, "sim: unknown job kind %d", (int)j->kind);
-}
-
-static void *worker(void *arg)
-{
-    sim_pool *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        uint32_t j = p->status == VR_OK && p->next < p->job_count ? p->next++ : p->job_count;
-        pthread_mutex_unlock(&p->lock);
-        if (j == p->job_count)
-            return NULL;
-        vr_status s = run_job(p, &p->jobs[j]);
-        pthread_mutex_lock(&p->lock);
-        if (s != VR_OK && p->status == VR_OK) {
-            p->status = s;
-            snprintf(p->message, sizeof p->message, "%s", vr_last_error());
-        }
-        ++p->finished;
-        vr_progress("sim", p->finished, p->job_count);
-        pthread_mutex_unlock(&p->lock);
-    }
 }
 
 static int job_cmp(const void *a, const void *b)
@@ -241,25 +215,38 @@ vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t i
         jobs[n++] = (sim_job){JOB_DYNAMIC, 0, 0, &out->dynamic};
     qsort(jobs, n, sizeof jobs[0], job_cmp);
 
-    sim_pool pool = {.indices = indices, .index_count = index_count,
-                     .vertex_count = vertex_count, .cfg = cfg, .jobs = jobs, .job_count = n};
-    pthread_mutex_init(&pool.lock, NULL);
+    /* schedule(dynamic, 1): a thread that is done takes the next job in sorted order, so the
+     * longest jobs start first and the short ones fill in at the end. After a failure the
+     * remaining jobs are skipped. */
+    const sim_input in = {indices, index_count, vertex_count, cfg};
+    const int threads = (int)thread_count(cfg, n);
+    vr_status status = VR_OK;
+    char message[1024] = ""; /* the failure's text: vr_last_error is thread-local */
+    int failed = 0;
+    uint32_t finished = 0;
     vr_progress("sim", 0, n);
-    /* The calling thread is worker 0; a thread that fails to start just leaves its share to
-     * the others. */
-    uint32_t threads = thread_count(cfg, n);
-    pthread_t tid[VR_SIM_MAX_THREADS];
-    uint32_t started = 0;
-    for (uint32_t t = 1; t < threads; ++t)
-        if (pthread_create(&tid[started], NULL, worker, &pool) == 0)
-            ++started;
-    worker(&pool);
-    for (uint32_t t = 0; t < started; ++t)
-        pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&pool.lock);
-    if (pool.status != VR_OK) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (uint32_t j = 0; j < n; ++j) {
+        int stop;
+#pragma omp atomic read
+        stop = failed;
+        if (stop)
+            continue;
+        const vr_status js = run_job(&in, &jobs[j]);
+#pragma omp critical(vr_sim_jobs)
+        {
+            if (js != VR_OK && status == VR_OK) {
+                status = js;
+                snprintf(message, sizeof message, "%s", vr_last_error());
+#pragma omp atomic write
+                failed = 1;
+            }
+            vr_progress("sim", ++finished, n);
+        }
+    }
+    if (status != VR_OK) {
         vr_progress("sim", n, n); /* ends a progress line that a failure cut short */
-        return vr_set_error(pool.status, "%s", pool.message);
+        return vr_set_error(status, "%s", message);
     }
 
     out->referenced_vertices = (uint32_t)out->ideal.shaded_vertices;

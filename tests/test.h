@@ -29,6 +29,27 @@ const char *vr_test_scenes_dir(void);
 /* Fills `buf` with scenes_dir/name; returns buf, or NULL when the dir is missing. */
 const char *vr_test_scene_path(char *buf, size_t n, const char *name);
 
+/* 1 after printing "SKIP: no CUDA device: <why>" when there is no usable GPU, else 0: the first
+ * line of every GPU test (`if (vr_test_no_device()) return VR_TEST_SKIP;`). */
+int vr_test_no_device(void);
+
+/* The groups test_main.c runs, one table per test file (the gpu ones come from
+ * tests/test_gpu_stub.c in a build without CUDA). */
+extern const vr_test vr_tests_scenes[];
+extern const vr_test vr_tests_sim[];
+extern const vr_test vr_tests_reuse[];
+extern const vr_test vr_tests_dynamic[];
+extern const vr_test vr_tests_warp_vote[];
+extern const vr_test vr_tests_gpu[];
+extern const vr_test vr_tests_raster[];
+extern const vr_test vr_tests_gts[];
+extern const vr_test vr_tests_gts_gpu[];
+extern const vr_test vr_tests_gts_scene[];
+extern const vr_test vr_tests_gts_batch[];
+extern const vr_test vr_tests_gts_batch_gpu[];
+extern const vr_test vr_tests_raster_gpu[];
+extern const vr_test vr_tests_plot[];
+
 #define VR_EXPECT(cond, ...)                                                     \
     do {                                                                         \
         if (!(cond)) {                                                           \

@@ -18,23 +18,7 @@
 #include "raster/raster.h"
 #include "tests/oracle.h"
 #include "scenes/scene.h"
-
-/* shared with tests/test_reuse.c */
-extern "C" {
-vr_status vr_test_tiny_case(size_t i, vr_mesh *m, const char **name, uint32_t *batch_indices,
-                            uint64_t expected[VR_REUSE_KIND_COUNT]);
-vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, int shuffle,
-                            uint64_t seed);
-int vr_test_not_implemented(vr_status st);
-}
-
-static int vr_no_device(void)
-{
-    if (vr_gpu_available())
-        return 0;
-    printf("SKIP: %s\n", vr_gpu_device_name()); /* "no CUDA device: <why>" */
-    return 1;
-}
+#include "tests/test_helpers.h" /* shared with tests/test_reuse.c */
 
 /* What one mesh x strategy check found, for the one-line summaries. */
 typedef struct vr_gpu_tally {
@@ -189,7 +173,7 @@ static const uint32_t g_blocks_one[] = {256, 0};
 
 static int test_gpu_device(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     int driver = 0, runtime = 0, sms = 0, clk = 0;
     VR_EXPECT_EQ(vr_gpu_device_info(&driver, &runtime, &sms, &clk), VR_OK);
@@ -205,7 +189,7 @@ static int test_gpu_device(void)
 /* The hand-written cases of test_reuse.c with their expected counts, on the GPU. */
 static int vr_gpu_tiny(const uint32_t *blocks)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     vr_mesh m;
     const char *name;
@@ -232,7 +216,7 @@ static int test_gpu_small_tiny(void) { return vr_gpu_tiny(g_blocks_one); }
  * threads at every block size. */
 static int test_gpu_grids(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     static const struct { uint32_t w, h, extra, shuffle, batch, nu, max_indices; } grids[] = {
         {40, 30, 13, 0, 96, 256, 1023},   {40, 30, 13, 1, 57, 37, 1023},
@@ -263,7 +247,7 @@ static int test_gpu_grids(void)
 static int vr_gpu_scenes(const char *const *specs, size_t nspecs, const vr_order *orders,
                          size_t norders, const uint32_t *blocks)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     int loaded = 0;
     for (size_t f = 0; f < nspecs; ++f) {
@@ -327,7 +311,7 @@ static int test_gpu_small_scenes(void)
 /* Bad parameters on the GPU path come back as errors, and the context stays usable. */
 static int test_gpu_errors(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     vr_mesh m;
     VR_EXPECT_EQ(vr_test_grid_mesh(&m, 8, 8, 0, 0, 1), VR_OK);

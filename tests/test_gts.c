@@ -6,7 +6,7 @@
  * components and non-manifold meshes in both restart modes, bits per triangle against the
  * paper's Table 2, and malformed files (every truncation, byte flips, bad checksums, corrupt fields
  * behind valid checksums).
- * Group "gts/"; the helpers vr_test_gts_* are shared with tests/test_gts_gpu.cu.
+ * Group "gts/"; the helpers vr_test_gts_* (tests/test_helpers.h) serve the GTS tests beside it.
  */
 #include "tests/test.h"
 
@@ -18,6 +18,7 @@
 #include "pipeline/gts/gts.h"
 #include "pipeline/gts/gts_math.h"
 #include "scenes/scene.h"
+#include "tests/test_helpers.h"
 
 /* The CPU decoders; each must return the encoder's triangles exactly. */
 static const struct {
@@ -30,10 +31,10 @@ static const struct {
 };
 #define VR_CPU_DECODER_COUNT (sizeof vr_cpu_decoders / sizeof vr_cpu_decoders[0])
 
-/* ---- helpers shared with test_gts_gpu.cu ------------------------------------------------- */
+/* ---- helpers (those not static are shared: tests/test_helpers.h) ------------------------- */
 
 /* A mesh from an index list with deterministic positions/normals (owned: vr_mesh_free). */
-vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_count,
+static vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_count,
                            uint32_t vertex_count)
 {
     memset(m, 0, sizeof *m);
@@ -57,8 +58,6 @@ vr_status vr_test_gts_mesh(vr_mesh *m, const uint32_t *indices, uint32_t index_c
 /* Hand-made meshes: 0 three triangles sharing one edge (non-manifold) plus one glued with the
  * wrong orientation, 1 degenerate and duplicate triangles and an unreferenced vertex,
  * 2 two separate triangles, 3 a single triangle, 4 a fan around vertex 0. */
-#define VR_TEST_GTS_SMALL_COUNT 5
-const size_t vr_test_gts_small_count = VR_TEST_GTS_SMALL_COUNT;
 vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name)
 {
     static const uint32_t nonmanifold[] = {0, 1, 2, 1, 0, 3, 0, 1, 4, 1, 2, 5, 2, 1, 6, 0, 2, 5};
@@ -188,8 +187,8 @@ done:
 
 /* Encodes m in `mode` and runs vr_test_gts_check; the stream and map stay for the caller when
  * g/map are not NULL (then the caller frees them). */
-int vr_test_gts_roundtrip(const vr_mesh *m, vr_gts_restart mode, const char *what, vr_gts *g_out,
-                          vr_gts_map *map_out)
+static int vr_test_gts_roundtrip(const vr_mesh *m, vr_gts_restart mode, const char *what,
+                                 vr_gts *g_out, vr_gts_map *map_out)
 {
     vr_gts_options o = vr_gts_options_default();
     o.restart = mode;
@@ -307,9 +306,9 @@ vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src)
 }
 
 /* The shared scenes of ../shared/scenes (NULL-terminated). */
-const char *const vr_test_gts_scenes[] = {"fandisk.obj", "horse.ply", "igea.ply",
-                                          "stanford-bunny.obj", "rocker-arm.obj", "spot.obj",
-                                          "cow.obj", "teapot.obj", NULL};
+static const char *const vr_test_gts_scenes[] = {"fandisk.obj", "horse.ply", "igea.ply",
+                                                 "stanford-bunny.obj", "rocker-arm.obj",
+                                                 "spot.obj", "cow.obj", "teapot.obj", NULL};
 
 /* Loads every scene of vr_test_gts_scenes and calls fn(mesh, name, ctx). Returns VR_TEST_SKIP
  * (with the message) when the scenes directory is missing, else VR_TEST_RESULT(). */
@@ -733,6 +732,28 @@ static void error_bits_of_last(char *dst, size_t cap)
     snprintf(dst, cap, "%.*s", at ? (int)(strcspn(at, ")") + 1) : 0, at ? at : "");
 }
 
+/* What the scan and the tiled formulation made of one stream. */
+typedef struct scan_vs_tiled {
+    vr_status scan, tiled;
+    char scan_bits[64], tiled_bits[64]; /* error_bits_of_last after each */
+} scan_vs_tiled;
+
+/* Decodes g with both formulations, into `scan` and `tiled` (words entries each, poisoned
+ * differently first so that an unwritten entry cannot match). vr_last_error() is the tiled
+ * decoder's afterwards. */
+static scan_vs_tiled decode_scan_and_tiled(uint32_t *scan, uint32_t *tiled, size_t words,
+                                           const vr_gts *g)
+{
+    scan_vs_tiled r;
+    memset(scan, 0xff, words * 4);
+    memset(tiled, 0xee, words * 4);
+    r.scan = vr_gts_decode_scan_ref(scan, g);
+    error_bits_of_last(r.scan_bits, sizeof r.scan_bits);
+    r.tiled = vr_gts_decode_tiled_ref(tiled, g);
+    error_bits_of_last(r.tiled_bits, sizeof r.tiled_bits);
+    return r;
+}
+
 /* Malformed content behind valid counts, as the GPU test does it: the tiled formulation gives
  * the scan formulation's verdict with the same error bits and, since it computes the same V, M
  * and Q, the same (clamped) output even when it refuses. Streams of 1, 2 and 3 tiles + 300
@@ -768,20 +789,15 @@ static int test_tiled_malformed(void)
                 default: /* random bit flips in C, INC and S */
                     vr_test_gts_flip_bits(&g, &x, 1 + it % 4);
                 }
-                char bits_scan[64], bits_tiled[64];
-                memset(want, 0xff, words * 4);
-                memset(got, 0xee, words * 4);
-                const vr_status cpu = vr_gts_decode_scan_ref(want, &g);
-                error_bits_of_last(bits_scan, sizeof bits_scan);
-                const vr_status tiled = vr_gts_decode_tiled_ref(got, &g);
-                error_bits_of_last(bits_tiled, sizeof bits_tiled);
-                VR_EXPECT(tiled == cpu, "mode %d n %u it %d: tiled status %d, scan %d (%s)", mode,
-                          n, it, (int)tiled, (int)cpu, vr_last_error());
-                VR_EXPECT(!strcmp(bits_scan, bits_tiled), "mode %d n %u it %d: tiled %s, scan %s",
-                          mode, n, it, bits_tiled, bits_scan);
+                const scan_vs_tiled d = decode_scan_and_tiled(want, got, words, &g);
+                VR_EXPECT(d.tiled == d.scan, "mode %d n %u it %d: tiled status %d, scan %d (%s)",
+                          mode, n, it, (int)d.tiled, (int)d.scan, vr_last_error());
+                VR_EXPECT(!strcmp(d.scan_bits, d.tiled_bits),
+                          "mode %d n %u it %d: tiled %s, scan %s", mode, n, it, d.tiled_bits,
+                          d.scan_bits);
                 VR_EXPECT(!memcmp(want, got, words * 4), "mode %d n %u it %d: outputs differ",
                           mode, n, it);
-                refused += tiled == VR_ERR_FORMAT;
+                refused += d.tiled == VR_ERR_FORMAT;
                 vr_gts_free(&g);
             }
             VR_EXPECT(refused > 0, "mode %d n %u: no malformed stream was refused", mode, n);
@@ -843,16 +859,11 @@ static int test_tiled_v_boundaries(void)
                     vr_gts_free(&g);
                     continue;
                 }
-                char bits_scan[64], bits_tiled[64];
-                memset(b, 0xff, words * 4);
-                memset(c, 0xee, words * 4);
-                const vr_status sb = vr_gts_decode_scan_ref(b, &g);
-                error_bits_of_last(bits_scan, sizeof bits_scan);
-                const vr_status sc = vr_gts_decode_tiled_ref(c, &g);
-                error_bits_of_last(bits_tiled, sizeof bits_tiled);
-                VR_EXPECT(sb == sc && !strcmp(bits_scan, bits_tiled),
+                const scan_vs_tiled d = decode_scan_and_tiled(b, c, words, &g);
+                const vr_status sc = d.tiled;
+                VR_EXPECT(d.scan == sc && !strcmp(d.scan_bits, d.tiled_bits),
                           "mode %d |V| %u damage %d: tiled %d %s, scan %d %s", mode, vn, dmg,
-                          (int)sc, bits_tiled, (int)sb, bits_scan);
+                          (int)sc, d.tiled_bits, (int)d.scan, d.scan_bits);
                 size_t w = 0;
                 while (w < words && b[w] == c[w])
                     ++w;
@@ -1351,17 +1362,3 @@ const vr_test vr_tests_gts[] = {
     {"gts/stream-fields", test_stream_fields},
     {NULL, NULL},
 };
-
-#ifndef VR_HAVE_CUDA
-/* Without CUDA, tests/test_gts_gpu.cu is not built: its group skips here. */
-static int test_gts_gpu_unavailable(void)
-{
-    printf("SKIP: no CUDA device (this build has no CUDA)\n");
-    return VR_TEST_SKIP;
-}
-
-const vr_test vr_tests_gts_gpu[] = {
-    {"gpu/gts-all", test_gts_gpu_unavailable},
-    {NULL, NULL},
-};
-#endif

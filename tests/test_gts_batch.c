@@ -15,13 +15,7 @@
 #include "pipeline/gts/gts_batch.h"
 #include "reuse/batches.h"
 #include "scenes/scene.h"
-
-/* shared with tests/test_gts.c */
-extern const size_t vr_test_gts_small_count;
-int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx);
-vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
-vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
-vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
+#include "tests/test_helpers.h"
 
 /* Decodes every batch of `starts` (tri_starts, batch_count, last one ends at n) from seeds
  * computed on `seeded` and decoded from `g` (the same stream, or a corrupted copy). Returns
@@ -136,7 +130,7 @@ static void check_mesh(const vr_mesh *m, const char *name)
 
 static int test_batch_small(void)
 {
-    for (size_t w = 0; w < vr_test_gts_small_count; ++w) {
+    for (size_t w = 0; w < VR_TEST_GTS_SMALL_COUNT; ++w) {
         vr_mesh m;
         const char *name = "";
         VR_EXPECT(vr_test_gts_small(w, &m, &name) == VR_OK, "small mesh %zu", w);
@@ -344,17 +338,3 @@ const vr_test vr_tests_gts_batch[] = {
     {"gts/batch-seed-args", test_batch_seed_args},
     {NULL, NULL},
 };
-
-#ifndef VR_HAVE_CUDA
-/* Without CUDA, tests/test_gts_batch_gpu.cu is not built: its group skips here. */
-static int test_gts_batch_gpu_unavailable(void)
-{
-    printf("SKIP: no CUDA device (this build has no CUDA)\n");
-    return VR_TEST_SKIP;
-}
-
-const vr_test vr_tests_gts_batch_gpu[] = {
-    {"gpu/gts-batch", test_gts_batch_gpu_unavailable},
-    {NULL, NULL},
-};
-#endif

@@ -18,22 +18,7 @@
 #include "raster/raster.h"
 #include "pipeline/gts/gts_batch.h"
 #include "scenes/scene.h"
-
-extern "C" {
-extern const size_t vr_test_gts_small_count;
-int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx);
-vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
-vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
-vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
-}
-
-static int vr_no_device(void)
-{
-    if (vr_gpu_available())
-        return 0;
-    printf("SKIP: %s\n", vr_gpu_device_name());
-    return 1;
-}
+#include "tests/test_helpers.h"
 
 typedef struct vr_batch_cfg {
     uint32_t block, max_unique, max_indices;
@@ -167,10 +152,10 @@ static void check_mesh(const vr_mesh *m, const char *what, const vr_batch_cfg *c
 
 static int test_small(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     const size_t nc = sizeof g_small_cfgs / sizeof g_small_cfgs[0];
-    for (size_t i = 0; i < vr_test_gts_small_count; ++i) {
+    for (size_t i = 0; i < VR_TEST_GTS_SMALL_COUNT; ++i) {
         vr_mesh m;
         const char *name;
         if (vr_test_gts_small(i, &m, &name) != VR_OK)
@@ -198,7 +183,7 @@ static void check_scene(const vr_mesh *m, const char *name, void *ctx)
 
 static int test_scenes(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     const int r = vr_test_gts_each_scene(check_scene, NULL);
     if (r != VR_TEST_PASS)
@@ -216,7 +201,7 @@ static int test_scenes(void)
  * damaged stream; never a fault (this test runs under memcheck in gpu-small). */
 static int test_damaged(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     const vr_reuse_ops *hash = vr_reuse_find("hash");
     for (int mode = 0; mode < 2; ++mode) {

@@ -20,25 +20,7 @@
 #include "pipeline/gts/gts.h"
 #include "pipeline/gts/gts_math.h" /* VR_GTS_TILE */
 #include "scenes/scene.h"
-
-/* shared with tests/test_gts.c */
-extern "C" {
-extern const size_t vr_test_gts_small_count;
-int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx);
-vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
-vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
-vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
-void vr_test_gts_flip_bits(vr_gts *g, uint64_t *x, int flips);
-int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, const char *what);
-}
-
-static int vr_no_device(void)
-{
-    if (vr_gpu_available())
-        return 0;
-    printf("SKIP: %s\n", vr_gpu_device_name()); /* "no CUDA device: <why>" */
-    return 1;
-}
+#include "tests/test_helpers.h"
 
 static const vr_gts_strip_pass vr_passes[2] = {VR_GTS_STRIPS_TILED, VR_GTS_STRIPS_PAPER};
 static const char *const vr_pass_names[2] = {"tiled", "paper"};
@@ -149,9 +131,9 @@ static void check_scene(const vr_mesh *m, const char *name, void *ctx)
 
 static int test_gpu_gts_small(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
-    for (size_t i = 0; i < vr_test_gts_small_count; ++i) {
+    for (size_t i = 0; i < VR_TEST_GTS_SMALL_COUNT; ++i) {
         vr_mesh m;
         const char *name;
         if (vr_test_gts_small(i, &m, &name) != VR_OK)
@@ -172,7 +154,7 @@ static int test_gpu_gts_small(void)
  * (VR_GTS_VTILE = 8192: n = 8189, 8190, 8191, 16382). */
 static int test_gpu_gts_random(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     const uint32_t sizes[] = {1,    2,    3,    31,   32,   33,    1000,  2047,
                               2048, 2049, 6145, 8189, 8190, 8191, 16382, 70000};
@@ -195,7 +177,7 @@ static int test_gpu_gts_random(void)
 
 static int test_gpu_gts_fandisk(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     char path[512];
     if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
@@ -218,7 +200,7 @@ static int test_gpu_gts_fandisk(void)
  * in deg. mode of two V tiles + 100 entries (carries between V tiles). */
 static int test_gpu_gts_malformed(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     for (int mode = 0; mode < 6; ++mode) {
         const uint32_t n = mode < 2   ? 300
@@ -296,14 +278,14 @@ static int test_gpu_gts_malformed(void)
 
 static int test_gpu_gts_scenes(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     return vr_test_gts_each_scene(check_scene, NULL);
 }
 
 static int test_gpu_gts_7m(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     vr_mesh m;
     if (vr_mesh_load(&m, "sphere:7M") != VR_OK) {

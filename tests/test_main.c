@@ -9,22 +9,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-int vr_test_failures;
+#include "pipeline/stage/geometry.h" /* vr_gpu_available */
 
-extern const vr_test vr_tests_scenes[];
-extern const vr_test vr_tests_sim[];
-extern const vr_test vr_tests_reuse[];
-extern const vr_test vr_tests_dynamic[];
-extern const vr_test vr_tests_warp_vote[];
-extern const vr_test vr_tests_gpu[];
-extern const vr_test vr_tests_raster[];
-extern const vr_test vr_tests_gts[];
-extern const vr_test vr_tests_gts_gpu[];
-extern const vr_test vr_tests_gts_scene[];
-extern const vr_test vr_tests_gts_batch[];
-extern const vr_test vr_tests_gts_batch_gpu[];
-extern const vr_test vr_tests_raster_gpu[];
-extern const vr_test vr_tests_plot[];
+int vr_test_failures;
 
 static const vr_test *const g_groups[] = {vr_tests_scenes, vr_tests_sim, vr_tests_reuse, vr_tests_warp_vote,
                                           vr_tests_dynamic, vr_tests_gpu, vr_tests_plot, vr_tests_raster,
@@ -47,6 +34,14 @@ const char *vr_test_scene_path(char *buf, size_t n, const char *name)
         return NULL;
     snprintf(buf, n, "%s/%s", dir, name);
     return buf;
+}
+
+int vr_test_no_device(void)
+{
+    if (vr_gpu_available())
+        return 0;
+    printf("SKIP: %s\n", vr_gpu_device_name()); /* "no CUDA device: <why>" */
+    return 1;
 }
 
 static int selected(const char *name, int argc, char **argv)

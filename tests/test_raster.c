@@ -17,6 +17,7 @@
 #include "pipeline/stage/geometry.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
+#include "tests/test_helpers.h"
 
 /* ---- queue helpers (shared with test_raster_gpu.cu) --------------------------------------- */
 
@@ -854,17 +855,3 @@ const vr_test vr_tests_raster[] = {
     {"raster/bunny", test_raster_bunny},
     {NULL, NULL},
 };
-
-#ifndef VR_HAVE_CUDA
-/* Without CUDA, tests/test_raster_gpu.cu is not built: its group says why and skips. */
-static int test_raster_gpu_unavailable(void)
-{
-    printf("SKIP: no CUDA device (this build has no CUDA)\n");
-    return VR_TEST_SKIP;
-}
-
-const vr_test vr_tests_raster_gpu[] = {
-    {"gpu/raster", test_raster_gpu_unavailable},
-    {NULL, NULL},
-};
-#endif

@@ -16,20 +16,7 @@
 #include "pipeline/vr_check.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
-
-extern "C" {
-vr_status vr_test_raster_case(size_t i, vr_queue *q, uint32_t *tri_count, vr_raster_config *cfg,
-                              const char **name);
-void vr_test_raster_queue_free(vr_queue *q);
-}
-
-static int vr_no_device(void)
-{
-    if (vr_gpu_available())
-        return 0;
-    printf("SKIP: %s\n", vr_gpu_device_name()); /* "no CUDA device: <why>" */
-    return 1;
-}
+#include "tests/test_helpers.h" /* shared with tests/test_raster.c */
 
 /* Device copy of a host queue's first n slots (capacity n). */
 static void queue_upload(vr_queue *d, const vr_queue *h, uint32_t n)
@@ -141,7 +128,7 @@ static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *
 
 static int test_gpu_small_raster_cases(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     for (size_t c = 0;; ++c) {
         vr_queue q;
@@ -244,14 +231,14 @@ static int check_scene(const char *file, int reverse)
 
 static int test_gpu_small_raster_bunny(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     return check_scene("stanford-bunny.obj", 0) ? VR_TEST_RESULT() : VR_TEST_SKIP;
 }
 
 static int test_gpu_raster_scenes(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     static const char *files[] = {"horse.ply",      "igea.ply", "teapot.obj", "fandisk.obj",
                                   "rocker-arm.obj", "spot.obj", "cow.obj"};
@@ -268,7 +255,7 @@ static int test_gpu_raster_scenes(void)
  * sides, reuse/shaders.h). */
 static int test_gpu_raster_render(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     vr_mesh m;
     VR_EXPECT(vr_generate_sphere(&m, 200000) == VR_OK, "%s", vr_last_error());
@@ -360,7 +347,7 @@ static int test_gpu_raster_render(void)
  * one-thread walk, and the image still equals the CPU twin's. */
 static int test_gpu_raster_big_list(void)
 {
-    if (vr_no_device())
+    if (vr_test_no_device())
         return VR_TEST_SKIP;
     vr_mesh m;
     if (vr_mesh_load(&m, "sphere:300k") != VR_OK) {

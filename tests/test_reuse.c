@@ -19,6 +19,7 @@
 #include "tests/oracle.h"
 #include "reuse/ref_common.h"
 #include "scenes/scene.h"
+#include "tests/test_helpers.h"
 
 _Static_assert(VR_REUSE_KIND_COUNT == 6, "add the new strategy to vr_tests_reuse[] below");
 
@@ -154,8 +155,6 @@ static vr_status vr_test_case_mesh(vr_mesh *m, const vr_reuse_case *c)
  * vr_mesh_free), name, warp batch (0 = default) and expected invocations per strategy kind.
  * VR_ERR_ARG past the last case. */
 vr_status vr_test_tiny_case(size_t i, vr_mesh *m, const char **name, uint32_t *batch_indices,
-                            uint64_t expected[VR_REUSE_KIND_COUNT]);
-vr_status vr_test_tiny_case(size_t i, vr_mesh *m, const char **name, uint32_t *batch_indices,
                             uint64_t expected[VR_REUSE_KIND_COUNT])
 {
     const vr_reuse_case *c = vr_test_reuse_case(i);
@@ -179,8 +178,6 @@ static uint64_t vr_rng(uint64_t *s) /* splitmix64 */
 /* A w x h grid of quads (2 triangles each) over (w+1)(h+1) vertices plus `extra` unreferenced
  * vertices, a bumpy height field; shuffle != 0 permutes the triangles (seeded). Row order has
  * the locality of a scanned mesh, the shuffle none. */
-vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, int shuffle,
-                            uint64_t seed);
 vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, int shuffle,
                             uint64_t seed)
 {
@@ -228,7 +225,6 @@ vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, 
 }
 
 /* 1 when a twin (or GPU path) reported that it is still a placeholder. */
-int vr_test_not_implemented(vr_status st);
 int vr_test_not_implemented(vr_status st)
 {
     return st == VR_ERR_ARG && strstr(vr_last_error(), "not implemented") != NULL;

@@ -234,33 +234,49 @@ static int test_igea_strips_oriented(void)
 
 /* ---- assimp scenes with several meshes and node transforms --------------------------------- */
 
-static int test_gltf_multi_mesh(void)
+/* Loads a model of the assimp-testmodels package: VR_TEST_SKIP when it is not installed,
+ * VR_TEST_FAIL (recorded) when loading fails, else VR_TEST_PASS with *scene to free. */
+static int load_test_model(vr_scene *scene, const char *path)
 {
-    const char *path = "/usr/share/assimp/models/glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb";
     if (access(path, R_OK) != 0) {
         fprintf(stderr, "SKIP: %s is missing (assimp-testmodels)\n", path);
         return VR_TEST_SKIP;
     }
-    vr_scene scene;
-    vr_status s = vr_scene_load(&scene, path);
+    vr_status s = vr_scene_load(scene, path);
     VR_EXPECT(s == VR_OK, "%s", vr_last_error());
-    if (s)
-        return VR_TEST_RESULT();
+    return s ? VR_TEST_FAIL : VR_TEST_PASS;
+}
+
+/* Triangles and vertices summed over the draws (instances counted each time). */
+static void scene_totals(const vr_scene *scene, uint64_t *tris, uint64_t *verts)
+{
+    *tris = *verts = 0;
+    for (uint32_t i = 0; i < scene->draw_count; ++i) {
+        *tris += scene->draws[i].mesh.index_count / 3;
+        *verts += scene->draws[i].mesh.vertex_count;
+    }
+}
+
+static int test_gltf_multi_mesh(void)
+{
+    vr_scene scene;
+    int r = load_test_model(
+        &scene, "/usr/share/assimp/models/glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb");
+    if (r != VR_TEST_PASS)
+        return r;
     /* 34 meshes instanced by 115 node references */
     VR_EXPECT_EQ(scene.draw_count, 115);
-    uint64_t tris = 0, verts = 0;
+    uint64_t tris, verts;
+    scene_totals(&scene, &tris, &verts);
     int moved = 0;
-    for (uint32_t i = 0; i < scene.draw_count; ++i) {
-        tris += scene.draws[i].mesh.index_count / 3;
-        verts += scene.draws[i].mesh.vertex_count;
+    for (uint32_t i = 0; i < scene.draw_count; ++i)
         moved += scene.draws[i].transform[12] != 0 || scene.draws[i].transform[13] != 0 ||
                  scene.draws[i].transform[14] != 0;
-    }
     VR_EXPECT_EQ(tris, 121496);
     VR_EXPECT_EQ(verts, 84657);
     VR_EXPECT(moved > 0, "no draw has a translation");
     vr_mesh flat;
-    s = vr_scene_flatten(&flat, &scene);
+    vr_status s = vr_scene_flatten(&flat, &scene);
     VR_EXPECT(s == VR_OK, "%s", vr_last_error());
     if (!s) {
         vr_mesh_counts c;
@@ -276,23 +292,15 @@ static int test_gltf_multi_mesh(void)
 
 static int test_fbx_multi_mesh(void)
 {
-    const char *path = "/usr/share/assimp/models/FBX/spider.fbx";
-    if (access(path, R_OK) != 0) {
-        fprintf(stderr, "SKIP: %s is missing (assimp-testmodels)\n", path);
-        return VR_TEST_SKIP;
-    }
     vr_scene scene;
-    vr_status s = vr_scene_load(&scene, path);
-    VR_EXPECT(s == VR_OK, "%s", vr_last_error());
-    if (s)
-        return VR_TEST_RESULT();
+    int r = load_test_model(&scene, "/usr/share/assimp/models/FBX/spider.fbx");
+    if (r != VR_TEST_PASS)
+        return r;
     VR_EXPECT_EQ(scene.draw_count, 19);
-    uint64_t tris = 0, verts = 0;
-    for (uint32_t i = 0; i < scene.draw_count; ++i) {
-        tris += scene.draws[i].mesh.index_count / 3;
-        verts += scene.draws[i].mesh.vertex_count;
+    uint64_t tris, verts;
+    scene_totals(&scene, &tris, &verts);
+    for (uint32_t i = 0; i < scene.draw_count; ++i)
         VR_EXPECT(scene.draws[i].name[0] != 0, "draw %u has no name", i);
-    }
     VR_EXPECT_EQ(tris, 1368);
     VR_EXPECT_EQ(verts, 958);
     vr_scene_free(&scene);
@@ -300,9 +308,7 @@ static int test_fbx_multi_mesh(void)
     const char *cubes = "/usr/share/assimp/models/FBX/cubes_with_names.fbx";
     if (vr_scene_load(&scene, cubes) == VR_OK) {
         VR_EXPECT_EQ(scene.draw_count, 4);
-        tris = 0;
-        for (uint32_t i = 0; i < scene.draw_count; ++i)
-            tris += scene.draws[i].mesh.index_count / 3;
+        scene_totals(&scene, &tris, &verts);
         VR_EXPECT_EQ(tris, 420);
         vr_scene_free(&scene);
     }
@@ -389,59 +395,41 @@ static int test_error_ply_absurd_header(void)
 static const char *g_ply_tri_head = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
                                     "property float y\nproperty float z\n";
 
-static int test_error_ply_index_range(void)
+/* g_ply_tri_head + body, a 3-vertex ASCII PLY, must be refused as malformed with `why` in the
+ * message (left in vr_last_error() for further checks). */
+static void expect_ply_refused(const char *body, const char *why)
 {
     char text[512];
-    snprintf(text, sizeof text,
-             "%selement face 1\nproperty list uchar int vertex_indices\nend_header\n"
-             "0 0 0\n1 0 0\n0 1 0\n3 0 1 5\n",
-             g_ply_tri_head);
+    snprintf(text, sizeof text, "%s%s", g_ply_tri_head, body);
     vr_mesh m;
     vr_status s = load_text(&m, text);
-    VR_EXPECT_EQ(s, VR_ERR_FORMAT);
-    VR_EXPECT(contains(vr_last_error(), "out of range"), "%s", vr_last_error());
+    VR_EXPECT(s == VR_ERR_FORMAT, "status %d, want VR_ERR_FORMAT ('%s')", (int)s, why);
+    VR_EXPECT(contains(vr_last_error(), why), "%s", vr_last_error());
+}
+
+#define PLY_ONE_FACE "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+
+static int test_error_ply_index_range(void)
+{
+    expect_ply_refused(PLY_ONE_FACE "0 0 0\n1 0 0\n0 1 0\n3 0 1 5\n", "out of range");
     VR_EXPECT(contains(vr_last_error(), "vertex count 3"), "%s", vr_last_error());
-    snprintf(text, sizeof text,
-             "%selement face 1\nproperty list uchar int vertex_indices\nend_header\n"
-             "0 0 0\n1 0 0\n0 1 0\n3 0 -2 1\n",
-             g_ply_tri_head);
-    s = load_text(&m, text);
-    VR_EXPECT_EQ(s, VR_ERR_FORMAT);
-    VR_EXPECT(contains(vr_last_error(), "out of range"), "%s", vr_last_error());
+    expect_ply_refused(PLY_ONE_FACE "0 0 0\n1 0 0\n0 1 0\n3 0 -2 1\n", "out of range");
     /* non-finite positions are refused too: every later stage assumes finite input */
-    snprintf(text, sizeof text,
-             "%selement face 1\nproperty list uchar int vertex_indices\nend_header\n"
-             "0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n",
-             g_ply_tri_head);
-    s = load_text(&m, text);
-    VR_EXPECT_EQ(s, VR_ERR_FORMAT);
-    VR_EXPECT(contains(vr_last_error(), "non-finite"), "%s", vr_last_error());
+    expect_ply_refused(PLY_ONE_FACE "0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n", "non-finite");
     return VR_TEST_RESULT();
 }
 
 static int test_error_no_faces(void)
 {
-    char text[512];
-    vr_mesh m;
     /* a point cloud */
-    snprintf(text, sizeof text, "%send_header\n0 0 0\n1 0 0\n0 1 0\n", g_ply_tri_head);
-    vr_status s = load_text(&m, text);
-    VR_EXPECT_EQ(s, VR_ERR_FORMAT);
-    VR_EXPECT(contains(vr_last_error(), "no triangles"), "%s", vr_last_error());
+    expect_ply_refused("end_header\n0 0 0\n1 0 0\n0 1 0\n", "no triangles");
     /* a face element with zero entries, and one with only 2-corner faces */
-    snprintf(text, sizeof text,
-             "%selement face 0\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n",
-             g_ply_tri_head);
-    s = load_text(&m, text);
-    VR_EXPECT_EQ(s, VR_ERR_FORMAT);
-    VR_EXPECT(contains(vr_last_error(), "no triangles"), "%s", vr_last_error());
-    snprintf(text, sizeof text,
-             "%selement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n2 0 1\n",
-             g_ply_tri_head);
-    s = load_text(&m, text);
-    VR_EXPECT_EQ(s, VR_ERR_FORMAT);
-    VR_EXPECT(contains(vr_last_error(), "no triangles"), "%s", vr_last_error());
+    expect_ply_refused("element face 0\nproperty list uchar int vertex_indices\nend_header\n"
+                       "0 0 0\n1 0 0\n0 1 0\n", "no triangles");
+    expect_ply_refused(PLY_ONE_FACE "0 0 0\n1 0 0\n0 1 0\n2 0 1\n", "no triangles");
     /* an OBJ with vertices only (assimp) */
+    vr_mesh m;
+    vr_status s;
     char path[64];
     const char *obj = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
     if (write_temp(path, sizeof path, obj, strlen(obj)) == 0) {

@@ -104,6 +104,47 @@ static const uint32_t quad[] = {0, 1, 2, 2, 1, 3};                         /* 4 
 static const uint32_t strip[] = {0, 1, 2, 1, 3, 2, 2, 3, 4, 3, 5, 4};      /* 6 vertices */
 static const uint32_t fan[] = {0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5, 0, 5, 6}; /* 7 vertices */
 
+/* Shader invocations of one model on a tiny buffer (the tests below count them by hand). */
+static uint64_t ideal(const uint32_t *idx, uint32_t n, uint32_t v)
+{
+    vr_sim_result r;
+    vr_sim_ideal(&r, idx, n, v, NULL);
+    return r.shaded_vertices;
+}
+
+static uint64_t fifo(const uint32_t *idx, uint32_t n, uint32_t v, uint32_t entries)
+{
+    vr_sim_result r;
+    vr_sim_fifo(&r, idx, n, v, entries, NULL);
+    return r.shaded_vertices;
+}
+
+static uint64_t lru(const uint32_t *idx, uint32_t n, uint32_t v, uint32_t entries)
+{
+    vr_sim_result r;
+    vr_sim_lru(&r, idx, n, v, entries, NULL);
+    return r.shaded_vertices;
+}
+
+/* warp voting with the paper's 96-index batches and 32 lanes */
+static uint64_t warp(const uint32_t *idx, uint32_t n, uint32_t v)
+{
+    vr_sim_result r;
+    vr_sim_warp(&r, idx, n, v, 96, 32, NULL);
+    return r.shaded_vertices;
+}
+
+/* dynamic batches of <= nu distinct vertices and <= mx indices; *batches their count (or NULL) */
+static uint64_t dyn(const uint32_t *idx, uint32_t n, uint32_t v, uint32_t nu, uint32_t mx,
+                    uint64_t *batches)
+{
+    vr_sim_result r;
+    vr_sim_dynamic(&r, idx, n, v, nu, mx, NULL);
+    if (batches)
+        *batches = r.batches;
+    return r.shaded_vertices;
+}
+
 static int test_quad(void)
 {
     vr_sim_result r;
@@ -115,14 +156,10 @@ static int test_quad(void)
     VR_EXPECT(fabs(r.reuse - 1.0 / 3.0) < 1e-12, "reuse %f", r.reuse);
     VR_EXPECT(fabs(r.shaded_per_tri - 2.0) < 1e-12, "acmr %f", r.shaded_per_tri);
     /* FIFO 1: 0m 1m 2m | 2h 1m 3m = 5; FIFO 2: [1,2] after the first triangle: 2h 1h 3m = 4 */
-    vr_sim_fifo(&r, quad, 6, 4, 1, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 5);
-    vr_sim_fifo(&r, quad, 6, 4, 2, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 4);
-    vr_sim_lru(&r, quad, 6, 4, 1, NULL); /* same as FIFO 1 */
-    VR_EXPECT_EQ(r.shaded_vertices, 5);
-    vr_sim_lru(&r, quad, 6, 4, 2, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 4);
+    VR_EXPECT_EQ(fifo(quad, 6, 4, 1), 5);
+    VR_EXPECT_EQ(fifo(quad, 6, 4, 2), 4);
+    VR_EXPECT_EQ(lru(quad, 6, 4, 1), 5); /* same as FIFO 1 */
+    VR_EXPECT_EQ(lru(quad, 6, 4, 2), 4);
     vr_sim_naive(&r, quad, 6, 4, NULL);
     VR_EXPECT_EQ(r.shaded_vertices, 6);
     VR_EXPECT(r.reuse == 0.0, "naive reuse %f", r.reuse);
@@ -132,66 +169,49 @@ static int test_quad(void)
     vr_sim_warp(&r, quad, 6, 4, 96, 32, NULL);
     VR_EXPECT_EQ(r.shaded_vertices, 4);
     VR_EXPECT_EQ(r.batches, 1);
-    vr_sim_dynamic(&r, quad, 6, 4, 256, 1023, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 4);
-    VR_EXPECT_EQ(r.batches, 1);
+    uint64_t batches;
+    VR_EXPECT_EQ(dyn(quad, 6, 4, 256, 1023, &batches), 4);
+    VR_EXPECT_EQ(batches, 1);
     return VR_TEST_RESULT();
 }
 
 static int test_strip(void)
 {
-    vr_sim_result r;
-    vr_sim_ideal(&r, strip, 12, 6, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
+    VR_EXPECT_EQ(ideal(strip, 12, 6), 6);
     /* A strip needs only 2 entries: each triangle brings one new vertex. */
-    vr_sim_fifo(&r, strip, 12, 6, 2, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
-    vr_sim_fifo(&r, strip, 12, 6, 3, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
+    VR_EXPECT_EQ(fifo(strip, 12, 6, 2), 6);
+    VR_EXPECT_EQ(fifo(strip, 12, 6, 3), 6);
     /* FIFO 1: 0m 1m 2m | 1m 3m 2m | 2h 3m 4m | 3m 5m 4m: one hit, 11 misses */
-    vr_sim_fifo(&r, strip, 12, 6, 1, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 11);
+    VR_EXPECT_EQ(fifo(strip, 12, 6, 1), 11);
     /* LRU 2 loses here: the hit on 1 refreshes it, so 3 evicts 2, which is needed next:
      * 0m 1m 2m | 1h 3m 2m | 2h 3h 4m | 3h 5m 4m = 8. FIFO 2 keeps [2,3] and gets 6. */
-    vr_sim_lru(&r, strip, 12, 6, 2, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 8);
-    vr_sim_lru(&r, strip, 12, 6, 3, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
-    vr_sim_warp(&r, strip, 12, 6, 96, 32, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
-    vr_sim_dynamic(&r, strip, 12, 6, 256, 1023, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
+    VR_EXPECT_EQ(lru(strip, 12, 6, 2), 8);
+    VR_EXPECT_EQ(lru(strip, 12, 6, 3), 6);
+    VR_EXPECT_EQ(warp(strip, 12, 6), 6);
+    VR_EXPECT_EQ(dyn(strip, 12, 6, 256, 1023, NULL), 6);
     /* N_u = 4: {0,1,2} + 3 = 4; triangle (2,3,4) would add 4 -> split; {2,3,4} + 5 = 4.
      * 4 + 4 = 8 invocations in 2 batches. */
-    vr_sim_dynamic(&r, strip, 12, 6, 4, 1023, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 8);
-    VR_EXPECT_EQ(r.batches, 2);
+    uint64_t batches;
+    VR_EXPECT_EQ(dyn(strip, 12, 6, 4, 1023, &batches), 8);
+    VR_EXPECT_EQ(batches, 2);
     /* max 6 indices = 2 triangles per batch, same split by the index limit: 8. max 8 still
      * means 2 whole triangles; max 5 means 1 triangle per batch = every index shaded: 12. */
-    vr_sim_dynamic(&r, strip, 12, 6, 256, 6, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 8);
-    vr_sim_dynamic(&r, strip, 12, 6, 256, 8, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 8);
-    vr_sim_dynamic(&r, strip, 12, 6, 256, 5, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 12);
-    VR_EXPECT_EQ(r.batches, 4);
+    VR_EXPECT_EQ(dyn(strip, 12, 6, 256, 6, NULL), 8);
+    VR_EXPECT_EQ(dyn(strip, 12, 6, 256, 8, NULL), 8);
+    VR_EXPECT_EQ(dyn(strip, 12, 6, 256, 5, &batches), 12);
+    VR_EXPECT_EQ(batches, 4);
     return VR_TEST_RESULT();
 }
 
 static int test_fan(void)
 {
-    vr_sim_result r;
-    vr_sim_ideal(&r, fan, 15, 7, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 7);
+    VR_EXPECT_EQ(ideal(fan, 15, 7), 7);
     /* FIFO 3: 0m 1m 2m [0,1,2] | 0h 2h 3m [1,2,3] | 0m [2,3,0] 3h 4m [3,0,4] |
      *         0h 4h 5m [0,4,5] | 0h 5h 6m = 3 + 1 + 2 + 1 + 1 = 8 */
-    vr_sim_fifo(&r, fan, 15, 7, 3, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 8);
+    VR_EXPECT_EQ(fifo(fan, 15, 7, 3), 8);
     /* LRU 3 keeps the hub 0 fresh: every later triangle misses only its new rim vertex, 7 */
-    vr_sim_lru(&r, fan, 15, 7, 3, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 7);
-    vr_sim_warp(&r, fan, 15, 7, 96, 32, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 7);
+    VR_EXPECT_EQ(lru(fan, 15, 7, 3), 7);
+    VR_EXPECT_EQ(warp(fan, 15, 7), 7);
     return VR_TEST_RESULT();
 }
 
@@ -201,11 +221,8 @@ static int test_fifo_vs_lru(void)
      *   0 misses again; 3 4 hit: 3 + 2 + 1 = 6.
      * LRU: 0 1 2 miss; 0 hit -> most recent; 3 evicts 1, 4 evicts 2 -> {0,3,4}; all hit: 5. */
     static const uint32_t idx[] = {0, 1, 2, 0, 3, 4, 0, 3, 4};
-    vr_sim_result r;
-    vr_sim_fifo(&r, idx, 9, 5, 3, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 6);
-    vr_sim_lru(&r, idx, 9, 5, 3, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 5);
+    VR_EXPECT_EQ(fifo(idx, 9, 5, 3), 6);
+    VR_EXPECT_EQ(lru(idx, 9, 5, 3), 5);
     return VR_TEST_RESULT();
 }
 
@@ -231,10 +248,9 @@ static int test_dynamic_boundaries(void)
     VR_EXPECT_EQ(starts[1], 6);
     VR_EXPECT_EQ(starts[2], 12);
     VR_EXPECT_EQ(starts[3], 15);
-    vr_sim_result r;
-    vr_sim_dynamic(&r, fan, 15, 7, 4, 1023, NULL); /* 4 + 4 + 3 */
-    VR_EXPECT_EQ(r.shaded_vertices, 11);
-    VR_EXPECT_EQ(r.batches, 3);
+    uint64_t batches;
+    VR_EXPECT_EQ(dyn(fan, 15, 7, 4, 1023, &batches), 11); /* 4 + 4 + 3 */
+    VR_EXPECT_EQ(batches, 3);
     /* N_u = 3 on the fan: every triangle has 3 distinct vertices and shares only 2 -> one
      * triangle per batch. */
     VR_EXPECT_EQ(dyn_batches(starts, fan, 15, 7, 3, 1023, NULL), 5);
@@ -246,8 +262,7 @@ static int test_dynamic_boundaries(void)
     /* Degenerate triangle: (2,3,3) adds only vertex 3, so with N_u = 4 it still fits. */
     static const uint32_t degen[] = {0, 1, 2, 2, 3, 3};
     VR_EXPECT_EQ(dyn_batches(starts, degen, 6, 4, 4, 1023, NULL), 1);
-    vr_sim_dynamic(&r, degen, 6, 4, 4, 1023, NULL);
-    VR_EXPECT_EQ(r.shaded_vertices, 4);
+    VR_EXPECT_EQ(dyn(degen, 6, 4, 4, 1023, NULL), 4);
     /* meshoptimizer's flush test counts the repeated new vertex 3 twice (3 + 2 > 4) and starts
      * a new warp there: 5 transformed. Where the oracle and we differ, and why. */
     VR_EXPECT_EQ(meshopt_analyzeVertexCache(degen, 6, 4, 4, 4, 341).vertices_transformed, 5);

@@ -1,0 +1,72 @@
+/* test_helpers.h - inputs and checks that one test file defines and others reuse (mostly a CPU
+ * test and its GPU twin), declared once here so the compiler checks every caller.
+ * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
+ * tests/test_raster.c (vr_test_raster_*).
+ */
+#ifndef VR_TEST_HELPERS_H
+#define VR_TEST_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeline/gts/gts.h"
+#include "pipeline/vreuse.h"
+#include "raster/raster.h"
+#include "reuse/reuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tests/test_reuse.c ------------------------------------------------------------------- */
+
+/* Tiny case i (a quad, a fan, a strip, ...): its mesh (free with vr_mesh_free), name, warp batch
+ * (0 = default) and expected invocations per strategy kind. VR_ERR_ARG past the last case. */
+vr_status vr_test_tiny_case(size_t i, vr_mesh *m, const char **name, uint32_t *batch_indices,
+                            uint64_t expected[VR_REUSE_KIND_COUNT]);
+
+/* A w x h grid of quads (2 triangles each) over (w+1)(h+1) vertices plus `extra` unreferenced
+ * vertices, a bumpy height field; shuffle != 0 permutes the triangles (seeded). */
+vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, int shuffle,
+                            uint64_t seed);
+
+/* 1 when a twin (or GPU path) reported that it is still a placeholder. */
+int vr_test_not_implemented(vr_status st);
+
+/* ---- tests/test_gts.c --------------------------------------------------------------------- */
+
+/* Hand-made meshes for vr_test_gts_small: 0 .. VR_TEST_GTS_SMALL_COUNT - 1. */
+#define VR_TEST_GTS_SMALL_COUNT 5
+/* Hand-made mesh `which` (non-manifold, degenerate, two components, one triangle, fan) and its
+ * name; free with vr_mesh_free. */
+vr_status vr_test_gts_small(size_t which, vr_mesh *m, const char **name);
+
+/* Loads every shared scene and calls fn(mesh, name, ctx). VR_TEST_SKIP (with the message) when
+ * the scenes directory is missing, else VR_TEST_RESULT(). */
+int vr_test_gts_each_scene(void (*fn)(const vr_mesh *m, const char *name, void *ctx), void *ctx);
+
+/* A random, well-formed stream of n strip triangles in `mode`, deterministic in `seed`. */
+vr_status vr_test_gts_random_stream(vr_gts *g, uint32_t n, vr_gts_restart mode, uint64_t seed);
+
+/* A deep copy of the codes, for mutation tests (free with vr_gts_free). */
+vr_status vr_test_gts_copy(vr_gts *dst, const vr_gts *src);
+
+/* Flips `flips` random bits of C, INC and S (xorshift state *x): damage behind valid counts. */
+void vr_test_gts_flip_bits(vr_gts *g, uint64_t *x, int flips);
+
+/* Checks an encoding of `m` completely against every CPU decoder; returns the failures. */
+int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, const char *what);
+
+/* ---- tests/test_raster.c ------------------------------------------------------------------ */
+
+/* Small raster case i (quad, fill-rule, fan, floor, grid, guard, random): a queue allocated here
+ * (free with vr_test_raster_queue_free), its triangle count, config and name. VR_ERR_ARG past
+ * the last case. */
+vr_status vr_test_raster_case(size_t i, vr_queue *q, uint32_t *tri_count, vr_raster_config *cfg,
+                              const char **name);
+void vr_test_raster_queue_free(vr_queue *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
