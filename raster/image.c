@@ -10,6 +10,7 @@
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 vr_status vr_image_write_png(const char *path, const uint8_t *rgba, uint32_t width,
                              uint32_t height)
@@ -34,7 +35,11 @@ vr_status vr_image_write_png(const char *path, const uint8_t *rgba, uint32_t wid
         vr_status s = VR_ERROR(VR_ERR_IO, "%s: writing PNG failed: %s", path,
                                !ok ? img.message : strerror(errno));
         png_image_free(&img);
-        remove(path);
+        /* only a regular file is half written; /dev/full is a device and stays (as root, remove
+         * would delete the node) */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            remove(path);
         return s;
     }
     return VR_OK;
