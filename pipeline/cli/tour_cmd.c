@@ -90,9 +90,9 @@ static int tour_row(const tour_run *t, const vr_reuse_ops *ops, vr_geometry_resu
         snprintf(s, sizeof s, "!= %llu", (unsigned long long)sim.shaded_vertices);
     }
     printf("%-*s %-8s %-8s %-8s %11s %10.3f %7.3f  %-9s %8.2f%s\n", t->label_width, t->label,
-           t->order, ops->name,
-           batching(ops), vr_format_count(b, inv), (double)inv / (m->index_count / 3),
-           1.0 - (double)inv / m->index_count, s, ms, rc ? "  FAIL" : "");
+           t->order, ops->name, batching(ops), vr_format_count(b, inv),
+           (double)inv / (m->index_count / 3), 1.0 - (double)inv / m->index_count, s, ms,
+           rc ? "  FAIL" : "");
     return rc;
 }
 
@@ -108,8 +108,7 @@ static int tour_table(const tour_run *t)
         return vr_cli_fail_last("tour");
     }
     printf("%-*s %-8s %-8s %-8s %11s %10s %7s  %-9s %8s\n", t->label_width, "scene", "order",
-           "strategy",
-           "batching", "invocations", "shaded/tri", "reuse", "simulator",
+           "strategy", "batching", "invocations", "shaded/tri", "reuse", "simulator",
            t->gpu ? "gpu_ms" : "cpu_ms");
     int rc = 0;
     for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k) {
@@ -123,9 +122,8 @@ static int tour_table(const tour_run *t)
         return vr_cli_fail_last("tour");
     char b[32];
     printf("%-*s %-8s %-8s %-8s %11s %10.3f %7.3f  %-9s %8s\n", t->label_width, t->label,
-           t->order, "ideal", "-",
-           vr_format_count(b, ideal.shaded_vertices), ideal.shaded_per_tri, ideal.reuse, "-",
-           "-");
+           t->order, "ideal", "-", vr_format_count(b, ideal.shaded_vertices),
+           ideal.shaded_per_tri, ideal.reuse, "-", "-");
     return rc;
 }
 
