@@ -4,7 +4,7 @@
 . "$(dirname "$0")/cli_lib.sh"
 
 expect help 0 "usage: vreuse COMMAND" -- "$VREUSE" --help
-expect default-scene 0 "sphere .*0\.8" -- "$VREUSE"
+expect default-scene 0 "sphere .*0\.8" -- sh -c "cd \"$TMP\" && exec \"$VREUSE\""
 expect unknown-command 2 "unknown command 'frobnicate'" -- "$VREUSE" frobnicate
 expect info-help 0 "usage: vreuse info" -- "$VREUSE" info --help
 expect sim-help 0 "usage: vreuse sim" -- "$VREUSE" sim --help

@@ -241,10 +241,11 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
         static char *default_scene[] = {VR_DEFAULT_SCENE, NULL};
         char **v = argv + optind;
         int count = argc - optind;
-        if (cmd->kind == VR_CLI_SCENES && count == 0) {
+        if ((cmd->kind == VR_CLI_SCENES || cmd->kind == VR_CLI_ONE_SCENE) && count == 0) {
             vr_cli_help(stderr, cmd, opts);
             rc = vr_cli_fail(VR_CLI_USAGE, cmd->name, "no scene given");
-        } else if (cmd->kind == VR_CLI_SCENE_OR_DEFAULT && count > 1) {
+        } else if ((cmd->kind == VR_CLI_SCENE_OR_DEFAULT || cmd->kind == VR_CLI_ONE_SCENE) &&
+                   count > 1) {
             rc = vr_cli_fail(VR_CLI_USAGE, cmd->name, "one scene at a time ('%s' and '%s')", v[0],
                              v[1]);
         } else if (cmd->kind != VR_CLI_OPERANDS_OWN && count == 0) {

@@ -60,7 +60,8 @@ typedef enum vr_cli_operands {
     VR_CLI_OPERANDS_OWN = 0,      /* the command checks them itself */
     VR_CLI_SCENES,                /* scenes, at least one ("no scene given" otherwise) */
     VR_CLI_SCENES_OR_DEFAULT,     /* scenes; none: the embedded default scene */
-    VR_CLI_SCENE_OR_DEFAULT       /* at most one scene; none: the default scene */
+    VR_CLI_SCENE_OR_DEFAULT,      /* at most one scene; none: the default scene */
+    VR_CLI_ONE_SCENE              /* exactly one scene */
 } vr_cli_operands;
 
 typedef struct vr_cli_command {

@@ -372,6 +372,29 @@ void vr_cli_out_abort(vr_cli_out *o)
     memset(o, 0, sizeof *o);
 }
 
+/* The writer's message names the file it was given, the temporary; the user named `path`. Each
+ * mention of the temporary becomes `path`, so no message shows a name the user never saw. */
+static void name_destination(vr_status s, const char *temp, const char *path)
+{
+    const char *msg = vr_last_error(), *hit = strstr(msg, temp);
+    if (!hit)
+        return;
+    char where[128], text[1024];
+    snprintf(where, sizeof where, "%s", vr_last_error_where());
+    size_t len = 0;
+    for (const char *p = msg; *p && len + 1 < sizeof text;) {
+        if (p == hit) {
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s", path);
+            p += strlen(temp);
+            hit = strstr(p, temp);
+        } else {
+            text[len++] = *p++;
+        }
+    }
+    text[len < sizeof text ? len : sizeof text - 1] = '\0';
+    vr_set_error_at(s, *where ? where : NULL, "%s", text);
+}
+
 vr_status vr_cli_write_via(const char *path, const char *what, vr_cli_path_writer fn, void *ctx)
 {
     char *temp = NULL, *target = NULL;
@@ -382,6 +405,7 @@ vr_status vr_cli_write_via(const char *path, const char *what, vr_cli_path_write
     if (s == VR_OK)
         s = commit(temp, target, path);
     else if (temp) {
+        name_destination(s, temp, path);
         unlink(temp);
         untrack_temp(temp);
     }

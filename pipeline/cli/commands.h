@@ -1,6 +1,6 @@
-/* commands.h - the subcommands of `vreuse`; each lives beside the stage it drives
- * (scenes/info_cmd.c, sim/sim_cmd.c, bench/bench_cmd.c, ...). Each returns the process exit
- * code: 0 success, 1 failure (message already printed), 2 usage error. */
+/* commands.h - the subcommands of `vreuse`, one file each in pipeline/cli/ (tour_cmd.c,
+ * info_cmd.c, sim_cmd.c, ...); main.c's table lists them. Each returns the process exit code:
+ * 0 success, 1 failure (message already printed), 2 usage error. */
 #ifndef VR_COMMANDS_H
 #define VR_COMMANDS_H
 
@@ -12,6 +12,7 @@
 extern "C" {
 #endif
 
+int vr_cmd_tour(int argc, char **argv);  /* argv[0] == "tour"; bare `vreuse` */
 int vr_cmd_info(int argc, char **argv);  /* argv[0] == "info" */
 int vr_cmd_sim(int argc, char **argv);   /* argv[0] == "sim" */
 int vr_cmd_bench(int argc, char **argv); /* argv[0] == "bench" */

@@ -1,4 +1,4 @@
-/* compress_cmd.c - `vreuse compress SCENE [-o F] [--restart r|deg|both]`: compresses a scene's
+/* compress_cmd.c - `vreuse compress SCENE [-o F] [--restart r,deg|all]`: compresses a scene's
  * index buffer into generalized triangle strips (pipeline/gts.h, Meyer et al. 2012), checks
  * the CPU decoders against the encoder's triangle list, prints the per-stage bits per triangle
  * (the paper's Table 3 rows) and writes the file. `--bench-decode` times the GPU decoder with
@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/stage/geometry.h"
 #include "pipeline/gts/gts.h"
@@ -17,47 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define VR_COMPRESS_MAX_REPS 1000
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: vreuse compress SCENE [-o FILE] [--restart r|deg|both] [--greedy]\n"
-            "                       [--no-vertex-data] [--bench-decode] [--reps N] [--quiet]\n"
-            "\n"
-            "Compresses the scene's triangles into generalized triangle strips (belts, strip\n"
-            "codes, incremental vertices, Simple-9 deltas; Meyer et al. 2012), verifies that the\n"
-            "CPU decoders return exactly the encoder's reordered triangles, and prints bits per\n"
-            "triangle after each stage: explicit, strips, inc., S-9 (the paper's Table 3).\n"
-            "\n"
-            "  SCENE             a file assimp reads or a generator (sphere:7M, foliage:10k, ...)\n"
-            "  -o FILE           write the compressed file (vertex data included); read it back\n"
-            "                    with `vreuse info FILE`\n"
-            "  --restart MODE    r: explicit restart codes (2-bit strip codes); deg: restarts\n"
-            "                    emulated with degenerate triangles (1-bit codes, default); both\n"
-            "  --greedy          the paper's greedy Simple-9 packing instead of the optimal one\n"
-            "  --no-vertex-data  store connectivity only\n"
-            "  --bench-decode    time the GPU decoder (needs a CUDA device): Gtri/s of source\n"
-            "                    triangles with the tiled V and strip passes (default) and with\n"
-            "                    the paper's INC_Scan, V_Kernel, M_Scan, Q_Scan, T_Kernel, each\n"
-            "                    with its per-kernel breakdown; both are checked against the\n"
-            "                    encoder first\n"
-            "  --reps N          timed decodes for --bench-decode (default 20)\n"
-            "  --quiet           no progress output\n");
-}
-
-static int cmp_float(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
-static float median(float *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_float);
-    return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The CPU decoders (sequential, scan, tiled) must return the encoder's triangle list exactly. */
 static int verify_cpu(const vr_gts *g, const vr_gts_map *map, const char *spec)
@@ -156,7 +116,7 @@ static void print_breakdown(float *stage, int reps, uint32_t ran, const char *ti
     float sum = 0, meds[VR_GTS_STAGE_COUNT] = {0};
     for (size_t k = 0; k < row_count; ++k)
         if (ran & (1u << rows[k]))
-            sum += meds[rows[k]] = median(stage + rows[k] * reps, reps);
+            sum += meds[rows[k]] = vr_cli_median_float(stage + rows[k] * reps, reps);
     printf("  stage         ms_med    pct   (%s)\n", title);
     for (size_t k = 0; k < row_count; ++k) {
         const vr_gts_stage st = rows[k];
@@ -210,7 +170,7 @@ static int bench_decode(const vr_gts *g, const vr_gts_map *map, const char *spec
            "verified\n", spec, g->restart == VR_GTS_RESTART_CODE ? "R" : "deg.", g->triangle_count,
            g->strip_triangle_count, vr_gpu_device_name());
     for (int p = 0; p < 2; ++p) {
-        const float med = median(total[p], reps), min = total[p][0];
+        const float med = vr_cli_median_float(total[p], reps), min = total[p][0];
         printf("  %-10s ms_med %.4f  ms_min %.4f  %.2f Gtri/s (source triangles / median), "
                "%d reps, one event pair around all passes%s\n",
                p ? "paper" : "total", med, min, g->triangle_count / (med * 1e-3) * 1e-9, reps,
@@ -229,6 +189,12 @@ done:
     return rc;
 }
 
+/* vr_cli_write_via's writer: the encoded stream into the temporary it names. */
+static vr_status write_gts(const char *file, void *ctx)
+{
+    return vr_gts_write((const vr_gts *)ctx, file);
+}
+
 static int compress_one(const vr_mesh *m, const char *spec, vr_gts_restart mode,
                         const vr_gts_options *base, const char *out, int bench, int reps)
 {
@@ -239,10 +205,8 @@ static int compress_one(const vr_mesh *m, const char *spec, vr_gts_restart mode,
     const double t0 = vr_now_ms();
     vr_status s = vr_gts_encode(&g, &map, m, &opt);
     const double encode_ms = vr_now_ms() - t0;
-    if (s) {
-        fprintf(stderr, "vreuse compress: %s\n", vr_last_error());
-        return 1;
-    }
+    if (s)
+        return vr_cli_fail_last("compress");
     int rc = verify_cpu(&g, &map, spec);
     if (!rc) {
         vr_gts_print_stats(stdout, &g, spec);
@@ -250,12 +214,11 @@ static int compress_one(const vr_mesh *m, const char *spec, vr_gts_restart mode,
                g.triangle_count / (encode_ms * 1e-3) * 1e-6);
     }
     if (!rc && out) {
-        if ((s = vr_gts_write(&g, out))) {
-            fprintf(stderr, "vreuse compress: %s\n", vr_last_error());
-            rc = 1;
-        } else {
+        /* a temporary renamed into place: a failed write leaves the destination as it was */
+        if (vr_cli_write_via(out, "GTS file", write_gts, &g) != VR_OK)
+            rc = vr_cli_fail_last("compress");
+        else
             printf("  wrote %s (%zu bytes)\n", out, vr_gts_file_bytes(&g));
-        }
     }
     if (!rc && bench)
         rc = bench_decode(&g, &map, spec, reps);
@@ -264,76 +227,59 @@ static int compress_one(const vr_mesh *m, const char *spec, vr_gts_restart mode,
     return rc;
 }
 
+static const vr_cli_command g_cmd = {
+    "compress", "SCENE",
+    "Compresses the scene's triangles into generalized triangle strips (belts, strip codes,\n"
+    "incremental vertices, Simple-9 deltas; Meyer et al. 2012), verifies that the CPU\n"
+    "decoders return exactly the encoder's reordered triangles, and prints bits per triangle\n"
+    "after each stage: explicit, strips, inc., S-9 (the paper's Table 3).\n"
+    "\n"
+    "SCENE is a file (OBJ, PLY, glTF 2.0, ...) or a generator: sphere[:N], terrain[:N],\n"
+    "foliage[:N], optionally @N to subdivide (sphere:7M, bunny.obj@1M).",
+    "A .gts file is a SCENE for every command: `vreuse info F.gts`, `vreuse render F.gts`.",
+    VR_CLI_ONE_SCENE};
+
 int vr_cmd_compress(int argc, char **argv)
 {
-    const char *spec = NULL, *out = NULL;
     vr_gts_options opt = vr_gts_options_default();
-    int modes = 1 << VR_GTS_RESTART_DEGENERATE, bench = 0, reps = 20;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--restart") && i + 1 < argc) {
-            const char *r = argv[++i];
-            if (!strcmp(r, "r") || !strcmp(r, "R") || !strcmp(r, "code"))
-                modes = 1 << VR_GTS_RESTART_CODE;
-            else if (!strcmp(r, "deg") || !strcmp(r, "degenerate"))
-                modes = 1 << VR_GTS_RESTART_DEGENERATE;
-            else if (!strcmp(r, "both"))
-                modes = 3;
-            else {
-                fprintf(stderr, "vreuse compress: --restart takes r, deg or both, not '%s'\n", r);
-                return 2;
-            }
-        } else if (!strcmp(a, "--greedy")) {
-            opt.packing = VR_GTS_PACK_GREEDY;
-        } else if (!strcmp(a, "--no-vertex-data")) {
-            opt.keep_vertex_data = 0;
-        } else if (!strcmp(a, "--bench-decode")) {
-            bench = 1;
-        } else if (!strcmp(a, "--reps") && i + 1 < argc) {
-            char *end = NULL;
-            const long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > VR_COMPRESS_MAX_REPS) {
-                fprintf(stderr, "vreuse compress: --reps takes 1..%d, not '%s'\n",
-                        VR_COMPRESS_MAX_REPS, argv[i]);
-                return 2;
-            }
-            reps = (int)v;
-        } else if (!strcmp(a, "--quiet")) {
-            vr_progress_quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "vreuse compress: unknown or incomplete option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
-        } else if (!spec) {
-            spec = a;
-        } else {
-            fprintf(stderr, "vreuse compress: one SCENE at a time ('%s' and '%s')\n", spec, a);
-            return 2;
-        }
-    }
-    if (!spec) {
-        usage(stderr);
-        return 2;
-    }
-    if (out && modes == 3) {
-        fprintf(stderr, "vreuse compress: -o writes one file; pick --restart r or deg\n");
-        return 2;
-    }
+    vr_cli_choices restarts = {{VR_GTS_RESTART_DEGENERATE}, 1};
+    const char *out = NULL;
+    int greedy = 0, no_vertex_data = 0, bench = 0, reps = 20;
+    const vr_cli_opt opts[] = {
+        VR_CLI_OUT(&out, "write the compressed file (vertex data included); read it back with "
+                         "`vreuse info FILE`; one --restart mode"),
+        VR_CLI_RESTART(&restarts, "deg"),
+        {"greedy", 0, NULL, "the paper's greedy Simple-9 packing instead of the optimal one",
+         NULL, &greedy, 1, 0, 0, 0, NULL},
+        {"no-vertex-data", 0, NULL, "store connectivity only", NULL, &no_vertex_data, 1, 0, 0,
+         0, NULL},
+        {"bench-decode", 0, NULL,
+         "time the GPU decoder (needs a CUDA device): Gtri/s of source triangles with the "
+         "tiled V and strip passes and with the paper's INC_Scan, V_Kernel, M_Scan, Q_Scan, "
+         "T_Kernel, median and minimum over --reps decodes and the per-kernel breakdown; "
+         "both are checked against the encoder first",
+         NULL, &bench, 1, 0, 0, 0, NULL},
+        VR_CLI_REPS(&reps, "20"),
+        VR_CLI_QUIET(&vr_progress_quiet),
+        {0}};
+    vr_cli_args args;
+    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
+    if (rc != VR_CLI_CONTINUE)
+        return rc;
+    if (out && restarts.count > 1)
+        return vr_cli_fail(VR_CLI_USAGE, "compress",
+                           "-o writes one file; pick one --restart mode (r or deg)");
+    if (greedy)
+        opt.packing = VR_GTS_PACK_GREEDY;
+    if (no_vertex_data)
+        opt.keep_vertex_data = 0;
+    const char *spec = args.v[0]; /* an input: -o never writes over it */
     vr_mesh m;
-    vr_status s = vr_mesh_load(&m, spec);
-    if (s) {
-        fprintf(stderr, "vreuse compress: %s\n", vr_last_error());
-        return 1;
-    }
-    int rc = 0;
-    for (int mode = 0; mode < 2 && !rc; ++mode)
-        if (modes & (1 << mode))
-            rc = compress_one(&m, spec, (vr_gts_restart)mode, &opt, out, bench, reps);
+    if (vr_mesh_load(&m, spec) != VR_OK)
+        return vr_cli_fail_last("compress");
+    rc = 0;
+    for (int i = 0; i < restarts.count && !rc; ++i)
+        rc = compress_one(&m, spec, (vr_gts_restart)restarts.v[i], &opt, out, bench, reps);
     vr_mesh_free(&m);
     return rc;
 }
