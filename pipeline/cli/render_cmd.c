@@ -245,7 +245,10 @@ static int render_scene(render_job *job, const char *spec, const char *out_path)
     vr_render_options o = job->o;
     double t0 = vr_now_ms();
     vr_mesh mesh;
-    vr_status s = vr_mesh_load(&mesh, spec);
+    /* --gts-batches decodes the stream per batch: the mesh is its own list (with deg. mode's
+     * emulation triangles); otherwise a .gts scene is its source triangles */
+    vr_status s = job->gts_batches && vr_gts_is_file(spec) ? vr_mesh_load_gts_strips(&mesh, spec)
+                                                           : vr_mesh_load(&mesh, spec);
     const double load_ms = vr_now_ms() - t0;
     if (s != VR_OK) {
         fprintf(stderr, "vreuse render: %s\n", vr_last_error());
