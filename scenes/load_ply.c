@@ -358,8 +358,11 @@ static vr_status read_list_length(ply_reader *r, const ply_prop *p, uint64_t *n)
     if (v < 0)
         return VR_ERROR(VR_ERR_FORMAT, "%s: PLY '%s' element %llu: negative list length %.0f",
                         r->path, r->cur_element->name, (unsigned long long)r->cur_item, v);
-    uint64_t min_bytes = r->format == PLY_ASCII ? 2 : g_type_bytes[p->type];
-    if (v > (double)((r->size - r->pos + 1) / min_bytes))
+    /* ascii: a digit and a separator per value, none after the last; binary: exactly the bytes
+     * left (one more would move the cursor past the end of the data) */
+    const uint64_t min_bytes = r->format == PLY_ASCII ? 2 : g_type_bytes[p->type];
+    const uint64_t avail = r->size - r->pos + (r->format == PLY_ASCII);
+    if (v > (double)(avail / min_bytes))
         return VR_ERROR(VR_ERR_FORMAT,
                         "%s: PLY '%s' element %llu: list length %.0f runs past the end of the file (truncated or corrupt)",
                         r->path, r->cur_element->name, (unsigned long long)r->cur_item, v);

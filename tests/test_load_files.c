@@ -311,6 +311,27 @@ static int test_ply_trailing(void)
     return VR_TEST_RESULT();
 }
 
+/* Found by fuzz_ply: a binary list one byte longer than the data left was accepted (the ascii
+ * separator allowance), the cursor went past the end and the next read ran off the buffer. */
+static int test_ply_list_past_end(void)
+{
+    uint8_t buf[512];
+    size_t n = (size_t)sprintf((char *)buf, "ply\nformat binary_little_endian 1.0\nelement vertex 1\n"
+                               "property float x\nproperty float y\nproperty float z\n"
+                               "property list uchar int junk\nelement face 1\n"
+                               "property list uchar int vertex_indices\nend_header\n");
+    memset(buf + n, 0, 12); /* x, y, z */
+    n += 12;
+    buf[n++] = 1;           /* a list of one int (4 bytes) ... */
+    memset(buf + n, 0, 3);  /* ... with 3 bytes left in the file */
+    n += 3;
+    vr_mesh m;
+    VR_EXPECT_EQ(vr_ply_load_memory(&m, buf, n, "list.ply", NULL), VR_ERR_FORMAT);
+    VR_EXPECT(has("list.ply: PLY 'vertex' element 0: list length 1 runs past the end"), "%s",
+              vr_last_error());
+    return VR_TEST_RESULT();
+}
+
 /* The memory reader gives what the file reader gives (igea: strips with restarts). */
 static int test_ply_memory(void)
 {
@@ -577,6 +598,7 @@ const vr_test vr_tests_load_files[] = {
     {"scenes/files-ply-short-faces", test_ply_short_faces},
     {"scenes/files-ply-trailing", test_ply_trailing},
     {"scenes/files-ply-memory", test_ply_memory},
+    {"scenes/files-ply-list-past-end", test_ply_list_past_end},
     {"scenes/files-transform-overflow", test_transform_overflow},
     {"scenes/files-gts-source-triangles", test_gts_source_triangles},
     {"scenes/files-gts-degenerate-list", test_gts_degenerate_list},
