@@ -136,6 +136,26 @@ vr_status vr_mesh_copy(vr_mesh *out, const vr_mesh *in)
     return VR_OK;
 }
 
+/* n / |n|; 0 (n unchanged) when n has no direction (zero, NaN or infinite). Where the squares
+ * leave float's normal range (|n| < 1e-18: they lose their precision; or they overflow), n is
+ * first scaled by its largest component, so the result is unit to rounding; elsewhere the plain
+ * division, bit for bit what the loaders always computed. */
+static int normalize3(float n[3])
+{
+    if (!isfinite(n[0]) || !isfinite(n[1]) || !isfinite(n[2]))
+        return 0;
+    float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (!(len >= 1e-18f) || isinf(len)) {
+        const float m = fmaxf(fabsf(n[0]), fmaxf(fabsf(n[1]), fabsf(n[2])));
+        if (!(m > 0))
+            return 0;
+        n[0] /= m, n[1] /= m, n[2] /= m;
+        len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    }
+    n[0] /= len, n[1] /= len, n[2] /= len;
+    return 1;
+}
+
 void vr_compute_normals(float *normals, const vr_mesh *m)
 {
     memset(normals, 0, (size_t)m->vertex_count * 3 * sizeof(float));
@@ -154,10 +174,7 @@ void vr_compute_normals(float *normals, const vr_mesh *m)
     }
     for (size_t v = 0; v < m->vertex_count; ++v) {
         float *n = normals + 3 * v;
-        float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        if (len > 0 && isfinite(len))
-            n[0] /= len, n[1] /= len, n[2] /= len;
-        else
+        if (!normalize3(n))
             n[0] = 0, n[1] = 0, n[2] = 1;
     }
 }
@@ -184,10 +201,8 @@ vr_status vr_mesh_finish(vr_mesh *m, const char *what)
     if (m->normals) {
         for (size_t v = 0; v < m->vertex_count; ++v) {
             float *n = m->normals + 3 * v;
-            float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-            if (len > 1e-20f && isfinite(len))
-                n[0] /= len, n[1] /= len, n[2] /= len;
-            else
+            const float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (!(len > 1e-20f) || !normalize3(n))
                 n[0] = NAN, ++bad; /* marked for the computed normal below */
         }
         if (!bad)
@@ -590,14 +605,9 @@ static vr_status transform_draw(float *op, float *on, const vr_mesh *m, const fl
         s = vr_check_finite3(on, m->vertex_count, what, "normal");
     if (s)
         return s;
-    for (size_t v = 0; v < m->vertex_count; ++v) {
-        float *n = on + 3 * v;
-        float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        if (len > 0 && isfinite(len))
-            n[0] /= len, n[1] /= len, n[2] /= len;
-        else
-            n[0] = 0, n[1] = 0, n[2] = 1;
-    }
+    for (size_t v = 0; v < m->vertex_count; ++v)
+        if (!normalize3(on + 3 * v))
+            on[3 * v] = 0, on[3 * v + 1] = 0, on[3 * v + 2] = 1;
     return VR_OK;
 }
 

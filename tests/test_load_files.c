@@ -332,6 +332,36 @@ static int test_ply_list_past_end(void)
     return VR_TEST_RESULT();
 }
 
+/* Found by fuzz_ply: normals whose squares fall below float's normal range were divided by an
+ * imprecise length (|n|^2 = 1.028): a triangle of area 1e-22 (computed normals) and file
+ * normals of length 3e-20 must come out unit. */
+static int test_tiny_normals(void)
+{
+    const char *computed = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                           "property float y\nproperty float z\nelement face 1\n"
+                           "property list uchar int vertex_indices\nend_header\n"
+                           "0 0 0\n1e-10 0 0\n0 1.3e-12 0\n3 0 1 2\n";
+    const char *file = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                       "property float z\nproperty float nx\nproperty float ny\nproperty float nz\n"
+                       "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+                       "0 0 0 0 3e-20 0\n1 0 0 2e-20 2e-20 0\n0 1 0 0 0 1\n3 0 1 2\n";
+    const char *const texts[2] = {computed, file};
+    for (int i = 0; i < 2; ++i) {
+        vr_mesh m;
+        VR_EXPECT(vr_ply_load_memory(&m, (const uint8_t *)texts[i], strlen(texts[i]), "tiny", NULL) ==
+                  VR_OK, "%s", vr_last_error());
+        for (uint32_t v = 0; !vr_test_failures && v < m.vertex_count; ++v) {
+            const float *n = m.normals + 3 * v;
+            const double len2 = (double)n[0] * n[0] + (double)n[1] * n[1] + (double)n[2] * n[2];
+            VR_EXPECT(fabs(len2 - 1) < 1e-6, "%s normal %u: (%g, %g, %g), |n|^2 = %.7f",
+                      i ? "file" : "computed", v, n[0], n[1], n[2], len2);
+        }
+        if (!vr_test_failures)
+            vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
 /* The memory reader gives what the file reader gives (igea: strips with restarts). */
 static int test_ply_memory(void)
 {
@@ -599,6 +629,7 @@ const vr_test vr_tests_load_files[] = {
     {"scenes/files-ply-trailing", test_ply_trailing},
     {"scenes/files-ply-memory", test_ply_memory},
     {"scenes/files-ply-list-past-end", test_ply_list_past_end},
+    {"scenes/files-tiny-normals", test_tiny_normals},
     {"scenes/files-transform-overflow", test_transform_overflow},
     {"scenes/files-gts-source-triangles", test_gts_source_triangles},
     {"scenes/files-gts-degenerate-list", test_gts_degenerate_list},
