@@ -238,8 +238,13 @@ void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name)
     fprintf(f, "  inc.       %8.2f\n", st.inc_bpt);
     fprintf(f, "  S-9        %8.2f   = C %.2f + INC %.2f + S-9 words %.2f\n", st.s9_bpt,
             (double)st.c_bits / n, (double)st.inc_bits / n, (double)st.s9_bits / n);
-    fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + checksum)\n",
-            st.file_bpt, vr_format_count(a, st.file_bytes));
+    if (g->degenerate_source_count)
+        fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + %s degenerate source "
+                "triangles listed + checksum)\n", st.file_bpt, vr_format_count(a, st.file_bytes),
+                vr_format_count(b, g->degenerate_source_count));
+    else
+        fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + checksum)\n",
+                st.file_bpt, vr_format_count(a, st.file_bytes));
 }
 
 /* ---- file image -------------------------------------------------------------------------- */
