@@ -51,6 +51,15 @@ static void remove_dir(void)
     VR_EXPECT(system(cmd) == 0, "%s", cmd);
 }
 
+/* An ascii PLY of one triangle (0 1 2) over the three `corners` lines ("x y z\n" each). */
+static const char *triangle_ply(char *buf, size_t cap, const char *corners)
+{
+    snprintf(buf, cap, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+             "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
+             "end_header\n%s3 0 1 2\n", corners);
+    return buf;
+}
+
 /* ---- specs -------------------------------------------------------------------------------- */
 
 static int test_parse_count(void)
@@ -147,10 +156,8 @@ static int test_spec_load(void)
     }
     if (!make_dir())
         return VR_TEST_FAIL;
-    char path[128], spec[160];
-    const char *tri = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
-                      "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
-                      "end_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
+    char path[128], spec[160], text[512];
+    const char *tri = triangle_ply(text, sizeof text, "0 0 0\n1 0 0\n0 1 0\n");
     write_file(file_in_dir(path, sizeof path, "t@x"), tri, strlen(tri));
     VR_EXPECT(vr_scene_load(&a, path) == VR_OK, "%s", vr_last_error());
     vr_scene_free(&a);
@@ -337,10 +344,8 @@ static int test_ply_list_past_end(void)
  * normals of length 3e-20 must come out unit. */
 static int test_tiny_normals(void)
 {
-    const char *computed = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
-                           "property float y\nproperty float z\nelement face 1\n"
-                           "property list uchar int vertex_indices\nend_header\n"
-                           "0 0 0\n1e-10 0 0\n0 1.3e-12 0\n3 0 1 2\n";
+    char text[512];
+    const char *computed = triangle_ply(text, sizeof text, "0 0 0\n1e-10 0 0\n0 1.3e-12 0\n");
     const char *file = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                        "property float z\nproperty float nx\nproperty float ny\nproperty float nz\n"
                        "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
@@ -444,9 +449,8 @@ static int test_transform_overflow(void)
     VR_EXPECT(has(path) && has("draw 1 of 1 ('tri') after its node transform: vertex 1 has a "
                                "non-finite position (inf, 0, 0)"), "%s", vr_last_error());
     /* subdivision: midpoints of +-3e38 coordinates overflow */
-    const char *ply = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
-                      "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
-                      "end_header\n3e38 0 0\n3e38 1 0\n0 3e38 0\n3 0 1 2\n";
+    char text[512];
+    const char *ply = triangle_ply(text, sizeof text, "3e38 0 0\n3e38 1 0\n0 3e38 0\n");
     write_file(file_in_dir(path, sizeof path, "huge.ply"), ply, strlen(ply));
     VR_EXPECT(vr_scene_load(&sc, path) == VR_OK, "%s", vr_last_error());
     vr_scene_free(&sc);
