@@ -410,20 +410,24 @@ vr_status vr_scene_spec_parse(vr_scene_spec *out, const char *spec)
     uint64_t to[VR_SPEC_MAX_SUBDIVISIONS];
     size_t to_len[VR_SPEC_MAX_SUBDIVISIONS];
     int count = 0, is_file = 0;
+    size_t special_len = 0; /* the longest prefix that exists but is no regular file */
     vr_status s = VR_OK;
     for (;;) {
         struct stat st;
-        if (stat(prefix, &st) == 0) { /* an existing file wins, whatever its name */
+        const int exists = stat(prefix, &st) == 0;
+        if (exists && S_ISREG(st.st_mode)) { /* a file wins, whatever its name */
             is_file = 1;
-            if (!S_ISREG(st.st_mode))
-                s = vr_scene_check_file(prefix);
             break;
         }
+        if (exists && !special_len)
+            special_len = len;
         char *at = strrchr(prefix, '@');
         uint64_t n = 0;
         if (!at || at == prefix)
             break;
         if (vr_parse_count(at + 1, &n) != 0) {
+            if (special_len) /* the pipe or folder of that name is the problem: below */
+                break;
             s = VR_ERROR(VR_ERR_ARG, "%s: no such file, and '%.32s%s' after '@' is not a triangle "
                          "count (subdivide with @N, e.g. @100k or @7M)", name, at + 1,
                          strlen(at + 1) > 32 ? "..." : "");
@@ -452,6 +456,13 @@ vr_status vr_scene_spec_parse(vr_scene_spec *out, const char *spec)
             s = VR_ERROR(VR_ERR_ARG, "%s: %llu triangles exceed the 2^32-1 index limit (max %u)",
                          name, (unsigned long long)out->triangles, VR_MAX_TRIANGLES);
         break;
+    }
+    /* neither a regular file nor a generator: name the named pipe or folder if there was one
+     * (generators win over a folder called "sphere", as regular files win over generators) */
+    if (!s && !is_file && out->generator < 0 && special_len) {
+        memcpy(prefix, spec, special_len); /* undo the cuts */
+        prefix[special_len] = 0;
+        s = vr_scene_check_file(prefix);
     }
     out->base_len = len;
     out->subdivision_count = count;

@@ -42,7 +42,8 @@ typedef struct vr_scene_spec {
  * is left is not an existing regular file (a file wins, even one named "a@2k.ply"), at most
  * VR_SPEC_MAX_SUBDIVISIONS of them. Only stats candidate paths. VR_ERR_ARG with a message
  * naming the spec and the bad part (a bad count, a bad '@' suffix, too many suffixes, an empty
- * spec, a generator count over the index limit); VR_ERR_IO for an existing non-regular file. */
+ * spec, a generator count over the index limit); VR_ERR_IO when the spec names a named pipe, a
+ * folder or a device and no generator. */
 vr_status vr_scene_spec_parse(vr_scene_spec *out, const char *spec);
 
 /* VR_OK when `path` is a regular file; else VR_ERR_IO naming it and what it is (missing, a

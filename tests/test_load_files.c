@@ -196,6 +196,22 @@ static int test_not_regular(void)
     VR_EXPECT(has("named pipe"), "%s", vr_last_error());
     VR_EXPECT_EQ(vr_scene_load(&sc, g_dir), VR_ERR_IO);
     VR_EXPECT(has("a directory"), "%s", vr_last_error());
+    /* a pipe whose name looks like a spec with a bad suffix is still named as a pipe */
+    file_in_dir(path, sizeof path, "p@x");
+    VR_EXPECT(mkfifo(path, 0600) == 0, "mkfifo %s", path);
+    VR_EXPECT_EQ(vr_scene_load(&sc, path), VR_ERR_IO);
+    VR_EXPECT(has("p@x: not a regular file (a named pipe)"), "%s", vr_last_error());
+    /* only regular files win over generators: a folder called "sphere:200" in the working
+     * directory leaves the generator alone */
+    char cwd[512];
+    file_in_dir(path, sizeof path, "sphere:200");
+    VR_EXPECT(getcwd(cwd, sizeof cwd) && mkdir(path, 0700) == 0 && chdir(g_dir) == 0, "chdir %s",
+              g_dir);
+    vr_progress_quiet = 1;
+    VR_EXPECT(vr_scene_load(&sc, "sphere:200") == VR_OK, "%s", vr_last_error());
+    if (!vr_test_failures)
+        vr_scene_free(&sc);
+    VR_EXPECT(chdir(cwd) == 0, "chdir %s", cwd);
     VR_EXPECT_EQ(vr_scene_load(&sc, "/dev/null"), VR_ERR_IO);
     VR_EXPECT(has("character device"), "%s", vr_last_error());
     remove_dir();
