@@ -70,19 +70,44 @@ vr_status vr_mesh_validate(const vr_mesh *m, const char *what)
     return VR_OK;
 }
 
+/* Decimal only, parsed digit by digit (strtod would accept nan, inf, hex, exponents, blanks
+ * and signs, and 1.1k would round through binary floating point): DIGITS[.DIGITS][k|K|m|M],
+ * a whole number after scaling, 1 .. 1e12. */
 int vr_parse_count(const char *s, uint64_t *out)
 {
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0)
+    const uint64_t max = 1000000000000ull;
+    uint64_t whole = 0;
+    const char *p = s, *frac = NULL;
+    size_t whole_digits = 0, frac_digits = 0;
+    for (; *p >= '0' && *p <= '9'; ++p, ++whole_digits)
+        if ((whole = whole * 10 + (uint64_t)(*p - '0')) > max)
+            return -1;
+    if (*p == '.') {
+        frac = ++p;
+        for (; *p >= '0' && *p <= '9'; ++p)
+            ++frac_digits;
+        if (frac_digits == 0)
+            return -1; /* "5." */
+    }
+    if (whole_digits == 0 && frac_digits == 0)
         return -1;
-    if (*end == 'k' || *end == 'K')
-        v *= 1e3, ++end;
-    else if (*end == 'm' || *end == 'M')
-        v *= 1e6, ++end;
-    if (*end != '\0' || v > 1e12)
+    int scale = 0;
+    if (*p == 'k' || *p == 'K')
+        scale = 3, ++p;
+    else if (*p == 'm' || *p == 'M')
+        scale = 6, ++p;
+    if (*p != '\0')
         return -1;
-    *out = (uint64_t)(v + 0.5);
+    /* the first `scale` fraction digits join the number, the rest must be zeros */
+    uint64_t v = whole;
+    for (int k = 0; k < scale; ++k)
+        v = v * 10 + ((size_t)k < frac_digits ? (uint64_t)(frac[k] - '0') : 0);
+    for (size_t k = (size_t)scale; k < frac_digits; ++k)
+        if (frac[k] != '0')
+            return -1; /* not a whole count: "0.5", "1.0005k" */
+    if (v == 0 || v > max)
+        return -1;
+    *out = v;
     return 0;
 }
 

@@ -68,7 +68,8 @@ typedef struct vr_mesh {
 vr_status vr_mesh_validate(const vr_mesh *m, const char *what);
 
 /* Parses a count with an optional k (1e3) or M (1e6) suffix: "82k", "7M", "1.5M", "1000".
- * Returns 0 on success, -1 when malformed or zero. */
+ * Returns 0 on success, -1 when malformed, zero, over 1e12 or not whole (nan, inf, 1e3, 0x10,
+ * " 5", "+5", "0.5" are refused). */
 int vr_parse_count(const char *s, uint64_t *out);
 
 /* Milliseconds on the monotonic clock (for stage timings printed by the commands). */

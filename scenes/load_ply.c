@@ -2,6 +2,8 @@
  * reads only the first triangle of a `tristrips` element (igea.ply), so every .ply goes here.
  * The header is checked against the file size before any allocation: a 300-byte file that
  * claims 2^31 vertices is refused at once. Strips decode with OpenGL's alternating winding.
+ * Faces with fewer than 3 corners and data after the last element are refused (or dropped
+ * under --accept-repairs). Reads files or memory (vr_ply_load_memory: tests/fuzz_ply.c).
  * Try: `vreuse info ../shared/scenes/igea.ply`, `vreuse_tests scenes/ply`.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r, fileno */
@@ -41,7 +43,7 @@ typedef struct ply_element {
 } ply_element;
 
 typedef struct ply_reader {
-    const char *path;
+    const char *path;   /* the file, or what the data is, for messages */
     uint8_t *data;      /* whole file plus a NUL, so strtod never runs off the end */
     size_t size;        /* file bytes (without the NUL) */
     size_t pos;         /* read cursor */
@@ -57,6 +59,8 @@ typedef struct ply_reader {
     uint32_t *indices;
     uint64_t tri_count, tri_capacity;
     uint64_t stitch_count; /* strip triangles that repeat an index (dropped) */
+    uint64_t short_faces;  /* faces with fewer than 3 corners */
+    uint64_t first_short_face, first_short_corners; /* the first of them, for the message */
 } ply_reader;
 
 static const struct {
@@ -83,6 +87,9 @@ static int is_integer_type(ply_type t) { return t != PLY_F32 && t != PLY_F64; }
 
 static vr_status read_file(ply_reader *r)
 {
+    vr_status s = vr_scene_check_file(r->path); /* before opening: a named pipe would block */
+    if (s)
+        return s;
     FILE *f = fopen(r->path, "rb");
     if (!f)
         return VR_ERROR(VR_ERR_IO, "%s: cannot open: %s", r->path, strerror(errno));
@@ -351,8 +358,11 @@ static vr_status read_list_length(ply_reader *r, const ply_prop *p, uint64_t *n)
     if (v < 0)
         return VR_ERROR(VR_ERR_FORMAT, "%s: PLY '%s' element %llu: negative list length %.0f",
                         r->path, r->cur_element->name, (unsigned long long)r->cur_item, v);
-    uint64_t min_bytes = r->format == PLY_ASCII ? 2 : g_type_bytes[p->type];
-    if (v > (double)((r->size - r->pos + 1) / min_bytes))
+    /* ascii: a digit and a separator per value, none after the last; binary: exactly the bytes
+     * left (one more would move the cursor past the end of the data) */
+    const uint64_t min_bytes = r->format == PLY_ASCII ? 2 : g_type_bytes[p->type];
+    const uint64_t avail = r->size - r->pos + (r->format == PLY_ASCII);
+    if (v > (double)(avail / min_bytes))
         return VR_ERROR(VR_ERR_FORMAT,
                         "%s: PLY '%s' element %llu: list length %.0f runs past the end of the file (truncated or corrupt)",
                         r->path, r->cur_element->name, (unsigned long long)r->cur_item, v);
@@ -382,11 +392,14 @@ static vr_status read_index(ply_reader *r, const ply_prop *p, uint32_t *out, int
     return VR_OK;
 }
 
-/* Polygon of n corners -> fan (v0, v[k-1], v[k]); faces of fewer than 3 corners add nothing. */
+/* Polygon of n corners -> fan (v0, v[k-1], v[k]); faces of fewer than 3 corners add nothing
+ * and are counted (a broken file: refused or repaired at the end). */
 static vr_status read_face(ply_reader *r, const ply_prop *p)
 {
     uint64_t n;
     vr_status s = read_list_length(r, p, &n);
+    if (!s && n < 3 && r->short_faces++ == 0)
+        r->first_short_face = r->cur_item, r->first_short_corners = n;
     uint32_t first = 0, prev = 0, cur = 0;
     for (uint64_t k = 0; k < n && !s; ++k) {
         s = read_index(r, p, &cur, NULL);
@@ -543,19 +556,85 @@ static vr_status read_body(ply_reader *r, const ply_element *vertex)
     return s;
 }
 
-vr_status vr_ply_load(vr_mesh *out, const char *path)
+/* What follows the last declared element: binary files must end there, ascii files may only
+ * add blanks. *bytes gets the trailing bytes (0: none), *lines the non-blank ascii lines. */
+static void trailing_data(const ply_reader *r, uint64_t *bytes, uint64_t *lines, uint64_t *line_no)
 {
-    assert(out && path);
-    memset(out, 0, sizeof *out);
-    ply_reader *r = calloc(1, sizeof *r);
-    if (!r)
-        return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the PLY reader", path);
-    r->path = path;
+    *bytes = r->size - r->pos, *lines = 0, *line_no = 0;
+    if (r->format != PLY_ASCII)
+        return;
+    size_t first = r->size; /* the first non-blank byte */
+    int blank = 1;
+    for (size_t i = r->pos; i < r->size; ++i) {
+        const uint8_t c = r->data[i];
+        if (c == '\n') {
+            *lines += !blank, blank = 1;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            first = first < i ? first : i;
+            blank = 0;
+        }
+    }
+    *lines += !blank;
+    if (!*lines) {
+        *bytes = 0; /* blanks only */
+        return;
+    }
+    *line_no = 1;
+    for (size_t i = 0; i < first; ++i)
+        *line_no += r->data[i] == '\n';
+}
+
+/* The data-level checks after the body: faces with < 3 corners and trailing data are refused,
+ * or dropped with a warning and counted under vr_scene_accept_repairs(). */
+static vr_status check_repairs(const ply_reader *r, vr_scene *repairs)
+{
+    char note[160];
+    const int accept = vr_scene_accept_repairs();
+    if (r->short_faces) {
+        if (!accept)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: PLY faces with fewer than 3 corners: %llu (the "
+                            "first: face %llu, %llu corners); they draw nothing. Fix the file, or "
+                            "pass --accept-repairs to drop them", r->path,
+                            (unsigned long long)r->short_faces,
+                            (unsigned long long)r->first_short_face,
+                            (unsigned long long)r->first_short_corners);
+        snprintf(note, sizeof note, "%llu faces with fewer than 3 corners dropped",
+                 (unsigned long long)r->short_faces);
+        vr_scene_note_repair(repairs, r->short_faces, r->path, note);
+    }
+    uint64_t bytes, lines, line_no;
+    trailing_data(r, &bytes, &lines, &line_no);
+    if (bytes) {
+        const ply_element *last = &r->elements[r->element_count - 1];
+        if (!accept) {
+            if (r->format == PLY_ASCII)
+                return VR_ERROR(VR_ERR_FORMAT, "%s: %llu non-blank lines after the last declared "
+                                "element ('%s', %llu entries), from line %llu: the header declares "
+                                "less than the file holds. Fix the counts, or pass "
+                                "--accept-repairs to ignore the rest", r->path,
+                                (unsigned long long)lines, last->name,
+                                (unsigned long long)last->count, (unsigned long long)line_no);
+            return VR_ERROR(VR_ERR_FORMAT, "%s: %llu bytes after the last declared element ('%s', "
+                            "%llu entries): the header declares less than the file holds. Fix the "
+                            "counts, or pass --accept-repairs to ignore the rest", r->path,
+                            (unsigned long long)bytes, last->name, (unsigned long long)last->count);
+        }
+        if (r->format == PLY_ASCII)
+            snprintf(note, sizeof note, "%llu trailing lines ignored", (unsigned long long)lines);
+        else
+            snprintf(note, sizeof note, "%llu trailing bytes ignored", (unsigned long long)bytes);
+        vr_scene_note_repair(repairs, 1, r->path, note);
+    }
+    return VR_OK;
+}
+
+/* Parses r->data (r->size bytes plus a NUL, owned by r) into `out`. */
+static vr_status ply_parse(vr_mesh *out, ply_reader *r, vr_scene *repairs)
+{
+    const char *path = r->path;
     ply_element *vertex = NULL;
     int have_normals = 0, have_uv = 0;
-    vr_status s = read_file(r);
-    if (!s)
-        s = parse_header(r);
+    vr_status s = parse_header(r);
     if (!s)
         s = check_counts(r);
     if (!s)
@@ -574,9 +653,12 @@ vr_status vr_ply_load(vr_mesh *out, const char *path)
         s = read_body(r, vertex);
     if (!s && r->tri_count == 0)
         s = VR_ERROR(VR_ERR_FORMAT,
-                     "%s: no triangles (faces and strips are empty or have < 3 corners; %llu "
-                     "zero-area strip stitches dropped)",
-                     path, (unsigned long long)r->stitch_count);
+                     "%s: no triangles (faces and strips are empty or have < 3 corners: %llu "
+                     "faces with fewer than 3 corners; %llu zero-area strip stitches dropped)",
+                     path, (unsigned long long)r->short_faces,
+                     (unsigned long long)r->stitch_count);
+    if (!s)
+        s = check_repairs(r, repairs);
     if (!s) {
         /* give the unused tail of the doubling buffer back */
         uint32_t *shrunk = realloc(r->indices, (size_t)r->tri_count * 3 * sizeof *shrunk);
@@ -600,6 +682,44 @@ vr_status vr_ply_load(vr_mesh *out, const char *path)
         free(r->texcoords);
         free(r->indices);
     }
+    return s;
+}
+
+vr_status vr_ply_load_memory(vr_mesh *out, const uint8_t *data, size_t size, const char *what,
+                             vr_scene *repairs)
+{
+    assert(out && (data || !size) && what);
+    memset(out, 0, sizeof *out);
+    ply_reader *r = calloc(1, sizeof *r);
+    uint8_t *copy = malloc(size + 1);
+    vr_status s = VR_OK;
+    if (!r || !copy) {
+        s = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the PLY reader for %zu bytes", what, size);
+    } else {
+        if (size)
+            memcpy(copy, data, size);
+        copy[size] = 0;
+        r->path = what, r->data = copy, r->size = size;
+        copy = NULL;
+        s = ply_parse(out, r, repairs);
+        free(r->data);
+    }
+    free(copy);
+    free(r);
+    return s;
+}
+
+vr_status vr_ply_load(vr_mesh *out, const char *path, vr_scene *repairs)
+{
+    assert(out && path);
+    memset(out, 0, sizeof *out);
+    ply_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the PLY reader", path);
+    r->path = path;
+    vr_status s = read_file(r);
+    if (!s)
+        s = ply_parse(out, r, repairs);
     free(r->data);
     free(r);
     return s;

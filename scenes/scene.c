@@ -52,6 +52,16 @@ static int g_accept_repairs;
 void vr_scene_set_accept_repairs(int accept) { g_accept_repairs = accept != 0; }
 int vr_scene_accept_repairs(void) { return g_accept_repairs; }
 
+void vr_scene_note_repair(vr_scene *s, uint64_t count, const char *what, const char *note)
+{
+    fprintf(stderr, "warning: %s: %s (--accept-repairs)\n", what, note);
+    if (!s)
+        return;
+    s->repaired += count;
+    const size_t used = strlen(s->repair_note);
+    snprintf(s->repair_note + used, sizeof s->repair_note - used, "%s%s", used ? "; " : "", note);
+}
+
 /* ---- meshes ----------------------------------------------------------------------------- */
 
 void vr_mesh_free(vr_mesh *m)
@@ -126,6 +136,26 @@ vr_status vr_mesh_copy(vr_mesh *out, const vr_mesh *in)
     return VR_OK;
 }
 
+/* n / |n|; 0 (n unchanged) when n has no direction (zero, NaN or infinite). Where the squares
+ * leave float's normal range (|n| < 1e-18: they lose their precision; or they overflow), n is
+ * first scaled by its largest component, so the result is unit to rounding; elsewhere the plain
+ * division, bit for bit what the loaders always computed. */
+static int normalize3(float n[3])
+{
+    if (!isfinite(n[0]) || !isfinite(n[1]) || !isfinite(n[2]))
+        return 0;
+    float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (!(len >= 1e-18f) || isinf(len)) {
+        const float m = fmaxf(fabsf(n[0]), fmaxf(fabsf(n[1]), fabsf(n[2])));
+        if (!(m > 0))
+            return 0;
+        n[0] /= m, n[1] /= m, n[2] /= m;
+        len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    }
+    n[0] /= len, n[1] /= len, n[2] /= len;
+    return 1;
+}
+
 void vr_compute_normals(float *normals, const vr_mesh *m)
 {
     memset(normals, 0, (size_t)m->vertex_count * 3 * sizeof(float));
@@ -144,33 +174,35 @@ void vr_compute_normals(float *normals, const vr_mesh *m)
     }
     for (size_t v = 0; v < m->vertex_count; ++v) {
         float *n = normals + 3 * v;
-        float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        if (len > 0 && isfinite(len))
-            n[0] /= len, n[1] /= len, n[2] /= len;
-        else
+        if (!normalize3(n))
             n[0] = 0, n[1] = 0, n[2] = 1;
     }
+}
+
+vr_status vr_check_finite3(const float *v, size_t count, const char *what, const char *kind)
+{
+    for (size_t i = 0; i < count; ++i) {
+        const float *p = v + 3 * i;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+            return VR_ERROR(VR_ERR_FORMAT, "%s: vertex %zu has a non-finite %s (%g, %g, %g)", what,
+                            i, kind, p[0], p[1], p[2]);
+    }
+    return VR_OK;
 }
 
 vr_status vr_mesh_finish(vr_mesh *m, const char *what)
 {
     vr_status s = vr_mesh_validate(m, what);
+    if (!s)
+        s = vr_check_finite3(m->positions, m->vertex_count, what, "position");
     if (s)
         return s;
-    for (size_t v = 0; v < m->vertex_count; ++v) {
-        const float *p = m->positions + 3 * v;
-        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
-            return VR_ERROR(VR_ERR_FORMAT, "%s: vertex %zu has a non-finite position (%g, %g, %g)",
-                            what, v, p[0], p[1], p[2]);
-    }
     size_t bad = 0;
     if (m->normals) {
         for (size_t v = 0; v < m->vertex_count; ++v) {
             float *n = m->normals + 3 * v;
-            float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-            if (len > 1e-20f && isfinite(len))
-                n[0] /= len, n[1] /= len, n[2] /= len;
-            else
+            const float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (!(len > 1e-20f) || !normalize3(n))
                 n[0] = NAN, ++bad; /* marked for the computed normal below */
         }
         if (!bad)
@@ -197,10 +229,6 @@ static const float g_identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0
 
 /* ---- files ----------------------------------------------------------------------------- */
 
-/* A `vreuse compress` file (pipeline/gts.h): decoded with the CPU reference decoder, which
- * checks every value it reads. The mesh is the encoder's: reordered triangles (plus the
- * degenerate restart-emulation triangles of deg. mode) over the permuted vertex data stored in
- * the file. Connectivity-only files (--no-vertex-data) have nothing to draw: an error. */
 /* A scene of one draw (out->draws[0].mesh loaded): named after the file, identity transform. */
 static vr_status vr_single_draw_done(vr_scene *out, const char *path)
 {
@@ -211,7 +239,67 @@ static vr_status vr_single_draw_done(vr_scene *out, const char *path)
     return VR_OK;
 }
 
-static vr_status load_gts(vr_scene *out, const char *path)
+vr_status vr_scene_check_file(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        const int missing = errno == ENOENT || errno == ENOTDIR;
+        return VR_ERROR(VR_ERR_IO, "%s: cannot open: %s%s", path, strerror(errno),
+                        missing ? ". Hint: paths are relative to the working directory; "
+                                  "generators are sphere[:N], terrain[:N], foliage[:N]" : "");
+    }
+    if (S_ISREG(st.st_mode))
+        return VR_OK;
+    const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a named pipe"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a special file";
+    return VR_ERROR(VR_ERR_IO, "%s: not a regular file (%s); scenes are read from regular files "
+                    "only: save the data to a file first", path, kind);
+}
+
+/* deg. mode: drops the restart emulation, the degenerate triangles the file does not list as
+ * source triangles (gts.h), so the mesh is exactly the source's triangles in strip order. */
+static vr_status drop_restart_emulation(vr_mesh *m, const vr_gts *g, const char *path)
+{
+    if (g->restart != VR_GTS_RESTART_DEGENERATE)
+        return VR_OK;
+    const uint32_t n = m->index_count / 3;
+    uint32_t kept = 0, listed = 0;
+    for (uint32_t t = 0; t < n; ++t) {
+        const uint32_t *tri = m->indices + 3 * (size_t)t;
+        const int degenerate = tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2];
+        const int source = listed < g->degenerate_source_count && g->degenerate_source[listed] == t;
+        if (source && !degenerate)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: strip triangle %u is listed as a degenerate source "
+                            "triangle but is not degenerate (corrupt file)", path, t);
+        listed += source;
+        if (degenerate && !source)
+            continue;
+        memmove(m->indices + 3 * (size_t)kept++, tri, 3 * sizeof *tri);
+    }
+    if (kept != g->triangle_count) {
+        if (!g->degenerate_source_count && kept < g->triangle_count)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: the source mesh had %u degenerate triangles, which "
+                            "this file (written before vreuse listed them) cannot tell apart from "
+                            "its restart emulation; compress the source again", path,
+                            g->triangle_count - kept);
+        return VR_ERROR(VR_ERR_FORMAT, "%s: %u triangles are left without the restart emulation, "
+                        "but the header says %u source triangles (corrupt file)", path, kept,
+                        g->triangle_count);
+    }
+    m->index_count = 3 * kept;
+    return VR_OK;
+}
+
+/* A `vreuse compress` file (pipeline/gts.h), decoded with the CPU reference decoder, which
+ * checks every value it reads: the source triangles, reordered, over the permuted vertex data
+ * stored in the file; with `strips` the stream's own triangle list (deg. mode: with its
+ * emulation triangles). Connectivity-only files (--no-vertex-data) have nothing to draw: an
+ * error. */
+static vr_status load_gts(vr_scene *out, const char *path, int strips)
 {
     vr_gts g;
     vr_status s = vr_gts_read(&g, path);
@@ -230,10 +318,12 @@ static vr_status load_gts(vr_scene *out, const char *path)
     }
     vr_mesh *m = &out->draws[0].mesh;
     s = vr_gts_decode_mesh(m, &g);
+    if (!s && !strips && (s = drop_restart_emulation(m, &g, path)))
+        vr_mesh_free(m);
     const int has_normals = g.normals != NULL;
     vr_gts_free(&g);
     if (s)
-        return s; /* the decoder's message; vr_scene_load frees the draw */
+        return s; /* vr_scene_load frees the draw */
     if (!has_normals) {
         free(m->normals); /* zero-filled by the decoder: computed by vr_mesh_finish instead */
         m->normals = NULL;
@@ -259,13 +349,16 @@ static int starts_with_ply_magic(const char *path)
 
 static vr_status load_file(vr_scene *out, const char *path)
 {
+    vr_status s = vr_scene_check_file(path);
+    if (s)
+        return s;
     FILE *f = fopen(path, "rb");
     if (!f)
         return VR_ERROR(VR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     fclose(f);
     /* compressed files by content, whatever their name (assimp would reject them anyway) */
     if (vr_gts_is_file(path))
-        return load_gts(out, path);
+        return load_gts(out, path, 0);
     /* PLY by content or name: a PLY named otherwise is still ours, and a broken .ply gets
      * our reader's message rather than assimp's (which mishandles tristrips anyway) */
     size_t len = strlen(path);
@@ -275,7 +368,7 @@ static vr_status load_file(vr_scene *out, const char *path)
     out->draws = calloc(1, sizeof *out->draws);
     if (!out->draws)
         return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate a draw", path);
-    vr_status s = vr_ply_load(&out->draws[0].mesh, path);
+    s = vr_ply_load(&out->draws[0].mesh, path, out);
     if (s)
         return s;
     return vr_single_draw_done(out, path);
@@ -283,59 +376,126 @@ static vr_status load_file(vr_scene *out, const char *path)
 
 /* ---- specs ------------------------------------------------------------------------------ */
 
-static int is_regular_file(const char *path)
+static const struct {
+    const char *name;
+    uint64_t default_triangles;
+} g_generators[] = {{"sphere", VR_DEFAULT_SPHERE_TRIANGLES}, {"terrain", 1000000}, {"foliage", 240000}};
+
+/* `spec` for a message: a long one (thousands of suffixes) cut to its start. */
+static const char *spec_label(char *buf, size_t cap, const char *spec)
 {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    const size_t len = strlen(spec);
+    if (len <= 96)
+        return spec;
+    snprintf(buf, cap, "%.72s... (%zu characters)", spec, len);
+    return buf;
 }
 
-/* "sphere", "sphere:82k": 1 when `spec` names a generator (then *status tells how it went) */
-static int try_generator(vr_scene *out, const char *spec, vr_status *status)
+vr_status vr_scene_spec_parse(vr_scene_spec *out, const char *spec)
 {
-    static const struct {
-        const char *name;
-        uint64_t default_triangles;
-    } gens[] = {{"sphere", VR_DEFAULT_SPHERE_TRIANGLES}, {"terrain", 1000000}, {"foliage", 240000}};
-    for (int g = 0; g < 3; ++g) {
-        size_t n = strlen(gens[g].name);
-        if (strncmp(spec, gens[g].name, n) != 0 || (spec[n] != 0 && spec[n] != ':'))
-            continue;
-        uint64_t tris = gens[g].default_triangles;
-        if (spec[n] == ':' && vr_parse_count(spec + n + 1, &tris) != 0) {
-            *status = VR_ERROR(VR_ERR_ARG, "%s: bad triangle count '%s' (expected e.g. 82k, 7M, 1000)",
-                               spec, spec + n + 1);
-            return 1;
+    assert(out && spec);
+    memset(out, 0, sizeof *out);
+    out->generator = -1;
+    char label[128];
+    const char *name = spec_label(label, sizeof label, spec);
+    if (!*spec)
+        return VR_ERROR(VR_ERR_ARG, "empty scene name: give a file or a generator (sphere[:N], "
+                        "terrain[:N], foliage[:N])");
+    /* one copy of the spec, cut shorter at every '@' split off */
+    size_t len = strlen(spec);
+    char *prefix = malloc(len + 1);
+    if (!prefix)
+        return VR_ERROR(VR_ERR_OOM, "%s: out of memory", name);
+    memcpy(prefix, spec, len + 1);
+    uint64_t to[VR_SPEC_MAX_SUBDIVISIONS];
+    size_t to_len[VR_SPEC_MAX_SUBDIVISIONS];
+    int count = 0, is_file = 0;
+    size_t special_len = 0; /* the longest prefix that exists but is no regular file */
+    vr_status s = VR_OK;
+    for (;;) {
+        struct stat st;
+        const int exists = stat(prefix, &st) == 0;
+        if (exists && S_ISREG(st.st_mode)) { /* a file wins, whatever its name */
+            is_file = 1;
+            break;
         }
-        if (tris > VR_MAX_TRIANGLES) {
-            *status = VR_ERROR(VR_ERR_ARG, "%s: %llu triangles exceed the 2^32-1 index limit (max %u)",
-                               spec, (unsigned long long)tris, VR_MAX_TRIANGLES);
-            return 1;
+        if (exists && !special_len)
+            special_len = len;
+        char *at = strrchr(prefix, '@');
+        uint64_t n = 0;
+        if (!at || at == prefix)
+            break;
+        if (vr_parse_count(at + 1, &n) != 0) {
+            if (special_len) /* the pipe or folder of that name is the problem: below */
+                break;
+            s = VR_ERROR(VR_ERR_ARG, "%s: no such file, and '%.32s%s' after '@' is not a triangle "
+                         "count (subdivide with @N, e.g. @100k or @7M)", name, at + 1,
+                         strlen(at + 1) > 32 ? "..." : "");
+            break;
         }
-        out->draws = calloc(1, sizeof *out->draws);
-        if (!out->draws) {
-            *status = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate a draw", spec);
-            return 1;
+        if (count == VR_SPEC_MAX_SUBDIVISIONS) {
+            s = VR_ERROR(VR_ERR_ARG, "%s: more than %d '@N' suffixes; one is enough (@N "
+                         "subdivides until the scene has at least N triangles)", name,
+                         VR_SPEC_MAX_SUBDIVISIONS);
+            break;
         }
-        vr_mesh *m = &out->draws[0].mesh;
-        if (g == 0)
-            *status = vr_generate_sphere(m, (uint32_t)tris);
-        else if (g == 1)
-            *status = vr_generate_terrain(m, (uint32_t)tris);
-        else
-            *status = vr_generate_foliage(m, (uint32_t)tris, 1);
-        if (*status == VR_OK) {
-            snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", gens[g].name);
-            memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
-            out->draw_count = 1;
-        }
-        return 1;
+        to[count] = n, to_len[count++] = len;
+        len = (size_t)(at - prefix);
+        *at = 0;
     }
-    return 0;
+    for (int g = 0; g < 3 && !s && !is_file; ++g) {
+        const size_t n = strlen(g_generators[g].name);
+        if (strncmp(prefix, g_generators[g].name, n) != 0 || (prefix[n] != 0 && prefix[n] != ':'))
+            continue;
+        out->generator = g;
+        out->triangles = g_generators[g].default_triangles;
+        if (prefix[n] == ':' && vr_parse_count(prefix + n + 1, &out->triangles) != 0)
+            s = VR_ERROR(VR_ERR_ARG, "%s: bad triangle count '%.32s' (expected e.g. 82k, 7M, 1000)",
+                         name, prefix + n + 1);
+        else if (out->triangles > VR_MAX_TRIANGLES)
+            s = VR_ERROR(VR_ERR_ARG, "%s: %llu triangles exceed the 2^32-1 index limit (max %u)",
+                         name, (unsigned long long)out->triangles, VR_MAX_TRIANGLES);
+        break;
+    }
+    /* neither a regular file nor a generator: name the named pipe or folder if there was one
+     * (generators win over a folder called "sphere", as regular files win over generators) */
+    if (!s && !is_file && out->generator < 0 && special_len) {
+        memcpy(prefix, spec, special_len); /* undo the cuts */
+        prefix[special_len] = 0;
+        s = vr_scene_check_file(prefix);
+    }
+    out->base_len = len;
+    out->subdivision_count = count;
+    for (int i = 0; i < count; ++i) /* split off outermost first, applied innermost first */
+        out->subdivide_to[i] = to[count - 1 - i], out->subdivide_len[i] = to_len[count - 1 - i];
+    free(prefix);
+    return s;
+}
+
+static vr_status load_generator(vr_scene *out, const vr_scene_spec *sp)
+{
+    const char *name = g_generators[sp->generator].name;
+    out->draws = calloc(1, sizeof *out->draws);
+    if (!out->draws)
+        return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate a draw", name);
+    vr_mesh *m = &out->draws[0].mesh;
+    const uint32_t tris = (uint32_t)sp->triangles; /* <= VR_MAX_TRIANGLES: checked by the parser */
+    vr_status s = sp->generator == 0   ? vr_generate_sphere(m, tris)
+                  : sp->generator == 1 ? vr_generate_terrain(m, tris)
+                                       : vr_generate_foliage(m, tris, 1);
+    if (s)
+        return s;
+    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", name);
+    memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
+    out->draw_count = 1;
+    return VR_OK;
 }
 
 /* "base@N": every draw is subdivided by the same number of levels, the fewest that bring
- * the scene to >= N triangles, so draws stay separate and keep their relative density. */
-static vr_status subdivide_scene(vr_scene *s, const char *spec, uint64_t min_triangles)
+ * the scene to >= N triangles, so draws stay separate and keep their relative density.
+ * spec[0 .. len) names this step in messages. Midpoints of huge coordinates can overflow:
+ * checked like loaded data. */
+static vr_status subdivide_scene(vr_scene *s, const char *spec, size_t len, uint64_t min_triangles)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < s->draw_count; ++i)
@@ -346,10 +506,10 @@ static vr_status subdivide_scene(vr_scene *s, const char *spec, uint64_t min_tri
         result *= 4, ++levels;
     if (result > VR_MAX_TRIANGLES)
         return VR_ERROR(VR_ERR_ARG,
-                        "%s: %d subdivision levels turn %llu triangles into %llu, over the 2^32-1 "
+                        "%.*s: %d subdivision levels turn %llu triangles into %llu, over the 2^32-1 "
                         "index limit (max %u triangles)",
-                        spec, levels, (unsigned long long)total, (unsigned long long)result,
-                        VR_MAX_TRIANGLES);
+                        (int)len, spec, levels, (unsigned long long)total,
+                        (unsigned long long)result, VR_MAX_TRIANGLES);
     for (uint32_t i = 0; i < s->draw_count && levels > 0; ++i) {
         vr_mesh *m = &s->draws[i].mesh, sub;
         vr_status st = vr_mesh_subdivide(&sub, m, (uint64_t)(m->index_count / 3) << (2 * levels));
@@ -357,6 +517,11 @@ static vr_status subdivide_scene(vr_scene *s, const char *spec, uint64_t min_tri
             return st;
         vr_mesh_free(m);
         *m = sub;
+        char what[320];
+        snprintf(what, sizeof what, "%.*s: draw %u ('%s') subdivided", (int)len, spec, i + 1,
+                 s->draws[i].name);
+        if ((st = vr_check_finite3(m->positions, m->vertex_count, what, "position")))
+            return st;
     }
     return VR_OK;
 }
@@ -365,41 +530,42 @@ vr_status vr_scene_load(vr_scene *out, const char *spec)
 {
     assert(out && spec);
     memset(out, 0, sizeof *out);
-    vr_status s = VR_OK;
-    /* a real file wins, even when its name contains '@' or looks like a generator */
-    if (is_regular_file(spec)) {
-        s = load_file(out, spec);
+    vr_scene_spec sp;
+    vr_status s = vr_scene_spec_parse(&sp, spec);
+    if (s)
+        return s;
+    if (sp.generator >= 0) {
+        s = load_generator(out, &sp);
     } else {
-        const char *at = strrchr(spec, '@');
-        uint64_t min_triangles = 0;
-        if (at && at != spec && vr_parse_count(at + 1, &min_triangles) == 0) {
-            char *base = strdup(spec);
-            if (!base)
-                return VR_ERROR(VR_ERR_OOM, "%s: out of memory", spec);
-            base[at - spec] = 0;
-            s = vr_scene_load(out, base);
-            free(base);
-            if (!s)
-                s = subdivide_scene(out, spec, min_triangles);
-        } else if (!try_generator(out, spec, &s)) {
-            FILE *f = fopen(spec, "rb");
-            if (f) { /* a directory or a device */
-                fclose(f);
-                s = VR_ERROR(VR_ERR_IO, "%s: not a regular file", spec);
-            } else {
-                s = VR_ERROR(VR_ERR_IO,
-                             "%s: cannot open: %s. Hint: paths are relative to the working "
-                             "directory; generators are sphere[:N], terrain[:N], foliage[:N]",
-                             spec, strerror(errno));
-            }
-        }
+        char *base = strndup(spec, sp.base_len);
+        s = base ? load_file(out, base) : VR_ERROR(VR_ERR_OOM, "%s: out of memory", spec);
+        free(base);
     }
+    for (int i = 0; i < sp.subdivision_count && !s; ++i)
+        s = subdivide_scene(out, spec, sp.subdivide_len[i], sp.subdivide_to[i]);
     if (s) {
         vr_scene_free(out);
         return s;
     }
     snprintf(out->source, sizeof out->source, "%s", spec);
     return VR_OK;
+}
+
+vr_status vr_mesh_load_gts_strips(vr_mesh *out, const char *path)
+{
+    assert(out && path);
+    memset(out, 0, sizeof *out);
+    vr_scene scene;
+    memset(&scene, 0, sizeof scene);
+    vr_status s = vr_scene_check_file(path);
+    if (!s)
+        s = load_gts(&scene, path, 1);
+    if (!s) {
+        *out = scene.draws[0].mesh;
+        memset(&scene.draws[0].mesh, 0, sizeof scene.draws[0].mesh);
+    }
+    vr_scene_free(&scene);
+    return s;
 }
 
 /* ---- flattening ------------------------------------------------------------------------- */
@@ -425,6 +591,35 @@ static void normal_matrix(float n[9], const float *m)
     /* row r of the normal matrix = row r of the cofactor matrix */
     for (int k = 0; k < 9; ++k)
         n[k] = cof[k] * sign;
+}
+
+/* One draw's vertices through its transform into op, on (3 * vertex_count floats each). A
+ * transform can overflow float (a huge node scale): positions and unnormalized normals must
+ * stay finite, checked like loaded data, else VR_ERR_FORMAT names `what` and the vertex. */
+static vr_status transform_draw(float *op, float *on, const vr_mesh *m, const float *t,
+                                const char *what)
+{
+    float nm[9];
+    normal_matrix(nm, t);
+    for (size_t v = 0; v < m->vertex_count; ++v) {
+        const float *p = m->positions + 3 * v, *n = m->normals + 3 * v;
+        float w = t[3] * p[0] + t[7] * p[1] + t[11] * p[2] + t[15];
+        if (w == 0)
+            w = 1;
+        for (int r = 0; r < 3; ++r) {
+            op[3 * v + r] = (t[r] * p[0] + t[4 + r] * p[1] + t[8 + r] * p[2] + t[12 + r]) / w;
+            on[3 * v + r] = nm[3 * r] * n[0] + nm[3 * r + 1] * n[1] + nm[3 * r + 2] * n[2];
+        }
+    }
+    vr_status s = vr_check_finite3(op, m->vertex_count, what, "position");
+    if (!s)
+        s = vr_check_finite3(on, m->vertex_count, what, "normal");
+    if (s)
+        return s;
+    for (size_t v = 0; v < m->vertex_count; ++v)
+        if (!normalize3(on + 3 * v))
+            on[3 * v] = 0, on[3 * v + 1] = 0, on[3 * v + 2] = 1;
+    return VR_OK;
 }
 
 vr_status vr_scene_flatten(vr_mesh *out, const vr_scene *s)
@@ -461,29 +656,19 @@ vr_status vr_scene_flatten(vr_mesh *out, const vr_scene *s)
         const vr_mesh *m = &s->draws[i].mesh;
         const float *t = s->draws[i].transform;
         assert(m->normals); /* vr_scene_load gives every draw normals */
-        float nm[9];
-        normal_matrix(nm, t);
-        int identity = is_identity(t);
-        for (size_t v = 0; v < m->vertex_count; ++v) {
-            const float *p = m->positions + 3 * v, *n = m->normals + 3 * v;
-            float *op = out->positions + 3 * (vbase + v), *on = out->normals + 3 * (vbase + v);
-            if (identity) {
-                memcpy(op, p, 3 * sizeof(float));
-                memcpy(on, n, 3 * sizeof(float));
-                continue;
+        float *op = out->positions + 3 * (size_t)vbase, *on = out->normals + 3 * (size_t)vbase;
+        if (is_identity(t)) {
+            memcpy(op, m->positions, (size_t)m->vertex_count * 3 * sizeof(float));
+            memcpy(on, m->normals, (size_t)m->vertex_count * 3 * sizeof(float));
+        } else {
+            char what[384];
+            snprintf(what, sizeof what, "%s: draw %u of %u ('%s') after its node transform",
+                     s->source, i + 1, s->draw_count, s->draws[i].name);
+            vr_status st = transform_draw(op, on, m, t, what);
+            if (st) {
+                vr_mesh_free(out);
+                return st;
             }
-            float w = t[3] * p[0] + t[7] * p[1] + t[11] * p[2] + t[15];
-            if (w == 0)
-                w = 1;
-            for (int r = 0; r < 3; ++r) {
-                op[r] = (t[r] * p[0] + t[4 + r] * p[1] + t[8 + r] * p[2] + t[12 + r]) / w;
-                on[r] = nm[3 * r] * n[0] + nm[3 * r + 1] * n[1] + nm[3 * r + 2] * n[2];
-            }
-            float len = sqrtf(on[0] * on[0] + on[1] * on[1] + on[2] * on[2]);
-            if (len > 0 && isfinite(len))
-                on[0] /= len, on[1] /= len, on[2] /= len;
-            else
-                on[0] = 0, on[1] = 0, on[2] = 1;
         }
         if (m->texcoords)
             memcpy(out->texcoords + 2 * (size_t)vbase, m->texcoords, (size_t)m->vertex_count * 2 * sizeof(float));

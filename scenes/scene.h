@@ -57,12 +57,18 @@ int vr_order_parse(const char *name);
 
 /* Loads a scene. `spec` is either
  *   a file path assimp reads (OBJ, PLY incl. `tristrips` with -1 restarts, glTF 2.0, FBX, ...),
- *   a compressed mesh written by `vreuse compress` (.gts: decoded on the CPU, its vertex data),
+ *   a compressed mesh written by `vreuse compress` (.gts: decoded on the CPU, exactly the
+ *     source's triangles in the stream's order - deg. mode's emulation triangles dropped - over
+ *     the file's vertex data),
  *   a generator: "sphere[:N]", "terrain[:N]", "foliage[:N]" with N triangles (suffix k or M),
- *   either of these followed by "@N": subdivide until at least N triangles ("bunny.obj@7M").
- * The file's triangle order is kept; vertices are shared as the file shares them (OBJ corners
- * joined, UV seams split). Errors name the file and the problem and return VR_ERR_IO or
- * VR_ERR_FORMAT; nothing is left allocated on failure. */
+ *   either of these followed by "@N": subdivide until at least N triangles ("bunny.obj@7M");
+ *     up to VR_SPEC_MAX_SUBDIVISIONS (8) suffixes chain ("x.obj@1M@7M").
+ * An existing file wins over the spec reading of its name. Only regular files are read (a
+ * named pipe or a device is refused before it is opened). The file's triangle order is kept;
+ * vertices are shared as the file shares them (OBJ corners joined, UV seams split). Positions
+ * (and normals) must be finite after node transforms and subdivision. Errors name the file and
+ * the problem and return VR_ERR_IO, VR_ERR_FORMAT or VR_ERR_ARG (a bad spec); nothing is left
+ * allocated on failure. */
 vr_status vr_scene_load(vr_scene *out, const char *spec);
 /* Whether loading may repair broken data (drop what cannot be drawn, with a warning on stderr
  * and the count in vr_scene.repaired) instead of refusing the file. Off by default; the command
@@ -76,6 +82,10 @@ void vr_scene_free(vr_scene *s);
 vr_status vr_scene_flatten(vr_mesh *out, const vr_scene *s);
 /* Convenience: load + flatten. */
 vr_status vr_mesh_load(vr_mesh *out, const char *spec);
+/* A `vreuse compress` file as the stream's own triangle list, deg. mode's emulation triangles
+ * included: the mesh the GPU stage's per-batch decoding produces (`render --gts-batches`).
+ * vr_mesh_load gives the source triangles instead. */
+vr_status vr_mesh_load_gts_strips(vr_mesh *out, const char *path);
 void vr_mesh_free(vr_mesh *m);
 
 /* Counts of a validated mesh. VR_ERR_OOM (counts zeroed) when the vertex_count-bit scratch

@@ -15,8 +15,49 @@
 
 /* Reads a PLY file (ascii, binary little/big endian): vertex x,y,z[,nx,ny,nz][,s,t|u,v],
  * `face` lists (polygons fanned) and `tristrips` lists (-1 restarts). The header is checked
- * against the file size before anything is allocated. Returns a finished mesh. */
-vr_status vr_ply_load(vr_mesh *out, const char *path);
+ * against the file size before anything is allocated. Returns a finished mesh. Faces with
+ * fewer than 3 corners and data after the last declared element are refused, or dropped and
+ * counted in `repairs` (may be NULL) when vr_scene_accept_repairs(). */
+vr_status vr_ply_load(vr_mesh *out, const char *path, vr_scene *repairs);
+/* The same reader on a file image in memory (copied: the ascii parser needs a terminating NUL);
+ * `what` names it in messages. */
+vr_status vr_ply_load_memory(vr_mesh *out, const uint8_t *data, size_t size, const char *what,
+                             vr_scene *repairs);
+
+/* ---- specs and checks (scene.c) ---- */
+
+#define VR_SPEC_MAX_SUBDIVISIONS 8 /* '@N' suffixes one spec may chain ("x.obj@1M@7M") */
+
+/* A scene spec split into its parts: base[@N]..., the base a file path or a generator. */
+typedef struct vr_scene_spec {
+    size_t base_len;      /* the base is spec[0 .. base_len) */
+    int generator;        /* -1: the base is a file; 0 sphere, 1 terrain, 2 foliage */
+    uint64_t triangles;   /* generator: triangles asked for (its default, or ':N') */
+    int subdivision_count;                           /* '@N' suffixes */
+    uint64_t subdivide_to[VR_SPEC_MAX_SUBDIVISIONS]; /* each N, in the order they apply */
+    size_t subdivide_len[VR_SPEC_MAX_SUBDIVISIONS];  /* spec length through that '@N' (messages) */
+} vr_scene_spec;
+
+/* Parses `spec` without recursion or loading: suffixes are split off from the right while what
+ * is left is not an existing regular file (a file wins, even one named "a@2k.ply"), at most
+ * VR_SPEC_MAX_SUBDIVISIONS of them. Only stats candidate paths. VR_ERR_ARG with a message
+ * naming the spec and the bad part (a bad count, a bad '@' suffix, too many suffixes, an empty
+ * spec, a generator count over the index limit); VR_ERR_IO when the spec names a named pipe, a
+ * folder or a device and no generator. */
+vr_status vr_scene_spec_parse(vr_scene_spec *out, const char *spec);
+
+/* VR_OK when `path` is a regular file; else VR_ERR_IO naming it and what it is (missing, a
+ * named pipe, a directory, a device). Called before any open: opening a FIFO blocks. */
+vr_status vr_scene_check_file(const char *path);
+
+/* The one finiteness check of loaded data (files, .gts files, node transforms, subdivision):
+ * VR_ERR_FORMAT naming `what`, the vertex and its value when one of `count` vectors of 3
+ * floats (`kind`: "position", "normal") is NaN or infinite. */
+vr_status vr_check_finite3(const float *v, size_t count, const char *what, const char *kind);
+
+/* A repair made under vr_scene_accept_repairs(): warns on stderr ("warning: WHAT: NOTE") and,
+ * when `s` is not NULL, adds `count` to s->repaired and appends `note` to s->repair_note. */
+void vr_scene_note_repair(vr_scene *s, uint64_t count, const char *what, const char *note);
 
 /* Reads a scene file with assimp (load_assimp.c): one draw per (node, mesh) reference. */
 vr_status vr_assimp_load(vr_scene *out, const char *path);

@@ -49,6 +49,7 @@ extern const vr_test vr_tests_gts_batch[];
 extern const vr_test vr_tests_gts_batch_gpu[];
 extern const vr_test vr_tests_raster_gpu[];
 extern const vr_test vr_tests_plot[];
+extern const vr_test vr_tests_load_files[];
 
 #define VR_EXPECT(cond, ...)                                                     \
     do {                                                                         \

@@ -1,8 +1,9 @@
 /* test_gts_scene.c - compressed files as scenes: a `vreuse compress` file (pipeline/gts.h)
- * loaded through vr_mesh_load must be exactly the encoder's reordered mesh (triangle list
- * including deg. mode's emulation triangles, vertex count, permuted positions bit for bit,
- * normals), in both restart modes; normals are computed when the file has none; files without
- * vertex data and damaged files fail with VR_ERR_FORMAT and a message, never a crash.
+ * loaded through vr_mesh_load must be exactly the encoder's reordered source triangles (its
+ * triangle list without deg. mode's emulation triangles; vr_mesh_load_gts_strips gives the list
+ * with them), vertex count, permuted positions bit for bit, normals, in both restart modes;
+ * normals are computed when the file has none; files without vertex data and damaged files
+ * fail with VR_ERR_FORMAT and a message, never a crash.
  * Group "gts/scene-"; try `vreuse_tests gts/scene`.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, close */
@@ -51,12 +52,29 @@ static void check_round_trip(const vr_mesh *src, vr_gts_restart mode, const char
         VR_EXPECT(s == VR_OK, "%s: vr_mesh_load(.gts): %s", name, vr_last_error());
     }
     if (!s) {
-        VR_EXPECT_EQ(m.index_count, 3 * map.strip_triangle_count);
+        /* the encoder's triangles without the emulation ones: the source's, reordered */
+        uint32_t *want = malloc(3 * sizeof *want * ((size_t)map.strip_triangle_count + 1));
+        uint32_t want_count = 0;
+        for (uint32_t t = 0; want && t < map.strip_triangle_count; ++t)
+            if (map.triangle_source[t] != VR_GTS_EMULATED)
+                memcpy(want + 3 * (size_t)want_count++, map.indices + 3 * (size_t)t, 12);
+        VR_EXPECT_EQ(want_count, src->index_count / 3);
+        VR_EXPECT_EQ(m.index_count, 3 * want_count);
         VR_EXPECT_EQ(m.vertex_count, g.vertex_count);
         VR_EXPECT_EQ(m.vertex_count, src->vertex_count);
-        if (m.index_count == 3 * map.strip_triangle_count)
-            VR_EXPECT(!memcmp(m.indices, map.indices, (size_t)m.index_count * 4),
-                      "%s: indices differ from the encoder's reordered triangles", name);
+        if (want && m.index_count == 3 * want_count)
+            VR_EXPECT(!memcmp(m.indices, want, (size_t)m.index_count * 4),
+                      "%s: indices differ from the encoder's reordered source triangles", name);
+        free(want);
+        /* the stream's own list, emulation included, for the GPU stage's per-batch decoding */
+        vr_mesh strips;
+        VR_EXPECT(vr_mesh_load_gts_strips(&strips, path) == VR_OK, "%s: %s", name,
+                  vr_last_error());
+        VR_EXPECT_EQ(strips.index_count, 3 * map.strip_triangle_count);
+        if (strips.index_count == 3 * map.strip_triangle_count)
+            VR_EXPECT(!memcmp(strips.indices, map.indices, (size_t)strips.index_count * 4),
+                      "%s: strip indices differ from the encoder's reordered triangles", name);
+        vr_mesh_free(&strips);
         if (m.vertex_count == g.vertex_count && m.vertex_count == src->vertex_count) {
             VR_EXPECT(!memcmp(m.positions, g.positions, (size_t)m.vertex_count * 12),
                       "%s: positions differ from the file's", name);

@@ -16,7 +16,8 @@ int vr_test_failures;
 static const vr_test *const g_groups[] = {vr_tests_scenes, vr_tests_sim, vr_tests_reuse, vr_tests_warp_vote,
                                           vr_tests_dynamic, vr_tests_gpu, vr_tests_plot, vr_tests_raster,
                                           vr_tests_raster_gpu, vr_tests_gts, vr_tests_gts_scene, vr_tests_gts_gpu,
-                                          vr_tests_gts_batch, vr_tests_gts_batch_gpu};
+                                          vr_tests_gts_batch, vr_tests_gts_batch_gpu,
+                                          vr_tests_load_files};
 
 const char *vr_test_scenes_dir(void)
 {

@@ -60,11 +60,12 @@ static int info_one(const char *spec, int order, uint64_t seed, FILE *csv, int f
     int uv = mesh.texcoords != NULL;
     if (csv) {
         vr_cli_csv_field(csv, scene.source);
-        fprintf(csv, ",%u,%llu,%llu,%llu,%llu,%.4f,%g,%g,%g,%g,%g,%g,%d,%s,%.1f,%.1f\n",
+        fprintf(csv, ",%u,%llu,%llu,%llu,%llu,%.4f,%g,%g,%g,%g,%g,%g,%d,%s,%.1f,%.1f,%llu\n",
                scene.draw_count, (unsigned long long)c.vertices,
                (unsigned long long)c.referenced_vertices, (unsigned long long)c.triangles,
                (unsigned long long)c.degenerate_triangles, reuse, lo[0], lo[1], lo[2], hi[0], hi[1],
-               hi[2], uv, vr_order_name((vr_order)order), load_ms, reorder_ms);
+               hi[2], uv, vr_order_name((vr_order)order), load_ms, reorder_ms,
+               (unsigned long long)scene.repaired);
     } else {
         char b[32];
         printf("%s\n", scene.source);
@@ -75,6 +76,9 @@ static int info_one(const char *spec, int order, uint64_t seed, FILE *csv, int f
         printf("  degenerate       %s\n", vr_format_count(b, c.degenerate_triangles));
         printf("  ideal reuse      %.4f  (1 - referenced / indices)\n", reuse);
         printf("  texcoords        %s\n", uv ? "yes" : "no");
+        if (scene.repaired)
+            printf("  repaired         %s (--accept-repairs: %s)\n",
+                   vr_format_count(b, scene.repaired), scene.repair_note);
         printf("  bbox             (%g, %g, %g) .. (%g, %g, %g)\n", lo[0], lo[1], lo[2], hi[0], hi[1],
                hi[2]);
         printf("  load             %.1f ms\n", load_ms);
@@ -122,7 +126,7 @@ int vr_cmd_info(int argc, char **argv)
     if (csv)
         fprintf(out.f, "source,draws,vertices,referenced_vertices,triangles,degenerate_triangles,"
                 "ideal_reuse,min_x,min_y,min_z,max_x,max_y,max_z,texcoords,order,load_ms,"
-                "reorder_ms\n");
+                "reorder_ms,repaired\n");
     rc = 0;
     for (int i = 0; i < args.count; ++i)
         for (int o = 0; o < orders.count; ++o)

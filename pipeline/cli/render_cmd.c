@@ -523,7 +523,12 @@ static int render_scene(render_job *job, const char *spec)
 {
     double t0 = vr_now_ms();
     vr_mesh loaded;
-    if (vr_mesh_load(&loaded, spec) != VR_OK)
+    /* --gts-batches decodes the stream per batch: the mesh is its own list (with deg. mode's
+     * emulation triangles); otherwise a .gts scene is its source triangles */
+    const vr_status loaded_status = job->gts_batches && vr_gts_is_file(spec)
+                                        ? vr_mesh_load_gts_strips(&loaded, spec)
+                                        : vr_mesh_load(&loaded, spec);
+    if (loaded_status != VR_OK)
         return vr_cli_fail_last("render");
     const double load_ms = vr_now_ms() - t0;
     int rc = 0;

@@ -63,6 +63,12 @@ typedef struct vr_gts {
     uint32_t *c;                   /* vr_gts_c_words(g) words of strip codes */
     uint32_t *inc;                 /* (v_count + 31) / 32 words of INC bits */
     uint32_t *s;                   /* s_count Simple-9 words: zigzag(U[k] - U[k-1]), U[-1] = 0 */
+    /* deg. mode: the emulation triangles are all degenerate; a source triangle that is degenerate
+     * too is listed here, so a loader can keep exactly the source triangles (the listed ones and
+     * every non-degenerate one). 0 / NULL in R mode and for meshes without degenerate triangles
+     * (then the file is byte for byte what earlier versions wrote). */
+    uint32_t degenerate_source_count;
+    uint32_t *degenerate_source;   /* degenerate_source_count strip positions, increasing */
     float *positions;              /* 3 * vertex_count floats in the new vertex order, or NULL */
     float *normals;                /* 3 * vertex_count floats, or NULL */
     float *texcoords;              /* 2 * vertex_count floats, or NULL */
@@ -89,7 +95,8 @@ typedef struct vr_gts_stats {
     uint64_t c_bits;      /* 2 |T| (R) or |T| (deg.) */
     uint64_t inc_bits;    /* |V| */
     uint64_t s9_bits;     /* 32 |S| */
-    uint64_t file_bytes;  /* connectivity part of the file: header + C + INC + S + checksum */
+    uint64_t file_bytes;  /* connectivity part of the file: header + C + INC + S + degenerate
+                           * source list + checksum */
     double explicit_bpt, strips_bpt, inc_bpt, s9_bpt;
     double file_bpt;      /* 8 file_bytes / triangles */
     double u_per_tri;     /* |U| / triangles */
@@ -125,7 +132,9 @@ void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name);
 
 /* ---- file format (gts_format.c) -----------------------------------------------------------
  * Little-endian: 64-byte header ("VRGTS\0\r\n" magic, version, flags, counts), then C, INC and
- * S words, then the optional vertex arrays, then an FNV-1a 64 checksum of all preceding bytes.
+ * S words, then the degenerate_source words (their count is the header's last field, reserved
+ * and 0 before: older files read the same), then the optional vertex arrays, then an FNV-1a 64
+ * checksum of all preceding bytes.
  * Readers check every count, size and the checksum before trusting anything. */
 size_t vr_gts_file_bytes(const vr_gts *g);
 /* Writes the file image into dst (cap bytes, at least vr_gts_file_bytes); *written = size. */

@@ -552,6 +552,26 @@ static vr_status build_strips(vr_strips *st, vr_enc *e)
     return VR_OK;
 }
 
+/* deg. mode: every emulation triangle is degenerate, so the source triangles that are degenerate
+ * too are listed by strip position (gts.h); nothing is listed for other meshes. */
+static vr_status list_degenerate_sources(vr_gts *g, const vr_strips *st)
+{
+    if (g->restart != VR_GTS_RESTART_DEGENERATE)
+        return VR_OK;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < st->count; ++i)
+        count += st->source[i] != VR_GTS_EMULATED && degenerate3(st->tri + 3 * (size_t)i);
+    if (!count)
+        return VR_OK;
+    g->degenerate_source = malloc((size_t)count * sizeof *g->degenerate_source);
+    if (!g->degenerate_source)
+        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u degenerate triangles", count);
+    for (uint32_t i = 0; i < st->count; ++i)
+        if (st->source[i] != VR_GTS_EMULATED && degenerate3(st->tri + 3 * (size_t)i))
+            g->degenerate_source[g->degenerate_source_count++] = i;
+    return VR_OK;
+}
+
 static void strips_free(vr_strips *st)
 {
     free(st->tri);
@@ -716,7 +736,8 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     out->strip_triangle_count = st.count;
     out->restart_count = st.restarts;
     out->vertex_count = e.vc;
-    if ((s = build_streams(out, &old_of_new, &st, e.vc, opt->packing)))
+    if ((s = build_streams(out, &old_of_new, &st, e.vc, opt->packing)) ||
+        (s = list_degenerate_sources(out, &st)))
         goto fail;
     if (opt->keep_vertex_data &&
         ((s = permute_attribute(&out->positions, mesh->positions, old_of_new, e.vc, 3)) ||

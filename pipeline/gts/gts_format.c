@@ -4,6 +4,7 @@
  * validator (counts, strip codes, INC popcount, Simple-9 selectors) and the Table 3 statistics.
  * Try: `vreuse compress horse.ply -o horse.gts && vreuse info horse.gts`, `vreuse_tests gts/file`.
  */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include "pipeline/gts/gts.h"
 #include "pipeline/gts/gts_math.h"
 
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define HEADER_BYTES 64u
 #define TRAILER_BYTES 8u
@@ -39,6 +41,7 @@ void vr_gts_free(vr_gts *g)
     free(g->c);
     free(g->inc);
     free(g->s);
+    free(g->degenerate_source);
     free(g->positions);
     free(g->normals);
     free(g->texcoords);
@@ -92,6 +95,13 @@ vr_status vr_gts_validate_counts(const vr_gts *g, const char *what)
                         "(1..28 per word)", what, g->s_count, g->u_count);
     if (!g->c || !g->inc || (g->s_count && !g->s))
         return VR_ERROR(VR_ERR_FORMAT, "%s: a word array is missing", what);
+    if (g->degenerate_source_count &&
+        (g->restart != VR_GTS_RESTART_DEGENERATE || g->degenerate_source_count > g->triangle_count ||
+         !g->degenerate_source))
+        return VR_ERROR(VR_ERR_FORMAT, "%s: %u degenerate source triangles listed in %s mode with "
+                        "%u source triangles (only deg. mode lists them, at most one per source "
+                        "triangle)", what, g->degenerate_source_count,
+                        g->restart == VR_GTS_RESTART_CODE ? "R" : "deg.", g->triangle_count);
     return VR_OK;
 }
 
@@ -149,6 +159,11 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
     if (codes != g->u_count)
         return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 words hold %llu codes, |U| is %u", what,
                         (unsigned long long)codes, g->u_count);
+    for (uint32_t k = 0; k < g->degenerate_source_count; ++k)
+        if (g->degenerate_source[k] >= n || (k && g->degenerate_source[k] <= g->degenerate_source[k - 1]))
+            return VR_ERROR(VR_ERR_FORMAT, "%s: degenerate source entry %u is %u; entries must "
+                            "increase and stay below %u strip triangles", what, k,
+                            g->degenerate_source[k], n);
     return VR_OK;
 }
 
@@ -162,7 +177,8 @@ static size_t vertex_floats(const vr_gts *g)
 
 static uint64_t connectivity_bytes(const vr_gts *g)
 {
-    return HEADER_BYTES + 4ull * ((uint64_t)vr_gts_c_words(g) + vr_gts_inc_words(g) + g->s_count) +
+    return HEADER_BYTES + 4ull * ((uint64_t)vr_gts_c_words(g) + vr_gts_inc_words(g) + g->s_count +
+                                  g->degenerate_source_count) +
            TRAILER_BYTES;
 }
 
@@ -222,8 +238,13 @@ void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name)
     fprintf(f, "  inc.       %8.2f\n", st.inc_bpt);
     fprintf(f, "  S-9        %8.2f   = C %.2f + INC %.2f + S-9 words %.2f\n", st.s9_bpt,
             (double)st.c_bits / n, (double)st.inc_bits / n, (double)st.s9_bits / n);
-    fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + checksum)\n",
-            st.file_bpt, vr_format_count(a, st.file_bytes));
+    if (g->degenerate_source_count)
+        fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + %s degenerate source "
+                "triangles listed + checksum)\n", st.file_bpt, vr_format_count(a, st.file_bytes),
+                vr_format_count(b, g->degenerate_source_count));
+    else
+        fprintf(f, "  file       %8.2f   (%s bytes: S-9 row + 64-byte header + checksum)\n",
+                st.file_bpt, vr_format_count(a, st.file_bytes));
 }
 
 /* ---- file image -------------------------------------------------------------------------- */
@@ -305,7 +326,7 @@ vr_status vr_gts_write_memory(uint8_t *dst, size_t cap, size_t *written, const v
     const uint32_t fields[14] = {VR_GTS_VERSION, flags, HEADER_BYTES, g->triangle_count,
                                  g->strip_triangle_count, g->restart_count, g->vertex_count,
                                  g->referenced_count, g->v_count, g->u_count, g->s_count, cw, iw,
-                                 0};
+                                 g->degenerate_source_count};
     memcpy(dst, g_magic, sizeof g_magic);
     for (int i = 0; i < 14; ++i)
         put32(dst + 8 + 4 * i, fields[i]);
@@ -313,6 +334,9 @@ vr_status vr_gts_write_memory(uint8_t *dst, size_t cap, size_t *written, const v
     store_words(p, g->c, cw), p += 4 * (size_t)cw;
     store_words(p, g->inc, iw), p += 4 * (size_t)iw;
     store_words(p, g->s, g->s_count), p += 4 * (size_t)g->s_count;
+    if (g->degenerate_source_count)
+        store_words(p, g->degenerate_source, g->degenerate_source_count),
+            p += 4 * (size_t)g->degenerate_source_count;
     if (g->positions)
         store_words(p, g->positions, 3 * (size_t)g->vertex_count), p += 12 * (size_t)g->vertex_count;
     if (g->normals)
@@ -382,9 +406,8 @@ vr_status vr_gts_read_memory(vr_gts *out, const uint8_t *data, size_t size, cons
                         h[0], VR_GTS_VERSION);
     if (h[1] & ~FLAG_ALL)
         return VR_ERROR(VR_ERR_FORMAT, "%s: unknown flags 0x%x", what, h[1] & ~FLAG_ALL);
-    if (h[2] != HEADER_BYTES || h[13] != 0)
-        return VR_ERROR(VR_ERR_FORMAT, "%s: header size %u (expected %u) or reserved field %u "
-                        "(expected 0)", what, h[2], HEADER_BYTES, h[13]);
+    if (h[2] != HEADER_BYTES)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: header size %u (expected %u)", what, h[2], HEADER_BYTES);
     const uint64_t stored = (uint64_t)get32(data + size - 8) | (uint64_t)get32(data + size - 4) << 32;
     const uint64_t actual = fnv1a64(data, size - TRAILER_BYTES);
     vr_gts g;
@@ -393,13 +416,14 @@ vr_status vr_gts_read_memory(vr_gts *out, const uint8_t *data, size_t size, cons
     g.triangle_count = h[3], g.strip_triangle_count = h[4], g.restart_count = h[5];
     g.vertex_count = h[6], g.referenced_count = h[7], g.v_count = h[8], g.u_count = h[9];
     g.s_count = h[10];
+    g.degenerate_source_count = h[13];
     if (h[11] != vr_gts_c_words(&g) || h[12] != vr_gts_inc_words(&g))
         return VR_ERROR(VR_ERR_FORMAT, "%s: header says %u C and %u INC words, the counts give %u "
                         "and %u", what, h[11], h[12], vr_gts_c_words(&g), vr_gts_inc_words(&g));
     const uint64_t floats = (uint64_t)g.vertex_count * ((h[1] & FLAG_POSITIONS ? 3 : 0) +
                                                         (h[1] & FLAG_NORMALS ? 3 : 0) +
                                                         (h[1] & FLAG_TEXCOORDS ? 2 : 0));
-    const uint64_t want = HEADER_BYTES + 4ull * ((uint64_t)h[11] + h[12] + g.s_count) +
+    const uint64_t want = HEADER_BYTES + 4ull * ((uint64_t)h[11] + h[12] + g.s_count + h[13]) +
                           4 * floats + TRAILER_BYTES;
     if (want != size)
         return VR_ERROR(VR_ERR_FORMAT, "%s: %zu bytes, but the header's counts need %llu (%s)",
@@ -414,6 +438,8 @@ vr_status vr_gts_read_memory(vr_gts *out, const uint8_t *data, size_t size, cons
     if ((s = read_array((void **)&g.c, &p, h[11], what, "strip codes")) ||
         (s = read_array((void **)&g.inc, &p, h[12], what, "INC")) ||
         (s = read_array((void **)&g.s, &p, g.s_count, what, "Simple-9")) ||
+        (h[13] && (s = read_array((void **)&g.degenerate_source, &p, h[13], what,
+                                  "degenerate source triangles"))) ||
         ((h[1] & FLAG_POSITIONS) &&
          (s = read_array((void **)&g.positions, &p, 3 * (size_t)g.vertex_count, what, "positions"))) ||
         ((h[1] & FLAG_NORMALS) &&
@@ -472,6 +498,9 @@ vr_status vr_gts_read(vr_gts *out, const char *path)
 
 int vr_gts_is_file(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0; /* never open a named pipe or a device: the open or the read could block */
     uint8_t head[sizeof g_magic];
     FILE *f = fopen(path, "rb");
     if (!f)
