@@ -4,7 +4,10 @@
 #define _GNU_SOURCE /* getopt_long, strtod on "nan"/"inf" refused explicitly below */
 #include "pipeline/cli/cli.h"
 
+#include "raster/raster.h"
 #include "scenes/scene.h"
+
+_Static_assert(VR_CLI_MAX_IMAGE == VR_RASTER_MAX_SIZE, "one image-size limit");
 
 #include <errno.h>
 #include <getopt.h>
@@ -97,7 +100,30 @@ void vr_cli_help(FILE *f, const vr_cli_command *cmd, const vr_cli_opt *opts)
             fputc('\n', f);
             used = 0;
         }
-        wrap(f, o->help && *o->help ? o->help : "-", col, used, width);
+        /* a numeric option's range comes from its table entry (pipeline/limits.h), so the help
+         * cannot drift from what the parser accepts */
+        char text[1024];
+        const char *help = o->help && *o->help ? o->help : "-";
+        const int numeric = o->parse == vr_cli_parse_u32 || o->parse == vr_cli_parse_u64 ||
+                            o->parse == vr_cli_parse_int || o->parse == vr_cli_parse_float ||
+                            o->parse == vr_cli_parse_u32s || o->parse == vr_cli_parse_size;
+        if (numeric && o->hi > o->lo && o->hi < 1e15) {
+            char range[96];
+            if (o->parse == vr_cli_parse_float)
+                snprintf(range, sizeof range, "%g..%g", o->lo, o->hi);
+            else
+                snprintf(range, sizeof range, "%.0f..%.0f", o->lo, o->hi);
+            if (!strstr(help, range)) {
+                snprintf(text, sizeof text, "%s [%s%s%s]", help, range,
+                         o->multiple > 1 ? ", a multiple of " : "",
+                         o->multiple > 1 ? "" : "");
+                if (o->multiple > 1)
+                    snprintf(text + strlen(text) - 1, sizeof text - strlen(text) + 1, "%u]",
+                             o->multiple);
+                help = text;
+            }
+        }
+        wrap(f, help, col, used, width);
     }
     fprintf(f, "      --accept-repairs%*s", col - 22, "");
     wrap(f, "load broken scene files anyway: drop what cannot be drawn (with a warning and the "

@@ -163,6 +163,9 @@ vr_status vr_cli_parse_choices(const vr_cli_opt *o, const char *v);
  * Returns the count, or -1 with a message (empty item, item too long, too many items). */
 int vr_cli_split(const char *s, char *items, size_t size, int max);
 
+/* Largest image side (raster/raster.h VR_RASTER_MAX_SIZE; checked equal in cli.c). */
+#define VR_CLI_MAX_IMAGE 8192
+
 /* ---- shared options: one definition each ------------------------------------------------ */
 
 #define VR_CLI_ORDER(dst, deflt)                                                                \
@@ -185,35 +188,35 @@ int vr_cli_split(const char *s, char *items, size_t size, int max);
      vr_cli_parse_loads, (dst), 0, 0, 0, 0, NULL}
 #define VR_CLI_BLOCK(dst, deflt)                                                                \
     {"block", 0, "LIST",                                                                        \
-     "threads per block, comma separated, multiples of 32 in 32..1024 (default " deflt ")",     \
+     "threads per block, comma separated (default " deflt ")",                                 \
      vr_cli_parse_u32s, (dst), 0, VR_BLOCK_MIN, VR_BLOCK_MAX, 32, NULL}
 #define VR_CLI_NU(dst)                                                                          \
     {"nu", 0, "N",                                                                              \
-     "dynamic batches: at most N distinct vertices per batch (N_u), 3..1024 (default 256)",    \
+     "dynamic batches: at most N distinct vertices per batch, N_u (default 256)",            \
      vr_cli_parse_u32, (dst), 0, VR_NU_MIN, VR_NU_MAX, 0, NULL}
 #define VR_CLI_MAX_INDICES(dst)                                                                 \
     {"max-indices", 0, "N",                                                                     \
-     "dynamic batches: at most N indices per batch, a multiple of 3 in 3..3069 "               \
+     "dynamic batches: at most N indices per batch "                                          \
      "(default 1023; sort needs block size >= N / 32)",                                         \
      vr_cli_parse_u32, (dst), 0, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX, 3, NULL}
 #define VR_CLI_WARP_BATCH(dst)                                                                  \
     {"warp-batch", 0, "N",                                                                      \
-     "warp voting: N indices per static batch, a multiple of 3 in 3..1536 (default 96)",       \
+     "warp voting: N indices per static batch (default 96)",                                   \
      vr_cli_parse_u32, (dst), 0, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX, 3, NULL}
 #define VR_CLI_REPS(dst, deflt)                                                                 \
-    {"reps", 0, "N", "timed repetitions after the warm-up, 1..100000 (default " deflt ")",     \
+    {"reps", 0, "N", "timed repetitions after the warm-up (default " deflt ")",             \
      vr_cli_parse_int, (dst), 0, 1, VR_REPS_MAX, 0, NULL}
 #define VR_CLI_SIZE(dst, deflt)                                                                 \
-    {"size", 0, "WxH", "image size in pixels, each 1..8192 (default " deflt ")",                \
-     vr_cli_parse_size, (dst), 0, 1, 8192, 0, NULL}
+    {"size", 0, "WxH", "image size in pixels, width and height each (default " deflt ")",    \
+     vr_cli_parse_size, (dst), 0, 1, VR_CLI_MAX_IMAGE, 0, NULL}
 #define VR_CLI_YAW(dst)                                                                         \
-    {"yaw", 0, "DEG", "orbit angle about +y, -3600..3600 (default 0: looking along -z)",        \
+    {"yaw", 0, "DEG", "orbit angle about +y (default 0: looking along -z)",                    \
      vr_cli_parse_float, (dst), 0, -3600, 3600, 0, NULL}
 #define VR_CLI_PITCH(dst)                                                                       \
-    {"pitch", 0, "DEG", "angle above the horizon, -89..89 (default 15)", vr_cli_parse_float,  \
+    {"pitch", 0, "DEG", "angle above the horizon (default 15)", vr_cli_parse_float,            \
      (dst), 0, -89, 89, 0, NULL}
 #define VR_CLI_ZOOM(dst)                                                                        \
-    {"zoom", 0, "Z", "1 fits the bounding sphere, 2 halves the distance, 0.01..100 (default 1)",\
+    {"zoom", 0, "Z", "1 fits the bounding sphere, 2 halves the distance (default 1)",          \
      vr_cli_parse_float, (dst), 0, 0.01, 100, 0, NULL}
 #define VR_CLI_CPU(dst)                                                                         \
     {"cpu", 0, NULL, "run the CPU twins even when a CUDA device is present", NULL, (dst), 1, 0, \
