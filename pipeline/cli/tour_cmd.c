@@ -89,7 +89,7 @@ static int tour_row(const tour_run *t, const vr_reuse_ops *ops, vr_geometry_resu
                          (unsigned long long)sim.shaded_vertices, inv);
         snprintf(s, sizeof s, "!= %llu", (unsigned long long)sim.shaded_vertices);
     }
-    printf("%-*s %-8s %-8s %-8s %11s %10.3f %7.3f  %-9s %8.2f%s\n", t->label_width, t->label,
+    printf("%-*s %-8s %-8s %-8s %11s %10.3f %7.3f  %-9s %8.3f%s\n", t->label_width, t->label,
            t->order, ops->name, batching(ops), vr_format_count(b, inv),
            (double)inv / (m->index_count / 3), 1.0 - (double)inv / m->index_count, s, ms,
            rc ? "  FAIL" : "");
