@@ -76,32 +76,32 @@ static const vr_cli_opt opts[] = {
     {0}};
 #define OPT_COUNT ((int)(sizeof opts / sizeof opts[0]) - 1)
 
-/* bytes of o->dst a parser writes */
+/* bytes of o->dst each parser writes (NULL: a flag) */
+static const struct {
+    vr_cli_parse_fn parse;
+    size_t bytes;
+} dst_sizes[] = {
+    {NULL, sizeof(int)},
+    {vr_cli_parse_int, sizeof(int)},
+    {vr_cli_parse_choice, sizeof(int)},
+    {vr_cli_parse_u32, sizeof(uint32_t)},
+    {vr_cli_parse_u64, sizeof(uint64_t)},
+    {vr_cli_parse_float, sizeof(float)},
+    {vr_cli_parse_string, sizeof(const char *)},
+    {vr_cli_parse_path, sizeof(const char *)},
+    {vr_cli_parse_size, 2 * sizeof(uint32_t)},
+    {vr_cli_parse_orders, sizeof(vr_cli_orders)},
+    {vr_cli_parse_strategies, sizeof(vr_cli_strategies)},
+    {vr_cli_parse_loads, sizeof(vr_cli_loads)},
+    {vr_cli_parse_u32s, sizeof(vr_cli_u32s)},
+    {vr_cli_parse_choices, sizeof(vr_cli_choices)},
+};
+
 static size_t dst_bytes(const vr_cli_opt *o)
 {
-    const vr_cli_parse_fn p = o->parse;
-    if (!p || p == vr_cli_parse_int || p == vr_cli_parse_choice)
-        return sizeof(int);
-    if (p == vr_cli_parse_u32)
-        return sizeof(uint32_t);
-    if (p == vr_cli_parse_u64)
-        return sizeof(uint64_t);
-    if (p == vr_cli_parse_float)
-        return sizeof(float);
-    if (p == vr_cli_parse_string || p == vr_cli_parse_path)
-        return sizeof(const char *);
-    if (p == vr_cli_parse_size)
-        return 2 * sizeof(uint32_t);
-    if (p == vr_cli_parse_orders)
-        return sizeof(vr_cli_orders);
-    if (p == vr_cli_parse_strategies)
-        return sizeof(vr_cli_strategies);
-    if (p == vr_cli_parse_loads)
-        return sizeof(vr_cli_loads);
-    if (p == vr_cli_parse_u32s)
-        return sizeof(vr_cli_u32s);
-    if (p == vr_cli_parse_choices)
-        return sizeof(vr_cli_choices);
+    for (size_t i = 0; i < sizeof dst_sizes / sizeof dst_sizes[0]; ++i)
+        if (dst_sizes[i].parse == o->parse)
+            return dst_sizes[i].bytes;
     abort(); /* a parser this target does not know: add it above and in check_value */
 }
 
@@ -116,6 +116,18 @@ static int choice_count(const char *const *c)
 static int whole_ok(const vr_cli_opt *o, uint64_t x)
 {
     return (double)x >= o->lo && (double)x <= o->hi && (o->multiple < 2 || x % o->multiple == 0);
+}
+
+/* A list a parser filled: 1..max items, none twice (items compared as bytes). */
+static void check_list(const void *items, int count, int max, size_t size)
+{
+    const char *v = items;
+    if (count < 1 || count > max)
+        abort();
+    for (int i = 0; i < count; ++i)
+        for (int k = 0; k < i; ++k)
+            if (!memcmp(v + (size_t)i * size, v + (size_t)k * size, size))
+                abort();
 }
 
 /* A value a parser wrote must be one its option accepts. */
@@ -153,60 +165,35 @@ static void check_value(const vr_cli_opt *o)
             abort();
     } else if (p == vr_cli_parse_orders) {
         const vr_cli_orders *r = (const vr_cli_orders *)o->dst;
-        if (r->count < 1 || r->count > VR_CLI_MAX_LIST)
-            abort();
-        for (int i = 0; i < r->count; ++i) {
+        check_list(r->v, r->count, VR_CLI_MAX_LIST, sizeof r->v[0]);
+        for (int i = 0; i < r->count; ++i)
             if ((r->v[i] & ~VR_ORDER_FETCH) < 0 || (r->v[i] & ~VR_ORDER_FETCH) >= VR_ORDER_COUNT)
                 abort();
-            for (int k = 0; k < i; ++k)
-                if (r->v[k] == r->v[i])
-                    abort();
-        }
     } else if (p == vr_cli_parse_strategies) {
         const vr_cli_strategies *r = (const vr_cli_strategies *)o->dst;
-        if (r->count < 1 || r->count > VR_REUSE_KIND_COUNT)
-            abort();
-        for (int i = 0; i < r->count; ++i) {
+        check_list(r->v, r->count, VR_REUSE_KIND_COUNT, sizeof r->v[0]);
+        for (int i = 0; i < r->count; ++i)
             if (r->v[i] < &vr_reuse_all[0] || r->v[i] >= &vr_reuse_all[VR_REUSE_KIND_COUNT])
                 abort();
-            for (int k = 0; k < i; ++k)
-                if (r->v[k] == r->v[i])
-                    abort();
-        }
-    } else if (p == vr_cli_parse_loads) {
+    } else if (p == vr_cli_parse_loads) { /* names distinct (the parser zeroes their tails) */
         const vr_cli_loads *r = (const vr_cli_loads *)o->dst;
-        if (r->count < 1 || r->count > VR_CLI_MAX_LIST)
-            abort();
-        for (int i = 0; i < r->count; ++i) {
+        check_list(r->name, r->count, VR_CLI_MAX_LIST, sizeof r->name[0]);
+        for (int i = 0; i < r->count; ++i)
             if (r->v[i] > VR_LOAD_MAX || !memchr(r->name[i], '\0', sizeof r->name[i]) ||
                 !r->name[i][0])
                 abort();
-            for (int k = 0; k < i; ++k)
-                if (!strcmp(r->name[k], r->name[i]))
-                    abort();
-        }
     } else if (p == vr_cli_parse_u32s) {
         const vr_cli_u32s *r = (const vr_cli_u32s *)o->dst;
-        if (r->count < 1 || r->count > VR_CLI_MAX_LIST)
-            abort();
-        for (int i = 0; i < r->count; ++i) {
+        check_list(r->v, r->count, VR_CLI_MAX_LIST, sizeof r->v[0]);
+        for (int i = 0; i < r->count; ++i)
             if (!whole_ok(o, r->v[i]))
                 abort();
-            for (int k = 0; k < i; ++k)
-                if (r->v[k] == r->v[i])
-                    abort();
-        }
     } else if (p == vr_cli_parse_choices) {
         const vr_cli_choices *r = (const vr_cli_choices *)o->dst;
-        if (r->count < 1 || r->count > VR_CLI_MAX_LIST)
-            abort();
-        for (int i = 0; i < r->count; ++i) {
+        check_list(r->v, r->count, VR_CLI_MAX_LIST, sizeof r->v[0]);
+        for (int i = 0; i < r->count; ++i)
             if (r->v[i] < 0 || r->v[i] >= choice_count(o->choices))
                 abort();
-            for (int k = 0; k < i; ++k)
-                if (r->v[k] == r->v[i])
-                    abort();
-        }
     } else {
         abort();
     }
