@@ -703,7 +703,6 @@ int vr_cmd_bench(int argc, char **argv)
          "instead: time writing each scene's triangle queue with synthetic data (direct, "
          "staged, float4 stream, memset, copy) per --block and --reps; table and --csv only",
          NULL, &o.queue_write, 1, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

@@ -12,6 +12,7 @@ _Static_assert(VR_CLI_MAX_IMAGE == VR_RASTER_MAX_SIZE, "one image-size limit");
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,7 @@ void vr_cli_help(FILE *f, const vr_cli_command *cmd, const vr_cli_opt *opts)
         }
         wrap(f, help, col, used, width);
     }
+    fprintf(f, "  -q, --quiet%*sno progress output\n", col - 13, "");
     fprintf(f, "      --accept-repairs%*s", col - 22, "");
     wrap(f, "load broken scene files anyway: drop what cannot be drawn (with a warning and the "
          "count) instead of refusing the file", col, col, width);
@@ -133,14 +135,16 @@ void vr_cli_help(FILE *f, const vr_cli_command *cmd, const vr_cli_opt *opts)
         fprintf(f, "\n%s\n", cmd->epilog);
 }
 
-/* getopt_long value of the --accept-repairs every command takes (table options are 256 + i) */
+/* getopt_long values of the options every command takes (table options are 256 + i) */
 #define OPT_ACCEPT_REPAIRS 255
+#define OPT_QUIET 254
 
 /* ---- parsing ------------------------------------------------------------------------------ */
 
 static int is_table_option(const vr_cli_opt *opts, const char *s)
 {
-    if (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "--accept-repairs"))
+    if (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "--accept-repairs") ||
+        !strcmp(s, "-q") || !strcmp(s, "--quiet"))
         return 1;
     for (const vr_cli_opt *o = opts; o->name; ++o) {
         if (s[0] == '-' && s[1] == '-') {
@@ -160,7 +164,7 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
     int n = 0;
     while (opts[n].name)
         ++n;
-    struct option *lo = calloc((size_t)n + 3, sizeof *lo);
+    struct option *lo = calloc((size_t)n + 4, sizeof *lo);
     char *shorts = malloc(3 * (size_t)n + 8);
     if (!lo || !shorts) {
         free(lo);
@@ -172,6 +176,7 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
     char *sp = shorts;
     *sp++ = ':';
     *sp++ = 'h';
+    *sp++ = 'q';
     for (int i = 0; i < n; ++i) {
         lo[i].name = opts[i].name;
         lo[i].has_arg = opts[i].value ? required_argument : no_argument;
@@ -190,6 +195,9 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
     lo[n + 1].name = "accept-repairs"; /* every command: see vr_scene_set_accept_repairs */
     lo[n + 1].has_arg = no_argument;
     lo[n + 1].val = OPT_ACCEPT_REPAIRS;
+    lo[n + 2].name = "quiet"; /* every command: vr_progress_quiet */
+    lo[n + 2].has_arg = no_argument;
+    lo[n + 2].val = OPT_QUIET;
 
     /* getopt_long permutes the vector it parses (operands move to the end): parse a copy, so argv
      * stays as typed for the run metadata. The operands point into the copy, which lives until
@@ -214,6 +222,10 @@ int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, ch
         const int c = getopt_long(argc, argv, shorts, lo, &index);
         if (c == -1)
             break;
+        if (c == OPT_QUIET || c == 'q') {
+            vr_progress_quiet = 1;
+            continue;
+        }
         if (c == OPT_ACCEPT_REPAIRS) {
             vr_scene_set_accept_repairs(1);
             continue;
@@ -466,38 +478,58 @@ int vr_cli_split(const char *s, char *items, size_t size, int max)
 #define ITEM 48 /* longest list item */
 
 /* How one kind of list reads its items: convert() turns an item into a key (the value itself, or
- * an index) and rejects it with a message; a kind with all() accepts "all" alone for every key. */
+ * an index) and rejects it with a message; a kind with all() accepts "all" alone for every key;
+ * store() writes the n keys (and items as typed) into o->dst. */
 typedef struct list_kind {
     const char *noun;
     vr_status (*convert)(const vr_cli_opt *o, const char *item, int64_t *key);
     int (*all)(const vr_cli_opt *o, int64_t *keys);
+    void (*store)(const vr_cli_opt *o, const int64_t *keys, char items[][ITEM], int n);
 } list_kind;
 
-/* Splits `v` and converts each item; refuses repeats. Returns the count (keys[] and items[]
- * filled), or -1 with the message set. */
-static int parse_list(const vr_cli_opt *o, const char *v, const list_kind *kind,
-                      int64_t keys[VR_CLI_MAX_LIST], char items[VR_CLI_MAX_LIST][ITEM])
+/* Splits `v`, converts each item, refuses repeats, stores the list. */
+static vr_status parse_list(const vr_cli_opt *o, const char *v, const list_kind *kind)
 {
-    const int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
+    int64_t keys[VR_CLI_MAX_LIST];
+    char items[VR_CLI_MAX_LIST][ITEM];
+    int n = vr_cli_split(v, &items[0][0], ITEM, VR_CLI_MAX_LIST);
     if (n < 0)
-        return -1;
-    if (kind->all && !strcmp(items[0], "all") && n == 1)
-        return kind->all(o, keys);
-    for (int i = 0; i < n; ++i) {
-        if (kind->all && !strcmp(items[i], "all"))
-            return vr_set_error(VR_ERR_ARG, "'all' stands alone"), -1;
-        if (kind->convert(o, items[i], &keys[i]) != VR_OK)
-            return -1;
-        for (int k = 0; k < i; ++k)
-            if (keys[k] == keys[i]) {
-                if (strcmp(items[k], items[i]))
-                    return vr_set_error(VR_ERR_ARG, "%s '%s' is the same as '%s'", kind->noun,
-                                        items[i], items[k]), -1;
-                return vr_set_error(VR_ERR_ARG, "%s '%s' is listed twice", kind->noun, items[i]),
-                       -1;
-            }
+        return VR_ERR_ARG;
+    if (kind->all && !strcmp(items[0], "all") && n == 1) {
+        n = kind->all(o, keys);
+        for (int i = 0; i < n; ++i)
+            items[i][0] = '\0';
+    } else {
+        for (int i = 0; i < n; ++i) {
+            if (kind->all && !strcmp(items[i], "all"))
+                return vr_set_error(VR_ERR_ARG, "'all' stands alone");
+            if (kind->convert(o, items[i], &keys[i]) != VR_OK)
+                return VR_ERR_ARG;
+            for (int k = 0; k < i; ++k)
+                if (keys[k] == keys[i])
+                    return strcmp(items[k], items[i])
+                               ? vr_set_error(VR_ERR_ARG, "%s '%s' is the same as '%s'",
+                                              kind->noun, items[i], items[k])
+                               : vr_set_error(VR_ERR_ARG, "%s '%s' is listed twice", kind->noun,
+                                              items[i]);
+        }
     }
-    return n;
+    kind->store(o, keys, items, n);
+    return VR_OK;
+}
+
+/* Lists of small integers (orders, choices) and of registry rows. */
+_Static_assert(sizeof(vr_cli_orders) == sizeof(vr_cli_choices) &&
+                   offsetof(vr_cli_orders, count) == offsetof(vr_cli_choices, count),
+               "store_ints writes both");
+static void store_ints(const vr_cli_opt *o, const int64_t *keys, char items[][ITEM], int n)
+{
+    (void)items;
+    /* vr_cli_orders and vr_cli_choices share the layout {int v[VR_CLI_MAX_LIST]; int count;} */
+    vr_cli_orders *dst = (vr_cli_orders *)o->dst;
+    for (int i = 0; i < n; ++i)
+        dst->v[i] = (int)keys[i];
+    dst->count = n;
 }
 
 static vr_status order_key(const vr_cli_opt *o, const char *item, int64_t *key)
@@ -512,17 +544,8 @@ static vr_status order_key(const vr_cli_opt *o, const char *item, int64_t *key)
 
 vr_status vr_cli_parse_orders(const vr_cli_opt *o, const char *v)
 {
-    static const list_kind kind = {"order", order_key, NULL};
-    int64_t keys[VR_CLI_MAX_LIST];
-    char items[VR_CLI_MAX_LIST][ITEM];
-    const int n = parse_list(o, v, &kind, keys, items);
-    if (n < 0)
-        return VR_ERR_ARG;
-    vr_cli_orders *dst = (vr_cli_orders *)o->dst;
-    for (int i = 0; i < n; ++i)
-        dst->v[i] = (int)keys[i];
-    dst->count = n;
-    return VR_OK;
+    static const list_kind kind = {"order", order_key, NULL, store_ints};
+    return parse_list(o, v, &kind);
 }
 
 static vr_status strategy_key(const vr_cli_opt *o, const char *item, int64_t *key)
@@ -544,19 +567,19 @@ static int every_strategy(const vr_cli_opt *o, int64_t *keys)
     return VR_REUSE_KIND_COUNT;
 }
 
-vr_status vr_cli_parse_strategies(const vr_cli_opt *o, const char *v)
+static void store_strategies(const vr_cli_opt *o, const int64_t *keys, char items[][ITEM], int n)
 {
-    static const list_kind kind = {"strategy", strategy_key, every_strategy};
-    int64_t keys[VR_CLI_MAX_LIST];
-    char items[VR_CLI_MAX_LIST][ITEM];
-    const int n = parse_list(o, v, &kind, keys, items);
-    if (n < 0)
-        return VR_ERR_ARG;
+    (void)items;
     vr_cli_strategies *dst = (vr_cli_strategies *)o->dst;
     for (int i = 0; i < n; ++i)
         dst->v[i] = &vr_reuse_all[keys[i]];
     dst->count = n;
-    return VR_OK;
+}
+
+vr_status vr_cli_parse_strategies(const vr_cli_opt *o, const char *v)
+{
+    static const list_kind kind = {"strategy", strategy_key, every_strategy, store_strategies};
+    return parse_list(o, v, &kind);
 }
 
 /* A load's key is its step count: "light" and "1200" are the same load. */
@@ -573,21 +596,20 @@ static vr_status load_key(const vr_cli_opt *o, const char *item, int64_t *key)
     return VR_OK;
 }
 
-vr_status vr_cli_parse_loads(const vr_cli_opt *o, const char *v)
+static void store_loads(const vr_cli_opt *o, const int64_t *keys, char items[][ITEM], int n)
 {
-    static const list_kind kind = {"load", load_key, NULL};
-    int64_t keys[VR_CLI_MAX_LIST];
-    char items[VR_CLI_MAX_LIST][ITEM];
-    const int n = parse_list(o, v, &kind, keys, items);
-    if (n < 0)
-        return VR_ERR_ARG;
     vr_cli_loads *dst = (vr_cli_loads *)o->dst;
     for (int i = 0; i < n; ++i) {
         dst->v[i] = (uint32_t)keys[i];
         snprintf(dst->name[i], sizeof dst->name[i], "%.23s", items[i]); /* load_key: fits */
     }
     dst->count = n;
-    return VR_OK;
+}
+
+vr_status vr_cli_parse_loads(const vr_cli_opt *o, const char *v)
+{
+    static const list_kind kind = {"load", load_key, NULL, store_loads};
+    return parse_list(o, v, &kind);
 }
 
 static vr_status u32_key(const vr_cli_opt *o, const char *item, int64_t *key)
@@ -599,19 +621,19 @@ static vr_status u32_key(const vr_cli_opt *o, const char *item, int64_t *key)
     return VR_OK;
 }
 
-vr_status vr_cli_parse_u32s(const vr_cli_opt *o, const char *v)
+static void store_u32s(const vr_cli_opt *o, const int64_t *keys, char items[][ITEM], int n)
 {
-    static const list_kind kind = {"value", u32_key, NULL};
-    int64_t keys[VR_CLI_MAX_LIST];
-    char items[VR_CLI_MAX_LIST][ITEM];
-    const int n = parse_list(o, v, &kind, keys, items);
-    if (n < 0)
-        return VR_ERR_ARG;
+    (void)items;
     vr_cli_u32s *dst = (vr_cli_u32s *)o->dst;
     for (int i = 0; i < n; ++i)
         dst->v[i] = (uint32_t)keys[i];
     dst->count = n;
-    return VR_OK;
+}
+
+vr_status vr_cli_parse_u32s(const vr_cli_opt *o, const char *v)
+{
+    static const list_kind kind = {"value", u32_key, NULL, store_u32s};
+    return parse_list(o, v, &kind);
 }
 
 static vr_status choice_key(const vr_cli_opt *o, const char *item, int64_t *key)
@@ -635,15 +657,6 @@ static int every_choice(const vr_cli_opt *o, int64_t *keys)
 
 vr_status vr_cli_parse_choices(const vr_cli_opt *o, const char *v)
 {
-    static const list_kind kind = {"choice", choice_key, every_choice};
-    int64_t keys[VR_CLI_MAX_LIST];
-    char items[VR_CLI_MAX_LIST][ITEM];
-    const int n = parse_list(o, v, &kind, keys, items);
-    if (n < 0)
-        return VR_ERR_ARG;
-    vr_cli_choices *dst = (vr_cli_choices *)o->dst;
-    for (int i = 0; i < n; ++i)
-        dst->v[i] = (int)keys[i];
-    dst->count = n;
-    return VR_OK;
+    static const list_kind kind = {"choice", choice_key, every_choice, store_ints};
+    return parse_list(o, v, &kind);
 }

@@ -9,13 +9,15 @@
  *     int quiet = 0;
  *     const vr_cli_opt opts[] = {
  *         VR_CLI_ORDER(&orders, "forsyth"),
- *         VR_CLI_QUIET(&quiet),
- *         {0}};
+ *  *         {0}};
  *     static const vr_cli_command cmd = {"sim", "SCENE...", "Simulates ...", NULL};
  *     vr_cli_args args;
  *     int rc = vr_cli_parse(&cmd, opts, argc, argv, &args);
  *     if (rc != VR_CLI_CONTINUE)
  *         return rc; // 0 after --help, 2 after a usage error (already printed)
+ *
+ * Every command also takes -q/--quiet (vr_progress_quiet: no progress output) and
+ * --accept-repairs (vr_scene_set_accept_repairs), listed at the end of its --help.
  *
  * Parsers print nothing: they record the problem with vr_set_error and vr_cli_parse prints
  * "vreuse CMD: --opt 'value': problem" and returns 2.
@@ -233,9 +235,6 @@ extern const char *const vr_cli_restart_names[]; /* "r", "deg" */
      "GTS restart modes, comma separated: r (explicit restart codes, 2-bit strip codes), deg "   \
      "(restarts emulated by degenerate triangles, 1-bit codes) or all (default " deflt ")",      \
      vr_cli_parse_choices, (dst), 0, 0, 0, 0, vr_cli_restart_names}
-/* dst: &vr_progress_quiet, or a command's own flag */
-#define VR_CLI_QUIET(dst)                                                                       \
-    {"quiet", 'q', NULL, "no progress output", NULL, (dst), 1, 0, 0, 0, NULL}
 
 /* ---- output files ------------------------------------------------------------------------- */
 

@@ -260,7 +260,6 @@ int vr_cmd_compress(int argc, char **argv)
          "both are checked against the encoder first",
          NULL, &bench, 1, 0, 0, 0, NULL},
         VR_CLI_REPS(&reps, "20"),
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

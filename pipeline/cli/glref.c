@@ -624,7 +624,6 @@ static int vr_glref_main(int argc, char **argv)
          vr_cli_parse_path, &csv_path, 0, 0, 0, 0, NULL},
         {"png", 0, "PREFIX", "write each frame to PREFIX<scene>-<order>.png",
          vr_cli_parse_path, &png_prefix, 0, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

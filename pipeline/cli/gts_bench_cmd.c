@@ -444,7 +444,6 @@ int vr_cmd_bench_gts(int argc, char **argv)
         VR_CLI_MAX_INDICES(&o.max_indices),
         VR_CLI_REPS(&o.reps, "20"),
         VR_CLI_CSV(&csv),
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

@@ -113,7 +113,6 @@ int vr_cmd_info(int argc, char **argv)
         VR_CLI_SEED(&seed),
         {"csv", 0, "FILE", "one CSV row per scene and order instead of the text blocks, to FILE "
          "('-': standard output)", vr_cli_parse_path, &csv, 0, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

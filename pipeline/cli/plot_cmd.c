@@ -87,7 +87,6 @@ int vr_cmd_plot_bench(int argc, char **argv)
          parse_block, &opt.block, 0, VR_BLOCK_MIN, VR_BLOCK_MAX, 0, NULL},
         {"title", 0, "T", "headline (default: Vertex processing time relative to naive)",
          vr_cli_parse_string, &opt.title, 0, 0, 0, 0, NULL},
-        VR_CLI_QUIET(&opt.quiet),
         {0}};
     /* the caption shows the command as typed: before getopt permutes argv */
     char *cmd = vr_cli_command_line(argc, argv);
@@ -113,6 +112,7 @@ int vr_cmd_plot_bench(int argc, char **argv)
     opt.scenes = scenes.count ? scenes.v : NULL;
     opt.scene_count = (size_t)scenes.count;
     opt.svg_name = out;
+    opt.quiet = vr_progress_quiet; /* --quiet: no warnings either */
     opt.command = cmd;
     plot_job job = {csv, &opt};
     vr_status s = vr_cli_write_via(out, "SVG", write_plot, &job);

@@ -617,7 +617,6 @@ int vr_cmd_render(int argc, char **argv)
         VR_CLI_OUT(&job.out, "the PNG (default render.png; see below for several)"),
         {"no-image", 0, NULL, "time only (needs --reps), write no PNG", NULL, &job.no_image, 1,
          0, 0, 0, NULL},
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

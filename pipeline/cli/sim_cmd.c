@@ -264,7 +264,6 @@ int vr_cmd_sim(int argc, char **argv)
          vr_cli_parse_path, &plot, 0, 0, 0, 0, NULL},
         {"threads", 0, "N", "worker threads, 0..16 (default 0: one per CPU, at most 8)",
          vr_cli_parse_u32, &threads, 0, 0, VR_SIM_MAX_THREADS, 0, NULL},
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

@@ -292,7 +292,6 @@ int vr_cmd_tour(int argc, char **argv)
         VR_CLI_OUT(&out, "the picture (default vreuse-tour.png in the current folder)"),
         VR_CLI_SIZE(size, "480x360: each of the 4 panels"),
         VR_CLI_CPU(&cpu),
-        VR_CLI_QUIET(&vr_progress_quiet),
         {0}};
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
