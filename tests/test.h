@@ -1,6 +1,16 @@
-/* test.h - the tiny test framework of vreuse_tests. A test is `int f(void)` returning
- * VR_TEST_PASS, VR_TEST_FAIL or VR_TEST_SKIP; each test file exports one NULL-terminated table
- * (vr_tests_<group>[]) that test_main.c lists. Asserts print file:line and both values. */
+/* test.h - the tiny test framework of vreuse_tests. A test is a function returning VR_TEST_PASS,
+ * VR_TEST_FAIL or VR_TEST_SKIP, defined and registered in one place:
+ *
+ *     VR_TEST(test_quad, "sim/quad")
+ *     {
+ *         VR_EXPECT_EQ(shaded, 4);
+ *         return VR_TEST_RESULT();
+ *     }
+ *
+ * A test may be registered under several names ("gpu/x", "gpu-small/x": the small group is what
+ * tests/gpu.sh runs under compute-sanitizer). The runner (test_main.c) runs the registered tests
+ * in link order, file by file in the order each file defines them. Asserts print file:line and
+ * both values. */
 #ifndef VR_TEST_H
 #define VR_TEST_H
 
@@ -15,10 +25,18 @@ extern "C" {
 #define VR_TEST_FAIL 1
 #define VR_TEST_SKIP 77
 
-typedef struct vr_test {
-    const char *name; /* "group/name", matched by prefix on the command line */
-    int (*fn)(void);
-} vr_test;
+/* Registers fn under the NULL-terminated `names` (called by VR_TEST before main). */
+void vr_test_register(const char *const *names, int (*fn)(void));
+
+/* Defines the test function `fn` and registers it under the names (string literals) given. */
+#define VR_TEST(fn, ...)                                                                        \
+    static int fn(void);                                                                        \
+    __attribute__((constructor)) static void fn##_register_(void)                               \
+    {                                                                                           \
+        static const char *const names_[] = {__VA_ARGS__, NULL};                              \
+        vr_test_register(names_, fn);                                                           \
+    }                                                                                           \
+    static int fn(void)
 
 /* Counts failed expectations of the running test; the runner resets it per test. */
 extern int vr_test_failures;
@@ -32,24 +50,6 @@ const char *vr_test_scene_path(char *buf, size_t n, const char *name);
 /* 1 after printing "SKIP: no CUDA device: <why>" when there is no usable GPU, else 0: the first
  * line of every GPU test (`if (vr_test_no_device()) return VR_TEST_SKIP;`). */
 int vr_test_no_device(void);
-
-/* The groups test_main.c runs, one table per test file (the gpu ones come from
- * tests/test_gpu_stub.c in a build without CUDA). */
-extern const vr_test vr_tests_scenes[];
-extern const vr_test vr_tests_sim[];
-extern const vr_test vr_tests_reuse[];
-extern const vr_test vr_tests_dynamic[];
-extern const vr_test vr_tests_warp_vote[];
-extern const vr_test vr_tests_gpu[];
-extern const vr_test vr_tests_raster[];
-extern const vr_test vr_tests_gts[];
-extern const vr_test vr_tests_gts_gpu[];
-extern const vr_test vr_tests_gts_scene[];
-extern const vr_test vr_tests_gts_batch[];
-extern const vr_test vr_tests_gts_batch_gpu[];
-extern const vr_test vr_tests_raster_gpu[];
-extern const vr_test vr_tests_plot[];
-extern const vr_test vr_tests_load_files[];
 
 #define VR_EXPECT(cond, ...)                                                     \
     do {                                                                         \

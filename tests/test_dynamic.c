@@ -310,7 +310,7 @@ static void expect_case(const vr_geometry_result *r, const vr_mesh *m, const dyn
     expect_plain_queue(r, m, what);
 }
 
-static int test_dyn_hand(void)
+VR_TEST(test_dyn_hand, "reuse/dyn-hand")
 {
     for (int which = 0; which < HAND_CASES; ++which) {
         const dyn_case c = hand_case(which);
@@ -357,7 +357,7 @@ static int test_dyn_hand(void)
 
 /* Two triangles kept (counter-clockwise in x, y), one back-facing, one degenerate (zero area):
  * culling keeps triangles 0 and 1 in slots 0 and 1, yet all four vertices are shaded once. */
-static int test_dyn_cull(void)
+VR_TEST(test_dyn_cull, "reuse/dyn-cull")
 {
     static const uint32_t idx[] = {0, 1, 2, 1, 3, 2, 0, 2, 1, 3, 3, 3};
     static const uint32_t starts[] = {0, 12};
@@ -392,7 +392,7 @@ static int test_dyn_cull(void)
 /* Random meshes at several N_u, culling off and on: the three twins agree exactly with each
  * other; invocations equal the shade-count sum, the simulator's count and a brute-force count
  * of distinct vertices per batch. */
-static int test_dyn_agree(void)
+VR_TEST(test_dyn_agree, "reuse/dyn-agree")
 {
     static const uint32_t nus[] = {3, 4, 17, 64, 256, 1024};
     vr_mesh m;
@@ -448,7 +448,7 @@ static int test_dyn_agree(void)
  * windows slide slowly (12000 triangles over 3000 vertices: about 0.25 new vertices per
  * triangle), so batches end on both limits: the three twins agree exactly, with the simulator,
  * a brute-force count and the index bound, and the longest batch is longer than 1024. */
-static int test_dyn_long(void)
+VR_TEST(test_dyn_long, "reuse/dyn-long")
 {
     static const struct { uint32_t nu, max_indices; } cfgs[] = {
         {256, 1536}, {256, 2046}, {512, 2046}, {512, 3069}, {1024, 3069}, {64, 2046},
@@ -548,7 +548,7 @@ static void expect_ref_error(const vr_mesh *m, const uint32_t *starts, uint32_t 
     vr_geometry_result_free(&r);
 }
 
-static int test_dyn_bad_input(void)
+VR_TEST(test_dyn_bad_input, "reuse/dyn-bad-input")
 {
     vr_mesh fan, big;
     VR_EXPECT(mesh_make(&fan, k_fan, 15, 7, 5), "OOM");
@@ -627,7 +627,7 @@ static int test_dyn_bad_input(void)
 }
 
 /* An empty index buffer needs no batches and changes nothing. */
-static int test_dyn_empty(void)
+VR_TEST(test_dyn_empty, "reuse/dyn-empty")
 {
     vr_mesh m;
     VR_EXPECT(mesh_make(&m, NULL, 0, 4, 1), "OOM");
@@ -755,7 +755,7 @@ static int expect_sort_too_long(vr_geometry_result *gpu, vr_reuse_kind kind, con
 }
 
 /* The hand-written cases on the GPU at several block sizes (fewer threads than N_u included). */
-static int test_gpu_dyn_hand(void)
+VR_TEST(test_gpu_dyn_hand, "gpu/dyn-hand", "gpu-small/dyn-hand")
 {
     if (!gpu_ready())
         return VR_TEST_SKIP;
@@ -796,7 +796,7 @@ static int test_gpu_dyn_hand(void)
 /* A random mesh over block sizes x N_u (block smaller and larger than N_u, non-powers of two),
  * counting on, culling on for two block sizes, and once without counting. sort supports only
  * the block sizes it is instantiated for and must say so. */
-static int test_gpu_dyn_sweep(void)
+VR_TEST(test_gpu_dyn_sweep, "gpu/dyn-sweep")
 {
     if (!gpu_ready())
         return VR_TEST_SKIP;
@@ -917,13 +917,13 @@ static int gpu_dyn_long(int small)
     return VR_TEST_RESULT();
 }
 
-static int test_gpu_dyn_long(void) { return gpu_dyn_long(0); }
-static int test_gpu_small_dyn_long(void) { return gpu_dyn_long(1); }
+VR_TEST(test_gpu_dyn_long, "gpu/dyn-long") { return gpu_dyn_long(0); }
+VR_TEST(test_gpu_small_dyn_long, "gpu-small/dyn-long") { return gpu_dyn_long(1); }
 
 /* Keys that all hash to slot 0 of the table for N_u: every insertion after the first walks the
  * whole chain (hash) or drops to the warp-cooperative slow path (phash), with many warps
  * inserting at once. Half of the batches mix in ordinary keys. */
-static int test_gpu_dyn_collide(void)
+VR_TEST(test_gpu_dyn_collide, "gpu/dyn-collide", "gpu-small/dyn-collide")
 {
     if (!gpu_ready())
         return VR_TEST_SKIP;
@@ -981,7 +981,7 @@ static int test_gpu_dyn_collide(void)
 /* Malformed batch bounds reach the kernels (no twin to compare with: it rejects them). Each
  * block must skip a bad batch without reading past it, count its triangles in overflow, and
  * still process the good ones; spelled out per case. */
-static int test_gpu_dyn_bad_batches(void)
+VR_TEST(test_gpu_dyn_bad_batches, "gpu/dyn-bad-batches", "gpu-small/dyn-bad-batches")
 {
     if (!gpu_ready())
         return VR_TEST_SKIP;
@@ -1067,7 +1067,7 @@ static int test_gpu_dyn_bad_batches(void)
 }
 
 /* An empty index buffer launches nothing and succeeds. */
-static int test_gpu_dyn_empty(void)
+VR_TEST(test_gpu_dyn_empty, "gpu/dyn-empty", "gpu-small/dyn-empty")
 {
     if (!gpu_ready())
         return VR_TEST_SKIP;
@@ -1089,38 +1089,11 @@ static int test_gpu_dyn_empty(void)
     return VR_TEST_RESULT();
 }
 #else
-static int test_gpu_dyn_none(void)
+VR_TEST(test_gpu_dyn_none, "gpu/dyn-hand", "gpu/dyn-sweep", "gpu/dyn-long", "gpu/dyn-collide",
+        "gpu/dyn-bad-batches", "gpu/dyn-empty", "gpu-small/dyn-hand", "gpu-small/dyn-collide",
+        "gpu-small/dyn-bad-batches", "gpu-small/dyn-long", "gpu-small/dyn-empty")
 {
     printf("SKIP: no CUDA device (built without CUDA)\n");
     return VR_TEST_SKIP;
 }
-#define test_gpu_dyn_hand test_gpu_dyn_none
-#define test_gpu_dyn_sweep test_gpu_dyn_none
-#define test_gpu_dyn_long test_gpu_dyn_none
-#define test_gpu_small_dyn_long test_gpu_dyn_none
-#define test_gpu_dyn_collide test_gpu_dyn_none
-#define test_gpu_dyn_bad_batches test_gpu_dyn_none
-#define test_gpu_dyn_empty test_gpu_dyn_none
 #endif
-
-const vr_test vr_tests_dynamic[] = {
-    {"reuse/dyn-hand", test_dyn_hand},
-    {"reuse/dyn-cull", test_dyn_cull},
-    {"reuse/dyn-agree", test_dyn_agree},
-    {"reuse/dyn-long", test_dyn_long},
-    {"reuse/dyn-bad-input", test_dyn_bad_input},
-    {"reuse/dyn-empty", test_dyn_empty},
-    {"gpu/dyn-hand", test_gpu_dyn_hand},
-    {"gpu/dyn-sweep", test_gpu_dyn_sweep},
-    {"gpu/dyn-long", test_gpu_dyn_long},
-    {"gpu/dyn-collide", test_gpu_dyn_collide},
-    {"gpu/dyn-bad-batches", test_gpu_dyn_bad_batches},
-    {"gpu/dyn-empty", test_gpu_dyn_empty},
-    /* the small ones again for tests/gpu.sh's compute-sanitizer runs */
-    {"gpu-small/dyn-hand", test_gpu_dyn_hand},
-    {"gpu-small/dyn-collide", test_gpu_dyn_collide},
-    {"gpu-small/dyn-bad-batches", test_gpu_dyn_bad_batches},
-    {"gpu-small/dyn-long", test_gpu_small_dyn_long},
-    {"gpu-small/dyn-empty", test_gpu_dyn_empty},
-    {NULL, NULL},
-};

@@ -171,7 +171,7 @@ static void vr_gpu_check_all(const vr_mesh *m, const vr_reuse_params *base,
 static const uint32_t g_blocks_all[] = {64, 256, 1024, 0};
 static const uint32_t g_blocks_one[] = {256, 0};
 
-static int test_gpu_device(void)
+VR_TEST(test_gpu_device, "gpu/device")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -206,15 +206,15 @@ static int vr_gpu_tiny(const uint32_t *blocks)
     return VR_TEST_RESULT();
 }
 
-static int test_gpu_tiny(void) { return vr_gpu_tiny(g_blocks_all); }
-static int test_gpu_small_tiny(void) { return vr_gpu_tiny(g_blocks_one); }
+VR_TEST(test_gpu_tiny, "gpu/tiny") { return vr_gpu_tiny(g_blocks_all); }
+VR_TEST(test_gpu_small_tiny, "gpu-small/tiny") { return vr_gpu_tiny(g_blocks_one); }
 
 /* Seeded grids, in row and shuffled order, with a non-default warp batch (57, and the largest,
  * 1536: 48 KiB of shared memory at block 1024), a small N_u, and dynamic batches of up to 2046
  * indices on a narrow grid in row order (21 vertices per row of 40 triangles): N_u 256 closes
  * batches at ~12 rows, about 1440 indices; N_u 512 at the 2046-index limit - more indices than
  * threads at every block size. */
-static int test_gpu_grids(void)
+VR_TEST(test_gpu_grids, "gpu/grids")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -284,7 +284,7 @@ static int vr_gpu_scenes(const char *const *specs, size_t nspecs, const vr_order
     return loaded ? VR_TEST_RESULT() : VR_TEST_SKIP;
 }
 
-static int test_gpu_scenes(void)
+VR_TEST(test_gpu_scenes, "gpu/scenes")
 {
     static const char *const specs[] = {"fandisk.obj", "stanford-bunny.obj", "horse.ply",
                                         "igea.ply",    "rocker-arm.obj",     "spot.obj",
@@ -294,14 +294,14 @@ static int test_gpu_scenes(void)
 }
 
 /* A mesh large enough for a full grid of many waves (2M triangles). */
-static int test_gpu_large(void)
+VR_TEST(test_gpu_large, "gpu/large")
 {
     static const char *const specs[] = {"sphere:2M"};
     static const vr_order orders[] = {VR_ORDER_FORSYTH};
     return vr_gpu_scenes(specs, 1, orders, 1, g_blocks_one);
 }
 
-static int test_gpu_small_scenes(void)
+VR_TEST(test_gpu_small_scenes, "gpu-small/scenes")
 {
     static const char *const specs[] = {"fandisk.obj", "stanford-bunny.obj"};
     static const vr_order orders[] = {VR_ORDER_FORSYTH};
@@ -309,7 +309,7 @@ static int test_gpu_small_scenes(void)
 }
 
 /* Bad parameters on the GPU path come back as errors, and the context stays usable. */
-static int test_gpu_errors(void)
+VR_TEST(test_gpu_errors, "gpu/errors")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -351,15 +351,3 @@ static int test_gpu_errors(void)
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
-
-extern "C" const vr_test vr_tests_gpu[] = {
-    {"gpu/device", test_gpu_device},
-    {"gpu/errors", test_gpu_errors},
-    {"gpu/tiny", test_gpu_tiny},
-    {"gpu/grids", test_gpu_grids},
-    {"gpu/scenes", test_gpu_scenes},
-    {"gpu/large", test_gpu_large},
-    {"gpu-small/tiny", test_gpu_small_tiny},
-    {"gpu-small/scenes", test_gpu_small_scenes},
-    {NULL, NULL},
-};

@@ -348,7 +348,7 @@ void vr_test_gts_flip_bits(vr_gts *g, uint64_t *x, int flips)
 
 /* ---- Simple-9 ----------------------------------------------------------------------------- */
 
-static int test_simple9_hand(void)
+VR_TEST(test_simple9_hand, "gts/simple9-hand")
 {
     uint32_t w[16], back[32];
     size_t count = 0;
@@ -393,7 +393,7 @@ static int test_simple9_hand(void)
     return VR_TEST_RESULT();
 }
 
-static int test_simple9_random(void)
+VR_TEST(test_simple9_random, "gts/simple9-random")
 {
     enum { N = 5000 };
     uint32_t *v = malloc(N * sizeof *v), *w = malloc(N * sizeof *w), *back = malloc(N * sizeof *back);
@@ -474,7 +474,7 @@ static int decode_all(const vr_gts *g, const uint32_t *want, uint32_t n, const c
     return 0;
 }
 
-static int test_strip_codes_hand(void)
+VR_TEST(test_strip_codes_hand, "gts/strip-codes-hand")
 {
     uint32_t c[4], inc[4], s[8];
     vr_gts g;
@@ -530,7 +530,7 @@ static int test_strip_codes_hand(void)
 }
 
 /* Restart emulation: two separate triangles need a bridge of degenerate triangles. */
-static int test_restart_emulation(void)
+VR_TEST(test_restart_emulation, "gts/restart-emulation")
 {
     vr_mesh m;
     const char *name;
@@ -562,7 +562,7 @@ static int test_restart_emulation(void)
 /* The scan formulation (M, Q max scan, ...) and the tiled one equal the sequential recursion on
  * random streams with all code combinations, including R after R and long N/P runs; sizes
  * around the tile (VR_GTS_TILE = 2048) and its multiples. */
-static int test_scan_vs_sequential(void)
+VR_TEST(test_scan_vs_sequential, "gts/scan-vs-sequential")
 {
     const uint32_t sizes[] = {1, 2, 3, 17, 100, 1000, 2047, 2048, 2049, 4096, 6145, 20000};
     for (int mode = 0; mode < 2; ++mode)
@@ -598,7 +598,7 @@ static int test_scan_vs_sequential(void)
 
 /* The tile operator of gts_math.h: identity, associativity over random splits of real streams,
  * and the prefix from triangle 0 is exactly (M[i], Q[i] + VR_GTS_Q_BIAS) of the M and Q scans. */
-static int test_tile_operator(void)
+VR_TEST(test_tile_operator, "gts/tile-operator")
 {
     for (int mode = 0; mode < 2; ++mode) {
         vr_gts g;
@@ -680,7 +680,7 @@ static uint32_t pattern_code(int pat, uint32_t i, int r_mode, uint64_t *x)
 /* Tile boundaries: streams of lengths around multiples of the tile, 1-triangle streams, and
  * code patterns that put restarts, negative relative candidates and candidate-free tiles
  * exactly at tile edges. The tiled decoder must equal the recursion and the scan formulation. */
-static int test_tiled_boundaries(void)
+VR_TEST(test_tiled_boundaries, "gts/tiled-boundaries")
 {
     const uint32_t t = VR_GTS_TILE;
     const uint32_t lengths[] = {1, 2, 3, t - 1, t, t + 1, 2 * t, 2 * t + 1, 3 * t - 1, 4 * t + 77};
@@ -758,7 +758,7 @@ static scan_vs_tiled decode_scan_and_tiled(uint32_t *scan, uint32_t *tiled, size
  * the scan formulation's verdict with the same error bits and, since it computes the same V, M
  * and Q, the same (clamped) output even when it refuses. Streams of 1, 2 and 3 tiles + 300
  * triangles, and 2 V tiles + 100 entries or more (carries between V tiles). */
-static int test_tiled_malformed(void)
+VR_TEST(test_tiled_malformed, "gts/tiled-malformed")
 {
     const uint32_t sizes[] = {1, 2, 3 * VR_GTS_TILE + 300, 2 * VR_GTS_VTILE + 98};
     for (int mode = 0; mode < 2; ++mode)
@@ -816,7 +816,7 @@ static int test_tiled_malformed(void)
  * damage at the edges gives the scan formulation's verdict, error bits and output: the INC bit
  * of the last entry of tile 0, of the first of tile 1 and of entry |V| - 1, and a padding bit
  * past |V| (ignored by both: INC_Scan never reads it, V_Tiled masks it). */
-static int test_tiled_v_boundaries(void)
+VR_TEST(test_tiled_v_boundaries, "gts/tiled-v-boundaries")
 {
     const uint32_t t = VR_GTS_VTILE;
     const uint32_t lengths[] = {3,     4,     31,    32,        33,        63,       64,
@@ -895,7 +895,7 @@ static int test_tiled_v_boundaries(void)
 
 /* ---- round trips --------------------------------------------------------------------------- */
 
-static int test_small_meshes(void)
+VR_TEST(test_small_meshes, "gts/small-meshes")
 {
     for (size_t i = 0; i < VR_TEST_GTS_SMALL_COUNT; ++i) {
         vr_mesh m;
@@ -948,7 +948,7 @@ static int roundtrip_spec(const char *spec)
     return VR_TEST_RESULT();
 }
 
-static int test_scenes(void)
+VR_TEST(test_scenes, "gts/scenes")
 {
     char path[512];
     if (!vr_test_scene_path(path, sizeof path, "fandisk.obj")) {
@@ -962,14 +962,14 @@ static int test_scenes(void)
     return VR_TEST_RESULT();
 }
 
-static int test_components(void)
+VR_TEST(test_components, "gts/components")
 {
     roundtrip_spec("foliage:10k"); /* thousands of two-triangle components: restarts */
     roundtrip_spec("terrain:20k");
     return roundtrip_spec("sphere:82k");
 }
 
-static int test_packing_modes(void)
+VR_TEST(test_packing_modes, "gts/packing")
 {
     vr_mesh m;
     if (vr_mesh_load(&m, "sphere:20k") != VR_OK)
@@ -1024,7 +1024,7 @@ static double meshopt_prepared_bpt(const vr_mesh *m)
     return bpt;
 }
 
-static int test_bits_vs_paper(void)
+VR_TEST(test_bits_vs_paper, "gts/bits-vs-paper")
 {
     static const struct {
         const char *file;
@@ -1115,7 +1115,7 @@ static vr_status small_image(uint8_t **img, size_t *size, vr_gts *g_out, vr_gts_
     return s;
 }
 
-static int test_file_truncated(void)
+VR_TEST(test_file_truncated, "gts/file-truncated")
 {
     for (int mode = 0; mode < 2; ++mode) {
         uint8_t *img = NULL;
@@ -1149,7 +1149,7 @@ static int test_file_truncated(void)
     return VR_TEST_RESULT();
 }
 
-static int test_file_flipped(void)
+VR_TEST(test_file_flipped, "gts/file-flipped")
 {
     uint8_t *img = NULL;
     size_t size = 0;
@@ -1180,7 +1180,7 @@ static int test_file_flipped(void)
 /* Corruption behind a valid checksum: random bytes of the word arrays and header changed and
  * the file resealed. The reader or the CPU decoder must refuse it or decode it; never crash,
  * never return anything but OK or FORMAT; when both decode, they agree. */
-static int test_file_resealed(void)
+VR_TEST(test_file_resealed, "gts/file-resealed")
 {
     for (int mode = 0; mode < 2; ++mode) {
         uint8_t *img = NULL;
@@ -1253,7 +1253,7 @@ static int test_file_resealed(void)
 }
 
 /* Specific corruptions of an in-memory stream, each with its own message. */
-static int test_stream_fields(void)
+VR_TEST(test_stream_fields, "gts/stream-fields")
 {
     uint8_t *img = NULL;
     size_t size = 0;
@@ -1302,7 +1302,7 @@ static int test_stream_fields(void)
     return VR_TEST_RESULT();
 }
 
-static int test_file_io(void)
+VR_TEST(test_file_io, "gts/file-io")
 {
     vr_mesh m;
     if (vr_mesh_load(&m, "sphere:2k") != VR_OK)
@@ -1339,26 +1339,3 @@ static int test_file_io(void)
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_gts[] = {
-    {"gts/simple9-hand", test_simple9_hand},
-    {"gts/simple9-random", test_simple9_random},
-    {"gts/strip-codes-hand", test_strip_codes_hand},
-    {"gts/restart-emulation", test_restart_emulation},
-    {"gts/scan-vs-sequential", test_scan_vs_sequential},
-    {"gts/tile-operator", test_tile_operator},
-    {"gts/tiled-boundaries", test_tiled_boundaries},
-    {"gts/tiled-malformed", test_tiled_malformed},
-    {"gts/tiled-v-boundaries", test_tiled_v_boundaries},
-    {"gts/small-meshes", test_small_meshes},
-    {"gts/scenes", test_scenes},
-    {"gts/components", test_components},
-    {"gts/packing", test_packing_modes},
-    {"gts/bits-vs-paper", test_bits_vs_paper},
-    {"gts/file-io", test_file_io},
-    {"gts/file-truncated", test_file_truncated},
-    {"gts/file-flipped", test_file_flipped},
-    {"gts/file-resealed", test_file_resealed},
-    {"gts/stream-fields", test_stream_fields},
-    {NULL, NULL},
-};

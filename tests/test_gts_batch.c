@@ -128,7 +128,7 @@ static void check_mesh(const vr_mesh *m, const char *name)
     }
 }
 
-static int test_batch_small(void)
+VR_TEST(test_batch_small, "gts/batch-small")
 {
     for (size_t w = 0; w < VR_TEST_GTS_SMALL_COUNT; ++w) {
         vr_mesh m;
@@ -162,11 +162,11 @@ static void check_scene(const vr_mesh *m, const char *name, void *ctx)
     check_mesh(m, name);
 }
 
-static int test_batch_scenes(void) { return vr_test_gts_each_scene(check_scene, NULL); }
+VR_TEST(test_batch_scenes, "gts/batch-scenes") { return vr_test_gts_each_scene(check_scene, NULL); }
 
 /* A stream the full decoder rejects must be flagged by some batch; seeds come from the intact
  * stream (as when the device copy is damaged), batches of 37 triangles. */
-static int test_batch_malformed(void)
+VR_TEST(test_batch_malformed, "gts/batch-malformed")
 {
     for (int mode = 0; mode < 2; ++mode) {
         vr_gts good;
@@ -230,7 +230,7 @@ static int test_batch_malformed(void)
 }
 
 /* Bad batch starts are refused with a message. */
-static int test_batch_seed_args(void)
+VR_TEST(test_batch_seed_args, "gts/batch-seed-args")
 {
     vr_gts g;
     VR_EXPECT(vr_test_gts_random_stream(&g, 100, VR_GTS_RESTART_CODE, 3) == VR_OK, "stream");
@@ -316,7 +316,7 @@ static void check_hash_twin(const vr_mesh *src, const char *name)
     }
 }
 
-static int test_batch_hash_twin(void)
+VR_TEST(test_batch_hash_twin, "gts/batch-hash-twin")
 {
     const char *gens[] = {"sphere:5k", "foliage:3k"};
     for (size_t i = 0; i < 2; ++i) {
@@ -329,12 +329,3 @@ static int test_batch_hash_twin(void)
     }
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_gts_batch[] = {
-    {"gts/batch-hash-twin", test_batch_hash_twin},
-    {"gts/batch-small", test_batch_small},
-    {"gts/batch-scenes", test_batch_scenes},
-    {"gts/batch-malformed", test_batch_malformed},
-    {"gts/batch-seed-args", test_batch_seed_args},
-    {NULL, NULL},
-};

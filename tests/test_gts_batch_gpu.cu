@@ -150,7 +150,7 @@ static void check_mesh(const vr_mesh *m, const char *what, const vr_batch_cfg *c
     }
 }
 
-static int test_small(void)
+VR_TEST(test_small, "gpu-small/gts-batch-small", "gpu/gts-batch-small")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -181,7 +181,7 @@ static void check_scene(const vr_mesh *m, const char *name, void *ctx)
     check_mesh(m, name, g_big_cfgs, 2);
 }
 
-static int test_scenes(void)
+VR_TEST(test_scenes, "gpu/gts-batch-scenes")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -199,7 +199,7 @@ static int test_scenes(void)
 
 /* Damage the device copy of C, INC or S: VR_ERR_FORMAT whenever the CPU decoder rejects the
  * damaged stream; never a fault (this test runs under memcheck in gpu-small). */
-static int test_damaged(void)
+VR_TEST(test_damaged, "gpu-small/gts-batch-damaged", "gpu/gts-batch-damaged")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -266,12 +266,3 @@ static int test_damaged(void)
     }
     return VR_TEST_RESULT();
 }
-
-extern "C" const vr_test vr_tests_gts_batch_gpu[] = {
-    {"gpu-small/gts-batch-small", test_small},
-    {"gpu-small/gts-batch-damaged", test_damaged},
-    {"gpu/gts-batch-small", test_small},
-    {"gpu/gts-batch-scenes", test_scenes},
-    {"gpu/gts-batch-damaged", test_damaged},
-    {NULL, NULL},
-};

@@ -129,7 +129,7 @@ static void check_scene(const vr_mesh *m, const char *name, void *ctx)
     encode_and_check(m, name, 0);
 }
 
-static int test_gpu_gts_small(void)
+VR_TEST(test_gpu_gts_small, "gpu-small/gts-small")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -152,7 +152,7 @@ static int test_gpu_gts_small(void)
 /* Random streams with every code combination, against the CPU scan formulation; sizes around
  * the strip tile (VR_GTS_TILE = 2048) and, in deg. mode (|V| = n + 2), |V| around the V tile
  * (VR_GTS_VTILE = 8192: n = 8189, 8190, 8191, 16382). */
-static int test_gpu_gts_random(void)
+VR_TEST(test_gpu_gts_random, "gpu-small/gts-random")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -175,7 +175,7 @@ static int test_gpu_gts_random(void)
     return VR_TEST_RESULT();
 }
 
-static int test_gpu_gts_fandisk(void)
+VR_TEST(test_gpu_gts_fandisk, "gpu-small/gts-fandisk")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -198,7 +198,7 @@ static int test_gpu_gts_fandisk(void)
  * scan formulation does (it mirrors the kernels' checks), and agree on the output otherwise;
  * streams of one tile and of three tiles + 300 triangles (carries between strip tiles), and
  * in deg. mode of two V tiles + 100 entries (carries between V tiles). */
-static int test_gpu_gts_malformed(void)
+VR_TEST(test_gpu_gts_malformed, "gpu-small/gts-malformed")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -276,14 +276,14 @@ static int test_gpu_gts_malformed(void)
     return VR_TEST_RESULT();
 }
 
-static int test_gpu_gts_scenes(void)
+VR_TEST(test_gpu_gts_scenes, "gpu/gts-scenes")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
     return vr_test_gts_each_scene(check_scene, NULL);
 }
 
-static int test_gpu_gts_7m(void)
+VR_TEST(test_gpu_gts_7m, "gpu/gts-7M")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -296,13 +296,3 @@ static int test_gpu_gts_7m(void)
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
-
-extern "C" const vr_test vr_tests_gts_gpu[] = {
-    {"gpu-small/gts-small", test_gpu_gts_small},
-    {"gpu-small/gts-random", test_gpu_gts_random},
-    {"gpu-small/gts-fandisk", test_gpu_gts_fandisk},
-    {"gpu-small/gts-malformed", test_gpu_gts_malformed},
-    {"gpu/gts-scenes", test_gpu_gts_scenes},
-    {"gpu/gts-7M", test_gpu_gts_7m},
-    {NULL, NULL},
-};

@@ -97,7 +97,7 @@ static void check_round_trip(const vr_mesh *src, vr_gts_restart mode, const char
     vr_gts_map_free(&map);
 }
 
-static int test_scene_bunny(void)
+VR_TEST(test_scene_bunny, "gts/scene-bunny")
 {
     char buf[1024];
     const char *bunny = vr_test_scene_path(buf, sizeof buf, "stanford-bunny.obj");
@@ -116,7 +116,7 @@ static int test_scene_bunny(void)
 }
 
 /* Many components and restarts without the shared scenes (foliage: separate leaves). */
-static int test_scene_foliage(void)
+VR_TEST(test_scene_foliage, "gts/scene-foliage")
 {
     vr_mesh src;
     VR_EXPECT(vr_mesh_load(&src, "foliage:5k") == VR_OK, "%s", vr_last_error());
@@ -129,7 +129,7 @@ static int test_scene_foliage(void)
 }
 
 /* A file with positions but no normals: the loader computes area-weighted ones. */
-static int test_scene_computed_normals(void)
+VR_TEST(test_scene_computed_normals, "gts/scene-computed-normals")
 {
     vr_mesh src, m;
     memset(&m, 0, sizeof m);
@@ -166,7 +166,7 @@ static int test_scene_computed_normals(void)
 }
 
 /* Connectivity-only files and damaged files: VR_ERR_FORMAT with a message naming the file. */
-static int test_scene_rejects(void)
+VR_TEST(test_scene_rejects, "gts/scene-rejects")
 {
     vr_mesh src, m;
     VR_EXPECT(vr_mesh_load(&src, "sphere:2k") == VR_OK, "%s", vr_last_error());
@@ -225,11 +225,3 @@ static int test_scene_rejects(void)
     vr_mesh_free(&src);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_gts_scene[] = {
-    {"gts/scene-bunny", test_scene_bunny},
-    {"gts/scene-foliage", test_scene_foliage},
-    {"gts/scene-computed-normals", test_scene_computed_normals},
-    {"gts/scene-rejects", test_scene_rejects},
-    {NULL, NULL},
-};

@@ -62,7 +62,7 @@ static const char *triangle_ply(char *buf, size_t cap, const char *corners)
 
 /* ---- specs -------------------------------------------------------------------------------- */
 
-static int test_parse_count(void)
+VR_TEST(test_parse_count, "scenes/files-parse-count")
 {
     static const struct {
         const char *s;
@@ -88,7 +88,7 @@ static int test_parse_count(void)
     return VR_TEST_RESULT();
 }
 
-static int test_spec_parse(void)
+VR_TEST(test_spec_parse, "scenes/files-spec-parse")
 {
     vr_scene_spec sp;
     VR_EXPECT(vr_scene_spec_parse(&sp, "sphere:1k@2k@3M") == VR_OK, "%s", vr_last_error());
@@ -140,7 +140,7 @@ static int test_spec_parse(void)
 }
 
 /* Chained suffixes give what one suffix gives; a file named like a spec still wins. */
-static int test_spec_load(void)
+VR_TEST(test_spec_load, "scenes/files-spec-load")
 {
     vr_progress_quiet = 1;
     vr_scene a, b;
@@ -175,7 +175,7 @@ static int test_spec_load(void)
 
 /* ---- files that are not regular ------------------------------------------------------------ */
 
-static int test_not_regular(void)
+VR_TEST(test_not_regular, "scenes/files-not-regular")
 {
     if (!make_dir())
         return VR_TEST_FAIL;
@@ -247,7 +247,7 @@ static vr_status load_both(vr_scene *repaired, const char *name, const void *dat
     return strict;
 }
 
-static int test_ply_short_faces(void)
+VR_TEST(test_ply_short_faces, "scenes/files-ply-short-faces")
 {
     if (!make_dir())
         return VR_TEST_FAIL;
@@ -291,7 +291,7 @@ static size_t binary_ply(uint8_t *buf, size_t extra)
     return n + extra;
 }
 
-static int test_ply_trailing(void)
+VR_TEST(test_ply_trailing, "scenes/files-ply-trailing")
 {
     if (!make_dir())
         return VR_TEST_FAIL;
@@ -336,7 +336,7 @@ static int test_ply_trailing(void)
 
 /* Found by fuzz_ply: a binary list one byte longer than the data left was accepted (the ascii
  * separator allowance), the cursor went past the end and the next read ran off the buffer. */
-static int test_ply_list_past_end(void)
+VR_TEST(test_ply_list_past_end, "scenes/files-ply-list-past-end")
 {
     uint8_t buf[512];
     size_t n = (size_t)sprintf((char *)buf, "ply\nformat binary_little_endian 1.0\nelement vertex 1\n"
@@ -358,7 +358,7 @@ static int test_ply_list_past_end(void)
 /* Found by fuzz_ply: normals whose squares fall below float's normal range were divided by an
  * imprecise length (|n|^2 = 1.028): a triangle of area 1e-22 (computed normals) and file
  * normals of length 3e-20 must come out unit. */
-static int test_tiny_normals(void)
+VR_TEST(test_tiny_normals, "scenes/files-tiny-normals")
 {
     char text[512];
     const char *computed = triangle_ply(text, sizeof text, "0 0 0\n1e-10 0 0\n0 1.3e-12 0\n");
@@ -384,7 +384,7 @@ static int test_tiny_normals(void)
 }
 
 /* The memory reader gives what the file reader gives (igea: strips with restarts). */
-static int test_ply_memory(void)
+VR_TEST(test_ply_memory, "scenes/files-ply-memory")
 {
     char buf[1024];
     const char *igea = vr_test_scene_path(buf, sizeof buf, "igea.ply");
@@ -422,7 +422,7 @@ static int test_ply_memory(void)
 
 /* ---- non-finite data after transforms ------------------------------------------------------ */
 
-static int test_transform_overflow(void)
+VR_TEST(test_transform_overflow, "scenes/files-transform-overflow")
 {
     vr_progress_quiet = 1;
     vr_scene sc;
@@ -551,7 +551,7 @@ static void check_gts_round_trip(const vr_mesh *src, vr_gts_restart mode, const 
     vr_gts_map_free(&map);
 }
 
-static int test_gts_source_triangles(void)
+VR_TEST(test_gts_source_triangles, "scenes/files-gts-source-triangles")
 {
     char buf[1024];
     const char *cow = vr_test_scene_path(buf, sizeof buf, "cow.obj");
@@ -601,7 +601,7 @@ static int test_gts_source_triangles(void)
 }
 
 /* The header's degenerate list is checked like every other count. */
-static int test_gts_degenerate_list(void)
+VR_TEST(test_gts_degenerate_list, "scenes/files-gts-degenerate-list")
 {
     vr_mesh src;
     VR_EXPECT(vr_mesh_load(&src, "sphere:200") == VR_OK, "%s", vr_last_error());
@@ -639,19 +639,3 @@ static int test_gts_degenerate_list(void)
     vr_mesh_free(&src);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_load_files[] = {
-    {"scenes/files-parse-count", test_parse_count},
-    {"scenes/files-spec-parse", test_spec_parse},
-    {"scenes/files-spec-load", test_spec_load},
-    {"scenes/files-not-regular", test_not_regular},
-    {"scenes/files-ply-short-faces", test_ply_short_faces},
-    {"scenes/files-ply-trailing", test_ply_trailing},
-    {"scenes/files-ply-memory", test_ply_memory},
-    {"scenes/files-ply-list-past-end", test_ply_list_past_end},
-    {"scenes/files-tiny-normals", test_tiny_normals},
-    {"scenes/files-transform-overflow", test_transform_overflow},
-    {"scenes/files-gts-source-triangles", test_gts_source_triangles},
-    {"scenes/files-gts-degenerate-list", test_gts_degenerate_list},
-    {NULL, NULL},
-};

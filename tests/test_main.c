@@ -13,11 +13,30 @@
 
 int vr_test_failures;
 
-static const vr_test *const g_groups[] = {vr_tests_scenes, vr_tests_sim, vr_tests_reuse, vr_tests_warp_vote,
-                                          vr_tests_dynamic, vr_tests_gpu, vr_tests_plot, vr_tests_raster,
-                                          vr_tests_raster_gpu, vr_tests_gts, vr_tests_gts_scene, vr_tests_gts_gpu,
-                                          vr_tests_gts_batch, vr_tests_gts_batch_gpu,
-                                          vr_tests_load_files};
+/* The registered tests, in registration order. */
+typedef struct test_entry {
+    const char *name; /* "group/name", matched by prefix on the command line */
+    int (*fn)(void);
+} test_entry;
+static test_entry *g_tests;
+static size_t g_test_count, g_test_capacity;
+
+void vr_test_register(const char *const *names, int (*fn)(void))
+{
+    for (; *names; ++names) {
+        if (g_test_count == g_test_capacity) {
+            g_test_capacity = g_test_capacity ? 2 * g_test_capacity : 256;
+            g_tests = realloc(g_tests, g_test_capacity * sizeof *g_tests);
+            if (!g_tests) {
+                fprintf(stderr, "vreuse_tests: out of memory registering tests\n");
+                exit(1);
+            }
+        }
+        g_tests[g_test_count].name = *names;
+        g_tests[g_test_count].fn = fn;
+        ++g_test_count;
+    }
+}
 
 const char *vr_test_scenes_dir(void)
 {
@@ -57,29 +76,36 @@ static int selected(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* a name registered twice is a copy-paste slip that would hide a test */
+    for (size_t i = 0; i < g_test_count; ++i)
+        for (size_t k = 0; k < i; ++k)
+            if (!strcmp(g_tests[i].name, g_tests[k].name)) {
+                fprintf(stderr, "vreuse_tests: two tests are named '%s'\n", g_tests[i].name);
+                return 1;
+            }
     int passed = 0, failed = 0, skipped = 0;
-    for (size_t g = 0; g < sizeof g_groups / sizeof g_groups[0]; ++g)
-        for (const vr_test *t = g_groups[g]; t->name; ++t) {
-            if (!selected(t->name, argc, argv))
-                continue;
-            vr_test_failures = 0;
-            struct timespec t0, t1;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
-            int r = t->fn();
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-            if (r == VR_TEST_PASS && vr_test_failures)
-                r = VR_TEST_FAIL;
-            const char *tag = r == VR_TEST_PASS ? "OK  " : r == VR_TEST_SKIP ? "SKIP" : "FAIL";
-            printf("%s %-40s %8.1f ms\n", tag, t->name, ms);
-            fflush(stdout);
-            if (r == VR_TEST_PASS)
-                ++passed;
-            else if (r == VR_TEST_SKIP)
-                ++skipped;
-            else
-                ++failed;
-        }
+    for (size_t i = 0; i < g_test_count; ++i) {
+        const test_entry *t = &g_tests[i];
+        if (!selected(t->name, argc, argv))
+            continue;
+        vr_test_failures = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int r = t->fn();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (r == VR_TEST_PASS && vr_test_failures)
+            r = VR_TEST_FAIL;
+        const char *tag = r == VR_TEST_PASS ? "OK  " : r == VR_TEST_SKIP ? "SKIP" : "FAIL";
+        printf("%s %-40s %8.1f ms\n", tag, t->name, ms);
+        fflush(stdout);
+        if (r == VR_TEST_PASS)
+            ++passed;
+        else if (r == VR_TEST_SKIP)
+            ++skipped;
+        else
+            ++failed;
+    }
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     if (failed)
         return 1;

@@ -107,7 +107,7 @@ static vr_status plot_text(const char *csv_text, const vr_plot_options *opt, cha
     return s;
 }
 
-static int test_plot_fig9(void)
+VR_TEST(test_plot_fig9, "bench/plot-fig9")
 {
     vr_plot_options opt = vr_plot_options_default();
     opt.quiet = 1;
@@ -152,7 +152,7 @@ static int test_plot_fig9(void)
     return VR_TEST_RESULT();
 }
 
-static int test_plot_block_and_scene(void)
+VR_TEST(test_plot_block_and_scene, "bench/plot-block-scene")
 {
     vr_plot_options opt = vr_plot_options_default();
     opt.quiet = 1;
@@ -198,7 +198,7 @@ static int test_plot_block_and_scene(void)
     return VR_TEST_RESULT();
 }
 
-static int test_plot_errors(void)
+VR_TEST(test_plot_errors, "bench/plot-errors")
 {
     vr_plot_options opt = vr_plot_options_default();
     opt.quiet = 1;
@@ -256,10 +256,3 @@ static int test_plot_errors(void)
     }
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_plot[] = {
-    {"bench/plot-fig9", test_plot_fig9},
-    {"bench/plot-block-scene", test_plot_block_and_scene},
-    {"bench/plot-errors", test_plot_errors},
-    {NULL, NULL},
-};

@@ -297,7 +297,7 @@ static int polygon_side(const double (*p)[2], int n, double x, double y, double 
     return near ? 0 : 1;
 }
 
-static int test_raster_quad(void)
+VR_TEST(test_raster_quad, "raster/quad")
 {
     vr_queue q;
     uint32_t n;
@@ -357,7 +357,7 @@ static uint32_t *single(const double tri[6], uint32_t w, uint32_t h, int cull)
     return c;
 }
 
-static int test_raster_fill_rule(void)
+VR_TEST(test_raster_fill_rule, "raster/fill-rule")
 {
     const uint32_t W = 32, H = 32;
     static const double a[6] = {2.5, 2.5, 12.5, 2.5, 2.5, 12.5};
@@ -407,7 +407,7 @@ static int test_raster_fill_rule(void)
     return VR_TEST_RESULT();
 }
 
-static int test_raster_fan(void)
+VR_TEST(test_raster_fan, "raster/fan")
 {
     vr_queue q;
     uint32_t n;
@@ -441,7 +441,7 @@ static float word_depth(uint64_t w)
     return f;
 }
 
-static int test_raster_near_clip(void)
+VR_TEST(test_raster_near_clip, "raster/near-clip")
 {
     vr_queue q;
     uint32_t n;
@@ -489,7 +489,7 @@ static int test_raster_near_clip(void)
     return VR_TEST_RESULT();
 }
 
-static int test_raster_depth_order(void)
+VR_TEST(test_raster_depth_order, "raster/depth-order")
 {
     const uint32_t W = 32, H = 32;
     vr_raster_config cfg = {W, H, 0};
@@ -541,7 +541,7 @@ static int test_raster_depth_order(void)
 
 /* Every pixel exactly once, for grids inside the viewport, through the guard band, and for a
  * tessellated floor through the near plane (every pixel below the horizon exactly once). */
-static int test_raster_grid(void)
+VR_TEST(test_raster_grid, "raster/grid")
 {
     for (size_t c = 4; c <= 5; ++c) {
         vr_queue q;
@@ -590,7 +590,7 @@ static int test_raster_grid(void)
     return VR_TEST_RESULT();
 }
 
-static int test_raster_random(void)
+VR_TEST(test_raster_random, "raster/random")
 {
     /* no crash, NaN rejected, queue order does not change the depth image */
     vr_queue q;
@@ -644,7 +644,7 @@ static uint32_t pixel_at(const uint8_t *rgba, uint32_t w, uint32_t i, uint32_t j
     return c;
 }
 
-static int test_raster_resolve(void)
+VR_TEST(test_raster_resolve, "raster/resolve")
 {
     uint32_t green, red;
     vr_resolve_params p = vr_resolve_params_default();
@@ -718,7 +718,7 @@ static int test_raster_resolve(void)
     return VR_TEST_RESULT();
 }
 
-static int test_raster_png(void)
+VR_TEST(test_raster_png, "raster/png")
 {
     const uint32_t W = 37, H = 23;
     uint8_t *img = malloc(W * H * 4);
@@ -746,7 +746,7 @@ static int test_raster_png(void)
     return VR_TEST_RESULT();
 }
 
-static int test_raster_camera(void)
+VR_TEST(test_raster_camera, "raster/camera")
 {
     vr_mesh m;
     VR_EXPECT_EQ(vr_generate_sphere(&m, 2000), VR_OK);
@@ -782,7 +782,7 @@ static int test_raster_camera(void)
 
 /* A 1080p frame of the bunny through the naive CPU twin: sane coverage, no error pixels, and
  * the CPU rasterizer well under a second. */
-static int test_raster_bunny(void)
+VR_TEST(test_raster_bunny, "raster/bunny")
 {
     char path[512];
     if (!vr_test_scene_path(path, sizeof path, "stanford-bunny.obj")) {
@@ -840,18 +840,3 @@ static int test_raster_bunny(void)
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_raster[] = {
-    {"raster/quad", test_raster_quad},
-    {"raster/fill-rule", test_raster_fill_rule},
-    {"raster/fan", test_raster_fan},
-    {"raster/near-clip", test_raster_near_clip},
-    {"raster/depth-order", test_raster_depth_order},
-    {"raster/grid", test_raster_grid},
-    {"raster/random", test_raster_random},
-    {"raster/resolve", test_raster_resolve},
-    {"raster/png", test_raster_png},
-    {"raster/camera", test_raster_camera},
-    {"raster/bunny", test_raster_bunny},
-    {NULL, NULL},
-};

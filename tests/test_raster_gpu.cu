@@ -126,7 +126,7 @@ static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *
     free(want), free(got), free(want_img), free(got_img), free(batch);
 }
 
-static int test_gpu_small_raster_cases(void)
+VR_TEST(test_gpu_small_raster_cases, "gpu-small/raster-cases")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -229,14 +229,14 @@ static int check_scene(const char *file, int reverse)
     return 1;
 }
 
-static int test_gpu_small_raster_bunny(void)
+VR_TEST(test_gpu_small_raster_bunny, "gpu-small/raster-bunny")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
     return check_scene("stanford-bunny.obj", 0) ? VR_TEST_RESULT() : VR_TEST_SKIP;
 }
 
-static int test_gpu_raster_scenes(void)
+VR_TEST(test_gpu_raster_scenes, "gpu/raster-scenes")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -253,7 +253,7 @@ static int test_gpu_raster_scenes(void)
  * the CPU twin's image of the same queue; the renderer's GPU and CPU frames count the same
  * invocations and the same image, pixel for pixel (the vertex shader rounds identically on both
  * sides, reuse/shaders.h). */
-static int test_gpu_raster_render(void)
+VR_TEST(test_gpu_raster_render, "gpu/raster-render")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -345,7 +345,7 @@ static int test_gpu_raster_render(void)
 /* More large sub-triangles than the big-triangle list holds (sphere:300k filling 4096x4096: about
  * 300k boxes of more than 32 pixels against 64Ki entries): the overflow falls back to the
  * one-thread walk, and the image still equals the CPU twin's. */
-static int test_gpu_raster_big_list(void)
+VR_TEST(test_gpu_raster_big_list, "gpu/raster-big-list")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -372,12 +372,3 @@ static int test_gpu_raster_big_list(void)
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
-
-extern "C" const vr_test vr_tests_raster_gpu[] = {
-    {"gpu/raster-big-list", test_gpu_raster_big_list},
-    {"gpu-small/raster-cases", test_gpu_small_raster_cases},
-    {"gpu-small/raster-bunny", test_gpu_small_raster_bunny},
-    {"gpu/raster-scenes", test_gpu_raster_scenes},
-    {"gpu/raster-render", test_gpu_raster_render},
-    {NULL, NULL},
-};

@@ -491,15 +491,15 @@ static int vr_test_strategy(vr_reuse_kind kind)
     return VR_TEST_RESULT();
 }
 
-static int test_reuse_naive(void) { return vr_test_strategy(VR_REUSE_NAIVE); }
-static int test_reuse_warp(void) { return vr_test_strategy(VR_REUSE_WARP); }
-static int test_reuse_hash(void) { return vr_test_strategy(VR_REUSE_HASH); }
-static int test_reuse_phash(void) { return vr_test_strategy(VR_REUSE_PHASH); }
-static int test_reuse_sort(void) { return vr_test_strategy(VR_REUSE_SORT); }
-static int test_reuse_multi(void) { return vr_test_strategy(VR_REUSE_MULTI); }
+VR_TEST(test_reuse_naive, "reuse/naive") { return vr_test_strategy(VR_REUSE_NAIVE); }
+VR_TEST(test_reuse_warp, "reuse/warp") { return vr_test_strategy(VR_REUSE_WARP); }
+VR_TEST(test_reuse_hash, "reuse/hash") { return vr_test_strategy(VR_REUSE_HASH); }
+VR_TEST(test_reuse_phash, "reuse/phash") { return vr_test_strategy(VR_REUSE_PHASH); }
+VR_TEST(test_reuse_sort, "reuse/sort") { return vr_test_strategy(VR_REUSE_SORT); }
+VR_TEST(test_reuse_multi, "reuse/multi") { return vr_test_strategy(VR_REUSE_MULTI); }
 
 /* Shared scenes and the default sphere, three triangle orders, every strategy. */
-static int test_reuse_scenes(void)
+VR_TEST(test_reuse_scenes, "reuse/scenes")
 {
     static const char *files[] = {"fandisk.obj", "stanford-bunny.obj", "horse.ply",
                                   "igea.ply", "rocker-arm.obj", "spot.obj", "cow.obj",
@@ -558,7 +558,7 @@ static int test_reuse_scenes(void)
 }
 
 /* Bad parameters come back as errors with messages, never as crashes. */
-static int test_reuse_errors(void)
+VR_TEST(test_reuse_errors, "reuse/errors")
 {
     vr_mesh m;
     VR_EXPECT_EQ(vr_test_case_mesh(&m, vr_test_reuse_case(0)), VR_OK);
@@ -645,7 +645,7 @@ static int test_reuse_errors(void)
 }
 
 /* vr_geometry_compare, which the GPU tests and the bench rely on, finds what it must. */
-static int test_reuse_compare(void)
+VR_TEST(test_reuse_compare, "reuse/compare")
 {
     vr_mesh m; /* a closed mesh: about half of it faces away */
     if (vr_generate_sphere(&m, 200) != VR_OK) {
@@ -749,7 +749,7 @@ done:
 }
 
 /* The named shader loads and their parser (shared by bench, render and view). */
-static int test_reuse_loads(void)
+VR_TEST(test_reuse_loads, "reuse/loads")
 {
     uint32_t it = 7;
     VR_EXPECT(vr_load_parse("simple", &it) == 0 && it == 0, "simple -> %u", it);
@@ -766,17 +766,3 @@ static int test_reuse_loads(void)
         VR_EXPECT(vr_load_iterations[i] > vr_load_iterations[i - 1], "loads not increasing");
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_reuse[] = {
-    {"reuse/loads", test_reuse_loads},
-    {"reuse/naive", test_reuse_naive},
-    {"reuse/warp", test_reuse_warp},
-    {"reuse/hash", test_reuse_hash},
-    {"reuse/phash", test_reuse_phash},
-    {"reuse/sort", test_reuse_sort},
-    {"reuse/multi", test_reuse_multi},
-    {"reuse/errors", test_reuse_errors},
-    {"reuse/compare", test_reuse_compare},
-    {"reuse/scenes", test_reuse_scenes},
-    {NULL, NULL},
-};

@@ -153,7 +153,7 @@ static int expect_indices(const vr_mesh *m, const uint32_t *want, uint32_t n, in
 
 /* ---- shared scene files -------------------------------------------------------------------- */
 
-static int test_shared_counts(void)
+VR_TEST(test_shared_counts, "scenes/shared_counts")
 {
     static const struct {
         const char *file;
@@ -217,7 +217,7 @@ static int test_shared_counts(void)
 }
 
 /* igea's strips keep one orientation: the closed surface has every edge twinned. */
-static int test_igea_strips_oriented(void)
+VR_TEST(test_igea_strips_oriented, "scenes/igea_strips_oriented")
 {
     char path[1024];
     if (!vr_test_scene_path(path, sizeof path, "igea.ply"))
@@ -257,7 +257,7 @@ static void scene_totals(const vr_scene *scene, uint64_t *tris, uint64_t *verts)
     }
 }
 
-static int test_gltf_multi_mesh(void)
+VR_TEST(test_gltf_multi_mesh, "scenes/gltf_multi_mesh")
 {
     vr_scene scene;
     int r = load_test_model(
@@ -290,7 +290,7 @@ static int test_gltf_multi_mesh(void)
     return VR_TEST_RESULT();
 }
 
-static int test_fbx_multi_mesh(void)
+VR_TEST(test_fbx_multi_mesh, "scenes/fbx_multi_mesh")
 {
     vr_scene scene;
     int r = load_test_model(&scene, "/usr/share/assimp/models/FBX/spider.fbx");
@@ -317,7 +317,7 @@ static int test_fbx_multi_mesh(void)
 
 /* ---- malformed input ------------------------------------------------------------------------ */
 
-static int test_error_missing_file(void)
+VR_TEST(test_error_missing_file, "scenes/error_missing_file")
 {
     vr_mesh m;
     vr_status s = vr_mesh_load(&m, "/nonexistent/dir/missing.obj");
@@ -331,7 +331,7 @@ static int test_error_missing_file(void)
     return VR_TEST_RESULT();
 }
 
-static int test_error_garbage(void)
+VR_TEST(test_error_garbage, "scenes/error_garbage")
 {
     unsigned char junk[4096];
     uint64_t st = 12345;
@@ -354,7 +354,7 @@ static int test_error_garbage(void)
     return VR_TEST_RESULT();
 }
 
-static int test_error_ply_absurd_header(void)
+VR_TEST(test_error_ply_absurd_header, "scenes/error_ply_absurd_header")
 {
     /* 2^31 vertices (24 GiB of floats) claimed by a 300-byte file: refused from the header */
     char buf[300];
@@ -409,7 +409,7 @@ static void expect_ply_refused(const char *body, const char *why)
 
 #define PLY_ONE_FACE "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
 
-static int test_error_ply_index_range(void)
+VR_TEST(test_error_ply_index_range, "scenes/error_ply_index_range")
 {
     expect_ply_refused(PLY_ONE_FACE "0 0 0\n1 0 0\n0 1 0\n3 0 1 5\n", "out of range");
     VR_EXPECT(contains(vr_last_error(), "vertex count 3"), "%s", vr_last_error());
@@ -419,7 +419,7 @@ static int test_error_ply_index_range(void)
     return VR_TEST_RESULT();
 }
 
-static int test_error_no_faces(void)
+VR_TEST(test_error_no_faces, "scenes/error_no_faces")
 {
     /* a point cloud */
     expect_ply_refused("end_header\n0 0 0\n1 0 0\n0 1 0\n", "no triangles");
@@ -470,7 +470,7 @@ static size_t make_binary_ply(unsigned char *buf, int big_endian)
     return n;
 }
 
-static int test_ply_binary_and_truncated(void)
+VR_TEST(test_ply_binary_and_truncated, "scenes/ply_binary_and_truncated")
 {
     unsigned char buf[1024];
     char path[64];
@@ -499,7 +499,7 @@ static int test_ply_binary_and_truncated(void)
 }
 
 /* Strips: (s0 s1 s2 s3) -> (s0,s1,s2), (s2,s1,s3); -1 restarts; repeated-index stitches drop. */
-static int test_ply_tristrips(void)
+VR_TEST(test_ply_tristrips, "scenes/ply_tristrips")
 {
     /* vertices in the z=0 plane laid out as the strips run (the stitch 6 6 turns the second
      * strip around vertex 7), so every kept triangle faces -z like the first */
@@ -527,7 +527,7 @@ static int test_ply_tristrips(void)
 }
 
 /* Quads fan into (0,1,2),(0,2,3); normals and u,v texcoords come from the file. */
-static int test_ply_fan_attributes(void)
+VR_TEST(test_ply_fan_attributes, "scenes/ply_fan_attributes")
 {
     const char *text =
         "ply\nformat ascii 1.0\ncomment a quad\nelement vertex 4\nproperty float x\nproperty float y\n"
@@ -558,7 +558,7 @@ static int test_ply_fan_attributes(void)
 
 /* ---- specs -------------------------------------------------------------------------------- */
 
-static int test_specs(void)
+VR_TEST(test_specs, "scenes/specs")
 {
     vr_scene sc;
     VR_EXPECT_EQ(vr_scene_load(&sc, "sphere:abc"), VR_ERR_ARG);
@@ -602,7 +602,7 @@ static int test_specs(void)
     return VR_TEST_RESULT();
 }
 
-static int test_order_names(void)
+VR_TEST(test_order_names, "scenes/order_names")
 {
     for (int o = 0; o < VR_ORDER_COUNT; ++o)
         VR_EXPECT_EQ(vr_order_parse(vr_order_name((vr_order)o)), o);
@@ -614,7 +614,7 @@ static int test_order_names(void)
 
 /* ---- generators ----------------------------------------------------------------------------- */
 
-static int test_generators(void)
+VR_TEST(test_generators, "scenes/generators")
 {
     vr_mesh m;
     vr_mesh_counts c;
@@ -673,7 +673,7 @@ static int test_generators(void)
 
 /* ---- subdivision ------------------------------------------------------------------------------ */
 
-static int test_subdivide(void)
+VR_TEST(test_subdivide, "scenes/subdivide")
 {
     /* a tetrahedron, outward: V - E + F = 2 holds at every level (V = 2 + F/2) */
     float pos[12] = {1, 1, 1, -1, -1, 1, -1, 1, -1, 1, -1, -1};
@@ -728,7 +728,7 @@ static int test_subdivide(void)
 
 /* Larger: 1M triangles must be quick (bunny@7M, 17.8M triangles, loads in ~1 s on the 2-core
  * dev box; not run here to keep the group fast). */
-static int test_subdivide_large(void)
+VR_TEST(test_subdivide_large, "scenes/subdivide_large")
 {
     vr_mesh m;
     double t0 = vr_now_ms();
@@ -742,7 +742,7 @@ static int test_subdivide_large(void)
 
 /* ---- reordering ------------------------------------------------------------------------------ */
 
-static int test_reorder(void)
+VR_TEST(test_reorder, "scenes/reorder")
 {
     vr_mesh base;
     VR_EXPECT(vr_generate_sphere(&base, 20000) == VR_OK, "sphere");
@@ -790,7 +790,7 @@ static int test_reorder(void)
     return VR_TEST_RESULT();
 }
 
-static int test_reorder_fetch(void)
+VR_TEST(test_reorder_fetch, "scenes/reorder_fetch")
 {
     /* 7 vertices, 1 and 4 unreferenced; first use order is 5, 0, 3, 6, 2 */
     float pos[21];
@@ -847,7 +847,7 @@ static int test_reorder_fetch(void)
 
 /* ---- counting and flattening ----------------------------------------------------------------- */
 
-static int test_count(void)
+VR_TEST(test_count, "scenes/count")
 {
     float pos[15] = {0};
     uint32_t idx[9] = {0, 1, 2, 2, 2, 3, 0, 3, 1};
@@ -878,7 +878,7 @@ static void make_draw(vr_draw *d, const float *t)
     memcpy(d->transform, t, sizeof d->transform);
 }
 
-static int test_flatten(void)
+VR_TEST(test_flatten, "scenes/flatten")
 {
     /* draw 0: identity; draw 1: scale x by 2, translate by (10, 0, 0) (column-major);
      * draw 2: mirror z and shear x by y (normals need the inverse transpose), which flips
@@ -913,28 +913,3 @@ static int test_flatten(void)
     vr_scene_free(&sc);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_scenes[] = {
-    {"scenes/shared_counts", test_shared_counts},
-    {"scenes/igea_strips_oriented", test_igea_strips_oriented},
-    {"scenes/gltf_multi_mesh", test_gltf_multi_mesh},
-    {"scenes/fbx_multi_mesh", test_fbx_multi_mesh},
-    {"scenes/error_missing_file", test_error_missing_file},
-    {"scenes/error_garbage", test_error_garbage},
-    {"scenes/error_ply_absurd_header", test_error_ply_absurd_header},
-    {"scenes/error_ply_index_range", test_error_ply_index_range},
-    {"scenes/error_no_faces", test_error_no_faces},
-    {"scenes/ply_binary_and_truncated", test_ply_binary_and_truncated},
-    {"scenes/ply_tristrips", test_ply_tristrips},
-    {"scenes/ply_fan_attributes", test_ply_fan_attributes},
-    {"scenes/specs", test_specs},
-    {"scenes/order_names", test_order_names},
-    {"scenes/generators", test_generators},
-    {"scenes/subdivide", test_subdivide},
-    {"scenes/subdivide_large", test_subdivide_large},
-    {"scenes/reorder", test_reorder},
-    {"scenes/reorder_fetch", test_reorder_fetch},
-    {"scenes/count", test_count},
-    {"scenes/flatten", test_flatten},
-    {NULL, NULL},
-};

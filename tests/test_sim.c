@@ -145,7 +145,7 @@ static uint64_t dyn(const uint32_t *idx, uint32_t n, uint32_t v, uint32_t nu, ui
     return r.shaded_vertices;
 }
 
-static int test_quad(void)
+VR_TEST(test_quad, "sim/quad")
 {
     vr_sim_result r;
     /* ideal: vertices 0..3 once each: 4 of 6 indices, reuse 1/3 */
@@ -175,7 +175,7 @@ static int test_quad(void)
     return VR_TEST_RESULT();
 }
 
-static int test_strip(void)
+VR_TEST(test_strip, "sim/strip")
 {
     VR_EXPECT_EQ(ideal(strip, 12, 6), 6);
     /* A strip needs only 2 entries: each triangle brings one new vertex. */
@@ -203,7 +203,7 @@ static int test_strip(void)
     return VR_TEST_RESULT();
 }
 
-static int test_fan(void)
+VR_TEST(test_fan, "sim/fan")
 {
     VR_EXPECT_EQ(ideal(fan, 15, 7), 7);
     /* FIFO 3: 0m 1m 2m [0,1,2] | 0h 2h 3m [1,2,3] | 0m [2,3,0] 3h 4m [3,0,4] |
@@ -215,7 +215,7 @@ static int test_fan(void)
     return VR_TEST_RESULT();
 }
 
-static int test_fifo_vs_lru(void)
+VR_TEST(test_fifo_vs_lru, "sim/fifo_vs_lru")
 {
     /* k = 3. FIFO: 0 1 2 miss; 0 hit (no reorder); 3 evicts 0, 4 evicts 1 -> [2,3,4];
      *   0 misses again; 3 4 hit: 3 + 2 + 1 = 6.
@@ -237,7 +237,7 @@ static size_t dyn_batches(uint32_t *starts, const uint32_t *idx, uint32_t n, uin
     return s == VR_OK ? count : 0;
 }
 
-static int test_dynamic_boundaries(void)
+VR_TEST(test_dynamic_boundaries, "sim/dynamic_boundaries")
 {
     uint32_t starts[16];
     /* Fan with N_u = 4: {0,1,2} + 3 = 4 (exactly the limit); (0,3,4) would make 5 -> split at
@@ -284,7 +284,7 @@ static int test_dynamic_boundaries(void)
 
 /* Random meshes: every batch within both limits and maximal (the next triangle would break
  * one), so the batching is exactly "grow while it fits". */
-static int test_dynamic_maximal(void)
+VR_TEST(test_dynamic_maximal, "sim/dynamic_maximal")
 {
     const uint32_t V = 3000, T = 8000;
     uint32_t *idx = random_mesh(V, T, 40, 7);
@@ -324,7 +324,7 @@ static int test_dynamic_maximal(void)
     return VR_TEST_RESULT();
 }
 
-static int test_warp_exact_fill(void)
+VR_TEST(test_warp_exact_fill, "sim/warp_exact_fill")
 {
     /* Batch 1: strip triangles (i, i+1, i+2), i < 30, then (30,31,0) and (31,0,1): 96 indices
      * over 32 vertices. Vertex 31 takes the last lane at index 89; 90..95 all match: one round,
@@ -359,7 +359,7 @@ static int test_warp_exact_fill(void)
     return VR_TEST_RESULT();
 }
 
-static int test_warp_partial_triangle(void)
+VR_TEST(test_warp_partial_triangle, "sim/warp_partial_triangle")
 {
     /* Triangle soup (3i, 3i+1, 3i+2), 32 triangles, one batch of 96, warp 32:
      * round 1 loads 0..31 -> 32 lanes, done 32, 10 triangles; vertices 30, 31 shaded and
@@ -391,7 +391,7 @@ static int test_warp_partial_triangle(void)
     return VR_TEST_RESULT();
 }
 
-static int test_parallel_waves(void)
+VR_TEST(test_parallel_waves, "sim/parallel_waves")
 {
     vr_sim_result r;
     for (int a = 0; a < VR_SIM_ASSIGN_COUNT; ++a) {
@@ -438,7 +438,7 @@ static int test_parallel_waves(void)
 
 /* --- random meshes against meshoptimizer ---------------------------------------------------- */
 
-static int test_fifo_meshopt(void)
+VR_TEST(test_fifo_meshopt, "sim/fifo_meshopt")
 {
     const struct { uint32_t v, t, spread; } meshes[] = {{500, 1500, 12}, {3000, 9000, 40},
                                                         {2000, 2000, 1000}};
@@ -469,7 +469,7 @@ static int test_fifo_meshopt(void)
     return VR_TEST_RESULT();
 }
 
-static int test_dynamic_meshopt(void)
+VR_TEST(test_dynamic_meshopt, "sim/dynamic_meshopt")
 {
     const uint32_t limits[][2] = {{256, 1023}, {3, 3}, {4, 12}, {16, 30}, {32, 96},
                                   {64, 1023}, {256, 300}, {128, 1023}};
@@ -494,7 +494,7 @@ static int test_dynamic_meshopt(void)
 
 /* Every strategy's per-vertex counts sum to its invocations, and the simple ones have the
  * obvious shape. */
-static int test_shade_counts(void)
+VR_TEST(test_shade_counts, "sim/shade_counts")
 {
     const uint32_t V = 2000, T = 5000, n = 3 * T;
     uint32_t *idx = random_mesh(V - 10, T, 30, 5); /* 10 unreferenced vertices at the end */
@@ -531,7 +531,7 @@ static int test_shade_counts(void)
     return VR_TEST_RESULT();
 }
 
-static int test_strategy_names(void)
+VR_TEST(test_strategy_names, "sim/strategy_names")
 {
     vr_sim_config cfg = vr_sim_config_default();
     vr_sim_result r, d;
@@ -555,7 +555,7 @@ static int test_strategy_names(void)
     return VR_TEST_RESULT();
 }
 
-static int test_errors(void)
+VR_TEST(test_errors, "sim/errors")
 {
     vr_sim_result r;
     static const uint32_t bad[] = {0, 1, 7};
@@ -593,7 +593,7 @@ static int test_errors(void)
 }
 
 /* run_all reproduces the single simulators, with any thread count. */
-static int test_run_all(void)
+VR_TEST(test_run_all, "sim/run_all")
 {
     const uint32_t V = 5000, T = 15000, n = 3 * T;
     uint32_t *idx = random_mesh(V, T, 50, 11);
@@ -646,7 +646,7 @@ static int test_run_all(void)
 
 /* The writers: the table has both sections, the CSV one row per strategy and size, the JSON
  * balanced brackets, the SVG a closed document with every curve. */
-static int test_report_writers(void)
+VR_TEST(test_report_writers, "sim/report_writers")
 {
     uint32_t V, n;
     uint32_t *idx = grid_mesh(40, 30, &V, &n);
@@ -743,7 +743,7 @@ static vr_sim_config paper_config(void)
 
 /* The generated 82k sphere (the paper's "sphere" row: 40k vertices, 82k triangles), in
  * generation order and after meshoptimizer's Forsyth-style optimizeVertexCache. */
-static int test_sphere_82k(void)
+VR_TEST(test_sphere_82k, "sim/sphere_82k")
 {
     uint32_t V, n;
     uint32_t *idx = uv_sphere(286, 144, &V, &n);
@@ -797,7 +797,7 @@ static uint32_t *read_simple_obj(const char *path, uint32_t *vertex_count, uint3
     return idx;
 }
 
-static int test_bunny_table1(void)
+VR_TEST(test_bunny_table1, "sim/bunny_table1")
 {
     char path[512];
     if (!vr_test_scene_path(path, sizeof path, "stanford-bunny.obj")) {
@@ -831,7 +831,7 @@ static int test_bunny_table1(void)
 
 /* The performance requirement: all strategies on a 7M-triangle mesh in < 5 s on 2 cores.
  * Asserted loosely (other builds may share the machine); the time is printed. */
-static int test_perf_7m(void)
+VR_TEST(test_perf_7m, "sim/perf_7m")
 {
     uint32_t V, n;
     double t0 = now_s();
@@ -859,26 +859,3 @@ static int test_perf_7m(void)
     free(idx);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_sim[] = {
-    {"sim/quad", test_quad},
-    {"sim/strip", test_strip},
-    {"sim/fan", test_fan},
-    {"sim/fifo_vs_lru", test_fifo_vs_lru},
-    {"sim/dynamic_boundaries", test_dynamic_boundaries},
-    {"sim/dynamic_maximal", test_dynamic_maximal},
-    {"sim/warp_exact_fill", test_warp_exact_fill},
-    {"sim/warp_partial_triangle", test_warp_partial_triangle},
-    {"sim/parallel_waves", test_parallel_waves},
-    {"sim/fifo_meshopt", test_fifo_meshopt},
-    {"sim/dynamic_meshopt", test_dynamic_meshopt},
-    {"sim/shade_counts", test_shade_counts},
-    {"sim/strategy_names", test_strategy_names},
-    {"sim/errors", test_errors},
-    {"sim/run_all", test_run_all},
-    {"sim/report_writers", test_report_writers},
-    {"sim/sphere_82k", test_sphere_82k},
-    {"sim/bunny_table1", test_bunny_table1},
-    {"sim/perf_7m", test_perf_7m},
-    {NULL, NULL},
-};

@@ -118,7 +118,7 @@ static const uint32_t g_alphabets[] = {1, 2, 3, 5, 8, 16, 24, 31, 32, 33, 40, 48
 
 /* ---- tests ---------------------------------------------------------------------------------- */
 
-static int test_vote_step(void)
+VR_TEST(test_vote_step, "reuse/warp-vote-step")
 {
     g_rng = 20180712;
     for (uint32_t it = 0; it < 200000 && vr_test_failures < 10; ++it) {
@@ -172,7 +172,7 @@ static int test_vote_step(void)
     return VR_TEST_RESULT();
 }
 
-static int test_vote_nth(void)
+VR_TEST(test_vote_nth, "reuse/warp-vote-nth")
 {
     g_rng = 4242;
     for (uint32_t it = 0; it < 20000; ++it) {
@@ -237,7 +237,7 @@ static void model_warp(const uint32_t *indices, uint32_t index_count, uint32_t b
     }
 }
 
-static int test_vote_ref(void)
+VR_TEST(test_vote_ref, "reuse/warp-vote-ref")
 {
     static const uint32_t batches[] = {3, 6, 30, 33, 48, 96, 99, 192, 384, 1536};
     g_rng = 96;
@@ -305,10 +305,3 @@ static int test_vote_ref(void)
     free(indices);
     return VR_TEST_RESULT();
 }
-
-const vr_test vr_tests_warp_vote[] = {
-    {"reuse/warp-vote-step", test_vote_step},
-    {"reuse/warp-vote-nth", test_vote_nth},
-    {"reuse/warp-vote-ref", test_vote_ref},
-    {NULL, NULL},
-};
