@@ -25,11 +25,13 @@ extern const vr_test vr_tests_gts_batch[];
 extern const vr_test vr_tests_gts_batch_gpu[];
 extern const vr_test vr_tests_raster_gpu[];
 extern const vr_test vr_tests_plot[];
+extern const vr_test vr_tests_load_assimp[];
 
 static const vr_test *const g_groups[] = {vr_tests_scenes, vr_tests_sim, vr_tests_reuse, vr_tests_warp_vote,
                                           vr_tests_dynamic, vr_tests_gpu, vr_tests_plot, vr_tests_raster,
                                           vr_tests_raster_gpu, vr_tests_gts, vr_tests_gts_scene, vr_tests_gts_gpu,
-                                          vr_tests_gts_batch, vr_tests_gts_batch_gpu};
+                                          vr_tests_gts_batch, vr_tests_gts_batch_gpu,
+                                          vr_tests_load_assimp};
 
 const char *vr_test_scenes_dir(void)
 {
