@@ -757,6 +757,25 @@ static vr_status gltf_meshes(const json_doc *d, const gltf_list *meshes, const g
     return VR_OK;
 }
 
+/* The node references in array token `list` become edges from node `from`, or scene roots when
+ * `from` is NONE; messages name the list's owner ("node 3", "scene 0") and the field. */
+static vr_status gltf_node_refs(node_graph *g, uint32_t from, const json_doc *d, uint32_t list,
+                                const gltf_list *nodes, const char *path, const char *owner,
+                                uint32_t owner_index, const char *field)
+{
+    if (list == NONE || d->tok[list].type != J_ARR)
+        return VR_OK;
+    uint32_t t = list + 1;
+    for (uint32_t k = 0; k < d->tok[list].size; ++k, t = d->tok[t].next) {
+        const uint32_t j = gltf_ref(d, nodes, t);
+        if (j == NONE)
+            return gltf_bad_ref(d, path, owner, owner_index, field, t, nodes);
+        if (!(from == NONE ? graph_root(g, j) : graph_edge(g, from, j)))
+            return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the node graph", path);
+    }
+    return VR_OK;
+}
+
 static vr_status gltf_check(vr_precheck *out, json_doc *d, const char *path, const char *what,
                             uint64_t base)
 {
@@ -800,21 +819,9 @@ static vr_status gltf_check(vr_precheck *out, json_doc *d, const char *path, con
     if ((st = gltf_meshes(d, &meshes, &accessors, mesh_tris, mesh_prims, out, path)))
         goto done;
     for (uint32_t i = 0; i < nodes.count; ++i) {
-        const uint32_t children = json_get(d, nodes.elem[i], "children");
-        if (children != NONE && d->tok[children].type == J_ARR) {
-            uint32_t c = children + 1;
-            for (uint32_t k = 0; k < d->tok[children].size; ++k, c = d->tok[c].next) {
-                const uint32_t j = gltf_ref(d, &nodes, c);
-                if (j == NONE) {
-                    st = gltf_bad_ref(d, path, "node", i, "child", c, &nodes);
-                    goto done;
-                }
-                if (!graph_edge(&g, i, j)) {
-                    st = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the node graph", path);
-                    goto done;
-                }
-            }
-        }
+        if ((st = gltf_node_refs(&g, i, d, json_get(d, nodes.elem[i], "children"), &nodes, path,
+                                 "node", i, "child")))
+            goto done;
         /* 2.0: "mesh": index; 1.0: "meshes": [ids] */
         const uint32_t mesh = json_get(d, nodes.elem[i], "mesh");
         const uint32_t mesh_list = json_get(d, nodes.elem[i], "meshes");
@@ -841,21 +848,9 @@ static vr_status gltf_check(vr_precheck *out, json_doc *d, const char *path, con
             goto done;
         }
     }
-    const uint32_t roots = scene != NONE ? json_get(d, scenes.elem[scene], "nodes") : NONE;
-    if (roots != NONE && d->tok[roots].type == J_ARR) {
-        uint32_t r = roots + 1;
-        for (uint32_t k = 0; k < d->tok[roots].size; ++k, r = d->tok[r].next) {
-            const uint32_t j = gltf_ref(d, &nodes, r);
-            if (j == NONE) {
-                st = gltf_bad_ref(d, path, "scene", scene, "root node", r, &nodes);
-                goto done;
-            }
-            if (!graph_root(&g, j)) {
-                st = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the node graph", path);
-                goto done;
-            }
-        }
-    }
+    if (scene != NONE && (st = gltf_node_refs(&g, NONE, d, json_get(d, scenes.elem[scene], "nodes"),
+                                              &nodes, path, "scene", scene, "root node")))
+        goto done;
     st = graph_analyze(out, &g, path, "node");
 done:
     gltf_list_free(&nodes), gltf_list_free(&meshes), gltf_list_free(&accessors), gltf_list_free(&scenes);
@@ -1534,22 +1529,17 @@ static vr_status obj_scan(vr_precheck *out, reader *r, const char *path)
                 st = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the OBJ name check", path);
                 goto done;
             }
-            if (objects.count > VR_OBJ_MAX_OBJECTS) {
+            const uint32_t count = is_o ? objects.count : materials.count;
+            const uint32_t limit = is_o ? VR_OBJ_MAX_OBJECTS : VR_OBJ_MAX_MATERIALS;
+            if (count > limit) {
                 st = VR_ERROR(VR_ERR_FORMAT,
-                              "%s: more than %u objects ('o' lines with distinct names; the one "
-                              "at byte %llu): assimp's OBJ reader looks each name up among all "
-                              "before it, which takes minutes at 100,000; merge objects or "
-                              "convert the file",
-                              path, VR_OBJ_MAX_OBJECTS, (unsigned long long)rd_tell(r));
-                goto done;
-            }
-            if (materials.count > VR_OBJ_MAX_MATERIALS) {
-                st = VR_ERROR(VR_ERR_FORMAT,
-                              "%s: more than %u materials ('usemtl' lines with distinct names; "
-                              "the one at byte %llu): assimp's OBJ reader looks each up among "
-                              "all before it and keeps ~40 KB per material (30,000 take 8 s and "
-                              "1 GB); merge materials or convert the file",
-                              path, VR_OBJ_MAX_MATERIALS, (unsigned long long)rd_tell(r));
+                              "%s: more than %u %s ('%s' lines with distinct names; number %u "
+                              "ends at byte %llu): assimp's OBJ reader looks each up among all "
+                              "before it, %s; merge them or convert the file",
+                              path, limit, is_o ? "objects" : "materials", is_o ? "o" : "usemtl",
+                              count, (unsigned long long)rd_tell(r),
+                              is_o ? "which takes minutes at 100,000"
+                                   : "and keeps ~40 KB each (30,000 take 8 s and 1 GB)");
                 goto done;
             }
         }

@@ -540,7 +540,7 @@ static int test_obj_groups(void)
     for (int i = 0; i < 100000; ++i)
         sb_printf(&b, "o group%d\nf 1 2 3\n", i);
     EXPECT_REFUSED(write_file("groups.obj", b.s, b.len), "more than 16384 objects",
-                   "looks each name up");
+                   "looks each up among all before it");
     b.len = 0;
     sb_printf(&b, "v 0 0 0\nv 1 0 0\nv 0 1 0\n");
     for (int i = 0; i < 5000; ++i)
