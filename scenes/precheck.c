@@ -825,8 +825,9 @@ static vr_status gltf_check(vr_precheck *out, json_doc *d, const char *path, con
         /* 2.0: "mesh": index; 1.0: "meshes": [ids] */
         const uint32_t mesh = json_get(d, nodes.elem[i], "mesh");
         const uint32_t mesh_list = json_get(d, nodes.elem[i], "meshes");
-        const uint32_t first = mesh != NONE ? mesh : mesh_list != NONE && d->tok[mesh_list].type == J_ARR ? mesh_list + 1 : NONE;
-        const uint32_t count = mesh != NONE ? 1 : first != NONE ? d->tok[mesh_list].size : 0;
+        const int listed = mesh == NONE && mesh_list != NONE && d->tok[mesh_list].type == J_ARR;
+        const uint32_t first = mesh != NONE ? mesh : listed ? mesh_list + 1 : NONE;
+        const uint32_t count = mesh != NONE ? 1 : listed ? d->tok[mesh_list].size : 0;
         uint32_t m_tok = first;
         for (uint32_t k = 0; k < count; ++k, m_tok = d->tok[m_tok].next) {
             const uint32_t m = gltf_ref(d, &meshes, m_tok);
@@ -937,12 +938,16 @@ static uint32_t pool_add(collada *c, const char *s, uint32_t n)
 {
     if ((uint64_t)c->pool_len + n >= NONE - 1)
         return NONE;
+    if (n == 0)
+        return c->pool_len;
     while (c->pool_len + n > c->pool_cap) {
-        uint32_t cap = c->pool_cap ? c->pool_cap * 2 : 4096;
-        char *p = realloc(c->pool, cap);
+        uint64_t cap = c->pool_cap ? (uint64_t)c->pool_cap * 2 : 4096;
+        if (cap >= NONE)
+            cap = NONE - 1;
+        char *p = realloc(c->pool, (size_t)cap);
         if (!p)
             return NONE;
-        c->pool = p, c->pool_cap = cap;
+        c->pool = p, c->pool_cap = (uint32_t)cap;
     }
     memcpy(c->pool + c->pool_len, s, n);
     c->pool_len += n;
@@ -1325,7 +1330,9 @@ static vr_status collada_check(vr_precheck *out, collada *c, const char *path)
         }
     }
     /* the instanced visual scene, or every one when the file names none */
-    uint32_t root = c->scene_url_len ? strmap_get(&library, c->pool, c->pool + c->scene_url, c->scene_url_len) : NONE;
+    const uint32_t root = c->scene_url_len
+                              ? strmap_get(&library, c->pool, c->pool + c->scene_url, c->scene_url_len)
+                              : NONE;
     for (uint32_t i = 0; i < c->node_count; ++i)
         if (c->nodes[i].is_scene && (root == NONE || root == i) && !graph_root(&g, i))
             goto oom;
@@ -1370,6 +1377,11 @@ static vr_status bracket_scan(vr_precheck *out, reader *r, const char *path)
 
 /* ---- binary FBX: record nesting ----------------------------------------------------------------- */
 
+static uint32_t le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
 /* Moves the reader forward to file offset `off` (records are visited in file order). */
 static int rd_seek_forward(reader *r, uint64_t off)
 {
@@ -1403,7 +1415,7 @@ static vr_status fbx_scan(vr_precheck *out, reader *r, uint64_t size, const char
     unsigned char h[25];
     if (!rd_seek_forward(r, 23) || !rd_bytes(r, h, 4))
         return VR_OK;
-    const uint32_t version = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+    const uint32_t version = le32(h);
     const int wide = version >= 7500; /* 64-bit record fields */
     const size_t head = wide ? 25 : 13;
     uint64_t *ends = malloc((VR_SCENE_MAX_NESTING + 1) * sizeof *ends);
@@ -1646,10 +1658,6 @@ static vr_status off_check(reader *r, uint64_t size, const char *path)
 
 /* ---- GLB --------------------------------------------------------------------------------------- */
 
-static uint32_t le32(const unsigned char *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
 
 static vr_status glb_check(vr_precheck *out, FILE *f, uint64_t size, const char *path)
 {
