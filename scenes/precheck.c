@@ -95,7 +95,7 @@ static uint64_t fnv1a(const char *s, size_t n)
 
 /* An open-addressing map from byte strings (offset + length into a caller's buffer) to values;
  * lookups pass the buffer, so it may move between inserts and lookups. The first insert of a key
- * wins, as a first-match search would. */
+ * wins (a first-match search), or with strmap_set the last (std::map assignment). */
 typedef struct strmap {
     uint64_t *hash;
     uint32_t *off, *len, *val;
@@ -138,14 +138,30 @@ static uint32_t strmap_slot(const strmap *m, const char *base, const char *s, si
 }
 
 /* `m` was sized by strmap_init for every insert it gets. */
-static void strmap_put(strmap *m, const char *base, uint32_t off, uint32_t n, uint32_t val)
+static void strmap_insert(strmap *m, const char *base, uint32_t off, uint32_t n, uint32_t val,
+                          int overwrite)
 {
     const uint64_t h = fnv1a(base + off, n);
     const uint32_t i = strmap_slot(m, base, base + off, n, h);
-    if (m->val[i] != NONE || m->count + 1 > m->cap / 2)
+    if (m->val[i] != NONE) {
+        if (overwrite)
+            m->val[i] = val;
+        return;
+    }
+    if (m->count + 1 > m->cap / 2)
         return;
     m->hash[i] = h, m->off[i] = off, m->len[i] = n, m->val[i] = val;
     ++m->count;
+}
+
+static void strmap_put(strmap *m, const char *base, uint32_t off, uint32_t n, uint32_t val)
+{
+    strmap_insert(m, base, off, n, val, 0);
+}
+
+static void strmap_set(strmap *m, const char *base, uint32_t off, uint32_t n, uint32_t val)
+{
+    strmap_insert(m, base, off, n, val, 1);
 }
 
 static uint32_t strmap_get(const strmap *m, const char *base, const char *s, size_t n)
@@ -924,7 +940,8 @@ typedef struct collada {
     uint32_t ref_count, ref_cap;
     xml_geom *geoms;
     uint32_t geom_count, geom_cap;
-    uint32_t scene_url, scene_url_len; /* <instance_visual_scene url>, len 0 if none */
+    uint32_t scene_url, scene_url_len; /* <instance_visual_scene url> without its '#' */
+    int has_scene_url;
     int is_collada;
 } collada;
 
@@ -938,9 +955,7 @@ static uint32_t pool_add(collada *c, const char *s, uint32_t n)
 {
     if ((uint64_t)c->pool_len + n >= NONE - 1)
         return NONE;
-    if (n == 0)
-        return c->pool_len;
-    while (c->pool_len + n > c->pool_cap) {
+    while (c->pool_len + n > c->pool_cap || !c->pool) { /* never NULL: offsets into it are taken */
         uint64_t cap = c->pool_cap ? (uint64_t)c->pool_cap * 2 : 4096;
         if (cap >= NONE)
             cap = NONE - 1;
@@ -1021,8 +1036,10 @@ static vr_status collada_record(collada *c, const char *tag, const xml_attrs *a,
         memset(n, 0, sizeof *n);
         n->id = pool_add(c, a->id, (uint32_t)strlen(a->id));
         n->id_len = (uint32_t)strlen(a->id);
-        n->name = pool_add(c, a->name, (uint32_t)strlen(a->name));
-        n->name_len = (uint32_t)strlen(a->name);
+        /* assimp names an unnamed visual scene "Scene" */
+        const char *name = kind == X_VSCENE && !a->name[0] ? "Scene" : a->name;
+        n->name = pool_add(c, name, (uint32_t)strlen(name));
+        n->name_len = (uint32_t)strlen(name);
         if (n->id == NONE || n->name == NONE)
             goto oom;
         n->parent = kind == X_VSCENE ? NONE : parent;
@@ -1077,7 +1094,8 @@ static vr_status collada_record(collada *c, const char *tag, const xml_attrs *a,
         if (a->has_count && strcmp(tag, "polylist") != 0)
             g->tris = sat_add(g->tris, a->count);
     }
-    if (!strcmp(tag, "instance_visual_scene") && a->url[0] == '#' && !c->scene_url_len) {
+    if (!strcmp(tag, "instance_visual_scene") && a->url[0] == '#' && !c->has_scene_url) {
+        c->has_scene_url = 1;
         c->scene_url_len = (uint32_t)strlen(a->url + 1);
         c->scene_url = pool_add(c, a->url + 1, c->scene_url_len);
         if (c->scene_url == NONE)
@@ -1282,29 +1300,46 @@ done:
     return st;
 }
 
-/* The Collada node DAG: nesting edges, instance_node edges (resolved as assimp does: a
- * <library_nodes> node or visual scene by id, else any node by name or id), geometry counts. */
+/* The Collada node DAG: nesting edges, instance_node edges resolved as assimp 5.2.5 does, and
+ * geometry counts. assimp looks an instance up in its node library (ids of top-level
+ * <library_nodes> nodes and of visual scenes, the last of equal ids winning, as std::map
+ * assignment does), then takes the first node of the root scene's tree, in document order, whose
+ * name or id matches - empty strings included: a reference "#" finds an unnamed node, maybe the
+ * referring node itself, which is a cycle. */
 static vr_status collada_check(vr_precheck *out, collada *c, const char *path)
 {
     strmap library, any, geoms;
     node_graph g = {0};
+    uint32_t *top = malloc(((size_t)c->node_count + 1) * sizeof *top);
     vr_status st = VR_OK;
-    if (!strmap_init(&library, c->node_count) || !strmap_init(&any, 2 * c->node_count) ||
+    if (!top || !strmap_init(&library, c->node_count) || !strmap_init(&any, 2 * c->node_count) ||
         !strmap_init(&geoms, c->geom_count) || !graph_init(&g, c->node_count)) {
         st = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the Collada node check", path);
         goto done;
     }
     for (uint32_t i = 0; i < c->node_count; ++i) {
         const xml_node *n = &c->nodes[i];
-        if ((n->library_top || n->is_scene) && n->id_len)
-            strmap_put(&library, c->pool, n->id, n->id_len, i);
-        if (n->name_len)
-            strmap_put(&any, c->pool, n->name, n->name_len, i);
-        if (n->id_len)
-            strmap_put(&any, c->pool, n->id, n->id_len, i);
+        top[i] = n->parent == NONE ? i : top[n->parent]; /* parents come first in the file */
+        if (n->library_top || n->is_scene)
+            strmap_set(&library, c->pool, n->id, n->id_len, i);
         if (n->parent != NONE && !graph_edge(&g, n->parent, i))
             goto oom;
     }
+    /* the scene assimp builds: <instance_visual_scene>'s (any library entry), else every one */
+    const uint32_t root = c->has_scene_url
+                              ? strmap_get(&library, c->pool, c->pool + c->scene_url, c->scene_url_len)
+                              : NONE;
+    for (uint32_t i = 0; i < c->node_count; ++i) {
+        const xml_node *n = &c->nodes[i];
+        if (root != NONE ? top[i] != root : !c->nodes[top[i]].is_scene)
+            continue;
+        strmap_put(&any, c->pool, n->name, n->name_len, i);
+        strmap_put(&any, c->pool, n->id, n->id_len, i);
+        if (root == NONE && n->is_scene && !graph_root(&g, i))
+            goto oom;
+    }
+    if (root != NONE && !graph_root(&g, root))
+        goto oom;
     for (uint32_t i = 0; i < c->geom_count; ++i)
         if (c->geoms[i].id_len)
             strmap_put(&geoms, c->pool, c->geoms[i].id, c->geoms[i].id_len, i);
@@ -1329,19 +1364,13 @@ static vr_status collada_check(vr_precheck *out, collada *c, const char *path)
             g.tris[r->node] = sat_add(g.tris[r->node], c->geoms[t].tris);
         }
     }
-    /* the instanced visual scene, or every one when the file names none */
-    const uint32_t root = c->scene_url_len
-                              ? strmap_get(&library, c->pool, c->pool + c->scene_url, c->scene_url_len)
-                              : NONE;
-    for (uint32_t i = 0; i < c->node_count; ++i)
-        if (c->nodes[i].is_scene && (root == NONE || root == i) && !graph_root(&g, i))
-            goto oom;
     st = graph_analyze(out, &g, path, "Collada node");
     out->exact = 0; /* polygons and strips are counted as lower bounds */
     goto done;
 oom:
     st = VR_ERROR(VR_ERR_OOM, "%s: cannot allocate the Collada node check", path);
 done:
+    free(top);
     strmap_free(&library), strmap_free(&any), strmap_free(&geoms);
     graph_free(&g);
     return st;

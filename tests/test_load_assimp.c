@@ -462,6 +462,15 @@ static int test_instancing(void)
                       "<node id=\"b\"><instance_node url=\"#a\"/></node></library_nodes>\n",
                 "", 0, "<node><instance_node url=\"#a\"/><instance_geometry url=\"#g\"/></node>", "");
     EXPECT_REFUSED(write_file("cycle.dae", dae.s, dae.len), "cycle");
+    /* a reference "#" finds the first unnamed node of the scene - here the referring node
+     * itself, so assimp recursed until it crashed (found by fuzzing the pre-check) */
+    dae.len = 0;
+    collada_doc(&dae, "", "", 0, "<node><instance_node url=\"#\"/><instance_geometry url=\"#g\"/></node>", "");
+    EXPECT_REFUSED(write_file("empty-ref.dae", dae.s, dae.len), "cycle");
+    /* a reference to nothing is skipped by assimp: a repair */
+    dae.len = 0;
+    collada_doc(&dae, "", "", 0, "<node name=\"a\"><instance_node url=\"#nothing\"/><instance_geometry url=\"#g\"/></node>", "");
+    EXPECT_REFUSED(write_file("missing-ref.dae", dae.s, dae.len), "1 instance of a missing node skipped");
     free(nodes.s), free(doc.s), free(lib.s), free(dae.s);
     return finish();
 }
@@ -643,6 +652,12 @@ static int test_corrupt(void)
     EXPECT_REFUSED(write_glb("json.glb", json, 0, NULL, 0, 0), "GLB JSON chunk syntax error at byte 48",
                    "expected a member name in quotes");
     EXPECT_REFUSED(write_file("empty.glb", "", 0), "12-byte header");
+    /* a failed assertion inside assimp (two USE references at X3D scene level) aborted the
+     * process; now it is an import error (scenes/assimp_assert.cpp) */
+    const char *x3d = "<?xml version=\"1.0\"?><X3D><Scene><Group DEF=\"g0\"><Shape><IndexedTriangleSet "
+                      "index=\"0 1 2\"><Coordinate point=\"0 0 0 1 0 0 0 1 0\"/></IndexedTriangleSet>"
+                      "</Shape></Group><Group USE=\"g0\"/><Group USE=\"g0\"/></Scene></X3D>\n";
+    EXPECT_REFUSED(write_file("use.x3d", x3d, strlen(x3d)), "internal check", "failed");
     /* an unknown format no longer says "No suitable reader found" */
     EXPECT_REFUSED(write_file("notes.xyz1", "hello\n", 6), "not a format assimp reads");
     free(b.s);
