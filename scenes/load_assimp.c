@@ -414,6 +414,7 @@ static vr_status judge_repairs(vr_scene *out, const import_job *job)
 
 vr_status vr_assimp_load(vr_scene *out, const char *path)
 {
+    (void)vr_assimp_assert_hook(); /* assimp's failed assertions: errors, not abort() */
     vr_precheck pre;
     vr_status s = vr_precheck_file(&pre, path);
     if (s)

@@ -21,6 +21,10 @@ vr_status vr_ply_load(vr_mesh *out, const char *path);
 /* Reads a scene file with assimp (load_assimp.c): one draw per (node, mesh) reference. */
 vr_status vr_assimp_load(vr_scene *out, const char *path);
 
+/* assimp_assert.cpp: a failed assertion inside assimp throws (an import error) instead of
+ * aborting the process. Calling this links that file in; it returns 1. */
+int vr_assimp_assert_hook(void);
+
 /* Bounds on what a file read through assimp may declare (precheck.c checks them before assimp
  * runs, load_assimp.c again while walking the nodes it built). */
 #define VR_SCENE_MAX_DEPTH 1024u         /* node levels (a root alone is 1) */
