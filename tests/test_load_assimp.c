@@ -402,6 +402,21 @@ static int test_deep_chains(void)
     for (uint32_t i = 0; i < n; ++i)
         sb_printf(&dae, "}\n");
     EXPECT_REFUSED(write_file("deep.x", dae.s, dae.len), "brackets nested more than 4096");
+    /* binary FBX: 100,000 records, each inside the one before (a 13-byte header + name "A",
+     * then the nested record, then the 13-byte null record closing the list) */
+    dae.len = 0;
+    sb_bytes(&dae, "Kaydara FBX Binary  \0\x1a\0", 23);
+    const uint32_t version = 7300, levels = 100000;
+    sb_bytes(&dae, &version, 4);
+    for (uint32_t i = 0; i < levels; ++i) {
+        const uint32_t end = 27 + 14 * i + 14 * (levels - i) + 13 * (levels - 1 - i);
+        const uint32_t head[3] = {end, 0, 0};
+        sb_bytes(&dae, head, sizeof head);
+        sb_bytes(&dae, "\1A", 2);
+    }
+    for (uint32_t i = 0; i < levels; ++i)
+        sb_bytes(&dae, "\0\0\0\0\0\0\0\0\0\0\0\0\0", 13);
+    EXPECT_REFUSED(write_file("deep.fbx", dae.s, dae.len), "FBX records nested more than 4096");
     free(dae.s);
     return finish();
 }
