@@ -62,6 +62,42 @@ void vr_scene_note_repair(vr_scene *s, uint64_t count, const char *what, const c
 /* Reads a scene file with assimp (load_assimp.c): one draw per (node, mesh) reference. */
 vr_status vr_assimp_load(vr_scene *out, const char *path);
 
+/* assimp_assert.cpp: a failed assertion inside assimp throws (an import error) instead of
+ * aborting the process. Calling this links that file in; it returns 1. */
+int vr_assimp_assert_hook(void);
+
+/* Bounds on what a file read through assimp may declare (precheck.c checks them before assimp
+ * runs, load_assimp.c again while walking the nodes it built). */
+#define VR_SCENE_MAX_DEPTH 1024u         /* node levels (a root alone is 1) */
+#define VR_SCENE_MAX_NODES (1u << 20)    /* node instances once shared children are expanded */
+#define VR_SCENE_MAX_DRAWS (1u << 20)    /* (node, mesh) instances: one vr_draw each */
+#define VR_SCENE_MAX_NESTING 4096u       /* brackets or XML elements nested in any text file */
+#define VR_OBJ_MAX_OBJECTS 16384u        /* distinct `o` names (assimp's lookup is quadratic) */
+#define VR_OBJ_MAX_MATERIALS 4096u       /* distinct `usemtl` names (quadratic, ~40 KB each) */
+#define VR_PRECHECK_UNKNOWN UINT64_MAX   /* a count the pre-check could not establish */
+
+/* What a scene file declares, from a bounded pre-parse (precheck.c) that runs before assimp. */
+typedef struct vr_precheck {
+    const char *format;    /* "glTF", "GLB", "Collada", "XML", "OBJ", "OFF", "text", "binary" */
+    uint64_t triangles;    /* mesh triangles x node instances, or VR_PRECHECK_UNKNOWN */
+    uint64_t draws;        /* (node, mesh primitive) instances, or VR_PRECHECK_UNKNOWN */
+    uint64_t nodes;        /* node instances, or VR_PRECHECK_UNKNOWN */
+    uint32_t depth;        /* deepest node path in levels, or bracket/element nesting */
+    int exact;             /* 1: assimp must deliver exactly `triangles` triangles */
+    uint64_t repairs;      /* declared data assimp will drop on its own (see repair_note) */
+    char repair_note[160]; /* what, in words ("2 indices past the last whole triangle") */
+} vr_precheck;
+
+/* Bounded pre-parse of a file before assimp sees it: header sizes and chunk lengths against the
+ * file size (GLB, OFF), JSON syntax with a nesting bound and the glTF node graph, Collada node
+ * nesting and instancing, OBJ object/material counts, bracket nesting of other text formats.
+ * Refuses (VR_ERR_FORMAT, a message naming the file, the problem and the count) whatever would
+ * make assimp crash, take unbounded time or memory, or fail with an unhelpful message; otherwise
+ * fills `out` (counts the loader compares with what assimp delivered). VR_ERR_IO when the file
+ * cannot be read. Uses memory proportional to the file's structure (a JSON document is read
+ * whole; other formats are streamed). */
+vr_status vr_precheck_file(vr_precheck *out, const char *path);
+
 /* Finishes a freshly read mesh: checks indices (vr_mesh_validate) and positions (finite),
  * normalizes the file's normals and computes area-weighted ones where the file has none or
  * they are unusable. `what` names the source in messages. Frees nothing on failure. */
