@@ -251,6 +251,10 @@ uint32_t vr_s9_count(uint32_t selector); /* 0 for selectors > 8 */
  * VR_ERR_OVERFLOW names the first value that needs more than 28 bits. */
 vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values, size_t count,
                        vr_gts_packing packing);
+/* Word `index` of a stream on its own: VR_ERR_FORMAT, naming `what` and the word, on a selector
+ * above 8 or nonzero padding bits above its codes (vr_s9_decode and vr_gts_validate check S
+ * with it). */
+vr_status vr_s9_word_check(uint32_t word, size_t index, const char *what);
 /* Unpacks exactly `count` values; VR_ERR_FORMAT on a bad selector, nonzero padding bits or a
  * code total that differs from `count` (`what` names the stream). */
 vr_status vr_s9_decode(uint32_t *dst, size_t count, const uint32_t *words, size_t word_count,

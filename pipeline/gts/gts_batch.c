@@ -72,7 +72,7 @@ vr_status vr_gts_batch_seeds(vr_gts_seed *seeds, const vr_gts *g, const uint32_t
     uint32_t m = UINT32_MAX, q = 0, prev = VR_GTS_CODE_R, b = 0;
     uint32_t word = 0, word_first = 0; /* Simple-9 word and its first U code */
     for (uint32_t i = 0; i < n && b < batch_count; ++i) {
-        const uint32_t code = vr_gts_code_sane(vr_gts_code_at(g->c, i, codes));
+        const uint32_t code = vr_gts_code_read(g->c, i, codes);
         if (i == tri_starts[b]) {
             vr_gts_seed *sd = &seeds[b++];
             memset(sd, 0, sizeof *sd);
@@ -131,7 +131,7 @@ static uint32_t bit_at(const uint32_t *a, uint32_t words, uint32_t j, uint32_t *
         *err |= flag;
         return 0;
     }
-    return (a[j >> 5] >> (j & 31u)) & 1u;
+    return vr_gts_bit(a, j);
 }
 
 
@@ -189,7 +189,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
         }
         for (uint32_t k = 0; k < cnt; ++k)
             if (pos + k >= 0 && pos + k < (int64_t)nu)
-                u[pos + k] = (word >> (k * bits)) & ((1u << bits) - 1u);
+                u[pos + k] = vr_gts_s9_code(word, k, bits);
         if (pos + cnt > (int64_t)nu) { /* the batch ends inside word w */
             end_word = w, end_skip = (uint32_t)((int64_t)nu - pos);
         } else {

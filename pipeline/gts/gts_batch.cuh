@@ -142,11 +142,11 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
         if (valid && pos < need) {
             if (!count)
                 err |= VR_GTS_ERR_SELECTOR;
-            const uint32_t bits = vr_gts_s9_bits(word >> 28), mask = (1u << bits) - 1u;
+            const uint32_t bits = vr_gts_s9_bits(word >> 28);
             for (uint32_t k = 0; k < count; ++k) {
                 const uint32_t c = pos + k;
                 if (c >= skip && c < need)
-                    sc.u[c - skip] = (word >> (k * bits)) & mask;
+                    sc.u[c - skip] = vr_gts_s9_code(word, k, bits);
             }
             if (pos + count > need) { /* the batch's U ends inside this word */
                 st->end_word = w;

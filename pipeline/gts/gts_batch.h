@@ -106,10 +106,7 @@ VR_HD uint32_t vr_gts_batch_code(const vr_gts_batch_source *src, uint32_t i, uin
         *err |= VR_GTS_ERR_CODE;
         return VR_GTS_CODE_N;
     }
-    const uint32_t raw = vr_gts_code_at(src->c, i, src->codes);
-    if (raw == 3u || (i == 0 && src->codes && (src->c[0] & 3u) != VR_GTS_CODE_R))
-        *err |= VR_GTS_ERR_CODE;
-    return vr_gts_code_sane(raw);
+    return vr_gts_code_checked(src->c, i, src->codes, err);
 }
 
 /* The vertex at V position `pos` while decoding a batch from `sd`: the batch's own entries come

@@ -98,7 +98,7 @@ struct vr_gts_m_op {
     const uint32_t *c;
     __host__ __device__ __forceinline__ uint32_t operator()(uint32_t i) const
     {
-        return i == 0 ? 2u : vr_gts_m_step(vr_gts_code_sane(vr_gts_code_at(c, i, 1u)));
+        return i == 0 ? 2u : vr_gts_m_step(vr_gts_code_read(c, i, 1u));
     }
 };
 
@@ -112,8 +112,7 @@ struct vr_gts_q_op {
         if (i == 0)
             return 0u;
         const uint32_t mi = m ? m[i] : i + 2u;
-        return vr_gts_q_value(vr_gts_code_sane(vr_gts_code_at(c, i - 1, codes)),
-                              vr_gts_code_sane(vr_gts_code_at(c, i, codes)), mi);
+        return vr_gts_q_value(vr_gts_code_read(c, i - 1, codes), vr_gts_code_read(c, i, codes), mi);
     }
 };
 
@@ -121,7 +120,7 @@ struct vr_gts_inc_op {
     const uint32_t *inc;
     __host__ __device__ __forceinline__ uint32_t operator()(uint32_t j) const
     {
-        return (inc[j >> 5] >> (j & 31u)) & 1u;
+        return vr_gts_bit(inc, j);
     }
 };
 
@@ -176,9 +175,8 @@ static __global__ void __launch_bounds__(VR_GTS_D_BLOCK)
         if (!count)
             bits_err |= VR_GTS_ERR_SELECTOR;
         const uint32_t base = sbar[l], local = base - block_base;
-        const uint32_t mask = (1u << bits) - 1u;
         for (uint32_t k = 0; k < count; ++k)
-            s_codes[local + k] = (w >> (k * bits)) & mask;
+            s_codes[local + k] = vr_gts_s9_code(w, k, bits);
         if (l == s_count - 1 && base + count != u_count)
             bits_err |= VR_GTS_ERR_S9COUNT;
         if (l == s_count - 1 || threadIdx.x == VR_GTS_D_BLOCK - 1)
@@ -208,7 +206,7 @@ static __global__ void __launch_bounds__(VR_GTS_V_BLOCK)
     const uint32_t j = blockIdx.x * VR_GTS_V_BLOCK + threadIdx.x;
     if (j >= v_count)
         return;
-    const uint32_t one = (inc[j >> 5] >> (j & 31u)) & 1u, before = incscan[j];
+    const uint32_t one = vr_gts_bit(inc, j), before = incscan[j];
     uint32_t bits_err = 0;
     const uint32_t val = vr_gts_v_entry(one, before, j, u, u_count, &bits_err);
     if (j == v_count - 1 && before + one != referenced)
@@ -303,19 +301,10 @@ static __global__ void __launch_bounds__(VR_GTS_T_BLOCK)
     const uint32_t first = blockIdx.x * VR_GTS_T_BLOCK, i = first + threadIdx.x;
     uint32_t bits_err = 0;
     if (i < n) {
-        const uint32_t raw = vr_gts_code_at(c, i, codes);
-        if (raw == 3u || (i == 0 && codes && (c[0] & 3u) != VR_GTS_CODE_R))
-            bits_err |= VR_GTS_ERR_CODE;
-        const uint32_t mi = m ? m[i] : i + 2u;
         uint32_t p[3];
-        vr_gts_tri_positions(p, vr_gts_code_sane(raw), mi, q[i]);
-        for (int j = 0; j < 3; ++j) {
-            if (p[j] >= v_count)
-                bits_err |= VR_GTS_ERR_M, p[j] = v_count - 1;
+        vr_gts_tri_clamped(p, c, i, n, codes, m ? m[i] : i + 2u, q[i], v_count, &bits_err);
+        for (int j = 0; j < 3; ++j)
             s_tri[3 * threadIdx.x + j] = v[p[j]];
-        }
-        if (i == n - 1 && mi != v_count - 1)
-            bits_err |= VR_GTS_ERR_M;
     }
     __syncthreads();
     const uint32_t words = 3 * min((uint32_t)VR_GTS_T_BLOCK, n - first);
@@ -397,18 +386,11 @@ static __global__ void __launch_bounds__(VR_GTS_TILE_BLOCK)
         w[k][0] = w[k][1] = w[k][2] = 0u;
         if (i >= p.n)
             continue;
-        const uint32_t raw = vr_gts_code_at(p.c, i, p.codes), mi = a[k].sum;
-        if (raw == 3u || (i == 0 && p.codes && (p.c[0] & 3u) != VR_GTS_CODE_R))
-            bits_err |= VR_GTS_ERR_CODE;
         uint32_t pos[3];
-        vr_gts_tri_positions(pos, vr_gts_code_sane(raw), mi, vr_gts_tile_q(a[k]));
-        for (int j = 0; j < 3; ++j) {
-            if (pos[j] >= p.v_count)
-                bits_err |= VR_GTS_ERR_M, pos[j] = p.v_count - 1;
+        vr_gts_tri_clamped(pos, p.c, i, p.n, p.codes, a[k].sum, vr_gts_tile_q(a[k]), p.v_count,
+                           &bits_err);
+        for (int j = 0; j < 3; ++j)
             w[k][j] = __ldg(p.v + pos[j]);
-        }
-        if (i == p.n - 1 && mi != p.v_count - 1)
-            bits_err |= VR_GTS_ERR_M;
     }
 #pragma unroll
     for (int k = 0; k < VR_GTS_TILE_ITEMS; ++k) {

@@ -70,7 +70,7 @@ vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g)
     /* V: an incremental vertex is the next new id; a re-used one must already exist */
     uint32_t next = 0, k = 0;
     for (uint32_t j = 0; j < g->v_count; ++j) {
-        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
+        if (vr_gts_bit(g->inc, j)) {
             v[j] = next++;
             continue;
         }
@@ -143,7 +143,7 @@ static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err)
         const uint32_t w = g->s[l], bits = vr_gts_s9_bits(w >> 28), cnt = vr_gts_s9_count(w >> 28);
         for (uint32_t k = 0; k < cnt; ++k) {
             if (sbar[l] + k < un)
-                d[sbar[l] + k] = (w >> (k * bits)) & ((1u << bits) - 1u);
+                d[sbar[l] + k] = vr_gts_s9_code(w, k, bits);
             else
                 *err |= VR_GTS_ERR_S9COUNT;
         }
@@ -168,13 +168,12 @@ static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
     uint32_t run = 0;
     for (uint32_t j = 0; j < vn; ++j) {
         incscan[j] = run;
-        run += (g->inc[j >> 5] >> (j & 31)) & 1u;
+        run += vr_gts_bit(g->inc, j);
     }
     if (run != g->referenced_count)
         *err |= VR_GTS_ERR_INC;
     for (uint32_t j = 0; j < vn; ++j)
-        v[j] = vr_gts_v_entry((g->inc[j >> 5] >> (j & 31)) & 1u, incscan[j], j, u, g->u_count,
-                              err);
+        v[j] = vr_gts_v_entry(vr_gts_bit(g->inc, j), incscan[j], j, u, g->u_count, err);
     free(incscan);
     return VR_OK;
 }
@@ -241,24 +240,15 @@ static vr_status scan_v(uint32_t *v, const vr_gts *g, int tiled, uint32_t *err)
     return s;
 }
 
-/* T_Kernel's and T_Tiled's per-triangle work: positions clamped to |V| so malformed codes
- * cannot read out of bounds, the code checks, and the last M against |V| - 1. */
+/* T_Kernel's and T_Tiled's per-triangle work (vr_gts_tri_clamped), then the gather. */
 static uint32_t emit_triangle(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t i,
                               uint32_t m, uint32_t q)
 {
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE, vn = g->v_count;
-    const uint32_t raw = vr_gts_code_at(g->c, i, codes);
     uint32_t err = 0, p[3];
-    if (raw == 3u || (i == 0 && codes && (g->c[0] & 3u) != VR_GTS_CODE_R))
-        err |= VR_GTS_ERR_CODE;
-    vr_gts_tri_positions(p, vr_gts_code_sane(raw), m, q);
-    for (int j = 0; j < 3; ++j) {
-        if (p[j] >= vn)
-            err |= VR_GTS_ERR_M, p[j] = vn - 1;
+    vr_gts_tri_clamped(p, g->c, i, g->strip_triangle_count, g->restart == VR_GTS_RESTART_CODE, m,
+                       q, g->v_count, &err);
+    for (int j = 0; j < 3; ++j)
         indices[3 * (size_t)i + j] = v[p[j]];
-    }
-    if (i == g->strip_triangle_count - 1 && m != vn - 1)
-        err |= VR_GTS_ERR_M;
     return err;
 }
 
@@ -283,7 +273,7 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
     /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
     uint32_t run = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        run += i == 0 ? 2u : vr_gts_m_step(vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)));
+        run += i == 0 ? 2u : vr_gts_m_step(vr_gts_code_read(g->c, i, codes));
         m[i] = run;
     }
     /* Q_Scan: inclusive max scan of Eq. 8 */
@@ -291,8 +281,8 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t val = 0;
         if (i > 0)
-            val = vr_gts_q_value(vr_gts_code_sane(vr_gts_code_at(g->c, i - 1, codes)),
-                                 vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)), m[i]);
+            val = vr_gts_q_value(vr_gts_code_read(g->c, i - 1, codes),
+                                 vr_gts_code_read(g->c, i, codes), m[i]);
         run = val > run ? val : run;
         q[i] = run;
     }

@@ -117,7 +117,7 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
                             "(%u)", what, g->c[0] & 3u, VR_GTS_CODE_R);
         uint32_t restarts = 0;
         for (uint32_t i = 1; i < n; ++i) {
-            const uint32_t code = (g->c[i >> 4] >> ((i & 15) * 2)) & 3u;
+            const uint32_t code = vr_gts_code_at(g->c, i, 1u);
             if (code == 3u)
                 return VR_ERROR(VR_ERR_FORMAT, "%s: strip code %u is 3; valid codes are N 0, P 1, "
                                 "R 2", what, i);
@@ -146,15 +146,9 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
                         what, (unsigned long long)ones, g->referenced_count);
     uint64_t codes = 0;
     for (uint32_t l = 0; l < g->s_count; ++l) {
-        const uint32_t w = g->s[l], sel = w >> 28, bits = vr_gts_s9_bits(sel);
-        const uint32_t cnt = vr_gts_s9_count(sel);
-        if (!bits)
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %u (0x%08x) has selector %u; valid "
-                            "selectors are 0..8", what, l, w, sel);
-        if (cnt * bits < 28 && (w & 0x0fffffffu) >> (cnt * bits))
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %u (0x%08x) has nonzero padding bits",
-                            what, l, w);
-        codes += cnt;
+        if ((s = vr_s9_word_check(g->s[l], l, what)))
+            return s;
+        codes += vr_gts_s9_count(g->s[l] >> 28);
     }
     if (codes != g->u_count)
         return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 words hold %llu codes, |U| is %u", what,

@@ -47,6 +47,25 @@ VR_HD uint32_t vr_gts_code_at(const uint32_t *c, uint32_t i, uint32_t restart_co
 /* Code 3 does not exist; decoders flag it and read it as N so every position stays defined. */
 VR_HD uint32_t vr_gts_code_sane(uint32_t code) { return code == 3u ? VR_GTS_CODE_N : code; }
 
+/* Strip code of triangle i as the scans read it (code 3 as N, unflagged): M_Scan, Q_Scan, the tile
+ * aggregates and the sequential walks. */
+VR_HD uint32_t vr_gts_code_read(const uint32_t *c, uint32_t i, uint32_t restart_codes)
+{
+    return vr_gts_code_sane(vr_gts_code_at(c, i, restart_codes));
+}
+
+/* The same with the checks of every decoder that emits triangle i (T_Kernel, T_Tiled, their CPU
+ * twins, the batch decoders): code 3, and in R mode a triangle 0 whose code is not R (code_at
+ * reads triangle 0 as R whatever C holds) flag VR_GTS_ERR_CODE in *err. */
+VR_HD uint32_t vr_gts_code_checked(const uint32_t *c, uint32_t i, uint32_t restart_codes,
+                                   uint32_t *err)
+{
+    const uint32_t raw = vr_gts_code_at(c, i, restart_codes);
+    if (raw == 3u || (i == 0 && restart_codes && (c[0] & 3u) != VR_GTS_CODE_R))
+        *err |= VR_GTS_ERR_CODE;
+    return vr_gts_code_sane(raw);
+}
+
 /* M_Scan's transform: an R triangle brings three new V entries, N and P one (Eq. 4);
  * M[i] = (inclusive sum of steps) - 1, so M[0] = 2. */
 VR_HD uint32_t vr_gts_m_step(uint32_t code) { return code == VR_GTS_CODE_R ? 3u : 1u; }
@@ -74,6 +93,22 @@ VR_HD void vr_gts_tri_positions(uint32_t p[3], uint32_t code, uint32_t m, uint32
     } else {
         p[0] = m - 1u, p[1] = q, p[2] = m;
     }
+}
+
+/* T_Kernel's per-triangle work, shared by T_Kernel, T_Tiled and their CPU twins: triangle i's
+ * code (vr_gts_code_checked), its positions in V (Eq. 6) clamped to |V| so a malformed stream
+ * flags VR_GTS_ERR_M instead of reading out of bounds, and the last triangle (i = n - 1) must end
+ * V (m = |V| - 1). The caller gathers V[p[0..2]]. */
+VR_HD void vr_gts_tri_clamped(uint32_t p[3], const uint32_t *c, uint32_t i, uint32_t n,
+                              uint32_t restart_codes, uint32_t m, uint32_t q, uint32_t v_count,
+                              uint32_t *err)
+{
+    vr_gts_tri_positions(p, vr_gts_code_checked(c, i, restart_codes, err), m, q);
+    for (int j = 0; j < 3; ++j)
+        if (p[j] >= v_count)
+            *err |= VR_GTS_ERR_M, p[j] = v_count - 1u;
+    if (i == n - 1u && m != v_count - 1u)
+        *err |= VR_GTS_ERR_M;
 }
 
 /* ---- the tiled strip pass ("reduce, scan tiles, decode tiles"; gts_decode.cu T_Tiled and its
@@ -125,8 +160,8 @@ VR_HD vr_gts_tile_agg vr_gts_tile_elem(const uint32_t *c, uint32_t i, uint32_t r
         r.sum = 2u, r.q = 0u;
         return r;
     }
-    const uint32_t prev = vr_gts_code_sane(vr_gts_code_at(c, i - 1, restart_codes));
-    const uint32_t cur = vr_gts_code_sane(vr_gts_code_at(c, i, restart_codes));
+    const uint32_t prev = vr_gts_code_read(c, i - 1, restart_codes);
+    const uint32_t cur = vr_gts_code_read(c, i, restart_codes);
     r.sum = vr_gts_m_step(cur);
     r.q = vr_gts_q_value(prev, cur, r.sum + VR_GTS_Q_BIAS);
     return r;
@@ -148,6 +183,12 @@ VR_HD uint32_t vr_gts_tile_q(vr_gts_tile_agg prefix)
 #define VR_GTS_VTILE_WORDS (1u << VR_GTS_VTILE_WORDS_LOG2)
 #define VR_GTS_VTILE_LOG2 (VR_GTS_VTILE_WORDS_LOG2 + 5)      /* V entries per tile: 8192 */
 #define VR_GTS_VTILE (1u << VR_GTS_VTILE_LOG2)
+
+/* Bit j of a bit array: INC entry j, for every reader of INC. */
+VR_HD uint32_t vr_gts_bit(const uint32_t *bits, uint32_t j)
+{
+    return (bits[j >> 5] >> (j & 31u)) & 1u;
+}
 
 /* INC word w with the bits at or past |V| cleared (the last word's padding is not INC, and
  * INC_Scan never sees it); 0 for words wholly past |V|, which are not read. */
@@ -195,6 +236,12 @@ VR_HD uint32_t vr_gts_s9_count(uint32_t selector)
 {
     const uint32_t bits = vr_gts_s9_bits(selector);
     return bits ? 28u / bits : 0u;
+}
+
+/* Code k of a Simple-9 word whose codes have `bits` bits (1..28): every unpacker's read. */
+VR_HD uint32_t vr_gts_s9_code(uint32_t word, uint32_t k, uint32_t bits)
+{
+    return (word >> (k * bits)) & ((1u << bits) - 1u);
 }
 
 VR_HD uint32_t vr_gts_zigzag(uint32_t delta) /* delta: two's complement of U[k] - U[k-1] */

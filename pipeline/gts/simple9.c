@@ -120,26 +120,33 @@ vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values
     return encode_optimal(dst, word_count, values, count);
 }
 
+vr_status vr_s9_word_check(uint32_t word, size_t index, const char *what)
+{
+    const uint32_t sel = word >> 28, bits = vr_gts_s9_bits(sel), n = vr_gts_s9_count(sel);
+    if (!bits)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has selector %u; valid "
+                        "selectors are 0..8", what, index, word, sel);
+    if (n * bits < 28 && (word & 0x0fffffffu) >> (n * bits))
+        return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has nonzero padding bits "
+                        "above its %u codes of %u bits", what, index, word, n, bits);
+    return VR_OK;
+}
+
 vr_status vr_s9_decode(uint32_t *dst, size_t count, const uint32_t *words, size_t word_count,
                        const char *what)
 {
     assert((dst || count == 0) && (words || word_count == 0) && what);
     size_t k = 0;
     for (size_t l = 0; l < word_count; ++l) {
-        const uint32_t w = words[l], sel = w >> 28;
-        const uint32_t bits = vr_gts_s9_bits(sel), n = vr_gts_s9_count(sel);
-        if (!bits)
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has selector %u; valid "
-                            "selectors are 0..8", what, l, w, sel);
-        if (n * bits < 28 && (w & 0x0fffffffu) >> (n * bits))
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has nonzero padding "
-                            "bits above its %u codes of %u bits", what, l, w, n, bits);
+        const uint32_t w = words[l], bits = vr_gts_s9_bits(w >> 28), n = vr_gts_s9_count(w >> 28);
+        const vr_status s = vr_s9_word_check(w, l, what);
+        if (s)
+            return s;
         if (n > count - k)
             return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu holds %u codes but only %zu of "
                             "the %zu expected remain", what, l, n, count - k, count);
-        const uint32_t mask = bits == 32 ? ~0u : (1u << bits) - 1u;
         for (uint32_t j = 0; j < n; ++j)
-            dst[k++] = (w >> (j * bits)) & mask;
+            dst[k++] = vr_gts_s9_code(w, j, bits);
     }
     if (k != count)
         return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 words hold %zu codes, expected %zu", what,
