@@ -167,6 +167,15 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g);
  * and Q carry), T_Tiled (M[i], Q[i] rebuilt per tile from the carry, never stored). Same output
  * and the same error verdict as vr_gts_decode_scan_ref, malformed streams included. */
 vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g);
+/* The sequential U and V, shared by vr_gts_decode_ref and vr_gts_batch_seeds (the stream passed
+ * vr_gts_validate): u (u_count + 1 words) from the Simple-9 words, v (v_count words) from INC and
+ * U, and with inc_before (v_count + 1 words, or NULL) the INC ones before each V entry and their
+ * total. VR_ERR_FORMAT, naming `what`, when a re-used vertex is not introduced yet. */
+vr_status vr_gts_decode_uv(uint32_t *u, uint32_t *v, uint32_t *inc_before, const vr_gts *g,
+                           const char *what);
+/* U_Scan sequentially: u[k] = u_prev + the sum of unzigzag(d[0..k]) for k < count (u may be d);
+ * returns the last value (u_prev when count is 0). */
+uint32_t vr_gts_u_sum(uint32_t *u, const uint32_t *d, uint32_t count, uint32_t u_prev);
 /* Decodes into a mesh with the stream's vertex data (zero-filled when it has none);
  * the result owns its arrays (free with vr_mesh_free, or free() on each array). */
 vr_status vr_gts_decode_mesh(vr_mesh *out, const vr_gts *g);

@@ -46,27 +46,9 @@ vr_status vr_gts_batch_seeds(vr_gts_seed *seeds, const vr_gts *g, const uint32_t
         s = VR_ERROR(VR_ERR_OOM, "gts batch seeds: out of memory for |V| = %u", g->v_count);
         goto done;
     }
-    /* U and V as the sequential decoder builds them (vr_gts_decode_ref validated the stream) */
-    if ((s = vr_s9_decode(u, g->u_count, g->s, g->s_count, "gts batch seeds")))
+    /* U and V as the sequential decoder builds them */
+    if ((s = vr_gts_decode_uv(u, v, incscan, g, "gts batch seeds")))
         goto done;
-    uint32_t run = 0;
-    for (uint32_t k = 0; k < g->u_count; ++k)
-        u[k] = run += vr_gts_unzigzag(u[k]);
-    uint32_t next = 0, k = 0;
-    for (uint32_t j = 0; j < g->v_count; ++j) {
-        incscan[j] = next;
-        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
-            v[j] = next++;
-        } else {
-            if (k >= g->u_count || u[k] >= next) {
-                s = VR_ERROR(VR_ERR_FORMAT, "gts batch seeds: V[%u] re-uses a vertex not yet "
-                             "introduced", j);
-                goto done;
-            }
-            v[j] = u[k++];
-        }
-    }
-    incscan[g->v_count] = next;
     /* walk the strips; before triangle t0 of a batch, record the state */
     const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
     uint32_t m = UINT32_MAX, q = 0, prev = VR_GTS_CODE_R, b = 0;
@@ -197,9 +179,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
         }
         pos += cnt;
     }
-    uint32_t run = sd->u_prev;
-    for (uint32_t k = 0; k < nu; ++k)
-        u[k] = run += vr_gts_unzigzag(u[k]);
+    const uint32_t u_last = vr_gts_u_sum(u, u, nu, sd->u_prev);
     /* 4. V: a re-used vertex must exist already */
     uint32_t seen = 0, next_id = sd->inc_before;
     for (uint32_t j = 0; j < nv; ++j) {
@@ -228,7 +208,6 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     }
     /* 6. the state where the batch ends must be the next batch's seed (or the stream's end):
      * a damaged stream or seed shows up in the batch where it happened */
-    const uint32_t u_last = nu ? u[nu - 1] : sd->u_prev;
     if (next) {
         uint32_t tail_err = 0;
         for (int k = 0; k < 3; ++k)

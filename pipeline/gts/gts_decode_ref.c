@@ -39,15 +39,40 @@ const char *vr_gts_error_text(uint32_t bits)
     return bits ? "unknown error bits" : "no error";
 }
 
-/* U from the Simple-9 words: zigzag deltas, prefix sum from U[-1] = 0 (mod 2^32). */
-static vr_status decode_u(uint32_t *u, const vr_gts *g)
+uint32_t vr_gts_u_sum(uint32_t *u, const uint32_t *d, uint32_t count, uint32_t u_prev)
 {
-    vr_status s = vr_s9_decode(u, g->u_count, g->s, g->s_count, "gts decode");
+    uint32_t run = u_prev;
+    for (uint32_t k = 0; k < count; ++k)
+        u[k] = run += vr_gts_unzigzag(d[k]);
+    return run;
+}
+
+vr_status vr_gts_decode_uv(uint32_t *u, uint32_t *v, uint32_t *inc_before, const vr_gts *g,
+                           const char *what)
+{
+    assert(u && v && g && what);
+    /* U: zigzag deltas from the Simple-9 words, prefix sum from U[-1] = 0 (mod 2^32) */
+    vr_status s = vr_s9_decode(u, g->u_count, g->s, g->s_count, what);
     if (s)
         return s;
-    uint32_t run = 0;
-    for (uint32_t k = 0; k < g->u_count; ++k)
-        u[k] = run += vr_gts_unzigzag(u[k]);
+    vr_gts_u_sum(u, u, g->u_count, 0);
+    /* V: an incremental vertex is the next new id; a re-used one must already exist */
+    uint32_t next = 0, k = 0;
+    for (uint32_t j = 0; j < g->v_count; ++j) {
+        if (inc_before)
+            inc_before[j] = next;
+        if (vr_gts_bit(g->inc, j)) {
+            v[j] = next++;
+            continue;
+        }
+        if (k >= g->u_count || u[k] >= next)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: V[%u] re-uses %s%u, but only vertices 0..%u exist "
+                            "at that point", what, j, k >= g->u_count ? "past |U|: " : "vertex ",
+                            k >= g->u_count ? k : u[k], next ? next - 1 : 0);
+        v[j] = u[k++];
+    }
+    if (inc_before)
+        inc_before[g->v_count] = next;
     return VR_OK;
 }
 
@@ -65,23 +90,8 @@ vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g)
         return VR_ERROR(VR_ERR_OOM, "gts decode: out of memory for |U| = %u, |V| = %u",
                         g->u_count, g->v_count);
     }
-    if ((s = decode_u(u, g)))
+    if ((s = vr_gts_decode_uv(u, v, NULL, g, "gts decode")))
         goto done;
-    /* V: an incremental vertex is the next new id; a re-used one must already exist */
-    uint32_t next = 0, k = 0;
-    for (uint32_t j = 0; j < g->v_count; ++j) {
-        if (vr_gts_bit(g->inc, j)) {
-            v[j] = next++;
-            continue;
-        }
-        if (k >= g->u_count || u[k] >= next) {
-            s = VR_ERROR(VR_ERR_FORMAT, "gts decode: V[%u] re-uses %s%u, but only vertices "
-                         "0..%u exist at that point", j, k >= g->u_count ? "past |U|: " : "vertex ",
-                         k >= g->u_count ? k : u[k], next ? next - 1 : 0);
-            goto done;
-        }
-        v[j] = u[k++];
-    }
     /* T: the strip recursion (Eq. 3); an R triangle takes three V entries */
     const int codes = g->restart == VR_GTS_RESTART_CODE;
     uint32_t pos = 0;
@@ -148,10 +158,7 @@ static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err)
                 *err |= VR_GTS_ERR_S9COUNT;
         }
     }
-    /* U_Scan: inclusive sum of unzigzag(D) */
-    run = 0;
-    for (uint32_t k = 0; k < un; ++k)
-        u[k] = run += vr_gts_unzigzag(d[k]);
+    vr_gts_u_sum(u, d, un, 0); /* U_Scan: inclusive sum of unzigzag(D) */
 done:
     free(sbar);
     free(d);
