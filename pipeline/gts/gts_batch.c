@@ -71,12 +71,7 @@ vr_status vr_gts_batch_seeds(vr_gts_seed *seeds, const vr_gts *g, const uint32_t
             sd->s_word = word;
             sd->packed = prev | (word < g->s_count ? u_first - word_first : 0u) << 8;
         }
-        m += vr_gts_batch_step(code, i, codes);
-        if (i > 0) {
-            const uint32_t qv = vr_gts_q_value(prev, code, m);
-            q = qv > q ? qv : q;
-        }
-        prev = code;
+        vr_gts_walk_step(&m, &q, &prev, code, i, codes);
     }
 done:
     free(u);
@@ -123,9 +118,8 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
 {
     assert(indices && src && sd);
     uint32_t err = 0;
-    if (t0 == 0 && (sd->first_pos | sd->q | sd->inc_before | sd->u_prev | sd->s_word |
-                    VR_GTS_SEED_S_SKIP(sd)))
-        err |= VR_GTS_ERR_M; /* the stream's start state is all zeros */
+    if (t0 == 0)
+        err |= vr_gts_batch_start_err(sd);
     /* 1. V entries of the batch */
     uint32_t nv = 0;
     for (uint32_t i = 0; i < tri_count; ++i)
@@ -195,12 +189,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     uint32_t m = sd->first_pos - 1, q = sd->q, prev = VR_GTS_SEED_PREV_CODE(sd);
     for (uint32_t i = 0; i < tri_count; ++i) {
         const uint32_t g = t0 + i, code = vr_gts_batch_code(src, g, &err);
-        m += vr_gts_batch_step(code, g, src->codes);
-        if (g > 0) {
-            const uint32_t qv = vr_gts_q_value(prev, code, m);
-            q = qv > q ? qv : q;
-        }
-        prev = code;
+        vr_gts_walk_step(&m, &q, &prev, code, g, src->codes);
         uint32_t p[3];
         vr_gts_tri_positions(p, code, m, q);
         for (int k = 0; k < 3; ++k)
@@ -208,29 +197,8 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     }
     /* 6. the state where the batch ends must be the next batch's seed (or the stream's end):
      * a damaged stream or seed shows up in the batch where it happened */
-    if (next) {
-        uint32_t tail_err = 0;
-        for (int k = 0; k < 3; ++k)
-            if (vr_gts_seed_vertex(sd, v, nv, m - 2 + (uint32_t)k, &tail_err) != next->tail[k])
-                err |= VR_GTS_ERR_M;
-        if (prev != VR_GTS_CODE_R && vr_gts_seed_vertex(sd, v, nv, q, &tail_err) != next->carried)
-            err |= VR_GTS_ERR_M;
-        if (m + 1 != next->first_pos || q != next->q || prev != VR_GTS_SEED_PREV_CODE(next) ||
-            tail_err)
-            err |= VR_GTS_ERR_M;
-        if (sd->inc_before + ones != next->inc_before)
-            err |= VR_GTS_ERR_INC;
-        if (u_last != next->u_prev || end_word != next->s_word ||
-            end_skip != VR_GTS_SEED_S_SKIP(next))
-            err |= VR_GTS_ERR_S9COUNT;
-    } else {
-        if (t0 + tri_count != src->strip_triangle_count || m != src->v_count - 1)
-            err |= VR_GTS_ERR_M;
-        if (sd->inc_before + ones != src->referenced_count)
-            err |= VR_GTS_ERR_INC;
-        if (end_word != src->s_count || end_skip != 0)
-            err |= VR_GTS_ERR_S9COUNT;
-    }
+    err |= vr_gts_batch_end_strips(src, sd, next, v, nv, t0 + tri_count - 1, m, q, prev);
+    err |= vr_gts_batch_end_v(src, next, sd->inc_before + ones, u_last, end_word, end_skip);
     free(v);
     free(u);
     return err;
