@@ -112,7 +112,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
                 bits &= ~(~0u << ((first_pos + nv) & 31u));
         }
         uint32_t total;
-        const uint32_t before = vr_block_scan(__popc(bits), VR_SCAN_SUM, s_warp, &total) + ones;
+        const uint32_t before = vr_block_scan(vr_popc(bits), VR_SCAN_SUM, s_warp, &total) + ones;
         if (l < words) {
             sc.inc_bits[l] = bits;
             sc.inc_before[l] = before;
@@ -179,7 +179,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     for (uint32_t j = tid; j < nv; j += B) {
         const uint32_t p = first_pos + j, l = (p >> 5) - w_lo, bit = p & 31u;
         const uint32_t bits = sc.inc_bits[l];
-        const uint32_t before = sc.inc_before[l] + __popc(bits & ~(~0u << bit));
+        const uint32_t before = vr_gts_ones_before(sc.inc_before[l], bits, bit);
         const uint32_t id = inc_before + before;
         if ((bits >> bit) & 1u) {
             sc.v[j] = id;

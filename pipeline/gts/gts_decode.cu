@@ -238,7 +238,7 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
     typedef cub::BlockReduce<uint32_t, VR_GTS_VTILE_BLOCK> vr_block_reduce;
     __shared__ vr_block_reduce::TempStorage s_reduce;
     const uint32_t w = blockIdx.x * VR_GTS_VTILE_WORDS + threadIdx.x;
-    const uint32_t ones = __popc(vr_gts_inc_word(p.inc, w, p.v_count));
+    const uint32_t ones = vr_popc(vr_gts_inc_word(p.inc, w, p.v_count));
     const uint32_t total = vr_block_reduce(s_reduce).Sum(ones);
     if (threadIdx.x == 0)
         p.count[blockIdx.x] = total;
@@ -260,7 +260,7 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
     const uint32_t word = vr_gts_inc_word(p.inc, blockIdx.x * VR_GTS_VTILE_WORDS + threadIdx.x,
                                           p.v_count);
     uint32_t before;
-    vr_block_scan(s_scan).ExclusiveSum((uint32_t)__popc(word), before);
+    vr_block_scan(s_scan).ExclusiveSum(vr_popc(word), before);
     s_inc[threadIdx.x] = word;
     s_before[threadIdx.x] = p.carry[blockIdx.x] + before;
     __syncthreads();
