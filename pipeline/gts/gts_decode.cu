@@ -546,8 +546,8 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
     d->codes = g->restart == VR_GTS_RESTART_CODE;
     d->pass = g->strip_triangle_count >= VR_GTS_TILED_MIN_TRIANGLES ? VR_GTS_STRIPS_TILED
                                                                     : VR_GTS_STRIPS_PAPER;
-    d->tile_count = (uint32_t)(((uint64_t)g->strip_triangle_count + VR_GTS_TILE - 1) / VR_GTS_TILE);
-    d->vtile_count = (uint32_t)(((uint64_t)g->v_count + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
+    d->tile_count = vr_gts_tile_count(g->strip_triangle_count);
+    d->vtile_count = vr_gts_vtile_count(g->v_count);
     if ((s = create_inner(d, g))) {
         vr_gts_gpu_destroy(d);
         return s;
@@ -724,10 +724,7 @@ vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakd
         }
         VR_CUDA_CHECK(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[count]));
     }
-    if (err)
-        return VR_ERROR(VR_ERR_FORMAT, "gts gpu decode: malformed stream (error bits 0x%x): %s",
-                        err, vr_gts_error_text(err));
-    return VR_OK;
+    return vr_gts_error_status(err, "gts gpu decode");
 }
 
 vr_status vr_gts_gpu_download(uint32_t *indices, const vr_gts_gpu *d)

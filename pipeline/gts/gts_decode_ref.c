@@ -39,6 +39,14 @@ const char *vr_gts_error_text(uint32_t bits)
     return bits ? "unknown error bits" : "no error";
 }
 
+vr_status vr_gts_error_status(uint32_t bits, const char *what)
+{
+    if (!bits)
+        return VR_OK;
+    return VR_ERROR(VR_ERR_FORMAT, "%s: malformed stream (error bits 0x%x): %s", what, bits,
+                    vr_gts_error_text(bits));
+}
+
 uint32_t vr_gts_u_sum(uint32_t *u, const uint32_t *d, uint32_t count, uint32_t u_prev)
 {
     uint32_t run = u_prev;
@@ -126,14 +134,14 @@ done:
 
 /* The U part shared by both scan formulations: S_Scan, D_Scatter, U_Scan into u (u_count + 1
  * entries), error bits into *err. Returns VR_ERR_OOM only. */
-static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err)
+static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err, const char *what)
 {
     const uint32_t un = g->u_count;
     uint32_t *sbar = malloc(((size_t)g->s_count + 1) * sizeof *sbar);
     uint32_t *d = malloc(((size_t)un + 1) * sizeof *d);
     vr_status s = VR_OK;
     if (!sbar || !d) {
-        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |U| = %u", un);
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for |U| = %u", what, un);
         goto done;
     }
     /* S_Scan: exclusive sum of codes per word */
@@ -166,12 +174,13 @@ done:
 }
 
 /* The paper's V passes: INC_Scan (exclusive sum of INC bits into incscan), V_Kernel. */
-static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err)
+static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err,
+                         const char *what)
 {
     const uint32_t vn = g->v_count;
     uint32_t *incscan = malloc((size_t)vn * sizeof *incscan);
     if (!incscan)
-        return VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |V| = %u", vn);
+        return VR_ERROR(VR_ERR_OOM, "%s: out of memory for |V| = %u", what, vn);
     uint32_t run = 0;
     for (uint32_t j = 0; j < vn; ++j) {
         incscan[j] = run;
@@ -189,15 +198,15 @@ static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
  * of the last word masked), VTile_Scan (exclusive sum: every tile's carry), V_Tiled (per tile
  * the block scan of word popcounts from the carry, then each entry's ones before from its word).
  * No incscan array; the INC total is checked at the last entry, as V_Tiled does. */
-static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err)
+static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err,
+                         const char *what)
 {
-    const uint32_t vn = g->v_count, words = vr_gts_inc_words(g);
-    const uint32_t tiles = (uint32_t)(((uint64_t)vn + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
+    const uint32_t vn = g->v_count, words = vr_gts_inc_words(g), tiles = vr_gts_vtile_count(vn);
     uint32_t *count = malloc((size_t)tiles * sizeof *count);
     uint32_t *carry = malloc((size_t)tiles * sizeof *carry);
     vr_status s = VR_OK;
     if (!count || !carry) {
-        s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u V tiles", tiles);
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for %u V tiles", what, tiles);
         goto done;
     }
     /* VTile_Reduce */
@@ -234,19 +243,6 @@ done:
     return s;
 }
 
-/* U, then V with the paper's passes (tiled = 0) or the tiled ones, into v (v_count entries). */
-static vr_status scan_v(uint32_t *v, const vr_gts *g, int tiled, uint32_t *err)
-{
-    uint32_t *u = malloc(((size_t)g->u_count + 1) * sizeof *u);
-    if (!u)
-        return VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |U| = %u", g->u_count);
-    vr_status s = scan_u(u, g, err);
-    if (!s)
-        s = tiled ? v_tiled(v, g, u, err) : v_paper(v, g, u, err);
-    free(u);
-    return s;
-}
-
 /* T_Kernel's and T_Tiled's per-triangle work (vr_gts_tri_clamped), then the gather. */
 static uint32_t emit_triangle(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t i,
                               uint32_t m, uint32_t q)
@@ -259,31 +255,26 @@ static uint32_t emit_triangle(uint32_t *indices, const vr_gts *g, const uint32_t
     return err;
 }
 
-vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+/* The paper's strip passes: M_Scan (R mode; M[i] = i + 2 in deg. mode), Q_Scan (inclusive max
+ * scan of Eq. 8), T_Kernel. */
+static vr_status t_paper(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t *err,
+                         const char *what)
 {
-    assert(indices && g);
-    vr_status s = vr_gts_validate_counts(g, "gts scan decode");
-    if (s)
-        return s;
-    const uint32_t n = g->strip_triangle_count;
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
-    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    const uint32_t n = g->strip_triangle_count, codes = g->restart == VR_GTS_RESTART_CODE;
     uint32_t *m = malloc((size_t)n * sizeof *m);
     uint32_t *q = malloc((size_t)n * sizeof *q);
-    uint32_t err = 0;
-    if (!v || !m || !q) {
-        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for %u triangles", n);
+    vr_status s = VR_OK;
+    if (!m || !q) {
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for %u triangles", what, n);
         goto done;
     }
-    if ((s = scan_v(v, g, 0, &err)))
-        goto done;
-    /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
+    /* M_Scan */
     uint32_t run = 0;
     for (uint32_t i = 0; i < n; ++i) {
         run += i == 0 ? 2u : vr_gts_m_step(vr_gts_code_read(g->c, i, codes));
         m[i] = run;
     }
-    /* Q_Scan: inclusive max scan of Eq. 8 */
+    /* Q_Scan */
     run = 0;
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t val = 0;
@@ -295,12 +286,8 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
     }
     /* T_Kernel */
     for (uint32_t i = 0; i < n; ++i)
-        err |= emit_triangle(indices, g, v, i, m[i], q[i]);
-    if (err)
-        s = VR_ERROR(VR_ERR_FORMAT, "gts scan decode: malformed stream (error bits 0x%x): %s", err,
-                     vr_gts_error_text(err));
+        *err |= emit_triangle(indices, g, v, i, m[i], q[i]);
 done:
-    free(v);
     free(m);
     free(q);
     return s;
@@ -312,25 +299,20 @@ static uint32_t tile_end(uint32_t first, uint32_t n)
     return n - first < VR_GTS_TILE ? n : first + VR_GTS_TILE;
 }
 
-vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
+/* The tiled strip passes: Tile_Reduce, Tile_Scan, T_Tiled (M and Q rebuilt per tile from its
+ * carry, never stored). */
+static vr_status t_tiled(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t *err,
+                         const char *what)
 {
-    assert(indices && g);
-    vr_status s = vr_gts_validate_counts(g, "gts tiled decode");
-    if (s)
-        return s;
-    const uint32_t n = g->strip_triangle_count;
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
-    const uint32_t tiles = (uint32_t)(((uint64_t)n + VR_GTS_TILE - 1) / VR_GTS_TILE);
-    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    const uint32_t n = g->strip_triangle_count, codes = g->restart == VR_GTS_RESTART_CODE;
+    const uint32_t tiles = vr_gts_tile_count(n);
     vr_gts_tile_agg *agg = malloc((size_t)tiles * sizeof *agg);
     vr_gts_tile_agg *carry = malloc((size_t)tiles * sizeof *carry);
-    uint32_t err = 0;
-    if (!v || !agg || !carry) {
-        s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u triangles", n);
+    vr_status s = VR_OK;
+    if (!agg || !carry) {
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for %u triangles", what, n);
         goto done;
     }
-    if ((s = scan_v(v, g, 1, &err)))
-        goto done;
     /* Tile_Reduce: one aggregate per tile */
     for (uint32_t t = 0; t < tiles; ++t) {
         const uint32_t first = t * VR_GTS_TILE, last = tile_end(first, n);
@@ -351,17 +333,53 @@ vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
         vr_gts_tile_agg prefix = carry[t];
         for (uint32_t i = first; i < last; ++i) {
             prefix = vr_gts_tile_combine(prefix, vr_gts_tile_elem(g->c, i, codes));
-            err |= emit_triangle(indices, g, v, i, prefix.sum, vr_gts_tile_q(prefix));
+            *err |= emit_triangle(indices, g, v, i, prefix.sum, vr_gts_tile_q(prefix));
         }
     }
-    if (err)
-        s = VR_ERROR(VR_ERR_FORMAT, "gts tiled decode: malformed stream (error bits 0x%x): %s",
-                     err, vr_gts_error_text(err));
 done:
-    free(v);
     free(agg);
     free(carry);
     return s;
+}
+
+/* Both scan formulations, pass by pass: U (shared), V and the strips with the paper's passes
+ * (tiled = 0) or the tiled ones. Every pass collects error bits; a malformed stream is reported
+ * once at the end, as the GPU reports its device flag. */
+static vr_status decode_scan(uint32_t *indices, const vr_gts *g, int tiled)
+{
+    const char *what = tiled ? "gts tiled decode" : "gts scan decode";
+    vr_status s = vr_gts_validate_counts(g, what);
+    if (s)
+        return s;
+    uint32_t *u = malloc(((size_t)g->u_count + 1) * sizeof *u);
+    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    uint32_t err = 0;
+    if (!u || !v)
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for |U| = %u, |V| = %u", what, g->u_count,
+                     g->v_count);
+    if (!s)
+        s = scan_u(u, g, &err, what);
+    if (!s)
+        s = tiled ? v_tiled(v, g, u, &err, what) : v_paper(v, g, u, &err, what);
+    if (!s)
+        s = tiled ? t_tiled(indices, g, v, &err, what) : t_paper(indices, g, v, &err, what);
+    if (!s && err)
+        s = vr_gts_error_status(err, what);
+    free(u);
+    free(v);
+    return s;
+}
+
+vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    return decode_scan(indices, g, 0);
+}
+
+vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    return decode_scan(indices, g, 1);
 }
 
 vr_status vr_gts_decode_mesh(vr_mesh *out, const vr_gts *g)

@@ -30,6 +30,9 @@ extern "C" {
 /* "strip code 3 or ..." for a set of VR_GTS_ERR_* bits (gts_decode_ref.c): decoders that
  * collect error bits (the scan formulation, the GPU) report them with this text. */
 const char *vr_gts_error_text(uint32_t bits);
+/* VR_OK for no bits, else VR_ERR_FORMAT with "<what>: malformed stream (error bits 0x..): <text>",
+ * the verdict of every decoder that collects error bits. */
+vr_status vr_gts_error_status(uint32_t bits, const char *what);
 #ifdef __cplusplus
 }
 #endif
@@ -125,6 +128,12 @@ VR_HD void vr_gts_tri_clamped(uint32_t p[3], const uint32_t *c, uint32_t i, uint
 #define VR_GTS_TILE (1u << VR_GTS_TILE_LOG2)
 #define VR_GTS_Q_BIAS 3u                      /* stored q = relative candidate + 3; 0: none */
 
+/* Tiles of VR_GTS_TILE triangles that cover n (grid of Tile_Reduce and T_Tiled). */
+VR_HD uint32_t vr_gts_tile_count(uint32_t n)
+{
+    return (uint32_t)(((uint64_t)n + VR_GTS_TILE - 1u) / VR_GTS_TILE);
+}
+
 typedef struct vr_gts_tile_agg {
     uint32_t sum; /* sum of the segment's M steps */
     uint32_t q;   /* 0: no Q candidate; else largest candidate - M before the segment + 3 */
@@ -188,6 +197,12 @@ VR_HD uint32_t vr_gts_tile_q(vr_gts_tile_agg prefix)
 VR_HD uint32_t vr_gts_bit(const uint32_t *bits, uint32_t j)
 {
     return (bits[j >> 5] >> (j & 31u)) & 1u;
+}
+
+/* Tiles of VR_GTS_VTILE V entries that cover v_count (grid of VTile_Reduce and V_Tiled). */
+VR_HD uint32_t vr_gts_vtile_count(uint32_t v_count)
+{
+    return (uint32_t)(((uint64_t)v_count + VR_GTS_VTILE - 1u) / VR_GTS_VTILE);
 }
 
 /* INC word w with the bits at or past |V| cleared (the last word's padding is not INC, and
