@@ -256,6 +256,7 @@ vr_status vr_gts_decode_gpu(uint32_t *indices, const vr_gts *g, vr_gts_gpu_timin
  * all words add up to the value count, no padding codes. */
 uint32_t vr_s9_bits(uint32_t selector);  /* 0 for selectors > 8 */
 uint32_t vr_s9_count(uint32_t selector); /* 0 for selectors > 8 */
+uint32_t vr_s9_value_bits(uint32_t value); /* bits a code of `value` needs: 0 for 0, 1..32 */
 /* Packs `count` values (< 2^28) into dst (at most `count` words); *word_count = words used.
  * VR_ERR_OVERFLOW names the first value that needs more than 28 bits. */
 vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values, size_t count,

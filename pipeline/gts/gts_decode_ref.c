@@ -106,19 +106,16 @@ vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g)
     for (uint32_t i = 0; i < g->strip_triangle_count; ++i) {
         uint32_t *t = indices + 3 * (size_t)i;
         const uint32_t code = vr_gts_code_at(g->c, i, (uint32_t)codes);
-        const uint32_t need = code == VR_GTS_CODE_R ? 3 : 1;
+        const uint32_t need = vr_gts_m_step(code);
         if (pos + need > g->v_count) { /* pos <= v_count, need <= 3: no overflow */
             s = VR_ERROR(VR_ERR_FORMAT, "gts decode: triangle %u needs V entries %u..%u, |V| is %u",
                          i, pos, pos + need - 1, g->v_count);
             goto done;
         }
-        if (code == VR_GTS_CODE_R) {
+        if (code == VR_GTS_CODE_R)
             t[0] = v[pos], t[1] = v[pos + 1], t[2] = v[pos + 2];
-        } else if (code == VR_GTS_CODE_P) {
-            t[0] = t[-3], t[1] = t[-1], t[2] = v[pos];
-        } else {
-            t[0] = t[-1], t[1] = t[-2], t[2] = v[pos];
-        }
+        else
+            vr_gts_strip_next(t, t - 3, code, v[pos]);
         pos += need;
     }
     if (pos != g->v_count)

@@ -85,6 +85,16 @@ VR_HD uint32_t vr_gts_q_value(uint32_t prev, uint32_t cur, uint32_t m)
     return m - 2u;
 }
 
+/* The strip recursion (Eq. 3) on vertex ids: the triangle after `cur` with strip code N or P and
+ * new vertex w (the sequential decoder, the encoder's bridges and their search). */
+VR_HD void vr_gts_strip_next(uint32_t out[3], const uint32_t cur[3], uint32_t code, uint32_t w)
+{
+    if (code == VR_GTS_CODE_P)
+        out[0] = cur[0], out[1] = cur[2], out[2] = w;
+    else
+        out[0] = cur[2], out[1] = cur[1], out[2] = w;
+}
+
 /* T_Kernel (Eq. 6): positions in V of triangle i's three vertices. m >= 2 always holds for a
  * scanned M (the first step is 3); q <= m by construction of the max scan. */
 VR_HD void vr_gts_tri_positions(uint32_t p[3], uint32_t code, uint32_t m, uint32_t q)

@@ -13,13 +13,11 @@
 uint32_t vr_s9_bits(uint32_t selector) { return vr_gts_s9_bits(selector); }
 uint32_t vr_s9_count(uint32_t selector) { return vr_gts_s9_count(selector); }
 
-static uint32_t bit_length(uint32_t v)
+uint32_t vr_s9_value_bits(uint32_t value)
 {
     uint32_t n = 0;
-    while (v) {
+    for (; value; value >>= 1)
         ++n;
-        v >>= 1;
-    }
     return n;
 }
 
@@ -51,7 +49,7 @@ static size_t encode_greedy(uint32_t *dst, const uint32_t *values, size_t count)
             if (k + n > count)
                 continue;
             uint32_t j = 0;
-            while (j < n && bit_length(values[k + j]) <= bits)
+            while (j < n && vr_s9_value_bits(values[k + j]) <= bits)
                 ++j;
             if (j == n) {
                 dst[words++] = pack_word(s, values + k);
@@ -82,7 +80,7 @@ static vr_status encode_optimal(uint32_t *dst, size_t *word_count, const uint32_
     for (size_t k = count; k-- > 0;) {
         uint32_t best = UINT32_MAX, best_sel = 8, max_bits = 0;
         for (uint32_t len = 1; len <= 28 && k + len <= count; ++len) {
-            const uint32_t b = bit_length(values[k + len - 1]);
+            const uint32_t b = vr_s9_value_bits(values[k + len - 1]);
             max_bits = b > max_bits ? b : max_bits;
             const int s = sel_of_len[len];
             if (s < 0)
@@ -112,7 +110,7 @@ vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values
         if (values[k] >> 28)
             return VR_ERROR(VR_ERR_OVERFLOW,
                             "simple9: value %zu is %u, needs %u bits; a code holds at most 28",
-                            k, values[k], bit_length(values[k]));
+                            k, values[k], vr_s9_value_bits(values[k]));
     if (packing == VR_GTS_PACK_GREEDY) {
         *word_count = encode_greedy(dst, values, count);
         return VR_OK;
