@@ -520,7 +520,8 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
         VR_CUDA_CHECK(vr_gts_scan(d, scans[k], NULL, &bytes));
         d->temp_bytes = bytes > d->temp_bytes ? bytes : d->temp_bytes;
     }
-    VR_CUDA_CHECK(cudaMalloc(&d->d_temp, d->temp_bytes ? d->temp_bytes : 1));
+    if ((s = vr_cuda_alloc(&d->d_temp, d->temp_bytes, "CUB scan temp storage")))
+        return s;
     VR_CUDA_CHECK(cudaStreamSynchronize(d->stream));
     return VR_OK;
 }
@@ -529,12 +530,9 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
 {
     assert(out && g);
     *out = NULL;
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0)
-        return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: no CUDA device (%s)",
-                        e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    vr_status s = vr_gts_validate_counts(g, "gts gpu");
+    vr_status s = vr_cuda_device_check();
+    if (!s)
+        s = vr_gts_validate_counts(g, "gts gpu");
     if (s)
         return s;
     vr_gts_gpu *d = (vr_gts_gpu *)calloc(1, sizeof *d);
@@ -560,18 +558,18 @@ void vr_gts_gpu_destroy(vr_gts_gpu *d)
 {
     if (!d)
         return;
-    uint32_t *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
-                        d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
-                        d->d_err};
+    /* Teardown ignores the results of cudaFree, cudaEventDestroy and cudaStreamDestroy: destroy
+     * returns nothing, each handle is released once whatever happens, and a failure here (a
+     * sticky error of an earlier fault) was already reported by the call that met it. */
+    void *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
+                    d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
+                    d->d_err, d->d_tile_agg, d->d_tile_carry, d->d_temp};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k)
-        cudaFree(bufs[k]);
-    cudaFree(d->d_tile_agg);
-    cudaFree(d->d_tile_carry);
-    cudaFree(d->d_temp);
+        (void)cudaFree(bufs[k]);
     for (int k = 0; k < d->events; ++k)
-        cudaEventDestroy(d->ev[k]);
+        (void)cudaEventDestroy(d->ev[k]);
     if (d->stream)
-        cudaStreamDestroy(d->stream);
+        (void)cudaStreamDestroy(d->stream);
     free(d);
 }
 
