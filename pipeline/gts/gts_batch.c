@@ -190,10 +190,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     for (uint32_t i = 0; i < tri_count; ++i) {
         const uint32_t g = t0 + i, code = vr_gts_batch_code(src, g, &err);
         vr_gts_walk_step(&m, &q, &prev, code, g, src->codes);
-        uint32_t p[3];
-        vr_gts_tri_positions(p, code, m, q);
-        for (int k = 0; k < 3; ++k)
-            indices[3 * (size_t)i + k] = vr_gts_seed_vertex(sd, v, nv, p[k], &err);
+        vr_gts_batch_tri(indices + 3 * (size_t)i, sd, v, nv, code, m, q, &err);
     }
     /* 6. the state where the batch ends must be the next batch's seed (or the stream's end):
      * a damaged stream or seed shows up in the batch where it happened */

@@ -248,13 +248,10 @@ static __device__ __forceinline__ void vr_gts_batch_walk_next(const vr_gts_batch
     const uint32_t g = t0 + w->i, code = vr_gts_batch_code(&src, g, &err);
     vr_gts_walk_step(&w->m, &w->q, &w->prev, code, g, src.codes);
     const uint32_t nv = st->nv;
-    uint32_t p[3];
-    vr_gts_tri_positions(p, code, w->m, w->q);
-    for (int k = 0; k < 3; ++k) {
-        ids[k] = vr_gts_seed_vertex(&st->seed, sc.v, nv, p[k], &err);
+    vr_gts_batch_tri(ids, &st->seed, sc.v, nv, code, w->m, w->q, &err);
+    for (int k = 0; k < 3; ++k)
         if (ids[k] >= vertex_count)
             err |= VR_GTS_ERR_U, ids[k] = 0;
-    }
     if (w->i == n - 1)
         err |= vr_gts_batch_end_strips(&src, &st->seed, st->has_next ? &st->next : NULL, sc.v,
                                        nv, g, w->m, w->q, code);

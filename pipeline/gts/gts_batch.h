@@ -132,6 +132,17 @@ VR_HD uint32_t vr_gts_seed_vertex(const vr_gts_seed *sd, const uint32_t *v_local
     return 0;
 }
 
+/* The vertex ids of a batch triangle with strip code `code` and M, Q values m, q: the positions
+ * of Eq. 6 resolved by vr_gts_seed_vertex. Shared by the CPU twin and the device. */
+VR_HD void vr_gts_batch_tri(uint32_t ids[3], const vr_gts_seed *sd, const uint32_t *v_local,
+                            uint32_t nv, uint32_t code, uint32_t m, uint32_t q, uint32_t *err)
+{
+    uint32_t p[3];
+    vr_gts_tri_positions(p, code, m, q);
+    for (int k = 0; k < 3; ++k)
+        ids[k] = vr_gts_seed_vertex(sd, v_local, nv, p[k], err);
+}
+
 /* V entries a strip triangle takes: 3 for R (and for triangle 0 in deg. mode), else 1. */
 VR_HD uint32_t vr_gts_batch_step(uint32_t code, uint32_t global_tri, uint32_t codes)
 {

@@ -209,8 +209,7 @@ static __global__ void __launch_bounds__(VR_GTS_V_BLOCK)
     const uint32_t one = vr_gts_bit(inc, j), before = incscan[j];
     uint32_t bits_err = 0;
     const uint32_t val = vr_gts_v_entry(one, before, j, u, u_count, &bits_err);
-    if (j == v_count - 1 && before + one != referenced)
-        bits_err |= VR_GTS_ERR_INC;
+    bits_err |= vr_gts_inc_total_err(j, v_count, before + one, referenced);
     v[j] = val;
     if (bits_err)
         atomicOr(err, bits_err);
@@ -276,8 +275,7 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
             const uint32_t w = s_inc[l >> 5], bit = l & 31u, one = (w >> bit) & 1u;
             const uint32_t b = vr_gts_ones_before(s_before[l >> 5], w, bit);
             val[k] = vr_gts_v_entry(one, b, j, p.u, p.u_count, &bits_err);
-            if (j == p.v_count - 1 && b + one != p.referenced)
-                bits_err |= VR_GTS_ERR_INC;
+            bits_err |= vr_gts_inc_total_err(j, p.v_count, b + one, p.referenced);
         }
 #pragma unroll
         for (int k = 0; k < VR_GTS_V_ITEMS; ++k) {
@@ -288,6 +286,19 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
     }
     if (bits_err)
         atomicOr(p.err, bits_err);
+}
+
+/* T_Kernel's and T_Tiled's output: the block's triangles first .. first + tris - 1 (fewer at the
+ * end of the n), staged in s_tri 3 words each, stored coalesced by `threads` threads. Call after
+ * the staging's __syncthreads. */
+static __device__ __forceinline__ void store_staged(uint32_t *t, const uint32_t *s_tri,
+                                                    uint32_t first, uint32_t tris, uint32_t n,
+                                                    uint32_t threads)
+{
+    const uint32_t words = 3 * min(tris, n - first);
+    uint32_t *out = t + 3 * (size_t)first;
+    for (uint32_t k = threadIdx.x; k < words; k += threads)
+        out[k] = s_tri[k];
 }
 
 /* T_Kernel (Fig. 4c, Eq. 6): one thread per triangle; positions from C, M, Q are clamped to |V|
@@ -307,10 +318,7 @@ static __global__ void __launch_bounds__(VR_GTS_T_BLOCK)
             s_tri[3 * threadIdx.x + j] = v[p[j]];
     }
     __syncthreads();
-    const uint32_t words = 3 * min((uint32_t)VR_GTS_T_BLOCK, n - first);
-    uint32_t *out = t + 3 * (size_t)first;
-    for (uint32_t k = threadIdx.x; k < words; k += VR_GTS_T_BLOCK)
-        out[k] = s_tri[k];
+    store_staged(t, s_tri, first, VR_GTS_T_BLOCK, n, VR_GTS_T_BLOCK);
     if (bits_err)
         atomicOr(err, bits_err);
 }
@@ -399,10 +407,7 @@ static __global__ void __launch_bounds__(VR_GTS_TILE_BLOCK)
             s.tri[3 * l + j] = w[k][j];
     }
     __syncthreads();
-    const uint32_t words = 3 * min((uint32_t)VR_GTS_TILE, p.n - first);
-    uint32_t *out = p.t + 3 * (size_t)first;
-    for (uint32_t k = threadIdx.x; k < words; k += VR_GTS_TILE_BLOCK)
-        out[k] = s.tri[k];
+    store_staged(p.t, s.tri, first, VR_GTS_TILE, p.n, VR_GTS_TILE_BLOCK);
     if (bits_err)
         atomicOr(p.err, bits_err);
 }

@@ -228,8 +228,7 @@ static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
                 const uint32_t j = 32 * w + bit, one = (word >> bit) & 1u;
                 const uint32_t b = vr_gts_ones_before(before, word, bit);
                 v[j] = vr_gts_v_entry(one, b, j, u, g->u_count, err);
-                if (j == vn - 1 && b + one != g->referenced_count)
-                    *err |= VR_GTS_ERR_INC;
+                *err |= vr_gts_inc_total_err(j, vn, b + one, g->referenced_count);
             }
             before += vr_popc(word);
         }

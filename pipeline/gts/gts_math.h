@@ -248,6 +248,14 @@ VR_HD uint32_t vr_gts_v_entry(uint32_t one, uint32_t before, uint32_t j, const u
     return val;
 }
 
+/* The INC total, checked at V's last entry j = |V| - 1 by V_Kernel, V_Tiled and the tiled twin:
+ * the ones through it (before it, plus its own) must be the referenced count. */
+VR_HD uint32_t vr_gts_inc_total_err(uint32_t j, uint32_t v_count, uint32_t ones_through,
+                                    uint32_t referenced)
+{
+    return j == v_count - 1u && ones_through != referenced ? VR_GTS_ERR_INC : 0u;
+}
+
 /* Simple-9 selector tables packed in constants (no memory reads on the GPU): bits per code
  * 1 2 3 4 5 7 9 14 28 in 5-bit fields; codes per word = 28 / bits. */
 VR_HD uint32_t vr_gts_s9_bits(uint32_t selector)
