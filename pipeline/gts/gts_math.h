@@ -1,8 +1,10 @@
 /* gts_math.h - the per-element arithmetic of the GTS decoder, shared verbatim by the GPU
- * kernels/scan operators (gts_decode.cu) and their CPU twin vr_gts_decode_scan_ref
- * (gts_decode_ref.c): strip-code fetch, the M step, the Q value of the paper's Eq. 8, the
- * triangle of Eq. 6, the tile aggregate of the tiled strip pass (and vr_gts_decode_tiled_ref),
- * the V entry and masked INC words of both V passes, Simple-9 selector tables and zigzag.
+ * kernels/scan operators (gts_decode.cu, gts_batch.cuh) and their CPU twins (gts_decode_ref.c,
+ * gts_batch.c), and by the encoder where it runs the same step: strip-code fetch and its checks,
+ * the M step, the Q value of the paper's Eq. 8, the strip step of Eq. 3, the triangle of Eq. 6
+ * (clamped, with its checks), the tile aggregate and tile counts of the tiled passes, INC bits,
+ * the V entry and masked INC words of both V passes, Simple-9 selector tables, code reads and
+ * zigzag. Every decoder's error bits and their verdict are here too.
  * Internal to pipeline/.
  * Every function is total: malformed input yields some in-range value plus an error bit, never
  * an out-of-bounds position (callers clamp positions against their array sizes).
