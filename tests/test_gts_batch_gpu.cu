@@ -17,6 +17,7 @@
 #include "pipeline/stage/geometry.h"
 #include "raster/raster.h"
 #include "pipeline/gts/gts_batch.h"
+#include "pipeline/vr_check.h"
 #include "scenes/scene.h"
 #include "tests/test_helpers.h"
 
@@ -238,8 +239,9 @@ VR_TEST(test_damaged, "gpu-small/gts-batch-damaged", "gpu/gts-batch-damaged")
                 const uint32_t saved = *word;
                 *word = trial % 4 == 3 ? *word | 0xf0000000u : *word ^ (1u << (x >> 27));
                 const int cpu_rejects = vr_gts_decode_scan_ref(scratch, &bad) != VR_OK;
-                if (cudaMemcpy(dev, word, 4, cudaMemcpyHostToDevice) != cudaSuccess) {
-                    VR_EXPECT(0, "damaging the device copy failed");
+                const int failures = vr_test_failures;
+                VR_EXPECT_CUDA(cudaMemcpy(dev, word, 4, cudaMemcpyHostToDevice)); /* damage */
+                if (vr_test_failures != failures) {
                     vr_gts_free(&bad);
                     break;
                 }
@@ -251,7 +253,7 @@ VR_TEST(test_damaged, "gpu-small/gts-batch-damaged", "gpu/gts-batch-damaged")
                     VR_EXPECT(st == VR_ERR_FORMAT, "mode %d trial %d: the CPU decoder rejects "
                               "the damaged stream, the GPU stage ran it", mode, trial);
                 }
-                cudaMemcpy(dev, &saved, 4, cudaMemcpyHostToDevice); /* repair */
+                VR_EXPECT_CUDA(cudaMemcpy(dev, &saved, 4, cudaMemcpyHostToDevice)); /* repair */
                 vr_gts_free(&bad);
             }
             VR_EXPECT(vr_geometry_run(geo, hash, &p, 1, NULL) == VR_OK, "repaired: %s",

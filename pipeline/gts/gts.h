@@ -167,6 +167,15 @@ vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g);
  * and Q carry), T_Tiled (M[i], Q[i] rebuilt per tile from the carry, never stored). Same output
  * and the same error verdict as vr_gts_decode_scan_ref, malformed streams included. */
 vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g);
+/* The sequential U and V, shared by vr_gts_decode_ref and vr_gts_batch_seeds (the stream passed
+ * vr_gts_validate): u (u_count + 1 words) from the Simple-9 words, v (v_count words) from INC and
+ * U, and with inc_before (v_count + 1 words, or NULL) the INC ones before each V entry and their
+ * total. VR_ERR_FORMAT, naming `what`, when a re-used vertex is not introduced yet. */
+vr_status vr_gts_decode_uv(uint32_t *u, uint32_t *v, uint32_t *inc_before, const vr_gts *g,
+                           const char *what);
+/* U_Scan sequentially: u[k] = u_prev + the sum of unzigzag(d[0..k]) for k < count (u may be d);
+ * returns the last value (u_prev when count is 0). */
+uint32_t vr_gts_u_sum(uint32_t *u, const uint32_t *d, uint32_t count, uint32_t u_prev);
 /* Decodes into a mesh with the stream's vertex data (zero-filled when it has none);
  * the result owns its arrays (free with vr_mesh_free, or free() on each array). */
 vr_status vr_gts_decode_mesh(vr_mesh *out, const vr_gts *g);
@@ -247,10 +256,15 @@ vr_status vr_gts_decode_gpu(uint32_t *indices, const vr_gts *g, vr_gts_gpu_timin
  * all words add up to the value count, no padding codes. */
 uint32_t vr_s9_bits(uint32_t selector);  /* 0 for selectors > 8 */
 uint32_t vr_s9_count(uint32_t selector); /* 0 for selectors > 8 */
+uint32_t vr_s9_value_bits(uint32_t value); /* bits a code of `value` needs: 0 for 0, 1..32 */
 /* Packs `count` values (< 2^28) into dst (at most `count` words); *word_count = words used.
  * VR_ERR_OVERFLOW names the first value that needs more than 28 bits. */
 vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values, size_t count,
                        vr_gts_packing packing);
+/* Word `index` of a stream on its own: VR_ERR_FORMAT, naming `what` and the word, on a selector
+ * above 8 or nonzero padding bits above its codes (vr_s9_decode and vr_gts_validate check S
+ * with it). */
+vr_status vr_s9_word_check(uint32_t word, size_t index, const char *what);
 /* Unpacks exactly `count` values; VR_ERR_FORMAT on a bad selector, nonzero padding bits or a
  * code total that differs from `count` (`what` names the stream). */
 vr_status vr_s9_decode(uint32_t *dst, size_t count, const uint32_t *words, size_t word_count,

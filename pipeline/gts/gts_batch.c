@@ -46,33 +46,15 @@ vr_status vr_gts_batch_seeds(vr_gts_seed *seeds, const vr_gts *g, const uint32_t
         s = VR_ERROR(VR_ERR_OOM, "gts batch seeds: out of memory for |V| = %u", g->v_count);
         goto done;
     }
-    /* U and V as the sequential decoder builds them (vr_gts_decode_ref validated the stream) */
-    if ((s = vr_s9_decode(u, g->u_count, g->s, g->s_count, "gts batch seeds")))
+    /* U and V as the sequential decoder builds them */
+    if ((s = vr_gts_decode_uv(u, v, incscan, g, "gts batch seeds")))
         goto done;
-    uint32_t run = 0;
-    for (uint32_t k = 0; k < g->u_count; ++k)
-        u[k] = run += vr_gts_unzigzag(u[k]);
-    uint32_t next = 0, k = 0;
-    for (uint32_t j = 0; j < g->v_count; ++j) {
-        incscan[j] = next;
-        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
-            v[j] = next++;
-        } else {
-            if (k >= g->u_count || u[k] >= next) {
-                s = VR_ERROR(VR_ERR_FORMAT, "gts batch seeds: V[%u] re-uses a vertex not yet "
-                             "introduced", j);
-                goto done;
-            }
-            v[j] = u[k++];
-        }
-    }
-    incscan[g->v_count] = next;
     /* walk the strips; before triangle t0 of a batch, record the state */
     const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
     uint32_t m = UINT32_MAX, q = 0, prev = VR_GTS_CODE_R, b = 0;
     uint32_t word = 0, word_first = 0; /* Simple-9 word and its first U code */
     for (uint32_t i = 0; i < n && b < batch_count; ++i) {
-        const uint32_t code = vr_gts_code_sane(vr_gts_code_at(g->c, i, codes));
+        const uint32_t code = vr_gts_code_read(g->c, i, codes);
         if (i == tri_starts[b]) {
             vr_gts_seed *sd = &seeds[b++];
             memset(sd, 0, sizeof *sd);
@@ -89,12 +71,7 @@ vr_status vr_gts_batch_seeds(vr_gts_seed *seeds, const vr_gts *g, const uint32_t
             sd->s_word = word;
             sd->packed = prev | (word < g->s_count ? u_first - word_first : 0u) << 8;
         }
-        m += vr_gts_batch_step(code, i, codes);
-        if (i > 0) {
-            const uint32_t qv = vr_gts_q_value(prev, code, m);
-            q = qv > q ? qv : q;
-        }
-        prev = code;
+        vr_gts_walk_step(&m, &q, &prev, code, i, codes);
     }
 done:
     free(u);
@@ -131,7 +108,7 @@ static uint32_t bit_at(const uint32_t *a, uint32_t words, uint32_t j, uint32_t *
         *err |= flag;
         return 0;
     }
-    return (a[j >> 5] >> (j & 31u)) & 1u;
+    return vr_gts_bit(a, j);
 }
 
 
@@ -141,9 +118,8 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
 {
     assert(indices && src && sd);
     uint32_t err = 0;
-    if (t0 == 0 && (sd->first_pos | sd->q | sd->inc_before | sd->u_prev | sd->s_word |
-                    VR_GTS_SEED_S_SKIP(sd)))
-        err |= VR_GTS_ERR_M; /* the stream's start state is all zeros */
+    if (t0 == 0)
+        err |= vr_gts_batch_start_err(sd);
     /* 1. V entries of the batch */
     uint32_t nv = 0;
     for (uint32_t i = 0; i < tri_count; ++i)
@@ -189,7 +165,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
         }
         for (uint32_t k = 0; k < cnt; ++k)
             if (pos + k >= 0 && pos + k < (int64_t)nu)
-                u[pos + k] = (word >> (k * bits)) & ((1u << bits) - 1u);
+                u[pos + k] = vr_gts_s9_code(word, k, bits);
         if (pos + cnt > (int64_t)nu) { /* the batch ends inside word w */
             end_word = w, end_skip = (uint32_t)((int64_t)nu - pos);
         } else {
@@ -197,9 +173,7 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
         }
         pos += cnt;
     }
-    uint32_t run = sd->u_prev;
-    for (uint32_t k = 0; k < nu; ++k)
-        u[k] = run += vr_gts_unzigzag(u[k]);
+    const uint32_t u_last = vr_gts_u_sum(u, u, nu, sd->u_prev);
     /* 4. V: a re-used vertex must exist already */
     uint32_t seen = 0, next_id = sd->inc_before;
     for (uint32_t j = 0; j < nv; ++j) {
@@ -215,43 +189,13 @@ uint32_t vr_gts_decode_batch_ref(uint32_t *indices, const vr_gts_batch_source *s
     uint32_t m = sd->first_pos - 1, q = sd->q, prev = VR_GTS_SEED_PREV_CODE(sd);
     for (uint32_t i = 0; i < tri_count; ++i) {
         const uint32_t g = t0 + i, code = vr_gts_batch_code(src, g, &err);
-        m += vr_gts_batch_step(code, g, src->codes);
-        if (g > 0) {
-            const uint32_t qv = vr_gts_q_value(prev, code, m);
-            q = qv > q ? qv : q;
-        }
-        prev = code;
-        uint32_t p[3];
-        vr_gts_tri_positions(p, code, m, q);
-        for (int k = 0; k < 3; ++k)
-            indices[3 * (size_t)i + k] = vr_gts_seed_vertex(sd, v, nv, p[k], &err);
+        vr_gts_walk_step(&m, &q, &prev, code, g, src->codes);
+        vr_gts_batch_tri(indices + 3 * (size_t)i, sd, v, nv, code, m, q, &err);
     }
     /* 6. the state where the batch ends must be the next batch's seed (or the stream's end):
      * a damaged stream or seed shows up in the batch where it happened */
-    const uint32_t u_last = nu ? u[nu - 1] : sd->u_prev;
-    if (next) {
-        uint32_t tail_err = 0;
-        for (int k = 0; k < 3; ++k)
-            if (vr_gts_seed_vertex(sd, v, nv, m - 2 + (uint32_t)k, &tail_err) != next->tail[k])
-                err |= VR_GTS_ERR_M;
-        if (prev != VR_GTS_CODE_R && vr_gts_seed_vertex(sd, v, nv, q, &tail_err) != next->carried)
-            err |= VR_GTS_ERR_M;
-        if (m + 1 != next->first_pos || q != next->q || prev != VR_GTS_SEED_PREV_CODE(next) ||
-            tail_err)
-            err |= VR_GTS_ERR_M;
-        if (sd->inc_before + ones != next->inc_before)
-            err |= VR_GTS_ERR_INC;
-        if (u_last != next->u_prev || end_word != next->s_word ||
-            end_skip != VR_GTS_SEED_S_SKIP(next))
-            err |= VR_GTS_ERR_S9COUNT;
-    } else {
-        if (t0 + tri_count != src->strip_triangle_count || m != src->v_count - 1)
-            err |= VR_GTS_ERR_M;
-        if (sd->inc_before + ones != src->referenced_count)
-            err |= VR_GTS_ERR_INC;
-        if (end_word != src->s_count || end_skip != 0)
-            err |= VR_GTS_ERR_S9COUNT;
-    }
+    err |= vr_gts_batch_end_strips(src, sd, next, v, nv, t0 + tri_count - 1, m, q, prev);
+    err |= vr_gts_batch_end_v(src, next, sd->inc_before + ones, u_last, end_word, end_skip);
     free(v);
     free(u);
     return err;

@@ -78,10 +78,8 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     __syncthreads();
     uint32_t err = 0;
     const uint32_t first_pos = st->seed.first_pos, inc_before = st->seed.inc_before;
-    if (b == 0 && tid == 0 &&
-        (first_pos | st->seed.q | inc_before | st->seed.u_prev | st->seed.s_word |
-         VR_GTS_SEED_S_SKIP(&st->seed)))
-        err |= VR_GTS_ERR_M; /* the stream's start state is all zeros */
+    if (b == 0 && tid == 0)
+        err |= vr_gts_batch_start_err(&st->seed);
 
     /* V entries: up to the next batch's first one (or the end of V) */
     const uint32_t end_pos = st->has_next ? st->next.first_pos : src.v_count;
@@ -114,7 +112,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
                 bits &= ~(~0u << ((first_pos + nv) & 31u));
         }
         uint32_t total;
-        const uint32_t before = vr_block_scan(__popc(bits), VR_SCAN_SUM, s_warp, &total) + ones;
+        const uint32_t before = vr_block_scan(vr_popc(bits), VR_SCAN_SUM, s_warp, &total) + ones;
         if (l < words) {
             sc.inc_bits[l] = bits;
             sc.inc_before[l] = before;
@@ -142,11 +140,11 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
         if (valid && pos < need) {
             if (!count)
                 err |= VR_GTS_ERR_SELECTOR;
-            const uint32_t bits = vr_gts_s9_bits(word >> 28), mask = (1u << bits) - 1u;
+            const uint32_t bits = vr_gts_s9_bits(word >> 28);
             for (uint32_t k = 0; k < count; ++k) {
                 const uint32_t c = pos + k;
                 if (c >= skip && c < need)
-                    sc.u[c - skip] = (word >> (k * bits)) & mask;
+                    sc.u[c - skip] = vr_gts_s9_code(word, k, bits);
             }
             if (pos + count > need) { /* the batch's U ends inside this word */
                 st->end_word = w;
@@ -181,7 +179,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     for (uint32_t j = tid; j < nv; j += B) {
         const uint32_t p = first_pos + j, l = (p >> 5) - w_lo, bit = p & 31u;
         const uint32_t bits = sc.inc_bits[l];
-        const uint32_t before = sc.inc_before[l] + __popc(bits & ~(~0u << bit));
+        const uint32_t before = vr_gts_ones_before(sc.inc_before[l], bits, bit);
         const uint32_t id = inc_before + before;
         if ((bits >> bit) & 1u) {
             sc.v[j] = id;
@@ -194,19 +192,8 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     }
     if (tid == 0) {
         st->nv = nv;
-        /* where the batch ends must be where the next one (or the stream) starts */
-        if (st->has_next) {
-            if (inc_before + ones != st->next.inc_before)
-                err |= VR_GTS_ERR_INC;
-            if (u_run != st->next.u_prev || st->end_word != st->next.s_word ||
-                st->end_skip != VR_GTS_SEED_S_SKIP(&st->next))
-                err |= VR_GTS_ERR_S9COUNT;
-        } else {
-            if (inc_before + ones != src.referenced_count)
-                err |= VR_GTS_ERR_INC;
-            if (st->end_word != src.s_count || st->end_skip != 0)
-                err |= VR_GTS_ERR_S9COUNT;
-        }
+        err |= vr_gts_batch_end_v(&src, st->has_next ? &st->next : NULL, inc_before + ones, u_run,
+                                  st->end_word, st->end_skip);
     }
     if (err)
         atomicOr(&st->err, err);
@@ -238,11 +225,8 @@ static __device__ vr_gts_tri_walk vr_gts_batch_walk_start(const vr_gts_batch_sou
     w.prev = w.i == 0 ? VR_GTS_SEED_PREV_CODE(&st->seed) : vr_gts_batch_code(&src, t0 + w.i - 1, &err);
     uint32_t q = 0, m = w.m, prev = w.prev;
     for (uint32_t i = w.i; i < w.end; ++i) {
-        const uint32_t g = t0 + i, code = vr_gts_batch_code(&src, g, &err);
-        m += vr_gts_batch_step(code, g, src.codes);
-        if (g > 0)
-            q = max(q, vr_gts_q_value(prev, code, m));
-        prev = code;
+        const uint32_t g = t0 + i;
+        vr_gts_walk_step(&m, &q, &prev, vr_gts_batch_code(&src, g, &err), g, src.codes);
     }
     w.q = max(st->seed.q, vr_block_scan(q, VR_SCAN_MAX, s_scan + VR_WARP_SIZE, &total));
     if (err)
@@ -262,37 +246,15 @@ static __device__ __forceinline__ void vr_gts_batch_walk_next(const vr_gts_batch
 {
     uint32_t err = 0;
     const uint32_t g = t0 + w->i, code = vr_gts_batch_code(&src, g, &err);
-    w->m += vr_gts_batch_step(code, g, src.codes);
-    if (g > 0)
-        w->q = max(w->q, vr_gts_q_value(w->prev, code, w->m));
-    w->prev = code;
+    vr_gts_walk_step(&w->m, &w->q, &w->prev, code, g, src.codes);
     const uint32_t nv = st->nv;
-    uint32_t p[3];
-    vr_gts_tri_positions(p, code, w->m, w->q);
-    for (int k = 0; k < 3; ++k) {
-        ids[k] = vr_gts_seed_vertex(&st->seed, sc.v, nv, p[k], &err);
+    vr_gts_batch_tri(ids, &st->seed, sc.v, nv, code, w->m, w->q, &err);
+    for (int k = 0; k < 3; ++k)
         if (ids[k] >= vertex_count)
             err |= VR_GTS_ERR_U, ids[k] = 0;
-    }
-    if (w->i == n - 1) {
-        const uint32_t m = w->m, q = w->q;
-        if (st->has_next) {
-            uint32_t tail_err = 0;
-            const vr_gts_seed *nx = &st->next;
-            for (int k = 0; k < 3; ++k)
-                if (vr_gts_seed_vertex(&st->seed, sc.v, nv, m - 2u + (uint32_t)k, &tail_err) !=
-                    nx->tail[k])
-                    err |= VR_GTS_ERR_M;
-            if (code != VR_GTS_CODE_R &&
-                vr_gts_seed_vertex(&st->seed, sc.v, nv, q, &tail_err) != nx->carried)
-                err |= VR_GTS_ERR_M;
-            if (m + 1 != nx->first_pos || q != nx->q || code != VR_GTS_SEED_PREV_CODE(nx) ||
-                tail_err)
-                err |= VR_GTS_ERR_M;
-        } else if (g + 1 != src.strip_triangle_count || m != src.v_count - 1) {
-            err |= VR_GTS_ERR_M;
-        }
-    }
+    if (w->i == n - 1)
+        err |= vr_gts_batch_end_strips(&src, &st->seed, st->has_next ? &st->next : NULL, sc.v,
+                                       nv, g, w->m, w->q, code);
     ++w->i;
     if (err)
         atomicOr(&st->err, err);

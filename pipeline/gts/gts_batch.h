@@ -106,10 +106,7 @@ VR_HD uint32_t vr_gts_batch_code(const vr_gts_batch_source *src, uint32_t i, uin
         *err |= VR_GTS_ERR_CODE;
         return VR_GTS_CODE_N;
     }
-    const uint32_t raw = vr_gts_code_at(src->c, i, src->codes);
-    if (raw == 3u || (i == 0 && src->codes && (src->c[0] & 3u) != VR_GTS_CODE_R))
-        *err |= VR_GTS_ERR_CODE;
-    return vr_gts_code_sane(raw);
+    return vr_gts_code_checked(src->c, i, src->codes, err);
 }
 
 /* The vertex at V position `pos` while decoding a batch from `sd`: the batch's own entries come
@@ -135,10 +132,96 @@ VR_HD uint32_t vr_gts_seed_vertex(const vr_gts_seed *sd, const uint32_t *v_local
     return 0;
 }
 
+/* The vertex ids of a batch triangle with strip code `code` and M, Q values m, q: the positions
+ * of Eq. 6 resolved by vr_gts_seed_vertex. Shared by the CPU twin and the device. */
+VR_HD void vr_gts_batch_tri(uint32_t ids[3], const vr_gts_seed *sd, const uint32_t *v_local,
+                            uint32_t nv, uint32_t code, uint32_t m, uint32_t q, uint32_t *err)
+{
+    uint32_t p[3];
+    vr_gts_tri_positions(p, code, m, q);
+    for (int k = 0; k < 3; ++k)
+        ids[k] = vr_gts_seed_vertex(sd, v_local, nv, p[k], err);
+}
+
 /* V entries a strip triangle takes: 3 for R (and for triangle 0 in deg. mode), else 1. */
 VR_HD uint32_t vr_gts_batch_step(uint32_t code, uint32_t global_tri, uint32_t codes)
 {
     return codes ? vr_gts_m_step(code) : (global_tri == 0 ? 3u : 1u);
+}
+
+/* One triangle of the sequential strip walk (the seeds, both batch decoders): M runs on by the
+ * triangle's V entries, Q takes the max with its Eq. 8 candidate (none for triangle 0), and prev
+ * becomes its code. */
+VR_HD void vr_gts_walk_step(uint32_t *m, uint32_t *q, uint32_t *prev, uint32_t code,
+                            uint32_t global_tri, uint32_t codes)
+{
+    *m += vr_gts_batch_step(code, global_tri, codes);
+    if (global_tri > 0) {
+        const uint32_t qv = vr_gts_q_value(*prev, code, *m);
+        *q = qv > *q ? qv : *q;
+    }
+    *prev = code;
+}
+
+/* ---- the chain check: every batch's end state must be the next batch's seed, or for the last
+ * batch the end of the stream; with the start check it validates the seeds and catches every
+ * damage the whole-stream decoder would. The CPU twin runs all three parts in
+ * vr_gts_decode_batch_ref, the device runs the start and V parts in vr_gts_batch_decode_v and the
+ * strip part at the batch's last triangle (vr_gts_batch_walk_next). */
+
+/* The seed of triangle 0 is the stream's start: all zeros, else VR_GTS_ERR_M. */
+VR_HD uint32_t vr_gts_batch_start_err(const vr_gts_seed *sd)
+{
+    return (sd->first_pos | sd->q | sd->inc_before | sd->u_prev | sd->s_word |
+            VR_GTS_SEED_S_SKIP(sd))
+               ? VR_GTS_ERR_M
+               : 0u;
+}
+
+/* V part, where the batch's INC ones end (inc_end = its seed's inc_before + its ones), its last U
+ * value and the Simple-9 position after its codes (end_word, end_skip); `next` is NULL for the
+ * last batch. VR_GTS_ERR_INC and VR_GTS_ERR_S9COUNT bits. */
+VR_HD uint32_t vr_gts_batch_end_v(const vr_gts_batch_source *src, const vr_gts_seed *next,
+                                  uint32_t inc_end, uint32_t u_last, uint32_t end_word,
+                                  uint32_t end_skip)
+{
+    uint32_t err = 0;
+    if (next) {
+        if (inc_end != next->inc_before)
+            err |= VR_GTS_ERR_INC;
+        if (u_last != next->u_prev || end_word != next->s_word ||
+            end_skip != VR_GTS_SEED_S_SKIP(next))
+            err |= VR_GTS_ERR_S9COUNT;
+    } else {
+        if (inc_end != src->referenced_count)
+            err |= VR_GTS_ERR_INC;
+        if (end_word != src->s_count || end_skip != 0)
+            err |= VR_GTS_ERR_S9COUNT;
+    }
+    return err;
+}
+
+/* Strip part, after the batch's last triangle `last_tri` (global) with M m, Q q and code prev:
+ * the next seed's tail, carried vertex (the batch's V entries v_local, nv of them, and `sd`
+ * resolve positions as vr_gts_seed_vertex), M, Q and code; for the last batch (next NULL) the
+ * stream's last triangle and V entry. VR_GTS_ERR_M bits. */
+VR_HD uint32_t vr_gts_batch_end_strips(const vr_gts_batch_source *src, const vr_gts_seed *sd,
+                                       const vr_gts_seed *next, const uint32_t *v_local,
+                                       uint32_t nv, uint32_t last_tri, uint32_t m, uint32_t q,
+                                       uint32_t prev)
+{
+    if (!next)
+        return last_tri + 1 != src->strip_triangle_count || m != src->v_count - 1 ? VR_GTS_ERR_M
+                                                                                  : 0u;
+    uint32_t err = 0, tail_err = 0;
+    for (uint32_t k = 0; k < 3; ++k)
+        if (vr_gts_seed_vertex(sd, v_local, nv, m - 2u + k, &tail_err) != next->tail[k])
+            err |= VR_GTS_ERR_M;
+    if (prev != VR_GTS_CODE_R && vr_gts_seed_vertex(sd, v_local, nv, q, &tail_err) != next->carried)
+        err |= VR_GTS_ERR_M;
+    if (m + 1 != next->first_pos || q != next->q || prev != VR_GTS_SEED_PREV_CODE(next) || tail_err)
+        err |= VR_GTS_ERR_M;
+    return err;
 }
 
 #endif

@@ -98,7 +98,7 @@ struct vr_gts_m_op {
     const uint32_t *c;
     __host__ __device__ __forceinline__ uint32_t operator()(uint32_t i) const
     {
-        return i == 0 ? 2u : vr_gts_m_step(vr_gts_code_sane(vr_gts_code_at(c, i, 1u)));
+        return i == 0 ? 2u : vr_gts_m_step(vr_gts_code_read(c, i, 1u));
     }
 };
 
@@ -112,8 +112,7 @@ struct vr_gts_q_op {
         if (i == 0)
             return 0u;
         const uint32_t mi = m ? m[i] : i + 2u;
-        return vr_gts_q_value(vr_gts_code_sane(vr_gts_code_at(c, i - 1, codes)),
-                              vr_gts_code_sane(vr_gts_code_at(c, i, codes)), mi);
+        return vr_gts_q_value(vr_gts_code_read(c, i - 1, codes), vr_gts_code_read(c, i, codes), mi);
     }
 };
 
@@ -121,7 +120,7 @@ struct vr_gts_inc_op {
     const uint32_t *inc;
     __host__ __device__ __forceinline__ uint32_t operator()(uint32_t j) const
     {
-        return (inc[j >> 5] >> (j & 31u)) & 1u;
+        return vr_gts_bit(inc, j);
     }
 };
 
@@ -176,9 +175,8 @@ static __global__ void __launch_bounds__(VR_GTS_D_BLOCK)
         if (!count)
             bits_err |= VR_GTS_ERR_SELECTOR;
         const uint32_t base = sbar[l], local = base - block_base;
-        const uint32_t mask = (1u << bits) - 1u;
         for (uint32_t k = 0; k < count; ++k)
-            s_codes[local + k] = (w >> (k * bits)) & mask;
+            s_codes[local + k] = vr_gts_s9_code(w, k, bits);
         if (l == s_count - 1 && base + count != u_count)
             bits_err |= VR_GTS_ERR_S9COUNT;
         if (l == s_count - 1 || threadIdx.x == VR_GTS_D_BLOCK - 1)
@@ -208,11 +206,10 @@ static __global__ void __launch_bounds__(VR_GTS_V_BLOCK)
     const uint32_t j = blockIdx.x * VR_GTS_V_BLOCK + threadIdx.x;
     if (j >= v_count)
         return;
-    const uint32_t one = (inc[j >> 5] >> (j & 31u)) & 1u, before = incscan[j];
+    const uint32_t one = vr_gts_bit(inc, j), before = incscan[j];
     uint32_t bits_err = 0;
     const uint32_t val = vr_gts_v_entry(one, before, j, u, u_count, &bits_err);
-    if (j == v_count - 1 && before + one != referenced)
-        bits_err |= VR_GTS_ERR_INC;
+    bits_err |= vr_gts_inc_total_err(j, v_count, before + one, referenced);
     v[j] = val;
     if (bits_err)
         atomicOr(err, bits_err);
@@ -240,7 +237,7 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
     typedef cub::BlockReduce<uint32_t, VR_GTS_VTILE_BLOCK> vr_block_reduce;
     __shared__ vr_block_reduce::TempStorage s_reduce;
     const uint32_t w = blockIdx.x * VR_GTS_VTILE_WORDS + threadIdx.x;
-    const uint32_t ones = __popc(vr_gts_inc_word(p.inc, w, p.v_count));
+    const uint32_t ones = vr_popc(vr_gts_inc_word(p.inc, w, p.v_count));
     const uint32_t total = vr_block_reduce(s_reduce).Sum(ones);
     if (threadIdx.x == 0)
         p.count[blockIdx.x] = total;
@@ -262,7 +259,7 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
     const uint32_t word = vr_gts_inc_word(p.inc, blockIdx.x * VR_GTS_VTILE_WORDS + threadIdx.x,
                                           p.v_count);
     uint32_t before;
-    vr_block_scan(s_scan).ExclusiveSum((uint32_t)__popc(word), before);
+    vr_block_scan(s_scan).ExclusiveSum(vr_popc(word), before);
     s_inc[threadIdx.x] = word;
     s_before[threadIdx.x] = p.carry[blockIdx.x] + before;
     __syncthreads();
@@ -278,8 +275,7 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
             const uint32_t w = s_inc[l >> 5], bit = l & 31u, one = (w >> bit) & 1u;
             const uint32_t b = vr_gts_ones_before(s_before[l >> 5], w, bit);
             val[k] = vr_gts_v_entry(one, b, j, p.u, p.u_count, &bits_err);
-            if (j == p.v_count - 1 && b + one != p.referenced)
-                bits_err |= VR_GTS_ERR_INC;
+            bits_err |= vr_gts_inc_total_err(j, p.v_count, b + one, p.referenced);
         }
 #pragma unroll
         for (int k = 0; k < VR_GTS_V_ITEMS; ++k) {
@@ -290,6 +286,19 @@ static __global__ void __launch_bounds__(VR_GTS_VTILE_BLOCK)
     }
     if (bits_err)
         atomicOr(p.err, bits_err);
+}
+
+/* T_Kernel's and T_Tiled's output: the block's triangles first .. first + tris - 1 (fewer at the
+ * end of the n), staged in s_tri 3 words each, stored coalesced by `threads` threads. Call after
+ * the staging's __syncthreads. */
+static __device__ __forceinline__ void store_staged(uint32_t *t, const uint32_t *s_tri,
+                                                    uint32_t first, uint32_t tris, uint32_t n,
+                                                    uint32_t threads)
+{
+    const uint32_t words = 3 * min(tris, n - first);
+    uint32_t *out = t + 3 * (size_t)first;
+    for (uint32_t k = threadIdx.x; k < words; k += threads)
+        out[k] = s_tri[k];
 }
 
 /* T_Kernel (Fig. 4c, Eq. 6): one thread per triangle; positions from C, M, Q are clamped to |V|
@@ -303,25 +312,13 @@ static __global__ void __launch_bounds__(VR_GTS_T_BLOCK)
     const uint32_t first = blockIdx.x * VR_GTS_T_BLOCK, i = first + threadIdx.x;
     uint32_t bits_err = 0;
     if (i < n) {
-        const uint32_t raw = vr_gts_code_at(c, i, codes);
-        if (raw == 3u || (i == 0 && codes && (c[0] & 3u) != VR_GTS_CODE_R))
-            bits_err |= VR_GTS_ERR_CODE;
-        const uint32_t mi = m ? m[i] : i + 2u;
         uint32_t p[3];
-        vr_gts_tri_positions(p, vr_gts_code_sane(raw), mi, q[i]);
-        for (int j = 0; j < 3; ++j) {
-            if (p[j] >= v_count)
-                bits_err |= VR_GTS_ERR_M, p[j] = v_count - 1;
+        vr_gts_tri_clamped(p, c, i, n, codes, m ? m[i] : i + 2u, q[i], v_count, &bits_err);
+        for (int j = 0; j < 3; ++j)
             s_tri[3 * threadIdx.x + j] = v[p[j]];
-        }
-        if (i == n - 1 && mi != v_count - 1)
-            bits_err |= VR_GTS_ERR_M;
     }
     __syncthreads();
-    const uint32_t words = 3 * min((uint32_t)VR_GTS_T_BLOCK, n - first);
-    uint32_t *out = t + 3 * (size_t)first;
-    for (uint32_t k = threadIdx.x; k < words; k += VR_GTS_T_BLOCK)
-        out[k] = s_tri[k];
+    store_staged(t, s_tri, first, VR_GTS_T_BLOCK, n, VR_GTS_T_BLOCK);
     if (bits_err)
         atomicOr(err, bits_err);
 }
@@ -397,18 +394,11 @@ static __global__ void __launch_bounds__(VR_GTS_TILE_BLOCK)
         w[k][0] = w[k][1] = w[k][2] = 0u;
         if (i >= p.n)
             continue;
-        const uint32_t raw = vr_gts_code_at(p.c, i, p.codes), mi = a[k].sum;
-        if (raw == 3u || (i == 0 && p.codes && (p.c[0] & 3u) != VR_GTS_CODE_R))
-            bits_err |= VR_GTS_ERR_CODE;
         uint32_t pos[3];
-        vr_gts_tri_positions(pos, vr_gts_code_sane(raw), mi, vr_gts_tile_q(a[k]));
-        for (int j = 0; j < 3; ++j) {
-            if (pos[j] >= p.v_count)
-                bits_err |= VR_GTS_ERR_M, pos[j] = p.v_count - 1;
+        vr_gts_tri_clamped(pos, p.c, i, p.n, p.codes, a[k].sum, vr_gts_tile_q(a[k]), p.v_count,
+                           &bits_err);
+        for (int j = 0; j < 3; ++j)
             w[k][j] = __ldg(p.v + pos[j]);
-        }
-        if (i == p.n - 1 && mi != p.v_count - 1)
-            bits_err |= VR_GTS_ERR_M;
     }
 #pragma unroll
     for (int k = 0; k < VR_GTS_TILE_ITEMS; ++k) {
@@ -417,10 +407,7 @@ static __global__ void __launch_bounds__(VR_GTS_TILE_BLOCK)
             s.tri[3 * l + j] = w[k][j];
     }
     __syncthreads();
-    const uint32_t words = 3 * min((uint32_t)VR_GTS_TILE, p.n - first);
-    uint32_t *out = p.t + 3 * (size_t)first;
-    for (uint32_t k = threadIdx.x; k < words; k += VR_GTS_TILE_BLOCK)
-        out[k] = s.tri[k];
+    store_staged(p.t, s.tri, first, VR_GTS_TILE, p.n, VR_GTS_TILE_BLOCK);
     if (bits_err)
         atomicOr(p.err, bits_err);
 }
@@ -538,7 +525,8 @@ static vr_status create_inner(vr_gts_gpu *d, const vr_gts *g)
         VR_CUDA_CHECK(vr_gts_scan(d, scans[k], NULL, &bytes));
         d->temp_bytes = bytes > d->temp_bytes ? bytes : d->temp_bytes;
     }
-    VR_CUDA_CHECK(cudaMalloc(&d->d_temp, d->temp_bytes ? d->temp_bytes : 1));
+    if ((s = vr_cuda_alloc(&d->d_temp, d->temp_bytes, "CUB scan temp storage")))
+        return s;
     VR_CUDA_CHECK(cudaStreamSynchronize(d->stream));
     return VR_OK;
 }
@@ -547,12 +535,9 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
 {
     assert(out && g);
     *out = NULL;
-    int devices = 0;
-    cudaError_t e = cudaGetDeviceCount(&devices);
-    if (e != cudaSuccess || devices == 0)
-        return VR_ERROR(VR_ERR_NO_DEVICE, "gts gpu: no CUDA device (%s)",
-                        e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    vr_status s = vr_gts_validate_counts(g, "gts gpu");
+    vr_status s = vr_cuda_device_check();
+    if (!s)
+        s = vr_gts_validate_counts(g, "gts gpu");
     if (s)
         return s;
     vr_gts_gpu *d = (vr_gts_gpu *)calloc(1, sizeof *d);
@@ -564,8 +549,8 @@ vr_status vr_gts_gpu_create(vr_gts_gpu **out, const vr_gts *g)
     d->codes = g->restart == VR_GTS_RESTART_CODE;
     d->pass = g->strip_triangle_count >= VR_GTS_TILED_MIN_TRIANGLES ? VR_GTS_STRIPS_TILED
                                                                     : VR_GTS_STRIPS_PAPER;
-    d->tile_count = (uint32_t)(((uint64_t)g->strip_triangle_count + VR_GTS_TILE - 1) / VR_GTS_TILE);
-    d->vtile_count = (uint32_t)(((uint64_t)g->v_count + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
+    d->tile_count = vr_gts_tile_count(g->strip_triangle_count);
+    d->vtile_count = vr_gts_vtile_count(g->v_count);
     if ((s = create_inner(d, g))) {
         vr_gts_gpu_destroy(d);
         return s;
@@ -578,18 +563,18 @@ void vr_gts_gpu_destroy(vr_gts_gpu *d)
 {
     if (!d)
         return;
-    uint32_t *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
-                        d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
-                        d->d_err};
+    /* Teardown ignores the results of cudaFree, cudaEventDestroy and cudaStreamDestroy: destroy
+     * returns nothing, each handle is released once whatever happens, and a failure here (a
+     * sticky error of an earlier fault) was already reported by the call that met it. */
+    void *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
+                    d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
+                    d->d_err, d->d_tile_agg, d->d_tile_carry, d->d_temp};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k)
-        cudaFree(bufs[k]);
-    cudaFree(d->d_tile_agg);
-    cudaFree(d->d_tile_carry);
-    cudaFree(d->d_temp);
+        (void)cudaFree(bufs[k]);
     for (int k = 0; k < d->events; ++k)
-        cudaEventDestroy(d->ev[k]);
+        (void)cudaEventDestroy(d->ev[k]);
     if (d->stream)
-        cudaStreamDestroy(d->stream);
+        (void)cudaStreamDestroy(d->stream);
     free(d);
 }
 
@@ -742,10 +727,7 @@ vr_status vr_gts_gpu_decode(vr_gts_gpu *d, vr_gts_gpu_timing *timing, int breakd
         }
         VR_CUDA_CHECK(cudaEventElapsedTime(&timing->total_ms, d->ev[0], d->ev[count]));
     }
-    if (err)
-        return VR_ERROR(VR_ERR_FORMAT, "gts gpu decode: malformed stream (error bits 0x%x): %s",
-                        err, vr_gts_error_text(err));
-    return VR_OK;
+    return vr_gts_error_status(err, "gts gpu decode");
 }
 
 vr_status vr_gts_gpu_download(uint32_t *indices, const vr_gts_gpu *d)

@@ -39,15 +39,48 @@ const char *vr_gts_error_text(uint32_t bits)
     return bits ? "unknown error bits" : "no error";
 }
 
-/* U from the Simple-9 words: zigzag deltas, prefix sum from U[-1] = 0 (mod 2^32). */
-static vr_status decode_u(uint32_t *u, const vr_gts *g)
+vr_status vr_gts_error_status(uint32_t bits, const char *what)
 {
-    vr_status s = vr_s9_decode(u, g->u_count, g->s, g->s_count, "gts decode");
+    if (!bits)
+        return VR_OK;
+    return VR_ERROR(VR_ERR_FORMAT, "%s: malformed stream (error bits 0x%x): %s", what, bits,
+                    vr_gts_error_text(bits));
+}
+
+uint32_t vr_gts_u_sum(uint32_t *u, const uint32_t *d, uint32_t count, uint32_t u_prev)
+{
+    uint32_t run = u_prev;
+    for (uint32_t k = 0; k < count; ++k)
+        u[k] = run += vr_gts_unzigzag(d[k]);
+    return run;
+}
+
+vr_status vr_gts_decode_uv(uint32_t *u, uint32_t *v, uint32_t *inc_before, const vr_gts *g,
+                           const char *what)
+{
+    assert(u && v && g && what);
+    /* U: zigzag deltas from the Simple-9 words, prefix sum from U[-1] = 0 (mod 2^32) */
+    vr_status s = vr_s9_decode(u, g->u_count, g->s, g->s_count, what);
     if (s)
         return s;
-    uint32_t run = 0;
-    for (uint32_t k = 0; k < g->u_count; ++k)
-        u[k] = run += vr_gts_unzigzag(u[k]);
+    vr_gts_u_sum(u, u, g->u_count, 0);
+    /* V: an incremental vertex is the next new id; a re-used one must already exist */
+    uint32_t next = 0, k = 0;
+    for (uint32_t j = 0; j < g->v_count; ++j) {
+        if (inc_before)
+            inc_before[j] = next;
+        if (vr_gts_bit(g->inc, j)) {
+            v[j] = next++;
+            continue;
+        }
+        if (k >= g->u_count || u[k] >= next)
+            return VR_ERROR(VR_ERR_FORMAT, "%s: V[%u] re-uses %s%u, but only vertices 0..%u exist "
+                            "at that point", what, j, k >= g->u_count ? "past |U|: " : "vertex ",
+                            k >= g->u_count ? k : u[k], next ? next - 1 : 0);
+        v[j] = u[k++];
+    }
+    if (inc_before)
+        inc_before[g->v_count] = next;
     return VR_OK;
 }
 
@@ -65,42 +98,24 @@ vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g)
         return VR_ERROR(VR_ERR_OOM, "gts decode: out of memory for |U| = %u, |V| = %u",
                         g->u_count, g->v_count);
     }
-    if ((s = decode_u(u, g)))
+    if ((s = vr_gts_decode_uv(u, v, NULL, g, "gts decode")))
         goto done;
-    /* V: an incremental vertex is the next new id; a re-used one must already exist */
-    uint32_t next = 0, k = 0;
-    for (uint32_t j = 0; j < g->v_count; ++j) {
-        if ((g->inc[j >> 5] >> (j & 31)) & 1u) {
-            v[j] = next++;
-            continue;
-        }
-        if (k >= g->u_count || u[k] >= next) {
-            s = VR_ERROR(VR_ERR_FORMAT, "gts decode: V[%u] re-uses %s%u, but only vertices "
-                         "0..%u exist at that point", j, k >= g->u_count ? "past |U|: " : "vertex ",
-                         k >= g->u_count ? k : u[k], next ? next - 1 : 0);
-            goto done;
-        }
-        v[j] = u[k++];
-    }
     /* T: the strip recursion (Eq. 3); an R triangle takes three V entries */
     const int codes = g->restart == VR_GTS_RESTART_CODE;
     uint32_t pos = 0;
     for (uint32_t i = 0; i < g->strip_triangle_count; ++i) {
         uint32_t *t = indices + 3 * (size_t)i;
         const uint32_t code = vr_gts_code_at(g->c, i, (uint32_t)codes);
-        const uint32_t need = code == VR_GTS_CODE_R ? 3 : 1;
+        const uint32_t need = vr_gts_m_step(code);
         if (pos + need > g->v_count) { /* pos <= v_count, need <= 3: no overflow */
             s = VR_ERROR(VR_ERR_FORMAT, "gts decode: triangle %u needs V entries %u..%u, |V| is %u",
                          i, pos, pos + need - 1, g->v_count);
             goto done;
         }
-        if (code == VR_GTS_CODE_R) {
+        if (code == VR_GTS_CODE_R)
             t[0] = v[pos], t[1] = v[pos + 1], t[2] = v[pos + 2];
-        } else if (code == VR_GTS_CODE_P) {
-            t[0] = t[-3], t[1] = t[-1], t[2] = v[pos];
-        } else {
-            t[0] = t[-1], t[1] = t[-2], t[2] = v[pos];
-        }
+        else
+            vr_gts_strip_next(t, t - 3, code, v[pos]);
         pos += need;
     }
     if (pos != g->v_count)
@@ -116,14 +131,14 @@ done:
 
 /* The U part shared by both scan formulations: S_Scan, D_Scatter, U_Scan into u (u_count + 1
  * entries), error bits into *err. Returns VR_ERR_OOM only. */
-static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err)
+static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err, const char *what)
 {
     const uint32_t un = g->u_count;
     uint32_t *sbar = malloc(((size_t)g->s_count + 1) * sizeof *sbar);
     uint32_t *d = malloc(((size_t)un + 1) * sizeof *d);
     vr_status s = VR_OK;
     if (!sbar || !d) {
-        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |U| = %u", un);
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for |U| = %u", what, un);
         goto done;
     }
     /* S_Scan: exclusive sum of codes per word */
@@ -143,15 +158,12 @@ static vr_status scan_u(uint32_t *u, const vr_gts *g, uint32_t *err)
         const uint32_t w = g->s[l], bits = vr_gts_s9_bits(w >> 28), cnt = vr_gts_s9_count(w >> 28);
         for (uint32_t k = 0; k < cnt; ++k) {
             if (sbar[l] + k < un)
-                d[sbar[l] + k] = (w >> (k * bits)) & ((1u << bits) - 1u);
+                d[sbar[l] + k] = vr_gts_s9_code(w, k, bits);
             else
                 *err |= VR_GTS_ERR_S9COUNT;
         }
     }
-    /* U_Scan: inclusive sum of unzigzag(D) */
-    run = 0;
-    for (uint32_t k = 0; k < un; ++k)
-        u[k] = run += vr_gts_unzigzag(d[k]);
+    vr_gts_u_sum(u, d, un, 0); /* U_Scan: inclusive sum of unzigzag(D) */
 done:
     free(sbar);
     free(d);
@@ -159,22 +171,22 @@ done:
 }
 
 /* The paper's V passes: INC_Scan (exclusive sum of INC bits into incscan), V_Kernel. */
-static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err)
+static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err,
+                         const char *what)
 {
     const uint32_t vn = g->v_count;
     uint32_t *incscan = malloc((size_t)vn * sizeof *incscan);
     if (!incscan)
-        return VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |V| = %u", vn);
+        return VR_ERROR(VR_ERR_OOM, "%s: out of memory for |V| = %u", what, vn);
     uint32_t run = 0;
     for (uint32_t j = 0; j < vn; ++j) {
         incscan[j] = run;
-        run += (g->inc[j >> 5] >> (j & 31)) & 1u;
+        run += vr_gts_bit(g->inc, j);
     }
     if (run != g->referenced_count)
         *err |= VR_GTS_ERR_INC;
     for (uint32_t j = 0; j < vn; ++j)
-        v[j] = vr_gts_v_entry((g->inc[j >> 5] >> (j & 31)) & 1u, incscan[j], j, u, g->u_count,
-                              err);
+        v[j] = vr_gts_v_entry(vr_gts_bit(g->inc, j), incscan[j], j, u, g->u_count, err);
     free(incscan);
     return VR_OK;
 }
@@ -183,15 +195,15 @@ static vr_status v_paper(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
  * of the last word masked), VTile_Scan (exclusive sum: every tile's carry), V_Tiled (per tile
  * the block scan of word popcounts from the carry, then each entry's ones before from its word).
  * No incscan array; the INC total is checked at the last entry, as V_Tiled does. */
-static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err)
+static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32_t *err,
+                         const char *what)
 {
-    const uint32_t vn = g->v_count, words = vr_gts_inc_words(g);
-    const uint32_t tiles = (uint32_t)(((uint64_t)vn + VR_GTS_VTILE - 1) / VR_GTS_VTILE);
+    const uint32_t vn = g->v_count, words = vr_gts_inc_words(g), tiles = vr_gts_vtile_count(vn);
     uint32_t *count = malloc((size_t)tiles * sizeof *count);
     uint32_t *carry = malloc((size_t)tiles * sizeof *carry);
     vr_status s = VR_OK;
     if (!count || !carry) {
-        s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u V tiles", tiles);
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for %u V tiles", what, tiles);
         goto done;
     }
     /* VTile_Reduce */
@@ -216,8 +228,7 @@ static vr_status v_tiled(uint32_t *v, const vr_gts *g, const uint32_t *u, uint32
                 const uint32_t j = 32 * w + bit, one = (word >> bit) & 1u;
                 const uint32_t b = vr_gts_ones_before(before, word, bit);
                 v[j] = vr_gts_v_entry(one, b, j, u, g->u_count, err);
-                if (j == vn - 1 && b + one != g->referenced_count)
-                    *err |= VR_GTS_ERR_INC;
+                *err |= vr_gts_inc_total_err(j, vn, b + one, g->referenced_count);
             }
             before += vr_popc(word);
         }
@@ -228,82 +239,51 @@ done:
     return s;
 }
 
-/* U, then V with the paper's passes (tiled = 0) or the tiled ones, into v (v_count entries). */
-static vr_status scan_v(uint32_t *v, const vr_gts *g, int tiled, uint32_t *err)
-{
-    uint32_t *u = malloc(((size_t)g->u_count + 1) * sizeof *u);
-    if (!u)
-        return VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for |U| = %u", g->u_count);
-    vr_status s = scan_u(u, g, err);
-    if (!s)
-        s = tiled ? v_tiled(v, g, u, err) : v_paper(v, g, u, err);
-    free(u);
-    return s;
-}
-
-/* T_Kernel's and T_Tiled's per-triangle work: positions clamped to |V| so malformed codes
- * cannot read out of bounds, the code checks, and the last M against |V| - 1. */
+/* T_Kernel's and T_Tiled's per-triangle work (vr_gts_tri_clamped), then the gather. */
 static uint32_t emit_triangle(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t i,
                               uint32_t m, uint32_t q)
 {
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE, vn = g->v_count;
-    const uint32_t raw = vr_gts_code_at(g->c, i, codes);
     uint32_t err = 0, p[3];
-    if (raw == 3u || (i == 0 && codes && (g->c[0] & 3u) != VR_GTS_CODE_R))
-        err |= VR_GTS_ERR_CODE;
-    vr_gts_tri_positions(p, vr_gts_code_sane(raw), m, q);
-    for (int j = 0; j < 3; ++j) {
-        if (p[j] >= vn)
-            err |= VR_GTS_ERR_M, p[j] = vn - 1;
+    vr_gts_tri_clamped(p, g->c, i, g->strip_triangle_count, g->restart == VR_GTS_RESTART_CODE, m,
+                       q, g->v_count, &err);
+    for (int j = 0; j < 3; ++j)
         indices[3 * (size_t)i + j] = v[p[j]];
-    }
-    if (i == g->strip_triangle_count - 1 && m != vn - 1)
-        err |= VR_GTS_ERR_M;
     return err;
 }
 
-vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+/* The paper's strip passes: M_Scan (R mode; M[i] = i + 2 in deg. mode), Q_Scan (inclusive max
+ * scan of Eq. 8), T_Kernel. */
+static vr_status t_paper(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t *err,
+                         const char *what)
 {
-    assert(indices && g);
-    vr_status s = vr_gts_validate_counts(g, "gts scan decode");
-    if (s)
-        return s;
-    const uint32_t n = g->strip_triangle_count;
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
-    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    const uint32_t n = g->strip_triangle_count, codes = g->restart == VR_GTS_RESTART_CODE;
     uint32_t *m = malloc((size_t)n * sizeof *m);
     uint32_t *q = malloc((size_t)n * sizeof *q);
-    uint32_t err = 0;
-    if (!v || !m || !q) {
-        s = VR_ERROR(VR_ERR_OOM, "gts scan decode: out of memory for %u triangles", n);
+    vr_status s = VR_OK;
+    if (!m || !q) {
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for %u triangles", what, n);
         goto done;
     }
-    if ((s = scan_v(v, g, 0, &err)))
-        goto done;
-    /* M_Scan (R mode; M[i] = i + 2 in deg. mode) */
+    /* M_Scan */
     uint32_t run = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        run += i == 0 ? 2u : vr_gts_m_step(vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)));
+        run += i == 0 ? 2u : vr_gts_m_step(vr_gts_code_read(g->c, i, codes));
         m[i] = run;
     }
-    /* Q_Scan: inclusive max scan of Eq. 8 */
+    /* Q_Scan */
     run = 0;
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t val = 0;
         if (i > 0)
-            val = vr_gts_q_value(vr_gts_code_sane(vr_gts_code_at(g->c, i - 1, codes)),
-                                 vr_gts_code_sane(vr_gts_code_at(g->c, i, codes)), m[i]);
+            val = vr_gts_q_value(vr_gts_code_read(g->c, i - 1, codes),
+                                 vr_gts_code_read(g->c, i, codes), m[i]);
         run = val > run ? val : run;
         q[i] = run;
     }
     /* T_Kernel */
     for (uint32_t i = 0; i < n; ++i)
-        err |= emit_triangle(indices, g, v, i, m[i], q[i]);
-    if (err)
-        s = VR_ERROR(VR_ERR_FORMAT, "gts scan decode: malformed stream (error bits 0x%x): %s", err,
-                     vr_gts_error_text(err));
+        *err |= emit_triangle(indices, g, v, i, m[i], q[i]);
 done:
-    free(v);
     free(m);
     free(q);
     return s;
@@ -315,25 +295,20 @@ static uint32_t tile_end(uint32_t first, uint32_t n)
     return n - first < VR_GTS_TILE ? n : first + VR_GTS_TILE;
 }
 
-vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
+/* The tiled strip passes: Tile_Reduce, Tile_Scan, T_Tiled (M and Q rebuilt per tile from its
+ * carry, never stored). */
+static vr_status t_tiled(uint32_t *indices, const vr_gts *g, const uint32_t *v, uint32_t *err,
+                         const char *what)
 {
-    assert(indices && g);
-    vr_status s = vr_gts_validate_counts(g, "gts tiled decode");
-    if (s)
-        return s;
-    const uint32_t n = g->strip_triangle_count;
-    const uint32_t codes = g->restart == VR_GTS_RESTART_CODE;
-    const uint32_t tiles = (uint32_t)(((uint64_t)n + VR_GTS_TILE - 1) / VR_GTS_TILE);
-    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    const uint32_t n = g->strip_triangle_count, codes = g->restart == VR_GTS_RESTART_CODE;
+    const uint32_t tiles = vr_gts_tile_count(n);
     vr_gts_tile_agg *agg = malloc((size_t)tiles * sizeof *agg);
     vr_gts_tile_agg *carry = malloc((size_t)tiles * sizeof *carry);
-    uint32_t err = 0;
-    if (!v || !agg || !carry) {
-        s = VR_ERROR(VR_ERR_OOM, "gts tiled decode: out of memory for %u triangles", n);
+    vr_status s = VR_OK;
+    if (!agg || !carry) {
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for %u triangles", what, n);
         goto done;
     }
-    if ((s = scan_v(v, g, 1, &err)))
-        goto done;
     /* Tile_Reduce: one aggregate per tile */
     for (uint32_t t = 0; t < tiles; ++t) {
         const uint32_t first = t * VR_GTS_TILE, last = tile_end(first, n);
@@ -354,17 +329,53 @@ vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
         vr_gts_tile_agg prefix = carry[t];
         for (uint32_t i = first; i < last; ++i) {
             prefix = vr_gts_tile_combine(prefix, vr_gts_tile_elem(g->c, i, codes));
-            err |= emit_triangle(indices, g, v, i, prefix.sum, vr_gts_tile_q(prefix));
+            *err |= emit_triangle(indices, g, v, i, prefix.sum, vr_gts_tile_q(prefix));
         }
     }
-    if (err)
-        s = VR_ERROR(VR_ERR_FORMAT, "gts tiled decode: malformed stream (error bits 0x%x): %s",
-                     err, vr_gts_error_text(err));
 done:
-    free(v);
     free(agg);
     free(carry);
     return s;
+}
+
+/* Both scan formulations, pass by pass: U (shared), V and the strips with the paper's passes
+ * (tiled = 0) or the tiled ones. Every pass collects error bits; a malformed stream is reported
+ * once at the end, as the GPU reports its device flag. */
+static vr_status decode_scan(uint32_t *indices, const vr_gts *g, int tiled)
+{
+    const char *what = tiled ? "gts tiled decode" : "gts scan decode";
+    vr_status s = vr_gts_validate_counts(g, what);
+    if (s)
+        return s;
+    uint32_t *u = malloc(((size_t)g->u_count + 1) * sizeof *u);
+    uint32_t *v = malloc((size_t)g->v_count * sizeof *v);
+    uint32_t err = 0;
+    if (!u || !v)
+        s = VR_ERROR(VR_ERR_OOM, "%s: out of memory for |U| = %u, |V| = %u", what, g->u_count,
+                     g->v_count);
+    if (!s)
+        s = scan_u(u, g, &err, what);
+    if (!s)
+        s = tiled ? v_tiled(v, g, u, &err, what) : v_paper(v, g, u, &err, what);
+    if (!s)
+        s = tiled ? t_tiled(indices, g, v, &err, what) : t_paper(indices, g, v, &err, what);
+    if (!s && err)
+        s = vr_gts_error_status(err, what);
+    free(u);
+    free(v);
+    return s;
+}
+
+vr_status vr_gts_decode_scan_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    return decode_scan(indices, g, 0);
+}
+
+vr_status vr_gts_decode_tiled_ref(uint32_t *indices, const vr_gts *g)
+{
+    assert(indices && g);
+    return decode_scan(indices, g, 1);
 }
 
 vr_status vr_gts_decode_mesh(vr_mesh *out, const vr_gts *g)

@@ -130,23 +130,15 @@ static uint32_t pattern_key(const uint32_t vals[6], uint8_t lab[6])
     return key;
 }
 
-static void step_labels(uint8_t out[3], const uint8_t cur[3], uint32_t code, uint8_t w)
-{
-    if (code == VR_GTS_CODE_P)
-        out[0] = cur[0], out[1] = cur[2], out[2] = w;
-    else
-        out[0] = cur[2], out[1] = cur[1], out[2] = w;
-}
-
-/* Depth-limited search: `left` more degenerate triangles, then the step that must produce the
- * next triangle (labels 3, 4, 5 up to equality). */
-static int bridge_search(vr_bridge *br, const uint8_t lab[6], const uint8_t cur[3], int depth,
+/* Depth-limited search over the labels' strip steps (vr_gts_strip_next): `left` more degenerate
+ * triangles, then the step that must produce the next triangle (labels 3, 4, 5 up to equality). */
+static int bridge_search(vr_bridge *br, const uint8_t lab[6], const uint32_t cur[3], int depth,
                          int left)
 {
     for (uint32_t code = VR_GTS_CODE_N; code <= VR_GTS_CODE_P; ++code) {
-        uint8_t nx[3];
+        uint32_t nx[3];
         if (left == 0) {
-            step_labels(nx, cur, code, lab[5]);
+            vr_gts_strip_next(nx, cur, code, lab[5]);
             if (nx[0] == lab[3] && nx[1] == lab[4]) {
                 br->code[depth] = (uint8_t)code;
                 return 1;
@@ -156,7 +148,7 @@ static int bridge_search(vr_bridge *br, const uint8_t lab[6], const uint8_t cur[
         for (uint8_t w = 0; w < 6; ++w) {
             if (lab[w] != w)
                 continue; /* one representative per distinct vertex */
-            step_labels(nx, cur, code, w);
+            vr_gts_strip_next(nx, cur, code, w);
             if (nx[0] != nx[1] && nx[1] != nx[2] && nx[2] != nx[0])
                 continue; /* must stay degenerate: it is drawn */
             br->code[depth] = (uint8_t)code;
@@ -174,7 +166,7 @@ static const vr_bridge *bridge_for(vr_enc *e, const uint32_t prev[3], const uint
     const uint32_t vals[6] = {prev[0], prev[1], prev[2], next[0], next[1], next[2]};
     vr_bridge *br = &e->bridges[pattern_key(vals, lab)];
     if (br->depth < 0) {
-        const uint8_t cur[3] = {lab[0], lab[1], lab[2]};
+        const uint32_t cur[3] = {lab[0], lab[1], lab[2]};
         for (int d = 0; d <= BRIDGE_MAX; ++d)
             if (bridge_search(br, lab, cur, 0, d)) {
                 br->depth = (int8_t)d;
@@ -188,26 +180,24 @@ static const vr_bridge *bridge_for(vr_enc *e, const uint32_t prev[3], const uint
 
 /* ---- stripification ------------------------------------------------------------------------ */
 
-static uint32_t bit_length(uint32_t v)
+/* Estimated bits of appending vertex v to V: its INC bit, plus the Simple-9 code of the
+ * zigzag delta when it is re-used. */
+static uint32_t append_bits(const vr_enc *e, uint32_t v)
 {
-    uint32_t n = 0;
-    for (; v; v >>= 1)
-        ++n;
-    return n;
+    return e->vid[v] == NONE ? 1 : 1 + vr_s9_value_bits(vr_gts_zigzag(e->vid[v] - e->last_u));
 }
 
-/* Estimated bits of appending vertex v to V: its INC bit, plus the Simple-9 code of the
- * zigzag delta when it is re-used. Updates the running numbering (logged during trials). */
+/* append_bits, and the running numbering moves on (logged during trials). */
 static uint32_t visit(vr_enc *e, uint32_t v)
 {
+    const uint32_t bits = append_bits(e, v);
     if (e->vid[v] == NONE) {
         if (e->trial)
             e->undo_vid[e->undo_vids++] = v;
         e->vid[v] = e->next_id++;
-        return 1;
+    } else {
+        e->last_u = e->vid[v];
     }
-    const uint32_t bits = 1 + bit_length(vr_gts_zigzag(e->vid[v] - e->last_u));
-    e->last_u = e->vid[v];
     return bits;
 }
 
@@ -261,7 +251,7 @@ static uint32_t step_cost(const vr_enc *e, uint32_t t, uint32_t rot)
 {
     uint32_t v[3];
     rotated(e, t, rot, v);
-    return e->vid[v[2]] == NONE ? 1 : 1 + bit_length(vr_gts_zigzag(e->vid[v[2]] - e->last_u));
+    return append_bits(e, v[2]);
 }
 
 /* Follows the strip from candidate (t, rot, code) for up to LOOKAHEAD triangles without
@@ -535,10 +525,7 @@ static vr_status build_strips(vr_strips *st, vr_enc *e)
             for (int k = 0; k <= br->depth; ++k) {
                 const uint32_t w = k < br->depth ? vals[br->slot[k]] : t[2];
                 uint32_t nx[3];
-                if (br->code[k] == VR_GTS_CODE_P)
-                    nx[0] = cur[0], nx[1] = cur[2], nx[2] = w;
-                else
-                    nx[0] = cur[2], nx[1] = cur[1], nx[2] = w;
+                vr_gts_strip_next(nx, cur, br->code[k], w);
                 st->v[st->v_count++] = w;
                 strips_push(st, nx, k < br->depth ? VR_GTS_EMULATED : e->e_tri[i], br->code[k]);
                 memcpy(cur, nx, sizeof cur);

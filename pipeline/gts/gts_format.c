@@ -24,12 +24,13 @@
 
 static const uint8_t g_magic[8] = {'V', 'R', 'G', 'T', 'S', 0, '\r', '\n'};
 
-uint32_t vr_gts_c_words(const vr_gts *g)
+/* Bits of C: 2 per strip code in R mode, 1 in deg. mode. */
+static uint64_t c_bits(const vr_gts *g)
 {
-    const uint64_t bits = (uint64_t)g->strip_triangle_count *
-                          (g->restart == VR_GTS_RESTART_CODE ? 2u : 1u);
-    return (uint32_t)((bits + 31) / 32);
+    return (uint64_t)g->strip_triangle_count * (g->restart == VR_GTS_RESTART_CODE ? 2u : 1u);
 }
+
+uint32_t vr_gts_c_words(const vr_gts *g) { return (uint32_t)((c_bits(g) + 31) / 32); }
 
 uint32_t vr_gts_inc_words(const vr_gts *g) { return (uint32_t)(((uint64_t)g->v_count + 31) / 32); }
 
@@ -117,7 +118,7 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
                             "(%u)", what, g->c[0] & 3u, VR_GTS_CODE_R);
         uint32_t restarts = 0;
         for (uint32_t i = 1; i < n; ++i) {
-            const uint32_t code = (g->c[i >> 4] >> ((i & 15) * 2)) & 3u;
+            const uint32_t code = vr_gts_code_at(g->c, i, 1u);
             if (code == 3u)
                 return VR_ERROR(VR_ERR_FORMAT, "%s: strip code %u is 3; valid codes are N 0, P 1, "
                                 "R 2", what, i);
@@ -130,7 +131,7 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
         return VR_ERROR(VR_ERR_FORMAT, "%s: deg. mode strip code 0 is 1; triangle 0 is explicit "
                         "and its code bit must be 0", what);
     }
-    const uint32_t used = (uint32_t)(((uint64_t)n * (g->restart == VR_GTS_RESTART_CODE ? 2 : 1)) & 31);
+    const uint32_t used = (uint32_t)(c_bits(g) & 31);
     if (used && g->c[cw - 1] >> used)
         return VR_ERROR(VR_ERR_FORMAT, "%s: padding bits after the last strip code are not zero",
                         what);
@@ -146,15 +147,9 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
                         what, (unsigned long long)ones, g->referenced_count);
     uint64_t codes = 0;
     for (uint32_t l = 0; l < g->s_count; ++l) {
-        const uint32_t w = g->s[l], sel = w >> 28, bits = vr_gts_s9_bits(sel);
-        const uint32_t cnt = vr_gts_s9_count(sel);
-        if (!bits)
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %u (0x%08x) has selector %u; valid "
-                            "selectors are 0..8", what, l, w, sel);
-        if (cnt * bits < 28 && (w & 0x0fffffffu) >> (cnt * bits))
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %u (0x%08x) has nonzero padding bits",
-                            what, l, w);
-        codes += cnt;
+        if ((s = vr_s9_word_check(g->s[l], l, what)))
+            return s;
+        codes += vr_gts_s9_count(g->s[l] >> 28);
     }
     if (codes != g->u_count)
         return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 words hold %llu codes, |U| is %u", what,
@@ -169,10 +164,23 @@ vr_status vr_gts_validate(const vr_gts *g, const char *what)
 
 /* ---- statistics --------------------------------------------------------------------------- */
 
+/* The header flags of the vertex arrays g carries. */
+static uint32_t data_flags(const vr_gts *g)
+{
+    return (g->positions ? FLAG_POSITIONS : 0) | (g->normals ? FLAG_NORMALS : 0) |
+           (g->texcoords ? FLAG_TEXCOORDS : 0);
+}
+
+/* Floats per vertex of the arrays named in `flags` (the writer's and the reader's sizes). */
+static uint32_t floats_per_vertex(uint32_t flags)
+{
+    return (flags & FLAG_POSITIONS ? 3 : 0) + (flags & FLAG_NORMALS ? 3 : 0) +
+           (flags & FLAG_TEXCOORDS ? 2 : 0);
+}
+
 static size_t vertex_floats(const vr_gts *g)
 {
-    return (size_t)g->vertex_count * ((g->positions ? 3 : 0) + (g->normals ? 3 : 0) +
-                                      (g->texcoords ? 2 : 0));
+    return (size_t)g->vertex_count * floats_per_vertex(data_flags(g));
 }
 
 static uint64_t connectivity_bytes(const vr_gts *g)
@@ -199,7 +207,7 @@ void vr_gts_stats_compute(vr_gts_stats *o, const vr_gts *g)
     while (b < 32 && (1ull << b) < g->vertex_count)
         ++b;
     o->index_bits = b;
-    o->c_bits = (uint64_t)g->strip_triangle_count * (g->restart == VR_GTS_RESTART_CODE ? 2 : 1);
+    o->c_bits = c_bits(g);
     o->inc_bits = g->v_count;
     o->s9_bits = 32ull * g->s_count;
     o->file_bytes = connectivity_bytes(g);
@@ -320,9 +328,8 @@ vr_status vr_gts_write_memory(uint8_t *dst, size_t cap, size_t *written, const v
     if (cap < size)
         return VR_ERROR(VR_ERR_OVERFLOW, "gts write: the file needs %zu bytes, had %zu", size, cap);
     const uint32_t cw = vr_gts_c_words(g), iw = vr_gts_inc_words(g);
-    const uint32_t flags = (g->restart == VR_GTS_RESTART_DEGENERATE ? FLAG_DEGENERATE : 0) |
-                           (g->positions ? FLAG_POSITIONS : 0) | (g->normals ? FLAG_NORMALS : 0) |
-                           (g->texcoords ? FLAG_TEXCOORDS : 0);
+    const uint32_t flags =
+        (g->restart == VR_GTS_RESTART_DEGENERATE ? FLAG_DEGENERATE : 0) | data_flags(g);
     const uint32_t fields[14] = {VR_GTS_VERSION, flags, HEADER_BYTES, g->triangle_count,
                                  g->strip_triangle_count, g->restart_count, g->vertex_count,
                                  g->referenced_count, g->v_count, g->u_count, g->s_count, cw, iw,
@@ -420,11 +427,9 @@ vr_status vr_gts_read_memory(vr_gts *out, const uint8_t *data, size_t size, cons
     if (h[11] != vr_gts_c_words(&g) || h[12] != vr_gts_inc_words(&g))
         return VR_ERROR(VR_ERR_FORMAT, "%s: header says %u C and %u INC words, the counts give %u "
                         "and %u", what, h[11], h[12], vr_gts_c_words(&g), vr_gts_inc_words(&g));
-    const uint64_t floats = (uint64_t)g.vertex_count * ((h[1] & FLAG_POSITIONS ? 3 : 0) +
-                                                        (h[1] & FLAG_NORMALS ? 3 : 0) +
-                                                        (h[1] & FLAG_TEXCOORDS ? 2 : 0));
-    const uint64_t want = HEADER_BYTES + 4ull * ((uint64_t)h[11] + h[12] + g.s_count + h[13]) +
-                          4 * floats + TRAILER_BYTES;
+    /* the C and INC word counts are the computed ones now: the writer's size formula applies */
+    const uint64_t want =
+        connectivity_bytes(&g) + 4ull * g.vertex_count * floats_per_vertex(h[1]);
     if (want != size)
         return VR_ERROR(VR_ERR_FORMAT, "%s: %zu bytes, but the header's counts need %llu (%s)",
                         what, size, (unsigned long long)want,

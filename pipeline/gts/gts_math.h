@@ -1,8 +1,10 @@
 /* gts_math.h - the per-element arithmetic of the GTS decoder, shared verbatim by the GPU
- * kernels/scan operators (gts_decode.cu) and their CPU twin vr_gts_decode_scan_ref
- * (gts_decode_ref.c): strip-code fetch, the M step, the Q value of the paper's Eq. 8, the
- * triangle of Eq. 6, the tile aggregate of the tiled strip pass (and vr_gts_decode_tiled_ref),
- * the V entry and masked INC words of both V passes, Simple-9 selector tables and zigzag.
+ * kernels/scan operators (gts_decode.cu, gts_batch.cuh) and their CPU twins (gts_decode_ref.c,
+ * gts_batch.c), and by the encoder where it runs the same step: strip-code fetch and its checks,
+ * the M step, the Q value of the paper's Eq. 8, the strip step of Eq. 3, the triangle of Eq. 6
+ * (clamped, with its checks), the tile aggregate and tile counts of the tiled passes, INC bits,
+ * the V entry and masked INC words of both V passes, Simple-9 selector tables, code reads and
+ * zigzag. Every decoder's error bits and their verdict are here too.
  * Internal to pipeline/.
  * Every function is total: malformed input yields some in-range value plus an error bit, never
  * an out-of-bounds position (callers clamp positions against their array sizes).
@@ -30,6 +32,9 @@ extern "C" {
 /* "strip code 3 or ..." for a set of VR_GTS_ERR_* bits (gts_decode_ref.c): decoders that
  * collect error bits (the scan formulation, the GPU) report them with this text. */
 const char *vr_gts_error_text(uint32_t bits);
+/* VR_OK for no bits, else VR_ERR_FORMAT with "<what>: malformed stream (error bits 0x..): <text>",
+ * the verdict of every decoder that collects error bits. */
+vr_status vr_gts_error_status(uint32_t bits, const char *what);
 #ifdef __cplusplus
 }
 #endif
@@ -47,6 +52,25 @@ VR_HD uint32_t vr_gts_code_at(const uint32_t *c, uint32_t i, uint32_t restart_co
 /* Code 3 does not exist; decoders flag it and read it as N so every position stays defined. */
 VR_HD uint32_t vr_gts_code_sane(uint32_t code) { return code == 3u ? VR_GTS_CODE_N : code; }
 
+/* Strip code of triangle i as the scans read it (code 3 as N, unflagged): M_Scan, Q_Scan, the tile
+ * aggregates and the sequential walks. */
+VR_HD uint32_t vr_gts_code_read(const uint32_t *c, uint32_t i, uint32_t restart_codes)
+{
+    return vr_gts_code_sane(vr_gts_code_at(c, i, restart_codes));
+}
+
+/* The same with the checks of every decoder that emits triangle i (T_Kernel, T_Tiled, their CPU
+ * twins, the batch decoders): code 3, and in R mode a triangle 0 whose code is not R (code_at
+ * reads triangle 0 as R whatever C holds) flag VR_GTS_ERR_CODE in *err. */
+VR_HD uint32_t vr_gts_code_checked(const uint32_t *c, uint32_t i, uint32_t restart_codes,
+                                   uint32_t *err)
+{
+    const uint32_t raw = vr_gts_code_at(c, i, restart_codes);
+    if (raw == 3u || (i == 0 && restart_codes && (c[0] & 3u) != VR_GTS_CODE_R))
+        *err |= VR_GTS_ERR_CODE;
+    return vr_gts_code_sane(raw);
+}
+
 /* M_Scan's transform: an R triangle brings three new V entries, N and P one (Eq. 4);
  * M[i] = (inclusive sum of steps) - 1, so M[0] = 2. */
 VR_HD uint32_t vr_gts_m_step(uint32_t code) { return code == VR_GTS_CODE_R ? 3u : 1u; }
@@ -63,6 +87,16 @@ VR_HD uint32_t vr_gts_q_value(uint32_t prev, uint32_t cur, uint32_t m)
     return m - 2u;
 }
 
+/* The strip recursion (Eq. 3) on vertex ids: the triangle after `cur` with strip code N or P and
+ * new vertex w (the sequential decoder, the encoder's bridges and their search). */
+VR_HD void vr_gts_strip_next(uint32_t out[3], const uint32_t cur[3], uint32_t code, uint32_t w)
+{
+    if (code == VR_GTS_CODE_P)
+        out[0] = cur[0], out[1] = cur[2], out[2] = w;
+    else
+        out[0] = cur[2], out[1] = cur[1], out[2] = w;
+}
+
 /* T_Kernel (Eq. 6): positions in V of triangle i's three vertices. m >= 2 always holds for a
  * scanned M (the first step is 3); q <= m by construction of the max scan. */
 VR_HD void vr_gts_tri_positions(uint32_t p[3], uint32_t code, uint32_t m, uint32_t q)
@@ -74,6 +108,22 @@ VR_HD void vr_gts_tri_positions(uint32_t p[3], uint32_t code, uint32_t m, uint32
     } else {
         p[0] = m - 1u, p[1] = q, p[2] = m;
     }
+}
+
+/* T_Kernel's per-triangle work, shared by T_Kernel, T_Tiled and their CPU twins: triangle i's
+ * code (vr_gts_code_checked), its positions in V (Eq. 6) clamped to |V| so a malformed stream
+ * flags VR_GTS_ERR_M instead of reading out of bounds, and the last triangle (i = n - 1) must end
+ * V (m = |V| - 1). The caller gathers V[p[0..2]]. */
+VR_HD void vr_gts_tri_clamped(uint32_t p[3], const uint32_t *c, uint32_t i, uint32_t n,
+                              uint32_t restart_codes, uint32_t m, uint32_t q, uint32_t v_count,
+                              uint32_t *err)
+{
+    vr_gts_tri_positions(p, vr_gts_code_checked(c, i, restart_codes, err), m, q);
+    for (int j = 0; j < 3; ++j)
+        if (p[j] >= v_count)
+            *err |= VR_GTS_ERR_M, p[j] = v_count - 1u;
+    if (i == n - 1u && m != v_count - 1u)
+        *err |= VR_GTS_ERR_M;
 }
 
 /* ---- the tiled strip pass ("reduce, scan tiles, decode tiles"; gts_decode.cu T_Tiled and its
@@ -89,6 +139,12 @@ VR_HD void vr_gts_tri_positions(uint32_t p[3], uint32_t code, uint32_t m, uint32
 #define VR_GTS_TILE_LOG2 11                   /* triangles per tile: 256 threads x 8 */
 #define VR_GTS_TILE (1u << VR_GTS_TILE_LOG2)
 #define VR_GTS_Q_BIAS 3u                      /* stored q = relative candidate + 3; 0: none */
+
+/* Tiles of VR_GTS_TILE triangles that cover n (grid of Tile_Reduce and T_Tiled). */
+VR_HD uint32_t vr_gts_tile_count(uint32_t n)
+{
+    return (uint32_t)(((uint64_t)n + VR_GTS_TILE - 1u) / VR_GTS_TILE);
+}
 
 typedef struct vr_gts_tile_agg {
     uint32_t sum; /* sum of the segment's M steps */
@@ -125,8 +181,8 @@ VR_HD vr_gts_tile_agg vr_gts_tile_elem(const uint32_t *c, uint32_t i, uint32_t r
         r.sum = 2u, r.q = 0u;
         return r;
     }
-    const uint32_t prev = vr_gts_code_sane(vr_gts_code_at(c, i - 1, restart_codes));
-    const uint32_t cur = vr_gts_code_sane(vr_gts_code_at(c, i, restart_codes));
+    const uint32_t prev = vr_gts_code_read(c, i - 1, restart_codes);
+    const uint32_t cur = vr_gts_code_read(c, i, restart_codes);
     r.sum = vr_gts_m_step(cur);
     r.q = vr_gts_q_value(prev, cur, r.sum + VR_GTS_Q_BIAS);
     return r;
@@ -148,6 +204,18 @@ VR_HD uint32_t vr_gts_tile_q(vr_gts_tile_agg prefix)
 #define VR_GTS_VTILE_WORDS (1u << VR_GTS_VTILE_WORDS_LOG2)
 #define VR_GTS_VTILE_LOG2 (VR_GTS_VTILE_WORDS_LOG2 + 5)      /* V entries per tile: 8192 */
 #define VR_GTS_VTILE (1u << VR_GTS_VTILE_LOG2)
+
+/* Bit j of a bit array: INC entry j, for every reader of INC. */
+VR_HD uint32_t vr_gts_bit(const uint32_t *bits, uint32_t j)
+{
+    return (bits[j >> 5] >> (j & 31u)) & 1u;
+}
+
+/* Tiles of VR_GTS_VTILE V entries that cover v_count (grid of VTile_Reduce and V_Tiled). */
+VR_HD uint32_t vr_gts_vtile_count(uint32_t v_count)
+{
+    return (uint32_t)(((uint64_t)v_count + VR_GTS_VTILE - 1u) / VR_GTS_VTILE);
+}
 
 /* INC word w with the bits at or past |V| cleared (the last word's padding is not INC, and
  * INC_Scan never sees it); 0 for words wholly past |V|, which are not read. */
@@ -182,6 +250,14 @@ VR_HD uint32_t vr_gts_v_entry(uint32_t one, uint32_t before, uint32_t j, const u
     return val;
 }
 
+/* The INC total, checked at V's last entry j = |V| - 1 by V_Kernel, V_Tiled and the tiled twin:
+ * the ones through it (before it, plus its own) must be the referenced count. */
+VR_HD uint32_t vr_gts_inc_total_err(uint32_t j, uint32_t v_count, uint32_t ones_through,
+                                    uint32_t referenced)
+{
+    return j == v_count - 1u && ones_through != referenced ? VR_GTS_ERR_INC : 0u;
+}
+
 /* Simple-9 selector tables packed in constants (no memory reads on the GPU): bits per code
  * 1 2 3 4 5 7 9 14 28 in 5-bit fields; codes per word = 28 / bits. */
 VR_HD uint32_t vr_gts_s9_bits(uint32_t selector)
@@ -195,6 +271,12 @@ VR_HD uint32_t vr_gts_s9_count(uint32_t selector)
 {
     const uint32_t bits = vr_gts_s9_bits(selector);
     return bits ? 28u / bits : 0u;
+}
+
+/* Code k of a Simple-9 word whose codes have `bits` bits (1..28): every unpacker's read. */
+VR_HD uint32_t vr_gts_s9_code(uint32_t word, uint32_t k, uint32_t bits)
+{
+    return (word >> (k * bits)) & ((1u << bits) - 1u);
 }
 
 VR_HD uint32_t vr_gts_zigzag(uint32_t delta) /* delta: two's complement of U[k] - U[k-1] */

@@ -13,13 +13,11 @@
 uint32_t vr_s9_bits(uint32_t selector) { return vr_gts_s9_bits(selector); }
 uint32_t vr_s9_count(uint32_t selector) { return vr_gts_s9_count(selector); }
 
-static uint32_t bit_length(uint32_t v)
+uint32_t vr_s9_value_bits(uint32_t value)
 {
     uint32_t n = 0;
-    while (v) {
+    for (; value; value >>= 1)
         ++n;
-        v >>= 1;
-    }
     return n;
 }
 
@@ -51,7 +49,7 @@ static size_t encode_greedy(uint32_t *dst, const uint32_t *values, size_t count)
             if (k + n > count)
                 continue;
             uint32_t j = 0;
-            while (j < n && bit_length(values[k + j]) <= bits)
+            while (j < n && vr_s9_value_bits(values[k + j]) <= bits)
                 ++j;
             if (j == n) {
                 dst[words++] = pack_word(s, values + k);
@@ -82,7 +80,7 @@ static vr_status encode_optimal(uint32_t *dst, size_t *word_count, const uint32_
     for (size_t k = count; k-- > 0;) {
         uint32_t best = UINT32_MAX, best_sel = 8, max_bits = 0;
         for (uint32_t len = 1; len <= 28 && k + len <= count; ++len) {
-            const uint32_t b = bit_length(values[k + len - 1]);
+            const uint32_t b = vr_s9_value_bits(values[k + len - 1]);
             max_bits = b > max_bits ? b : max_bits;
             const int s = sel_of_len[len];
             if (s < 0)
@@ -112,12 +110,24 @@ vr_status vr_s9_encode(uint32_t *dst, size_t *word_count, const uint32_t *values
         if (values[k] >> 28)
             return VR_ERROR(VR_ERR_OVERFLOW,
                             "simple9: value %zu is %u, needs %u bits; a code holds at most 28",
-                            k, values[k], bit_length(values[k]));
+                            k, values[k], vr_s9_value_bits(values[k]));
     if (packing == VR_GTS_PACK_GREEDY) {
         *word_count = encode_greedy(dst, values, count);
         return VR_OK;
     }
     return encode_optimal(dst, word_count, values, count);
+}
+
+vr_status vr_s9_word_check(uint32_t word, size_t index, const char *what)
+{
+    const uint32_t sel = word >> 28, bits = vr_gts_s9_bits(sel), n = vr_gts_s9_count(sel);
+    if (!bits)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has selector %u; valid "
+                        "selectors are 0..8", what, index, word, sel);
+    if (n * bits < 28 && (word & 0x0fffffffu) >> (n * bits))
+        return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has nonzero padding bits "
+                        "above its %u codes of %u bits", what, index, word, n, bits);
+    return VR_OK;
 }
 
 vr_status vr_s9_decode(uint32_t *dst, size_t count, const uint32_t *words, size_t word_count,
@@ -126,20 +136,15 @@ vr_status vr_s9_decode(uint32_t *dst, size_t count, const uint32_t *words, size_
     assert((dst || count == 0) && (words || word_count == 0) && what);
     size_t k = 0;
     for (size_t l = 0; l < word_count; ++l) {
-        const uint32_t w = words[l], sel = w >> 28;
-        const uint32_t bits = vr_gts_s9_bits(sel), n = vr_gts_s9_count(sel);
-        if (!bits)
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has selector %u; valid "
-                            "selectors are 0..8", what, l, w, sel);
-        if (n * bits < 28 && (w & 0x0fffffffu) >> (n * bits))
-            return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu (0x%08x) has nonzero padding "
-                            "bits above its %u codes of %u bits", what, l, w, n, bits);
+        const uint32_t w = words[l], bits = vr_gts_s9_bits(w >> 28), n = vr_gts_s9_count(w >> 28);
+        const vr_status s = vr_s9_word_check(w, l, what);
+        if (s)
+            return s;
         if (n > count - k)
             return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 word %zu holds %u codes but only %zu of "
                             "the %zu expected remain", what, l, n, count - k, count);
-        const uint32_t mask = bits == 32 ? ~0u : (1u << bits) - 1u;
         for (uint32_t j = 0; j < n; ++j)
-            dst[k++] = (w >> (j * bits)) & mask;
+            dst[k++] = vr_gts_s9_code(w, j, bits);
     }
     if (k != count)
         return VR_ERROR(VR_ERR_FORMAT, "%s: Simple-9 words hold %zu codes, expected %zu", what,
