@@ -40,6 +40,13 @@ fi
 expect info-csv-needs-file 2 "needs a value" -- "$VREUSE" info sphere:1k --csv
 expect sim-nu-limit 2 "3\.\.1024" -- "$VREUSE" sim sphere:1k --nu 2000
 
+# two scenes with one file name in different folders: distinct outputs
+mkdir -p "$TMP/a" "$TMP/b"
+cp "$TMP/tri.obj" "$TMP/a/x.obj"
+cp "$TMP/tri.obj" "$TMP/b/x.obj"
+expect same-name-plots 0 "" -- "$VREUSE" sim "$TMP/a/x.obj" "$TMP/b/x.obj" --cache none --plot "$TMP/p.svg" --quiet
+[ "$(ls "$TMP"/p-*.svg 2>/dev/null | wc -l)" -eq 2 ] && ok same-name-plots-two || bad same-name-plots-two "want 2 SVGs: $(ls "$TMP")"
+
 # compressed input: a .gts file renders; --gts-batches refuses what it cannot do
 expect compress 0 "wrote .*s\.gts" -- "$VREUSE" compress sphere:2k -o "$TMP/s.gts" --quiet
 expect render-gts 0 "input: compressed" -- \

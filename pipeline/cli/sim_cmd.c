@@ -154,7 +154,8 @@ static const vr_cli_command g_cmd = {
 
 /* One scene: every order, simulated from a copy of the file-order index buffer. */
 static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t seed,
-                     const vr_sim_config *cfg, vr_sim_report *reports, uint32_t *report_count)
+                     const vr_sim_config *cfg, vr_sim_report *reports, const char **report_spec,
+                     uint32_t *report_count)
 {
     vr_mesh mesh;
     if (vr_mesh_load(&mesh, spec) != VR_OK)
@@ -184,7 +185,7 @@ static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t see
             rc = vr_cli_fail(1, "sim", "%s (%s order): %s", spec, r->order, vr_last_error());
             continue;
         }
-        ++*report_count;
+        report_spec[(*report_count)++] = spec; /* the plot's file name tells folders apart */
     }
     vr_mesh_free(&mesh);
     return rc;
@@ -282,13 +283,18 @@ int vr_cmd_sim(int argc, char **argv)
 
     const char *const *scenes = (const char *const *)args.v;
     const int scene_count = args.count;
-    vr_sim_report *reports = calloc((size_t)scene_count * (size_t)orders.count, sizeof *reports);
-    if (!reports)
+    const size_t max_reports = (size_t)scene_count * (size_t)orders.count;
+    vr_sim_report *reports = calloc(max_reports, sizeof *reports);
+    const char **report_spec = calloc(max_reports, sizeof *report_spec);
+    if (!reports || !report_spec) {
+        free(reports);
+        free(report_spec);
         return vr_cli_fail(1, "sim", "out of memory");
+    }
     uint32_t report_count = 0;
     rc = 0;
     for (int i = 0; i < scene_count; ++i)
-        rc |= sim_scene(scenes[i], &orders, seed, &cfg, reports, &report_count);
+        rc |= sim_scene(scenes[i], &orders, seed, &cfg, reports, report_spec, &report_count);
 
     const int stdout_taken = (csv && !strcmp(csv, "-")) || (json && !strcmp(json, "-"));
     if (report_count && !stdout_taken)
@@ -299,7 +305,7 @@ int vr_cmd_sim(int argc, char **argv)
         rc |= write_reports(json, "JSON", vr_sim_write_json, reports, report_count, &cfg);
     for (uint32_t r = 0; plot && r < report_count; ++r) {
         char *path = report_count > 1
-                         ? vr_cli_output_path(plot, reports[r].scene, reports[r].order)
+                         ? vr_cli_output_path(plot, report_spec[r], reports[r].order)
                          : strdup(plot);
         plot_job job = {&reports[r], &cfg};
         if (!path) {
@@ -311,6 +317,7 @@ int vr_cmd_sim(int argc, char **argv)
         }
         free(path);
     }
+    free(report_spec);
     free(reports);
     return rc ? 1 : 0;
 }
