@@ -125,10 +125,9 @@ int vr_load_parse(const char *s, uint32_t *iterations);
 /* The name of a count when it is one of the named loads, else NULL. */
 const char *vr_load_name(uint32_t iterations);
 
-/* Per-strategy entry points (registry rows point at these). */
-#define VR_REUSE_DECLARE(name)                                   \
-    size_t vr_##name##_temp_bytes(const vr_reuse_params *p);     \
-    vr_status vr_##name##_run(const vr_reuse_params *p);         \
+/* Per-strategy entry points (registry rows point at these; only multi needs a workspace). */
+#define VR_REUSE_DECLARE(name)                           \
+    vr_status vr_##name##_run(const vr_reuse_params *p); \
     vr_status vr_##name##_ref(const vr_reuse_params *p);
 VR_REUSE_DECLARE(naive)
 VR_REUSE_DECLARE(warp)
@@ -137,6 +136,7 @@ VR_REUSE_DECLARE(phash)
 VR_REUSE_DECLARE(sort)
 VR_REUSE_DECLARE(multi)
 #undef VR_REUSE_DECLARE
+size_t vr_multi_temp_bytes(const vr_reuse_params *p);
 
 #ifdef __cplusplus
 }
