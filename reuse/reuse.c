@@ -53,6 +53,21 @@ vr_reuse_params vr_reuse_params_default(void)
     return p;
 }
 
+vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t *indices,
+                                      uint32_t index_count, const float *positions,
+                                      const float *normals, uint32_t vertex_count)
+{
+    vr_reuse_params p = *cfg;
+    p.indices = indices;
+    p.index_count = index_count;
+    p.positions = positions;
+    p.normals = normals;
+    p.vertex_count = vertex_count;
+    p.batch_starts = NULL;
+    p.batch_count = 0;
+    return p;
+}
+
 const char *const vr_load_names[VR_LOAD_COUNT] = {"simple", "light", "medium", "heavy"};
 const uint32_t vr_load_iterations[VR_LOAD_COUNT] = {0, 1200, 2336, 4416};
 

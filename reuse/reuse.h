@@ -113,6 +113,12 @@ const vr_reuse_ops *vr_reuse_find(const char *name);
  * identity matrices, no culling, no counting. Pointers are NULL. */
 vr_reuse_params vr_reuse_params_default(void);
 
+/* `cfg` (configuration, outputs) with these input arrays - host pointers for `ref`, device
+ * pointers for `run` - and no dynamic batches yet (batch_starts NULL, batch_count 0). */
+vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t *indices,
+                                      uint32_t index_count, const float *positions,
+                                      const float *normals, uint32_t vertex_count);
+
 /* The named synthetic shader loads (vr_shader.loop_iterations): simple, light, medium, heavy =
  * 0, 1200, 2336, 4416 dependent FMA steps, calibrated on the H100 so that naive on a 7M-triangle
  * mesh is 1x / 3x / 5.5x / 10x as slow as with `simple` (bench/results/geometry-h100.md). */

@@ -345,14 +345,9 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     if (cfg->queue_store != 0 && cfg->queue_store != 1)
         return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
                         ops->name, cfg->queue_store);
-    vr_reuse_params p = *cfg;
-    p.indices = g->d_external_indices ? g->d_external_indices : g->d_indices;
-    p.index_count = g->index_count;
-    p.positions = g->d_positions;
-    p.normals = g->d_normals;
-    p.vertex_count = g->vertex_count;
-    p.batch_starts = NULL;
-    p.batch_count = 0;
+    vr_reuse_params p = vr_reuse_params_input(
+        cfg, g->d_external_indices ? g->d_external_indices : g->d_indices, g->index_count,
+        g->d_positions, g->d_normals, g->vertex_count);
     if (ops->dynamic) {
         vr_status st = vr_geometry_prepare_batches(g, cfg->max_unique, cfg->max_indices);
         if (st != VR_OK)
