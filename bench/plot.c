@@ -98,6 +98,22 @@ vr_plot_options vr_plot_options_default(void)
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
+/* Room for one more of `count` items of `size` bytes in *items (capacity *cap): the capacity
+ * doubles, starting at `first`. VR_ERR_OOM naming `what` (*items unchanged) when it cannot. */
+static vr_status grow(void **items, size_t *cap, size_t count, size_t size, size_t first,
+                      const char *what)
+{
+    if (count < *cap)
+        return VR_OK;
+    const size_t c = *cap ? 2 * *cap : first;
+    void *p = realloc(*items, c * size);
+    if (!p)
+        return VR_ERROR(VR_ERR_OOM, "out of memory for %zu %s", c, what);
+    *items = p;
+    *cap = c;
+    return VR_OK;
+}
+
 static long names_find(const vr_names *n, const char *s)
 {
     for (size_t i = 0; i < n->count; ++i)
@@ -110,14 +126,9 @@ static vr_status names_intern(vr_names *n, const char *s, uint32_t *index)
 {
     long i = names_find(n, s);
     if (i < 0) {
-        if (n->count == n->cap) {
-            size_t cap = n->cap ? 2 * n->cap : 16;
-            char **p = realloc(n->name, cap * sizeof *p);
-            if (!p)
-                return VR_ERROR(VR_ERR_OOM, "out of memory for %zu names", cap);
-            n->name = p;
-            n->cap = cap;
-        }
+        vr_status st = grow((void **)&n->name, &n->cap, n->count, sizeof *n->name, 16, "names");
+        if (st != VR_OK)
+            return st;
         if (!(n->name[n->count] = strdup(s)))
             return VR_ERROR(VR_ERR_OOM, "out of memory");
         i = (long)n->count++;
@@ -194,14 +205,8 @@ static size_t split_csv(char *line, char ***fields, size_t *cap)
     size_t n = 0;
     char *r = line;
     for (;;) {
-        if (n == *cap) {
-            size_t c = *cap ? 2 * *cap : 32;
-            char **p = realloc(*fields, c * sizeof *p);
-            if (!p)
-                return 0;
-            *fields = p;
-            *cap = c;
-        }
+        if (grow((void **)fields, cap, n, sizeof **fields, 32, "fields") != VR_OK)
+            return 0;
         char *w = r;
         (*fields)[n++] = w;
         if (*r == '"') {
@@ -268,14 +273,10 @@ static vr_status panel_intern(vr_plot_data *d, uint32_t scene, uint32_t order, u
             *index = (uint32_t)i;
             return VR_OK;
         }
-    if (d->panel_count == d->panel_cap) {
-        size_t cap = d->panel_cap ? 2 * d->panel_cap : 16;
-        vr_plot_panel *p = realloc(d->panels, cap * sizeof *p);
-        if (!p)
-            return VR_ERROR(VR_ERR_OOM, "out of memory for %zu panels", cap);
-        d->panels = p;
-        d->panel_cap = cap;
-    }
+    vr_status st = grow((void **)&d->panels, &d->panel_cap, d->panel_count, sizeof *d->panels,
+                        16, "panels");
+    if (st != VR_OK)
+        return st;
     d->panels[d->panel_count].scene = scene;
     d->panels[d->panel_count].order = order;
     *index = (uint32_t)d->panel_count++;
@@ -328,14 +329,8 @@ static vr_status parse_row(vr_plot_data *d, const int *col, char **f, size_t nf,
         (s = names_intern(&d->orders, cell[COL_ORDER], &order)) != VR_OK ||
         (s = panel_intern(d, r.scene, order, &r.panel)) != VR_OK)
         return s;
-    if (d->row_count == d->row_cap) {
-        size_t cap = d->row_cap ? 2 * d->row_cap : 256;
-        vr_plot_row *p = realloc(d->rows, cap * sizeof *p);
-        if (!p)
-            return VR_ERROR(VR_ERR_OOM, "out of memory for %zu rows", cap);
-        d->rows = p;
-        d->row_cap = cap;
-    }
+    if ((s = grow((void **)&d->rows, &d->row_cap, d->row_count, sizeof *d->rows, 256, "rows")))
+        return s;
     d->rows[d->row_count++] = r;
     return VR_OK;
 }

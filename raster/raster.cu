@@ -9,6 +9,7 @@
  */
 #include "pipeline/vr_check.h"
 #include "raster/raster_common.h"
+#include "reuse/stage.cuh"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -239,9 +240,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
                         void *stream)
 {
     assert(d_vis && d_q && cfg);
-    vr_status st = vr_raster_config_check(cfg);
-    if (st == VR_OK)
-        st = vr_raster_check_queue(d_q, tri_count);
+    vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
     if (st == VR_OK)
         st = vr_cuda_device_check();
     if (st != VR_OK)
@@ -310,9 +309,7 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
                          const vr_resolve_params *p, double *ms, void *stream)
 {
     assert(d_rgba && d_vis && d_q && cfg && p);
-    vr_status st = vr_raster_config_check(cfg);
-    if (st == VR_OK)
-        st = vr_raster_check_queue(d_q, tri_count);
+    vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
     if (st == VR_OK)
         st = vr_resolve_check(p);
     if (st == VR_OK)
@@ -352,18 +349,55 @@ done:
 
 /* ---- vr_raster_device --------------------------------------------------------------------- */
 
+vr_status vr_raster_frame_alloc(vr_raster_frame *f, uint32_t triangles, uint32_t vertex_count)
+{
+    memset(f, 0, sizeof *f);
+    vr_status st;
+    if ((st = vr_cuda_alloc((void **)&f->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
+                            "shade counts")) ||
+        (st = vr_cuda_alloc((void **)&f->d_tri_batch, (size_t)triangles * sizeof(uint32_t),
+                            "batch ids")) ||
+        (st = vr_cuda_alloc(&f->d_scratch, vr_raster_scratch_bytes(), "raster scratch")))
+        return st;
+    cudaStream_t s;
+    VR_CUDA_CHECK(cudaStreamCreate(&s));
+    f->stream = s;
+    return VR_OK;
+}
+
+vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels)
+{
+    if (pixels <= f->pixel_capacity)
+        return VR_OK;
+    f->pixel_capacity = 0;
+    vr_status st;
+    if ((st = vr_cuda_free((void **)&f->d_vis, "vis buffer")) ||
+        (st = vr_cuda_free((void **)&f->d_rgba, "image")) ||
+        (st = vr_cuda_alloc((void **)&f->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
+        (st = vr_cuda_alloc((void **)&f->d_rgba, pixels * 4, "image")))
+        return st;
+    f->pixel_capacity = pixels;
+    return VR_OK;
+}
+
+void vr_raster_frame_free(vr_raster_frame *f)
+{
+    cudaFree(f->d_shade_counts);
+    cudaFree(f->d_tri_batch);
+    cudaFree(f->d_scratch);
+    cudaFree(f->d_vis);
+    cudaFree(f->d_rgba);
+    if (f->stream)
+        cudaStreamDestroy((cudaStream_t)f->stream);
+    memset(f, 0, sizeof *f);
+}
+
 struct vr_raster_device {
     uint32_t tri_capacity, vertex_count;
     vr_queue d_queue;          /* tri_capacity slots */
-    uint32_t *d_shade_counts;  /* vertex_count */
-    uint32_t *d_tri_batch;     /* tri_capacity */
+    vr_raster_frame frame;     /* tri_capacity batch ids, vertex_count shade counts */
     uint32_t tri_batch_count;  /* 0 until uploaded */
-    int have_counts;           /* d_shade_counts holds uploaded counts */
-    uint64_t *d_vis;           /* pixel_capacity words */
-    void *d_scratch;           /* vr_raster_scratch_bytes() */
-    uint8_t *d_rgba;           /* 4 * pixel_capacity bytes */
-    size_t pixel_capacity;
-    cudaStream_t stream;
+    int have_counts;           /* frame.d_shade_counts holds uploaded counts */
     cudaEvent_t ev[2];
 };
 
@@ -372,20 +406,11 @@ void vr_raster_device_destroy(vr_raster_device *d)
     if (!d)
         return;
     /* teardown: errors cannot be acted on here, so they are not checked */
-    cudaFree(d->d_queue.clip);
-    cudaFree(d->d_queue.normal);
-    cudaFree(d->d_queue.vertex);
-    cudaFree(d->d_queue.tri_id);
-    cudaFree(d->d_shade_counts);
-    cudaFree(d->d_tri_batch);
-    cudaFree(d->d_scratch);
-    cudaFree(d->d_vis);
-    cudaFree(d->d_rgba);
+    vr_queue_device_free(&d->d_queue);
     for (int i = 0; i < 2; ++i)
         if (d->ev[i])
             cudaEventDestroy(d->ev[i]);
-    if (d->stream)
-        cudaStreamDestroy(d->stream);
+    vr_raster_frame_free(&d->frame);
     free(d);
 }
 
@@ -402,20 +427,9 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
         return VR_ERROR(VR_ERR_OOM, "raster device: host struct");
     d->tri_capacity = tri_capacity;
     d->vertex_count = vertex_count;
-    d->d_queue.capacity = tri_capacity;
-    const size_t t = tri_capacity;
-    if ((st = vr_cuda_alloc((void **)&d->d_queue.clip, t * VR_QUEUE_CLIP_FLOATS * sizeof(float), "queue clip")) ||
-        (st = vr_cuda_alloc((void **)&d->d_queue.normal, t * VR_QUEUE_CLIP_FLOATS * sizeof(float),
-                              "queue normal")) ||
-        (st = vr_cuda_alloc((void **)&d->d_queue.vertex, t * 3 * sizeof(uint32_t),
-                              "queue vertex")) ||
-        (st = vr_cuda_alloc((void **)&d->d_queue.tri_id, t * sizeof(uint32_t), "queue tri_id")) ||
-        (st = vr_cuda_alloc((void **)&d->d_shade_counts, (size_t)vertex_count * sizeof(uint32_t),
-                              "shade counts")) ||
-        (st = vr_cuda_alloc((void **)&d->d_tri_batch, t * sizeof(uint32_t), "batch ids")) ||
-        (st = vr_cuda_alloc(&d->d_scratch, vr_raster_scratch_bytes(), "raster scratch")))
+    if ((st = vr_queue_device_alloc(&d->d_queue, tri_capacity)) ||
+        (st = vr_raster_frame_alloc(&d->frame, tri_capacity, vertex_count)))
         goto done;
-    VR_CUDA_GOTO(cudaStreamCreate(&d->stream));
     VR_CUDA_GOTO(cudaEventCreate(&d->ev[0]));
     VR_CUDA_GOTO(cudaEventCreate(&d->ev[1]));
     *out = d;
@@ -436,7 +450,7 @@ vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint
                         tri_count, tri_batch_count, d->tri_capacity);
     vr_status st = VR_OK;
     float ms = 0;
-    cudaStream_t s = d->stream;
+    cudaStream_t s = (cudaStream_t)d->frame.stream;
     const size_t t = tri_count;
     VR_CUDA_GOTO(cudaEventRecord(d->ev[0], s));
     VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.clip, h_q->clip, t * VR_QUEUE_CLIP_FLOATS * sizeof(float),
@@ -448,13 +462,13 @@ vr_status vr_raster_device_upload(vr_raster_device *d, const vr_queue *h_q, uint
     VR_CUDA_GOTO(cudaMemcpyAsync(d->d_queue.tri_id, h_q->tri_id, t * sizeof(uint32_t),
                                    cudaMemcpyHostToDevice, s));
     if (h_shade_counts) {
-        VR_CUDA_GOTO(cudaMemcpyAsync(d->d_shade_counts, h_shade_counts,
+        VR_CUDA_GOTO(cudaMemcpyAsync(d->frame.d_shade_counts, h_shade_counts,
                                        (size_t)d->vertex_count * sizeof(uint32_t),
                                        cudaMemcpyHostToDevice, s));
         d->have_counts = 1;
     }
     if (h_tri_batch) {
-        VR_CUDA_GOTO(cudaMemcpyAsync(d->d_tri_batch, h_tri_batch,
+        VR_CUDA_GOTO(cudaMemcpyAsync(d->frame.d_tri_batch, h_tri_batch,
                                        (size_t)tri_batch_count * sizeof(uint32_t),
                                        cudaMemcpyHostToDevice, s));
         d->tri_batch_count = tri_batch_count;
@@ -478,19 +492,14 @@ vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *
     if (st != VR_OK)
         return st;
     const size_t pixels = (size_t)cfg->width * cfg->height;
-    if (pixels > d->pixel_capacity) {
-        d->pixel_capacity = 0;
-        if ((st = vr_cuda_free((void **)&d->d_vis, "vis buffer")) ||
-            (st = vr_cuda_free((void **)&d->d_rgba, "image")) ||
-            (st = vr_cuda_alloc((void **)&d->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
-            (st = vr_cuda_alloc((void **)&d->d_rgba, pixels * 4, "image")))
-            return st;
-        d->pixel_capacity = pixels;
-    }
+    vr_raster_frame *f = &d->frame;
+    if ((st = vr_raster_frame_grow(f, pixels)) != VR_OK)
+        return st;
+    cudaStream_t s = (cudaStream_t)f->stream;
     vr_resolve_params shade = *p;
-    shade.shade_counts = d->have_counts ? d->d_shade_counts : NULL;
+    shade.shade_counts = d->have_counts ? f->d_shade_counts : NULL;
     shade.vertex_count = d->vertex_count;
-    shade.tri_batch = d->tri_batch_count ? d->d_tri_batch : NULL;
+    shade.tri_batch = d->tri_batch_count ? f->d_tri_batch : NULL;
     shade.tri_batch_count = d->tri_batch_count;
     const vr_queue *q = d_q ? d_q : &d->d_queue;
     vr_raster_stats local;
@@ -500,18 +509,17 @@ vr_status vr_raster_device_draw(vr_raster_device *d, uint8_t *h_rgba, uint64_t *
     rs->upload_ms = upload_ms;
     double resolve_ms = 0;
     float ms = 0;
-    if ((st = vr_raster_gpu(d->d_vis, q, tri_count, cfg, rs, d->d_scratch, d->stream)) != VR_OK ||
-        (st = vr_resolve_gpu(d->d_rgba, d->d_vis, q, tri_count, cfg, &shade, &resolve_ms,
-                             d->stream)) != VR_OK)
+    if ((st = vr_raster_gpu(f->d_vis, q, tri_count, cfg, rs, f->d_scratch, s)) != VR_OK ||
+        (st = vr_resolve_gpu(f->d_rgba, f->d_vis, q, tri_count, cfg, &shade, &resolve_ms, s)) !=
+            VR_OK)
         return st;
     rs->resolve_ms = resolve_ms;
-    VR_CUDA_GOTO(cudaEventRecord(d->ev[0], d->stream));
-    VR_CUDA_GOTO(cudaMemcpyAsync(h_rgba, d->d_rgba, pixels * 4, cudaMemcpyDeviceToHost,
-                                   d->stream));
+    VR_CUDA_GOTO(cudaEventRecord(d->ev[0], s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(h_rgba, f->d_rgba, pixels * 4, cudaMemcpyDeviceToHost, s));
     if (h_vis)
-        VR_CUDA_GOTO(cudaMemcpyAsync(h_vis, d->d_vis, pixels * sizeof(uint64_t),
-                                       cudaMemcpyDeviceToHost, d->stream));
-    VR_CUDA_GOTO(cudaEventRecord(d->ev[1], d->stream));
+        VR_CUDA_GOTO(cudaMemcpyAsync(h_vis, f->d_vis, pixels * sizeof(uint64_t),
+                                       cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaEventRecord(d->ev[1], s));
     VR_CUDA_GOTO(cudaEventSynchronize(d->ev[1]));
     VR_CUDA_GOTO(cudaEventElapsedTime(&ms, d->ev[0], d->ev[1]));
     rs->download_ms = ms;

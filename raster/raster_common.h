@@ -4,6 +4,7 @@
  * buffers and images, so every float operation here is spelled out: on the device with the
  * _rn intrinsics (never contracted into FMAs), on the host as plain IEEE single operations.
  * Edge functions are exact 64-bit integers. Checked by `vreuse_tests raster/ gpu/raster`.
+ * Also the input checks both run first and the device frame buffers (vr_raster_frame).
  */
 #ifndef VR_RASTER_COMMON_H
 #define VR_RASTER_COMMON_H
@@ -19,9 +20,30 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Input checks both twins run first (raster_ref.c): VR_ERR_ARG / VR_ERR_OVERFLOW with a message. */
-vr_status vr_raster_check_queue(const vr_queue *q, uint32_t tri_count);
+/* Input checks both twins run first (raster_ref.c): VR_ERR_ARG / VR_ERR_OVERFLOW with a message.
+ * vr_raster_check_input: the configuration, then the queue's first tri_count slots. */
+vr_status vr_raster_check_input(const vr_raster_config *cfg, const vr_queue *q, uint32_t tri_count);
 vr_status vr_resolve_check(const vr_resolve_params *p);
+
+/* The device buffers that turn a queue into an image, owned by vr_raster_device and by the
+ * renderer (render.c). The functions are in raster.cu (CUDA builds only). */
+typedef struct vr_raster_frame {
+    uint32_t *d_shade_counts; /* vertex_count: per-vertex shading counts (heatmap) */
+    uint32_t *d_tri_batch;    /* triangles: batch id per triangle id (batch colours) */
+    void *d_scratch;          /* vr_raster_scratch_bytes(), kept across frames */
+    uint64_t *d_vis;          /* pixel_capacity words */
+    uint8_t *d_rgba;          /* 4 * pixel_capacity bytes */
+    size_t pixel_capacity;    /* 0 until vr_raster_frame_grow */
+    void *stream;             /* cudaStream_t of the raster and resolve steps */
+} vr_raster_frame;
+/* Allocates the arrays for `triangles` and `vertex_count` (no image yet), the scratch and the
+ * stream; on failure what was made stays for vr_raster_frame_free. */
+vr_status vr_raster_frame_alloc(vr_raster_frame *f, uint32_t triangles, uint32_t vertex_count);
+/* Grows the visibility buffer and the image to hold `pixels`, dropping their contents.
+ * pixel_capacity is 0 while they are replaced, so a failure leaves nothing that looks usable. */
+vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels);
+/* Teardown (errors cannot be acted on, so they are not checked); *f is zeroed. */
+void vr_raster_frame_free(vr_raster_frame *f);
 #ifdef __cplusplus
 }
 #endif

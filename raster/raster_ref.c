@@ -22,9 +22,12 @@ vr_status vr_raster_config_check(const vr_raster_config *cfg)
     return VR_OK;
 }
 
-vr_status vr_raster_check_queue(const vr_queue *q, uint32_t tri_count)
+vr_status vr_raster_check_input(const vr_raster_config *cfg, const vr_queue *q, uint32_t tri_count)
 {
     assert(q);
+    vr_status s = vr_raster_config_check(cfg);
+    if (s != VR_OK)
+        return s;
     if (tri_count > q->capacity)
         return VR_ERROR(VR_ERR_ARG, "raster: %u triangles, but the queue holds %u slots", tri_count,
                         q->capacity);
@@ -88,9 +91,7 @@ vr_status vr_raster_ref(uint64_t *vis, const vr_queue *q, uint32_t tri_count,
                         const vr_raster_config *cfg, vr_raster_stats *stats)
 {
     assert(vis && q && cfg);
-    vr_status s = vr_raster_config_check(cfg);
-    if (s == VR_OK)
-        s = vr_raster_check_queue(q, tri_count);
+    vr_status s = vr_raster_check_input(cfg, q, tri_count);
     if (s != VR_OK)
         return s;
     vr_raster_stats local;
@@ -112,9 +113,7 @@ vr_status vr_raster_ref_overdraw(uint32_t *counts, const vr_queue *q, uint32_t t
                                  const vr_raster_config *cfg)
 {
     assert(counts && q && cfg);
-    vr_status s = vr_raster_config_check(cfg);
-    if (s == VR_OK)
-        s = vr_raster_check_queue(q, tri_count);
+    vr_status s = vr_raster_check_input(cfg, q, tri_count);
     if (s != VR_OK)
         return s;
     vr_raster_stats st;
@@ -157,9 +156,7 @@ vr_status vr_resolve_ref(uint8_t *rgba, const uint64_t *vis, const vr_queue *q, 
                          const vr_raster_config *cfg, const vr_resolve_params *p, double *ms)
 {
     assert(rgba && vis && q && cfg && p);
-    vr_status s = vr_raster_config_check(cfg);
-    if (s == VR_OK)
-        s = vr_raster_check_queue(q, tri_count);
+    vr_status s = vr_raster_check_input(cfg, q, tri_count);
     if (s == VR_OK)
         s = vr_resolve_check(p);
     if (s != VR_OK)

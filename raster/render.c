@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "pipeline/stage/geometry.h"
+#include "raster/raster_common.h"
 #ifdef VR_HAVE_CUDA
 #include "pipeline/vr_check.h"
 #endif
@@ -34,15 +35,10 @@ struct vr_renderer {
     uint32_t batch_count;
     /* GPU path: device buffers owned by the renderer */
     vr_geometry *geometry;          /* mesh upload, strategy buffers, the device queue */
-    uint32_t *d_shade_counts;       /* vertex_count: counts of counts_kind (the geometry
-                                       context clears its own at every run) */
-    uint32_t *d_tri_batch;          /* triangles: batch ids of d_batch_kind */
+    vr_raster_frame dev;            /* shade counts of counts_kind (the geometry context clears
+                                       its own at every run), batch ids of d_batch_kind, the
+                                       visibility buffer and image, the raster stream */
     int d_batch_kind;
-    uint64_t *d_vis;                /* d_pixel_capacity words */
-    void *d_raster_scratch;         /* vr_raster_scratch_bytes(): kept across frames */
-    uint8_t *d_rgba;                /* 4 * d_pixel_capacity bytes */
-    size_t d_pixel_capacity;
-    void *stream;                   /* cudaStream_t of the raster and resolve steps */
     int counts_kind;                /* strategy kind whose counts are cached, -1: none */
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
@@ -53,46 +49,18 @@ struct vr_renderer {
 #ifdef VR_HAVE_CUDA
 static void vr_render_dev_free(vr_renderer *r)
 {
-    /* teardown: nothing to act on when these fail */
-    cudaFree(r->d_shade_counts);
-    cudaFree(r->d_tri_batch);
-    cudaFree(r->d_vis);
-    cudaFree(r->d_raster_scratch);
-    cudaFree(r->d_rgba);
-    if (r->stream)
-        cudaStreamDestroy((cudaStream_t)r->stream);
+    vr_raster_frame_free(&r->dev);
 }
 
 static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t vertex_count)
 {
-    vr_status st;
-    if ((st = vr_cuda_alloc((void **)&r->d_shade_counts,
-                                  (size_t)vertex_count * sizeof(uint32_t), "shade counts")) ||
-        (st = vr_cuda_alloc((void **)&r->d_tri_batch, (size_t)tris * sizeof(uint32_t),
-                                  "batch ids")) ||
-        (st = vr_cuda_alloc(&r->d_raster_scratch, vr_raster_scratch_bytes(),
-                                  "raster scratch")))
-        return st;
-    cudaStream_t s;
-    VR_CUDA_CHECK(cudaStreamCreate(&s));
-    r->stream = s;
-    return VR_OK;
+    return vr_raster_frame_alloc(&r->dev, tris, vertex_count);
 }
 
 /* Grows the visibility buffer and the image to `pixels`. */
 static vr_status vr_render_dev_pixels(vr_renderer *r, size_t pixels)
 {
-    if (pixels <= r->d_pixel_capacity)
-        return VR_OK;
-    r->d_pixel_capacity = 0;
-    vr_status st;
-    if ((st = vr_cuda_free((void **)&r->d_vis, "vis buffer")) ||
-        (st = vr_cuda_free((void **)&r->d_rgba, "image")) ||
-        (st = vr_cuda_alloc((void **)&r->d_vis, pixels * sizeof(uint64_t), "vis buffer")) ||
-        (st = vr_cuda_alloc((void **)&r->d_rgba, pixels * 4, "image")))
-        return st;
-    r->d_pixel_capacity = pixels;
-    return VR_OK;
+    return vr_raster_frame_grow(&r->dev, pixels);
 }
 
 /* Host-to-device or device-to-device: unified addressing tells which. `what` names the copy
@@ -105,14 +73,14 @@ static vr_status vr_render_dev_copy(void *dst, const void *src, size_t bytes, co
 /* Device-to-host copy of the image, timed with events on the renderer's stream. */
 static vr_status vr_render_dev_download(vr_renderer *r, uint8_t *rgba, size_t bytes, double *ms)
 {
-    cudaStream_t s = (cudaStream_t)r->stream;
+    cudaStream_t s = (cudaStream_t)r->dev.stream;
     cudaEvent_t ev[2] = {NULL, NULL};
     float t = 0;
     vr_status st = VR_OK;
     VR_CUDA_GOTO(cudaEventCreate(&ev[0]));
     VR_CUDA_GOTO(cudaEventCreate(&ev[1]));
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
-    VR_CUDA_GOTO(cudaMemcpyAsync(rgba, r->d_rgba, bytes, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(rgba, r->dev.d_rgba, bytes, cudaMemcpyDeviceToHost, s));
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
     VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
     VR_CUDA_GOTO(cudaEventElapsedTime(&t, ev[0], ev[1]));
@@ -257,7 +225,7 @@ static vr_status vr_render_counts_gpu(vr_renderer *r, const vr_render_options *o
     if ((s = vr_geometry_download(r->geometry, &r->result)) != VR_OK)
         return s;
     const uint32_t *d_counts = vr_geometry_device_shade_counts(r->geometry);
-    if ((s = vr_render_dev_copy(r->d_shade_counts, d_counts,
+    if ((s = vr_render_dev_copy(r->dev.d_shade_counts, d_counts,
                                 (size_t)r->mesh->vertex_count * sizeof(uint32_t),
                                 "cudaMemcpy of the shade counts (device to device)")) != VR_OK)
         return s;
@@ -283,7 +251,8 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
     const uint32_t tris = m->index_count / 3;
     vr_status s;
     if (r->d_batch_kind != r->batch_kind) {
-        if ((s = vr_render_dev_copy(r->d_tri_batch, r->batch_ids, (size_t)tris * sizeof(uint32_t),
+        if ((s = vr_render_dev_copy(r->dev.d_tri_batch, r->batch_ids,
+                                    (size_t)tris * sizeof(uint32_t),
                                     "cudaMemcpy of the batch ids (upload)")) != VR_OK)
             return s;
         r->d_batch_kind = r->batch_kind;
@@ -304,15 +273,14 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
     const vr_queue *q = vr_geometry_device_queue(r->geometry);
     st->triangles = r->counts_queue; /* no culling in the geometry stage: every triangle */
     vr_resolve_params shade = *shade_in;
-    shade.shade_counts = r->d_shade_counts;
+    shade.shade_counts = r->dev.d_shade_counts;
     shade.vertex_count = m->vertex_count;
-    shade.tri_batch = r->d_tri_batch;
+    shade.tri_batch = r->dev.d_tri_batch;
     shade.tri_batch_count = tris;
-    if ((s = vr_raster_gpu(r->d_vis, q, st->triangles, &o->raster, &st->raster,
-                           r->d_raster_scratch, r->stream)) !=
-            VR_OK ||
-        (s = vr_resolve_gpu(r->d_rgba, r->d_vis, q, st->triangles, &o->raster, &shade,
-                            &st->raster.resolve_ms, r->stream)) != VR_OK)
+    if ((s = vr_raster_gpu(r->dev.d_vis, q, st->triangles, &o->raster, &st->raster,
+                           r->dev.d_scratch, r->dev.stream)) != VR_OK ||
+        (s = vr_resolve_gpu(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster, &shade,
+                            &st->raster.resolve_ms, r->dev.stream)) != VR_OK)
         return s;
     st->invocations = r->counts_invocations;
     if (!rgba)

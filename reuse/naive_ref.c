@@ -5,12 +5,6 @@
  */
 #include "reuse/ref_common.h"
 
-size_t vr_naive_temp_bytes(const vr_reuse_params *p)
-{
-    (void)p;
-    return 0;
-}
-
 vr_status vr_naive_ref(const vr_reuse_params *p)
 {
     vr_status st = vr_reuse_validate(p, "naive");

@@ -11,15 +11,6 @@
 
 #include "reuse/reuse.h"
 
-/* The warp strategy's batch length check, GPU and CPU paths alike. */
-static inline vr_status vr_warp_check_batch(uint32_t batch)
-{
-    if (batch < VR_WARP_BATCH_MIN || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
-        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in %u..%u",
-                        batch, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
-    return VR_OK;
-}
-
 /* Checks what every strategy needs from its parameters (GPU and CPU paths alike). Pointer
  * contracts are asserted; values that come from users or files return an error naming `who`. */
 static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *who)
@@ -38,6 +29,19 @@ static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *
         return VR_ERROR(VR_ERR_OVERFLOW,
                         "%s: triangle queue too small: needed %u slots, had %u (without culling "
                         "slot = triangle id)", who, p->index_count / 3, p->queue.capacity);
+    return VR_OK;
+}
+
+/* The warp strategy's checks, GPU and CPU paths alike: the common ones, then the batch length. */
+static inline vr_status vr_warp_validate(const vr_reuse_params *p)
+{
+    vr_status st = vr_reuse_validate(p, "warp");
+    if (st != VR_OK)
+        return st;
+    const uint32_t batch = p->batch_indices;
+    if (batch < VR_WARP_BATCH_MIN || batch % 3 != 0 || batch > VR_WARP_BATCH_MAX)
+        return VR_ERROR(VR_ERR_ARG, "warp: batch of %u indices must be a multiple of 3 in %u..%u",
+                        batch, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
     return VR_OK;
 }
 

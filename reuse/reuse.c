@@ -10,16 +10,23 @@
 #define VR_GPU(f) NULL
 #endif
 
-#define VR_ROW(n, kind, dyn, gts) \
-    { #n, kind, dyn, gts, vr_##n##_temp_bytes, VR_GPU(vr_##n##_run), vr_##n##_ref }
+/* Every strategy but multi keeps its working state in registers and shared memory. */
+static size_t vr_no_temp_bytes(const vr_reuse_params *p)
+{
+    (void)p;
+    return 0;
+}
+
+#define VR_ROW(n, kind, dyn, gts, temp_bytes) \
+    { #n, kind, dyn, gts, temp_bytes, VR_GPU(vr_##n##_run), vr_##n##_ref }
 
 const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT] = {
-    VR_ROW(naive, VR_REUSE_NAIVE, 0, 0),
-    VR_ROW(warp, VR_REUSE_WARP, 0, 0),
-    VR_ROW(hash, VR_REUSE_HASH, 1, 1),
-    VR_ROW(phash, VR_REUSE_PHASH, 1, 0),
-    VR_ROW(sort, VR_REUSE_SORT, 1, 0),
-    VR_ROW(multi, VR_REUSE_MULTI, 0, 0),
+    VR_ROW(naive, VR_REUSE_NAIVE, 0, 0, vr_no_temp_bytes),
+    VR_ROW(warp, VR_REUSE_WARP, 0, 0, vr_no_temp_bytes),
+    VR_ROW(hash, VR_REUSE_HASH, 1, 1, vr_no_temp_bytes),
+    VR_ROW(phash, VR_REUSE_PHASH, 1, 0, vr_no_temp_bytes),
+    VR_ROW(sort, VR_REUSE_SORT, 1, 0, vr_no_temp_bytes),
+    VR_ROW(multi, VR_REUSE_MULTI, 0, 0, vr_multi_temp_bytes),
 };
 
 const vr_reuse_ops *vr_reuse_find(const char *name)
@@ -43,6 +50,21 @@ vr_reuse_params vr_reuse_params_default(void)
     p.max_unique = VR_NU_DEFAULT;
     p.max_indices = VR_MAX_INDICES_DEFAULT;
     p.queue_store = 1;
+    return p;
+}
+
+vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t *indices,
+                                      uint32_t index_count, const float *positions,
+                                      const float *normals, uint32_t vertex_count)
+{
+    vr_reuse_params p = *cfg;
+    p.indices = indices;
+    p.index_count = index_count;
+    p.positions = positions;
+    p.normals = normals;
+    p.vertex_count = vertex_count;
+    p.batch_starts = NULL;
+    p.batch_count = 0;
     return p;
 }
 

@@ -113,6 +113,12 @@ const vr_reuse_ops *vr_reuse_find(const char *name);
  * identity matrices, no culling, no counting. Pointers are NULL. */
 vr_reuse_params vr_reuse_params_default(void);
 
+/* `cfg` (configuration, outputs) with these input arrays - host pointers for `ref`, device
+ * pointers for `run` - and no dynamic batches yet (batch_starts NULL, batch_count 0). */
+vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t *indices,
+                                      uint32_t index_count, const float *positions,
+                                      const float *normals, uint32_t vertex_count);
+
 /* The named synthetic shader loads (vr_shader.loop_iterations): simple, light, medium, heavy =
  * 0, 1200, 2336, 4416 dependent FMA steps, calibrated on the H100 so that naive on a 7M-triangle
  * mesh is 1x / 3x / 5.5x / 10x as slow as with `simple` (bench/results/geometry-h100.md). */
@@ -125,10 +131,9 @@ int vr_load_parse(const char *s, uint32_t *iterations);
 /* The name of a count when it is one of the named loads, else NULL. */
 const char *vr_load_name(uint32_t iterations);
 
-/* Per-strategy entry points (registry rows point at these). */
-#define VR_REUSE_DECLARE(name)                                   \
-    size_t vr_##name##_temp_bytes(const vr_reuse_params *p);     \
-    vr_status vr_##name##_run(const vr_reuse_params *p);         \
+/* Per-strategy entry points (registry rows point at these; only multi needs a workspace). */
+#define VR_REUSE_DECLARE(name)                           \
+    vr_status vr_##name##_run(const vr_reuse_params *p); \
     vr_status vr_##name##_ref(const vr_reuse_params *p);
 VR_REUSE_DECLARE(naive)
 VR_REUSE_DECLARE(warp)
@@ -137,6 +142,7 @@ VR_REUSE_DECLARE(phash)
 VR_REUSE_DECLARE(sort)
 VR_REUSE_DECLARE(multi)
 #undef VR_REUSE_DECLARE
+size_t vr_multi_temp_bytes(const vr_reuse_params *p);
 
 #ifdef __cplusplus
 }

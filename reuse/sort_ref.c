@@ -5,10 +5,4 @@
  */
 #include "reuse/dyn_ref_common.h"
 
-size_t vr_sort_temp_bytes(const vr_reuse_params *p)
-{
-    (void)p; /* the kernel keeps everything in shared memory */
-    return 0;
-}
-
 vr_status vr_sort_ref(const vr_reuse_params *p) { return vr_dyn_ref(p, "sort"); }

@@ -22,6 +22,34 @@ static inline uint32_t vr_grid_blocks(uint32_t n, uint32_t block)
     return (uint32_t)(((uint64_t)n + block - 1) / block);
 }
 
+/* The queue in device memory (host code: the geometry stage writes one, raster/'s device frame
+ * keeps a copy). Allocates the four arrays of `triangles` slots and sets the capacity; on
+ * failure the arrays allocated so far stay set for vr_queue_device_free. */
+static inline vr_status vr_queue_device_alloc(vr_queue *q, uint32_t triangles)
+{
+    const size_t t = triangles;
+    vr_status st;
+    if ((st = vr_cuda_alloc((void **)&q->clip, t * VR_QUEUE_CLIP_FLOATS * sizeof(float),
+                            "queue clip")) ||
+        (st = vr_cuda_alloc((void **)&q->normal, t * VR_QUEUE_NORMAL_FLOATS * sizeof(float),
+                            "queue normal")) ||
+        (st = vr_cuda_alloc((void **)&q->vertex, t * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t),
+                            "queue vertex")) ||
+        (st = vr_cuda_alloc((void **)&q->tri_id, t * sizeof(uint32_t), "queue tri_id")))
+        return st;
+    q->capacity = triangles;
+    return VR_OK;
+}
+
+/* Teardown: errors cannot be acted on here, so they are not checked. */
+static inline void vr_queue_device_free(vr_queue *q)
+{
+    cudaFree(q->clip);
+    cudaFree(q->normal);
+    cudaFree(q->vertex);
+    cudaFree(q->tri_id);
+}
+
 /* Fetches vertex v, runs the vertex shader, and in counting mode counts the invocation
  * (global counter and per-vertex count). Every call is one vertex-shader invocation. */
 static __device__ __forceinline__ vr_shaded vr_shade_vertex(const vr_reuse_params &p, uint32_t v)

@@ -119,12 +119,10 @@ static __global__ void __launch_bounds__(1024) vr_warp_kernel(vr_reuse_params p)
 
 extern "C" vr_status vr_warp_run(const vr_reuse_params *p)
 {
-    vr_status st = vr_reuse_validate(p, "warp");
+    vr_status st = vr_warp_validate(p);
     if (st != VR_OK)
         return st;
     const uint32_t batch = p->batch_indices;
-    if ((st = vr_warp_check_batch(batch)) != VR_OK)
-        return st;
     if (p->index_count == 0)
         return VR_OK;
     const uint32_t warps = vr_grid_blocks(p->index_count, batch);

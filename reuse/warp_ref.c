@@ -10,20 +10,12 @@
  */
 #include "reuse/ref_common.h"
 
-size_t vr_warp_temp_bytes(const vr_reuse_params *p)
-{
-    (void)p;
-    return 0;
-}
-
 vr_status vr_warp_ref(const vr_reuse_params *p)
 {
-    vr_status st = vr_reuse_validate(p, "warp");
+    vr_status st = vr_warp_validate(p);
     if (st != VR_OK)
         return st;
     const uint32_t batch = p->batch_indices;
-    if ((st = vr_warp_check_batch(batch)) != VR_OK)
-        return st;
 
     uint8_t map[VR_WARP_BATCH_MAX]; /* index position - round start -> lane */
     for (uint64_t begin = 0; begin < p->index_count; begin += batch) {

@@ -360,6 +360,23 @@ done:
     return s;
 }
 
+vr_status vr_subdivision_levels(int *levels, uint64_t triangles, uint64_t min_triangles,
+                                const char *spec, size_t len)
+{
+    uint64_t result = triangles;
+    *levels = 0;
+    while (result < min_triangles && result <= VR_MAX_TRIANGLES)
+        result *= 4, ++*levels;
+    if (result > VR_MAX_TRIANGLES)
+        return VR_ERROR(VR_ERR_ARG,
+                        "%.*s: %d subdivision levels on the way to %llu triangles turn %llu into "
+                        "%llu, over the 2^32-1 index limit (max %u triangles)",
+                        (int)len, spec, *levels, (unsigned long long)min_triangles,
+                        (unsigned long long)triangles, (unsigned long long)result,
+                        VR_MAX_TRIANGLES);
+    return VR_OK;
+}
+
 vr_status vr_mesh_subdivide(vr_mesh *out, const vr_mesh *in, uint64_t min_triangles)
 {
     assert(out && in);
@@ -367,16 +384,12 @@ vr_status vr_mesh_subdivide(vr_mesh *out, const vr_mesh *in, uint64_t min_triang
     vr_status s = vr_mesh_validate(in, "subdivide input");
     if (s)
         return s;
-    uint64_t tris = in->index_count / 3, total = tris;
-    int levels = 0;
-    while (total < min_triangles && total <= VR_MAX_TRIANGLES)
-        total *= 4, ++levels;
-    if (total > VR_MAX_TRIANGLES)
-        return VR_ERROR(VR_ERR_ARG,
-                        "subdivide: %llu triangles need %d levels to reach %llu, giving %llu: over "
-                        "the 2^32-1 index limit",
-                        (unsigned long long)tris, levels, (unsigned long long)min_triangles,
-                        (unsigned long long)total);
+    const uint64_t tris = in->index_count / 3;
+    const char *what = "subdivide";
+    int levels;
+    if ((s = vr_subdivision_levels(&levels, tris, min_triangles, what, strlen(what))))
+        return s;
+    const uint64_t total = tris << (2 * levels);
     if (levels == 0)
         return vr_mesh_copy(out, in);
     /* progress counts output triangles over all levels: 4T + 16T + ... */

@@ -63,10 +63,22 @@ typedef struct ply_reader {
     uint64_t first_short_face, first_short_corners; /* the first of them, for the message */
 } ply_reader;
 
-static const struct {
+/* A name a PLY header may use and the enum value it stands for (a type, a vertex role). */
+typedef struct ply_name {
     const char *name;
-    ply_type type;
-} g_type_names[] = {
+    int value;
+} ply_name;
+
+/* The value of name `s` in table `t` (n entries), or `missing`. */
+static int ply_name_find(const ply_name *t, size_t n, const char *s, int missing)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!strcmp(s, t[i].name))
+            return t[i].value;
+    return missing;
+}
+
+static const ply_name g_type_names[] = {
     {"char", PLY_I8},     {"int8", PLY_I8},     {"uchar", PLY_U8},    {"uint8", PLY_U8},
     {"short", PLY_I16},   {"int16", PLY_I16},   {"ushort", PLY_U16},  {"uint16", PLY_U16},
     {"int", PLY_I32},     {"int32", PLY_I32},   {"uint", PLY_U32},    {"uint32", PLY_U32},
@@ -77,10 +89,8 @@ static const unsigned g_type_bytes[] = {0, 1, 1, 2, 2, 4, 4, 4, 8};
 
 static ply_type parse_type(const char *s)
 {
-    for (size_t i = 0; i < sizeof g_type_names / sizeof g_type_names[0]; ++i)
-        if (!strcmp(s, g_type_names[i].name))
-            return g_type_names[i].type;
-    return PLY_NONE;
+    const size_t n = sizeof g_type_names / sizeof g_type_names[0];
+    return (ply_type)ply_name_find(g_type_names, n, s, PLY_NONE);
 }
 
 static int is_integer_type(ply_type t) { return t != PLY_F32 && t != PLY_F64; }
@@ -461,10 +471,7 @@ static vr_status skip_list(ply_reader *r, const ply_prop *p)
  * with x, y, z and a face or tristrips list. */
 static vr_status assign_roles(ply_reader *r, ply_element **vertex_out, int *have_normals, int *have_uv)
 {
-    static const struct {
-        const char *name;
-        ply_role role;
-    } vertex_names[] = {
+    static const ply_name vertex_names[] = {
         {"x", ROLE_X},   {"y", ROLE_Y},   {"z", ROLE_Z},         {"nx", ROLE_NX},
         {"ny", ROLE_NY}, {"nz", ROLE_NZ}, {"s", ROLE_U},         {"t", ROLE_V},
         {"u", ROLE_U},   {"v", ROLE_V},   {"texture_u", ROLE_U}, {"texture_v", ROLE_V},
@@ -481,9 +488,8 @@ static vr_status assign_roles(ply_reader *r, ply_element **vertex_out, int *have
         for (int k = 0; k < e->prop_count; ++k) {
             ply_prop *p = &e->props[k];
             if (is_vertex && p->count_type == PLY_NONE)
-                for (size_t j = 0; j < sizeof vertex_names / sizeof vertex_names[0]; ++j)
-                    if (!strcmp(p->name, vertex_names[j].name))
-                        p->role = vertex_names[j].role;
+                p->role = (ply_role)ply_name_find(
+                    vertex_names, sizeof vertex_names / sizeof vertex_names[0], p->name, p->role);
             if ((is_face || is_strip) && p->count_type != PLY_NONE &&
                 (!strcmp(p->name, "vertex_indices") || !strcmp(p->name, "vertex_index"))) {
                 if (!is_integer_type(p->type))

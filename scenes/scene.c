@@ -500,19 +500,13 @@ static vr_status subdivide_scene(vr_scene *s, const char *spec, size_t len, uint
     uint64_t total = 0;
     for (uint32_t i = 0; i < s->draw_count; ++i)
         total += s->draws[i].mesh.index_count / 3;
-    int levels = 0;
-    uint64_t result = total;
-    while (result < min_triangles && result <= VR_MAX_TRIANGLES)
-        result *= 4, ++levels;
-    if (result > VR_MAX_TRIANGLES)
-        return VR_ERROR(VR_ERR_ARG,
-                        "%.*s: %d subdivision levels turn %llu triangles into %llu, over the 2^32-1 "
-                        "index limit (max %u triangles)",
-                        (int)len, spec, levels, (unsigned long long)total,
-                        (unsigned long long)result, VR_MAX_TRIANGLES);
+    int levels;
+    vr_status st = vr_subdivision_levels(&levels, total, min_triangles, spec, len);
+    if (st)
+        return st;
     for (uint32_t i = 0; i < s->draw_count && levels > 0; ++i) {
         vr_mesh *m = &s->draws[i].mesh, sub;
-        vr_status st = vr_mesh_subdivide(&sub, m, (uint64_t)(m->index_count / 3) << (2 * levels));
+        st = vr_mesh_subdivide(&sub, m, (uint64_t)(m->index_count / 3) << (2 * levels));
         if (st)
             return st;
         vr_mesh_free(m);

@@ -13,6 +13,12 @@
 /* Largest triangle count whose index buffer fits the 2^32-1 index limit of vr_mesh. */
 #define VR_MAX_TRIANGLES (UINT32_MAX / 3u)
 
+/* *levels = the levels of 4:1 subdivision that take `triangles` to at least `min_triangles`
+ * (0 when it is there already; generate.c). VR_ERR_ARG when they would pass VR_MAX_TRIANGLES,
+ * the message starting with spec[0 .. len) (what is subdivided). */
+vr_status vr_subdivision_levels(int *levels, uint64_t triangles, uint64_t min_triangles,
+                                const char *spec, size_t len);
+
 /* Reads a PLY file (ascii, binary little/big endian): vertex x,y,z[,nx,ny,nz][,s,t|u,v],
  * `face` lists (polygons fanned) and `tristrips` lists (-1 restarts). The header is checked
  * against the file size before anything is allocated. Returns a finished mesh. Faces with

@@ -89,16 +89,27 @@ vr_status vr_sim_fifo_unchecked(vr_sim_result *out, const uint32_t *indices,
     return VR_OK;
 }
 
-vr_status vr_sim_fifo(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
-                      uint32_t vertex_count, uint32_t entries, uint32_t *shade_counts)
+/* A k-entry cache model (vr_sim_fifo_unchecked, vr_sim_lru_unchecked) behind the checks of its
+ * public entry point `what`: at least one entry, then the index buffer. */
+typedef vr_status (*cache_model)(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                                 uint32_t vertex_count, uint32_t entries, uint32_t *shade_counts);
+
+static vr_status run_cache(cache_model model, const char *what, vr_sim_result *out,
+                           const uint32_t *indices, uint32_t index_count, uint32_t vertex_count,
+                           uint32_t entries, uint32_t *shade_counts)
 {
     assert(out != NULL);
     if (entries < 1)
-        return VR_ERROR(VR_ERR_ARG, "vr_sim_fifo: cache entries must be >= 1, got 0");
-    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_fifo");
-    return s ? s
-             : vr_sim_fifo_unchecked(out, indices, index_count, vertex_count, entries,
-                                     shade_counts);
+        return VR_ERROR(VR_ERR_ARG, "%s: cache entries must be >= 1, got 0", what);
+    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, what);
+    return s ? s : model(out, indices, index_count, vertex_count, entries, shade_counts);
+}
+
+vr_status vr_sim_fifo(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                      uint32_t vertex_count, uint32_t entries, uint32_t *shade_counts)
+{
+    return run_cache(vr_sim_fifo_unchecked, "vr_sim_fifo", out, indices, index_count,
+                     vertex_count, entries, shade_counts);
 }
 
 /* --- LRU: a doubly linked list threaded through one per-vertex slot array ------------------
@@ -213,13 +224,8 @@ vr_status vr_sim_lru_unchecked(vr_sim_result *out, const uint32_t *indices, uint
 vr_status vr_sim_lru(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
                      uint32_t vertex_count, uint32_t entries, uint32_t *shade_counts)
 {
-    assert(out != NULL);
-    if (entries < 1)
-        return VR_ERROR(VR_ERR_ARG, "vr_sim_lru: cache entries must be >= 1, got 0");
-    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, "vr_sim_lru");
-    return s ? s
-             : vr_sim_lru_unchecked(out, indices, index_count, vertex_count, entries,
-                                    shade_counts);
+    return run_cache(vr_sim_lru_unchecked, "vr_sim_lru", out, indices, index_count, vertex_count,
+                     entries, shade_counts);
 }
 
 /* --- parallel per-multiprocessor cache -------------------------------------------------- */

@@ -8,40 +8,14 @@
 #        GPU_BENCH_ARGS="SCENE... [options]" (replaces the default bench arguments),
 #        GPU_TIME_BUDGET=seconds for all steps (default 480), GPU_SANITIZER_CAP=seconds per
 #        sanitizer tool (default 180; racecheck of gpu-small takes about two minutes).
-set -o pipefail
-OUTDIR=${1:?usage: tests/gpu.sh OUTDIR}
-mkdir -p "$OUTDIR" || exit 1
-OUTDIR=$(cd "$OUTDIR" && pwd)
-cd "$(dirname "$0")/.." || exit 1
+. "$(dirname "$0")/device_lib.sh"  # OUTDIR, cd to the root, record, limit, device_setup
 BIN=$PWD/.device/bin
 export VR_SCENES=$PWD/.device/scenes
 DEADLINE=$((SECONDS + ${GPU_TIME_BUDGET:-480}))
-SUMMARY=()
-FAILED=0
-
-# record NAME STATUS SECONDS NOTE
-record() {
-    SUMMARY+=("$(printf '%-12s %-6s %5ss  %s' "$1" "$2" "$3" "$4")")
-    [ "$2" = FAIL ] && FAILED=1
-}
-
-# limit CAP: seconds a step may take, capped by what is left of the budget (0: none left)
-limit() {
-    local left=$((DEADLINE - SECONDS - 15))
-    [ "$left" -lt 0 ] && left=0
-    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
-}
 
 # ---- runtime libraries and device -----------------------------------------------------------
 t0=$SECONDS
-mkdir -p /tmp/rt
-for f in .device/debs/*.deb; do
-    [ -e "$f" ] && dpkg -x "$f" /tmp/rt
-done
-export LD_LIBRARY_PATH=/tmp/rt/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-GPU_LINE=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)
-echo "gpu: $GPU_LINE"
-echo "$GPU_LINE" > "$OUTDIR/gpu.txt"
+device_setup
 export VR_GPU_DRIVER=$(echo "$GPU_LINE" | awk -F', ' '{print $2}')
 [ -f .device/commit.txt ] && export VR_GIT_COMMIT=$(cat .device/commit.txt)
 if [ ! -x "$BIN/vreuse_tests" ] || [ ! -x "$BIN/vreuse" ]; then
@@ -145,5 +119,4 @@ if [ -f "$OUTDIR/bench.log" ]; then
 fi
 echo
 echo "== gpu.sh summary ($GPU_LINE; logs in $OUTDIR)"
-printf '%s\n' "${SUMMARY[@]}" | tee "$OUTDIR/summary.txt"
-exit $FAILED
+summary_exit

@@ -8,31 +8,14 @@
 # tests/stage_device.sh plus build-gpu/vreuse_glref copied to .device/bin. Knobs:
 # RENDER_TIME_BUDGET=seconds (default 230), RENDER_REPS (default 20), RENDER_BIN (default
 # .device/bin), RENDER_BIG (default sphere:7M; a smaller one for a CPU dry run).
-set -o pipefail
-OUTDIR=${1:?usage: tests/render_h100.sh OUTDIR}
-mkdir -p "$OUTDIR" || exit 1
-OUTDIR=$(cd "$OUTDIR" && pwd)
-cd "$(dirname "$0")/.." || exit 1
+. "$(dirname "$0")/device_lib.sh"  # OUTDIR, cd to the root, record, limit, device_setup
 BIN=${RENDER_BIN:-$PWD/.device/bin}
 BIG=${RENDER_BIG:-sphere:7M}
 SCENES_DIR=$PWD/.device/scenes
 REPS=${RENDER_REPS:-20}
 SIZE=1920x1080
 DEADLINE=$((SECONDS + ${RENDER_TIME_BUDGET:-230}))
-SUMMARY=()
-FAILED=0
-
-record() {
-    SUMMARY+=("$(printf '%-17s %-6s %5ss  %s' "$1" "$2" "$3" "$4")")
-    [ "$2" = FAIL ] && FAILED=1
-}
-
-# limit CAP: seconds a step may take, capped by what is left of the budget (0: none left)
-limit() {
-    local left=$((DEADLINE - SECONDS - 5))
-    [ "$left" -lt 0 ] && left=0
-    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
-}
+LIMIT_RESERVE=5
 
 # step NAME CAP LOG CMD...: runs CMD under timeout, tees to OUTDIR/LOG, records the outcome
 step() {
@@ -56,15 +39,7 @@ step() {
 
 # ---- runtime libraries, device, EGL vendor ----------------------------------------------------
 t0=$SECONDS
-mkdir -p /tmp/rt
-for f in .device/debs/*.deb; do
-    [ -e "$f" ] && dpkg -x "$f" /tmp/rt
-done
-export LD_LIBRARY_PATH=/tmp/rt/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-GPU_LINE=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-[ -n "$GPU_LINE" ] || GPU_LINE="no nvidia-smi"
-echo "gpu: $GPU_LINE"
-echo "$GPU_LINE" > "$OUTDIR/gpu.txt"
+device_setup
 for b in vreuse vreuse_glref; do
     if [ ! -x "$BIN/$b" ]; then
         echo "render_h100.sh: $BIN/$b missing. Hint: tests/stage_device.sh, then" \
@@ -181,5 +156,4 @@ else
     echo "(gl.csv or frame.csv missing: see the step logs)"
 fi
 echo
-printf '%s\n' "${SUMMARY[@]}" | tee "$OUTDIR/summary.txt"
-exit $FAILED
+summary_exit

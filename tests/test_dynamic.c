@@ -155,12 +155,8 @@ static void result_reset(vr_geometry_result *r)
 static vr_reuse_params params_for(const vr_mesh *m, const uint32_t *starts, uint32_t batch_count,
                                   const vr_reuse_params *cfg)
 {
-    vr_reuse_params p = *cfg;
-    p.indices = m->indices;
-    p.index_count = m->index_count;
-    p.positions = m->positions;
-    p.normals = m->normals;
-    p.vertex_count = m->vertex_count;
+    vr_reuse_params p = vr_reuse_params_input(cfg, m->indices, m->index_count, m->positions,
+                                              m->normals, m->vertex_count);
     p.batch_starts = starts;
     p.batch_count = batch_count;
     return p;

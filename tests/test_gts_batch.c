@@ -281,13 +281,9 @@ static void check_hash_twin(const vr_mesh *src, const char *name)
         vr_gts_batch_source gs;
         vr_gts_batch_source_host(&gs, &g);
         gs.seeds = seeds;
-        vr_reuse_params r = p;
-        r.indices = NULL;
+        vr_reuse_params r = vr_reuse_params_input(&p, NULL, m.index_count, m.positions, m.normals,
+                                                  m.vertex_count);
         r.gts = &gs;
-        r.index_count = m.index_count;
-        r.positions = m.positions;
-        r.normals = m.normals;
-        r.vertex_count = m.vertex_count;
         r.batch_starts = starts;
         r.batch_count = count;
         r.queue = packed.queue;

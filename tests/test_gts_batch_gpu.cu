@@ -90,13 +90,10 @@ static void check_stream(const vr_gts *g, const vr_mesh *mesh, const vr_batch_cf
                 src.seeds = seeds;
                 memset(&cpu.counters, 0, sizeof cpu.counters);
                 memset(cpu.shade_counts, 0, (size_t)mesh->vertex_count * 4);
-                vr_reuse_params r = p;
-                r.indices = NULL;
+                vr_reuse_params r = vr_reuse_params_input(&p, NULL, mesh->index_count,
+                                                          mesh->positions, mesh->normals,
+                                                          mesh->vertex_count);
                 r.gts = &src;
-                r.index_count = mesh->index_count;
-                r.positions = mesh->positions;
-                r.normals = mesh->normals;
-                r.vertex_count = mesh->vertex_count;
                 r.batch_starts = starts;
                 r.batch_count = count;
                 r.queue = cpu.queue;

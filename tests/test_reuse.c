@@ -577,12 +577,8 @@ VR_TEST(test_reuse_errors, "reuse/errors")
                   ops->name);
         cfg = vr_reuse_params_default();
         /* index_count not a multiple of 3, straight through the interface */
-        vr_reuse_params p = cfg;
-        p.indices = m.indices;
-        p.index_count = 5;
-        p.positions = m.positions;
-        p.normals = m.normals;
-        p.vertex_count = m.vertex_count;
+        vr_reuse_params p =
+            vr_reuse_params_input(&cfg, m.indices, 5, m.positions, m.normals, m.vertex_count);
         p.queue = r.queue;
         p.counters = &r.counters;
         VR_EXPECT(ops->ref(&p) == VR_ERR_FORMAT, "%s accepted 5 indices", ops->name);

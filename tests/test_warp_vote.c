@@ -272,12 +272,9 @@ VR_TEST(test_vote_ref, "reuse/warp-vote-ref")
         model_warp(indices, index_count, batch, &invocations, counts_model);
 
         vr_counters counters = {0};
-        vr_reuse_params p = vr_reuse_params_default();
-        p.indices = indices;
-        p.index_count = index_count;
-        p.positions = zeros;
-        p.normals = zeros;
-        p.vertex_count = vertex_count;
+        const vr_reuse_params defaults = vr_reuse_params_default();
+        vr_reuse_params p =
+            vr_reuse_params_input(&defaults, indices, index_count, zeros, zeros, vertex_count);
         p.batch_indices = batch;
         p.count = 1;
         p.queue = q;

@@ -140,10 +140,7 @@ void vr_geometry_destroy(vr_geometry *g)
     cudaFree(g->d_normals);
     cudaFree(g->d_batch_starts);
     free(g->h_batch_starts);
-    cudaFree(g->d_queue.clip);
-    cudaFree(g->d_queue.normal);
-    cudaFree(g->d_queue.vertex);
-    cudaFree(g->d_queue.tri_id);
+    vr_queue_device_free(&g->d_queue);
     cudaFree(g->d_counters);
     cudaFree(g->d_shade_counts);
     cudaFree(g->d_temp);
@@ -169,14 +166,10 @@ static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
     if ((st = vr_cuda_alloc((void **)&g->d_indices, ic * sizeof(uint32_t), "indices")) ||
         (st = vr_cuda_alloc((void **)&g->d_positions, vc * 3 * sizeof(float), "positions")) ||
         (st = vr_cuda_alloc((void **)&g->d_normals, vc * 3 * sizeof(float), "normals")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.clip, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), "queue clip")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.normal, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), "queue normal")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.vertex, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t), "queue vertex")) ||
-        (st = vr_cuda_alloc((void **)&g->d_queue.tri_id, tris * 4, "queue tri_id")) ||
+        (st = vr_queue_device_alloc(&g->d_queue, (uint32_t)tris)) ||
         (st = vr_cuda_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) ||
         (st = vr_cuda_alloc((void **)&g->d_shade_counts, vc * 4, "shade counts")))
         return st;
-    g->d_queue.capacity = (uint32_t)tris;
     VR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     VR_CUDA_CHECK(cudaEventCreate(&g->start));
     VR_CUDA_CHECK(cudaEventCreate(&g->stop));
@@ -345,14 +338,9 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     if (cfg->queue_store != 0 && cfg->queue_store != 1)
         return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
                         ops->name, cfg->queue_store);
-    vr_reuse_params p = *cfg;
-    p.indices = g->d_external_indices ? g->d_external_indices : g->d_indices;
-    p.index_count = g->index_count;
-    p.positions = g->d_positions;
-    p.normals = g->d_normals;
-    p.vertex_count = g->vertex_count;
-    p.batch_starts = NULL;
-    p.batch_count = 0;
+    vr_reuse_params p = vr_reuse_params_input(
+        cfg, g->d_external_indices ? g->d_external_indices : g->d_indices, g->index_count,
+        g->d_positions, g->d_normals, g->vertex_count);
     if (ops->dynamic) {
         vr_status st = vr_geometry_prepare_batches(g, cfg->max_unique, cfg->max_indices);
         if (st != VR_OK)

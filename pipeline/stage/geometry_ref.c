@@ -85,14 +85,8 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
 {
     assert(out && ops && m && cfg);
     assert(out->triangles == m->index_count / 3 && out->vertex_count == m->vertex_count);
-    vr_reuse_params p = *cfg;
-    p.indices = m->indices;
-    p.index_count = m->index_count;
-    p.positions = m->positions;
-    p.normals = m->normals;
-    p.vertex_count = m->vertex_count;
-    p.batch_starts = NULL;
-    p.batch_count = 0;
+    vr_reuse_params p = vr_reuse_params_input(cfg, m->indices, m->index_count, m->positions,
+                                              m->normals, m->vertex_count);
     p.queue = out->queue;
     p.counters = &out->counters;
     p.shade_counts = out->shade_counts;
