@@ -106,7 +106,7 @@ typedef struct vr_reuse_ops {
 } vr_reuse_ops;
 
 extern const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT];
-/* Looks a strategy up by its name; NULL when unknown. */
+/* Looks a strategy up by its name; NULL when unknown. O(VR_REUSE_KIND_COUNT). */
 const vr_reuse_ops *vr_reuse_find(const char *name);
 
 /* Default parameters of the paper: block 256, warp batch 96, N_u 256, simple shader with
@@ -125,7 +125,14 @@ int vr_load_parse(const char *s, uint32_t *iterations);
 /* The name of a count when it is one of the named loads, else NULL. */
 const char *vr_load_name(uint32_t iterations);
 
-/* Per-strategy entry points (registry rows point at these). */
+/* Per-strategy entry points (registry rows point at these; vr_reuse_all / vr_reuse_find reach the
+ * same functions by name). NAME_temp_bytes: the workspace `run` needs for p, in bytes (O(1)).
+ * NAME_run: the GPU batcher; every pointer in p is device memory, the kernels are enqueued on
+ * p->stream and the call returns without waiting (a fault shows at the next synchronization);
+ * VR_ERR_ARG for parameters outside pipeline/limits.h, VR_ERR_NO_DEVICE in a build without CUDA.
+ * NAME_ref: the CPU twin on host pointers, the same queue and counts; O(index_count) plus the
+ * shader's loop_iterations per invocation. vr_geometry_run / vr_geometry_ref
+ * (pipeline/stage/geometry.h) do the allocation, clearing and batch starts for a whole mesh. */
 #define VR_REUSE_DECLARE(name)                                   \
     size_t vr_##name##_temp_bytes(const vr_reuse_params *p);     \
     vr_status vr_##name##_run(const vr_reuse_params *p);         \
