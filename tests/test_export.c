@@ -19,20 +19,13 @@
 #include "scenes/scene_internal.h"
 #include "sim/sim.h"
 
+/* A scratch folder per test: each check removes the files it wrote, then the folder goes. */
 static char g_dir[64];
 
 static int make_dir(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/vr_test_export_XXXXXX");
     return mkdtemp(g_dir) != NULL;
-}
-
-static void remove_dir(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", g_dir);
 }
 
 /* What the checks compare: the counts `info` prints and the simulated invocations. */
@@ -107,6 +100,7 @@ static void round_trip(const vr_mesh *m, const summary *want, vr_mesh_format f, 
     vr_mesh back;
     if (s || (s = vr_mesh_load(&back, path)) != VR_OK) {
         VR_EXPECT(s == VR_OK, "%s does not read back: %s", path, vr_last_error());
+        unlink(path);
         return;
     }
     summary got;
@@ -193,7 +187,7 @@ VR_TEST(test_export_round_trip, "export/round-trip")
         }
         vr_mesh_free(&src);
     }
-    remove_dir();
+    VR_EXPECT(rmdir(g_dir) == 0, "%s is not empty", g_dir);
     return VR_TEST_RESULT();
 }
 
@@ -217,8 +211,10 @@ VR_TEST(test_export_unreferenced, "export/unreferenced")
         vr_mesh back;
         vr_status s = vr_mesh_load(&back, path);
         VR_EXPECT(s == VR_OK, "%s: %s", path, vr_last_error());
-        if (s)
+        if (s) {
+            unlink(path);
             continue;
+        }
         VR_EXPECT(back.vertex_count == kept[f], "%s: %u vertices, want %u", path,
                   back.vertex_count, kept[f]);
         VR_EXPECT_EQ(back.index_count, 6);
@@ -227,11 +223,13 @@ VR_TEST(test_export_unreferenced, "export/unreferenced")
             VR_EXPECT(same_triangles(&quad, &back), "%s: other triangles", path);
         for (uint32_t v = 0; f != VR_MESH_GTS && v < 4 && back.texcoords; ++v) {
             const uint32_t w = back.indices[v == 3 ? 5 : v]; /* vertex v's first corner */
-            VR_EXPECT(back.texcoords[2 * w] == uv[2 * v] && back.texcoords[2 * w + 1] == uv[2 * v + 1],
-                      "%s: vertex %u texcoord (%g, %g), want (%g, %g)", path, v,
-                      back.texcoords[2 * w], back.texcoords[2 * w + 1], uv[2 * v], uv[2 * v + 1]);
+            const float *t = back.texcoords + 2 * w;
+            VR_EXPECT(t[0] == uv[2 * v] && t[1] == uv[2 * v + 1],
+                      "%s: vertex %u texcoord (%g, %g), want (%g, %g)", path, v, t[0], t[1],
+                      uv[2 * v], uv[2 * v + 1]);
         }
         vr_mesh_free(&back);
+        unlink(path);
     }
     /* what the format follows from the name, and what has none */
     VR_EXPECT_EQ(vr_mesh_format_of("a/b.GLB"), VR_MESH_GLB);
@@ -250,6 +248,6 @@ VR_TEST(test_export_unreferenced, "export/unreferenced")
     VR_EXPECT(vr_mesh_write("/nonexistent-dir/q.obj", VR_MESH_OBJ, &quad, NULL) == VR_ERR_IO &&
                   strstr(vr_last_error(), "/nonexistent-dir/q.obj"),
               "an unwritable path names itself: %s", vr_last_error());
-    remove_dir();
+    VR_EXPECT(rmdir(g_dir) == 0, "%s is not empty", g_dir);
     return VR_TEST_RESULT();
 }

@@ -96,14 +96,14 @@ static int check_back(const char *out, vr_mesh_format fmt, const vr_mesh *m,
     }
     char b[6][32];
     const int assimp = fmt == VR_MESH_OBJ || fmt == VR_MESH_GLB;
-    if (got.vertices != want->vertices || got.referenced_vertices != want->referenced_vertices ||
-        got.triangles != want->triangles || got.degenerate_triangles != want->degenerate_triangles) {
+    if (memcmp(&got, want, sizeof got) != 0) { /* vertices, referenced, triangles, degenerate */
         fflush(stdout); /* after the line that names what was written */
         fprintf(stderr,
                 "vreuse export: warning: %s reads back as %s vertices (%s referenced) and %s "
                 "triangles, the scene has %s (%s) and %s%s\n",
                 out, vr_format_count(b[0], got.vertices),
-                vr_format_count(b[1], got.referenced_vertices), vr_format_count(b[2], got.triangles),
+                vr_format_count(b[1], got.referenced_vertices),
+                vr_format_count(b[2], got.triangles),
                 vr_format_count(b[3], want->vertices),
                 vr_format_count(b[4], want->referenced_vertices),
                 vr_format_count(b[5], want->triangles),

@@ -30,13 +30,16 @@ int vr_mesh_format_of(const char *path)
     return -1;
 }
 
-/* The comment as one printable line (no control characters: a newline would end a PLY header
- * line or an OBJ comment early). */
+/* The comment as one line that every format holds verbatim: no control characters (a newline
+ * would end a PLY header line or an OBJ comment early), no quote or backslash (it is a JSON
+ * string in GLB). */
 static void one_line(char *dst, size_t cap, const char *s)
 {
     size_t n = 0;
-    for (; s && *s && n + 1 < cap; ++s)
-        dst[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s;
+    for (; s && *s && n + 1 < cap; ++s) {
+        const unsigned char c = (unsigned char)*s;
+        dst[n++] = c < 0x20 || c == 0x7f ? ' ' : c == '"' ? '\'' : c == '\\' ? '/' : (char)c;
+    }
     dst[n] = '\0';
 }
 
@@ -119,24 +122,8 @@ static void write_ply(FILE *f, const vr_mesh *m, const char *comment)
 
 /* ---- GLB ------------------------------------------------------------------------------------ */
 
-/* A JSON string literal of s (quotes, backslashes and control characters escaped). */
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; ++s) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* The JSON chunk: one node, one mesh, one triangle primitive over four (three without
- * texcoords) buffer views of the one buffer, in the BIN chunk's order. */
+ * texcoords) buffer views of the one buffer, in the BIN chunk's order. `comment` is one_line's. */
 static void write_gltf_json(FILE *f, const vr_mesh *m, const char *comment, uint64_t bin_bytes)
 {
     const uint64_t vc = m->vertex_count, vec3 = 12 * vc, vec2 = 8 * vc;
@@ -149,12 +136,11 @@ static void write_gltf_json(FILE *f, const vr_mesh *m, const char *comment, uint
             hi[k] = p > hi[k] ? p : hi[k];
         }
     fprintf(f, "{\"asset\":{\"version\":\"2.0\",\"generator\":\"vreuse export\",\"extras\":"
-               "{\"source\":");
-    json_string(f, comment);
-    fprintf(f, "}},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],"
+               "{\"source\":\"%s\"}},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],"
+               "\"nodes\":[{\"mesh\":0}],"
                "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0,\"NORMAL\":1%s},"
                "\"indices\":%d,\"mode\":4}]}],\"buffers\":[{\"byteLength\":%llu}],",
-            uv ? ",\"TEXCOORD_0\":2" : "", uv ? 3 : 2, (unsigned long long)bin_bytes);
+            comment, uv ? ",\"TEXCOORD_0\":2" : "", uv ? 3 : 2, (unsigned long long)bin_bytes);
     fprintf(f, "\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":%llu,"
                "\"target\":34962},{\"buffer\":0,\"byteOffset\":%llu,\"byteLength\":%llu,"
                "\"target\":34962},",
