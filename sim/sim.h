@@ -75,6 +75,7 @@ typedef struct vr_sim_config {
                               0 = one per online CPU, at most 8 */
 } vr_sim_config;
 
+/* The defaults named in the field comments above (Table 1's configuration). */
 vr_sim_config vr_sim_config_default(void);
 /* Checks every field's range; VR_ERR_ARG with the field name and value when one is off. O(1). */
 vr_status vr_sim_config_check(const vr_sim_config *cfg);
@@ -175,6 +176,7 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
  * first record the parameters. VR_ERR_IO when writing fails. */
 vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count,
                            const vr_sim_config *cfg);
+/* The same results as JSON: the parameters, then one object per report. VR_ERR_IO likewise. */
 vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t count,
                             const vr_sim_config *cfg);
 /* SVG plot of reuse against cache size (log2 x axis, FIFO and LRU curves, parallel-cache

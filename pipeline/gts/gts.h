@@ -128,6 +128,7 @@ uint32_t vr_gts_inc_words(const vr_gts *g);
 vr_status vr_gts_validate(const vr_gts *g, const char *what);
 /* The O(1) part of vr_gts_validate: counts against each other and array presence. */
 vr_status vr_gts_validate_counts(const vr_gts *g, const char *what);
+/* Fills the Table 3 sizes of a stream (no decoding, O(1)). */
 void vr_gts_stats_compute(vr_gts_stats *out, const vr_gts *g);
 /* Prints the stats as a table (counts and the Table 3 rows); `name` heads it. */
 void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name);
@@ -142,9 +143,11 @@ size_t vr_gts_file_bytes(const vr_gts *g); /* O(1) */
 /* Writes the file image into dst (cap bytes, at least vr_gts_file_bytes); *written = size.
  * VR_ERR_OVERFLOW when cap is too small. O(file size), as are the readers below. */
 vr_status vr_gts_write_memory(uint8_t *dst, size_t cap, size_t *written, const vr_gts *g);
+/* The file image to `path` (VR_ERR_IO naming it when a write fails). */
 vr_status vr_gts_write(const vr_gts *g, const char *path);
 /* Parses a file image; `what` names it in messages. VR_ERR_FORMAT on anything malformed. */
 vr_status vr_gts_read_memory(vr_gts *out, const uint8_t *data, size_t size, const char *what);
+/* vr_gts_read_memory of a file (VR_ERR_IO when it cannot be read); free with vr_gts_free. */
 vr_status vr_gts_read(vr_gts *out, const char *path);
 /* `vreuse info F.gts`: reads, validates, decodes on the CPU and prints the stats table.
  * Returns VR_OK, or the reader's / decoder's status (message in vr_last_error). */
