@@ -152,9 +152,9 @@ static void codec_round_trip(const vr_mesh *m)
         }
         vr_gts_stats st;
         vr_gts_stats_compute(&st, &g);
-        printf("codec: %u triangles in %zu bytes (%.2f bits/triangle connectivity), decoded: "
-               "%u strip triangles, %s\n",
-               g.triangle_count, written, st.file_bpt, g.strip_triangle_count,
+        printf("codec: %u triangles, %.2f bits/triangle of connectivity (a %zu-byte file with "
+               "the vertex data); decoded: %u strip triangles, %s\n",
+               g.triangle_count, st.file_bpt, written, g.strip_triangle_count,
                same && found == g.triangle_count ? "every source triangle exactly once"
                                                  : "DIFFERENT");
         check(same && found == g.triangle_count, "the codec returns the source triangles");
