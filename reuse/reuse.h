@@ -95,6 +95,14 @@ typedef struct vr_reuse_params {
     void *stream;           /* cudaStream_t for run; ignored by ref */
 } vr_reuse_params;
 
+/* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,
+ * the kernels are enqueued on p->stream and the call returns without waiting (a fault shows at
+ * the next synchronization); VR_ERR_ARG for parameters outside pipeline/limits.h. ref is its CPU
+ * twin on host pointers, the same queue and counts, O(index_count) plus the shader's
+ * loop_iterations per invocation. temp_bytes: the workspace run needs for p, in bytes. The
+ * functions are also declared by name below (vr_NAME_run returns VR_ERR_NO_DEVICE in a library
+ * built without CUDA). vr_geometry_run / vr_geometry_ref (pipeline/stage/geometry.h) do the
+ * allocation, clearing and batch starts for a whole mesh. */
 typedef struct vr_reuse_ops {
     const char *name;   /* command-line and CSV name: "naive", "warp", ... */
     vr_reuse_kind kind;
@@ -125,14 +133,7 @@ int vr_load_parse(const char *s, uint32_t *iterations);
 /* The name of a count when it is one of the named loads, else NULL. */
 const char *vr_load_name(uint32_t iterations);
 
-/* Per-strategy entry points (registry rows point at these; vr_reuse_all / vr_reuse_find reach the
- * same functions by name). NAME_temp_bytes: the workspace `run` needs for p, in bytes (O(1)).
- * NAME_run: the GPU batcher; every pointer in p is device memory, the kernels are enqueued on
- * p->stream and the call returns without waiting (a fault shows at the next synchronization);
- * VR_ERR_ARG for parameters outside pipeline/limits.h, VR_ERR_NO_DEVICE in a build without CUDA.
- * NAME_ref: the CPU twin on host pointers, the same queue and counts; O(index_count) plus the
- * shader's loop_iterations per invocation. vr_geometry_run / vr_geometry_ref
- * (pipeline/stage/geometry.h) do the allocation, clearing and batch starts for a whole mesh. */
+/* Per-strategy entry points (registry rows point at these). */
 #define VR_REUSE_DECLARE(name)                                   \
     size_t vr_##name##_temp_bytes(const vr_reuse_params *p);     \
     vr_status vr_##name##_run(const vr_reuse_params *p);         \
