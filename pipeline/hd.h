@@ -1,7 +1,8 @@
 /* hd.h - what CUDA kernels and their C twins share verbatim: VR_HD marks a function compiled for
  * both (__host__ __device__ under nvcc, static inline in C), and the bit helpers both sides need.
- * Internal to vreuse: included by reuse/shaders.h, reuse/warp_vote.h, pipeline/gts/gts_math.h and
- * raster/raster_common.h, never by a public header. */
+ * Included by reuse/shaders.h, reuse/warp_vote.h, pipeline/gts/gts_math.h and
+ * raster/raster_common.h; part of the installed vreuse.h only because reuse/shaders.h defines
+ * vr_shade with VR_HD (everything here is static inline: no symbol of the library). */
 #ifndef VR_HD_H
 #define VR_HD_H
 

@@ -1,5 +1,6 @@
-/* vreuse.h - the one public C header of vreuse: status codes, the mesh view every stage
- * consumes, and the geometry-stage configuration.
+/* vreuse.h - the base of every layer: status codes and messages, the mesh view every stage
+ * consumes, counts and progress. The first part of the installed library header vreuse.h, which
+ * pipeline/lib/ puts together from this and the other public module headers.
  *
  * vreuse is a streaming CUDA geometry stage with vertex reuse after Kenzel et al. 2018,
  * "On-the-fly Vertex Reuse for Massively-Parallel Software Geometry Processing".
@@ -26,10 +27,12 @@ typedef enum vr_status {
     VR_ERR_NO_DEVICE  /* no CUDA device (or no CUDA build); callers fall back to CPU */
 } vr_status;
 
+/* The status in a few words ("out of memory"): a static string, never NULL. O(1). */
 const char *vr_status_string(vr_status s);
 
 /* Thread-local message of the last failure: what failed, the values involved and a hint, in
- * words for the user (no source location). */
+ * words for the user (no source location). Valid until the next failure on the same thread; at
+ * most 1023 bytes (longer messages are cut). "" before any failure. */
 const char *vr_last_error(void);
 /* Where the last VR_ERROR was raised ("scenes/scene.c:557"), "" after a plain vr_set_error: for
  * developers (the command line prints it when the environment sets VR_DEBUG=1). */
@@ -64,7 +67,8 @@ typedef struct vr_mesh {
 } vr_mesh;
 
 /* Validates a mesh that came from a file or a user: index_count % 3 == 0, > 0 triangles,
- * every index < vertex_count. `what` names the source in the message (a path). */
+ * every index < vertex_count; VR_ERR_FORMAT naming the first problem otherwise. `what` names
+ * the source in the message (a path). Reads only the indices: O(index_count). */
 vr_status vr_mesh_validate(const vr_mesh *m, const char *what);
 
 /* Parses a count with an optional k (1e3) or M (1e6) suffix: "82k", "7M", "1.5M", "1000".

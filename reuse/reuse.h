@@ -95,6 +95,14 @@ typedef struct vr_reuse_params {
     void *stream;           /* cudaStream_t for run; ignored by ref */
 } vr_reuse_params;
 
+/* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,
+ * the kernels are enqueued on p->stream and the call returns without waiting (a fault shows at
+ * the next synchronization); VR_ERR_ARG for parameters outside pipeline/limits.h. ref is its CPU
+ * twin on host pointers, the same queue and counts, O(index_count) plus the shader's
+ * loop_iterations per invocation. temp_bytes: the workspace run needs for p, in bytes. The
+ * functions are also declared by name below (vr_NAME_run returns VR_ERR_NO_DEVICE in a library
+ * built without CUDA). vr_geometry_run / vr_geometry_ref (pipeline/stage/geometry.h) do the
+ * allocation, clearing and batch starts for a whole mesh. */
 typedef struct vr_reuse_ops {
     const char *name;   /* command-line and CSV name: "naive", "warp", ... */
     vr_reuse_kind kind;
@@ -106,7 +114,7 @@ typedef struct vr_reuse_ops {
 } vr_reuse_ops;
 
 extern const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT];
-/* Looks a strategy up by its name; NULL when unknown. */
+/* Looks a strategy up by its name; NULL when unknown. O(VR_REUSE_KIND_COUNT). */
 const vr_reuse_ops *vr_reuse_find(const char *name);
 
 /* Default parameters of the paper: block 256, warp batch 96, N_u 256, simple shader with

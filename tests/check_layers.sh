@@ -16,10 +16,12 @@ reuse: pipeline pipeline/gts
 scenes: pipeline pipeline/gts
 sim: pipeline reuse
 pipeline/stage: pipeline pipeline/gts reuse
+pipeline/lib: pipeline pipeline/gts reuse sim pipeline/stage
 raster: pipeline pipeline/gts reuse pipeline/stage
 bench: pipeline pipeline/gts reuse scenes sim pipeline/stage raster
 pipeline/cli: pipeline pipeline/gts reuse scenes sim pipeline/stage raster bench
 tests: pipeline pipeline/gts reuse scenes sim pipeline/stage raster bench pipeline/cli tests
+tests/example:
 '
 fail=0
 # the table itself: every allowed folder must be listed before the folder that uses it

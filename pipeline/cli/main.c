@@ -27,6 +27,8 @@ static const command g_commands[] = {
     {"bench", "SCENE...", "GPU geometry stage: time every strategy and shader load", vr_cmd_bench},
     {"compress", "SCENE -o F", "generalized-triangle-strip index compression (--bench-decode)",
      vr_cmd_compress},
+    {"export", "SCENE -o F", "the scene as vreuse sees it (order, @N) as .obj, .ply, .glb or .gts",
+     vr_cmd_export},
     {"bench-gts", "SCENE...", "GPU stage fed from compressed indices: decode + stage vs plain",
      vr_cmd_bench_gts},
     {"render", "SCENE ...", "rasterize to PNG: shaded, --heatmap (shading counts), --batches",

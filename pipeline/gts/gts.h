@@ -105,12 +105,14 @@ typedef struct vr_gts_stats {
 
 /* ---- encoder (gts_encode.c) --------------------------------------------------------------- */
 
-/* Compresses `mesh` (validated: indices < vertex_count, > 0 triangles). Reorders triangles in
+/* Compresses `mesh` (validated: indices < vertex_count, > 0 triangles, fewer than
+ * VR_GTS_MAX_TRIANGLES). Reorders triangles in
  * belts and generalized strips (restarts for components, non-manifold and inconsistently
  * oriented edges and degenerate triangles), renumbers vertices by first visit (unreferenced
  * vertices last, in source order) and permutes the vertex data when opt->keep_vertex_data.
  * `map` may be NULL. Errors: VR_ERR_FORMAT (bad mesh), VR_ERR_OVERFLOW (a delta needs more than
- * 28 bits or the mesh is too large), VR_ERR_OOM. Nothing stays allocated on failure. */
+ * 28 bits or the mesh is too large), VR_ERR_OOM. Nothing stays allocated on failure.
+ * O(T log T) time for T triangles (sorted half-edges), O(T + vertex_count) memory. */
 vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
                         const vr_gts_options *opt);
 void vr_gts_map_free(vr_gts_map *m);  /* accepts NULL and zeroed structs */
@@ -126,6 +128,7 @@ uint32_t vr_gts_inc_words(const vr_gts *g);
 vr_status vr_gts_validate(const vr_gts *g, const char *what);
 /* The O(1) part of vr_gts_validate: counts against each other and array presence. */
 vr_status vr_gts_validate_counts(const vr_gts *g, const char *what);
+/* Fills the Table 3 sizes of a stream (no decoding, O(1)). */
 void vr_gts_stats_compute(vr_gts_stats *out, const vr_gts *g);
 /* Prints the stats as a table (counts and the Table 3 rows); `name` heads it. */
 void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name);
@@ -136,12 +139,15 @@ void vr_gts_print_stats(FILE *f, const vr_gts *g, const char *name);
  * and 0 before: older files read the same), then the optional vertex arrays, then an FNV-1a 64
  * checksum of all preceding bytes.
  * Readers check every count, size and the checksum before trusting anything. */
-size_t vr_gts_file_bytes(const vr_gts *g);
-/* Writes the file image into dst (cap bytes, at least vr_gts_file_bytes); *written = size. */
+size_t vr_gts_file_bytes(const vr_gts *g); /* O(1) */
+/* Writes the file image into dst (cap bytes, at least vr_gts_file_bytes); *written = size.
+ * VR_ERR_OVERFLOW when cap is too small. O(file size), as are the readers below. */
 vr_status vr_gts_write_memory(uint8_t *dst, size_t cap, size_t *written, const vr_gts *g);
+/* The file image to `path` (VR_ERR_IO naming it when a write fails). */
 vr_status vr_gts_write(const vr_gts *g, const char *path);
 /* Parses a file image; `what` names it in messages. VR_ERR_FORMAT on anything malformed. */
 vr_status vr_gts_read_memory(vr_gts *out, const uint8_t *data, size_t size, const char *what);
+/* vr_gts_read_memory of a file (VR_ERR_IO when it cannot be read); free with vr_gts_free. */
 vr_status vr_gts_read(vr_gts *out, const char *path);
 /* `vreuse info F.gts`: reads, validates, decodes on the CPU and prints the stats table.
  * Returns VR_OK, or the reader's / decoder's status (message in vr_last_error). */
@@ -152,8 +158,10 @@ int vr_gts_is_file(const char *path);
 /* ---- CPU decoders (gts_decode_ref.c) ------------------------------------------------------ */
 
 /* The plain sequential decoder: Simple-9 -> U, INC + U -> V, the strip recursion (paper Eq. 3
- * with restarts) -> 3 * strip_triangle_count indices. Validates everything it reads (indices
- * must re-use only vertices already introduced) and returns VR_ERR_FORMAT with a message. */
+ * with restarts) -> 3 * strip_triangle_count indices into `indices` (the caller's array of that
+ * size). Validates everything it reads (indices must re-use only vertices already introduced)
+ * and returns VR_ERR_FORMAT with a message. This and the two decoders below: O(|V| + |S|) time,
+ * O(|V|) scratch. */
 vr_status vr_gts_decode_ref(uint32_t *indices, const vr_gts *g);
 /* The GPU's data-parallel formulation on the CPU, pass by pass (M_Scan, Q_Scan with a max
  * scan, T_Kernel, INC_Scan, V_Kernel, S_Scan, D_Scatter, U_Scan) with the arithmetic of
@@ -230,7 +238,8 @@ typedef struct vr_gts_gpu_timing {
 
 typedef struct vr_gts_gpu vr_gts_gpu;
 
-/* Uploads the stream and allocates all device memory once (decode allocates nothing).
+/* Uploads the stream and allocates all device memory once (decode allocates nothing): O(|V|)
+ * device memory, about 30 bytes per strip triangle plus CUB's scan scratch.
  * Checks the counts on the host first (vr_gts_validate's count part, no O(n) scans); the
  * kernels guard every access and raise a device error flag that decode turns into
  * VR_ERR_FORMAT. VR_ERR_NO_DEVICE without a device or CUDA build. */

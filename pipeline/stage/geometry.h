@@ -55,7 +55,8 @@ void vr_geometry_result_free(vr_geometry_result *r);
 vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
                                   uint32_t max_unique, uint32_t max_indices);
 
-/* Runs the CPU twin ops->ref on mesh `m` with the configuration fields of `cfg` (shader,
+/* Runs the CPU twin ops->ref on mesh `m` (single-threaded: O(index_count) plus the shader load
+ * per invocation) with the configuration fields of `cfg` (shader,
  * block_size, batch_indices, max_unique, max_indices, cull, count; its pointers and queue_store, a GPU-only
  * choice, are ignored) into `out`,
  * which must be allocated for m. Clears out's counters and shade counts and poisons its queue
@@ -96,7 +97,10 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
 typedef struct vr_geometry vr_geometry;
 
 /* Uploads `m` (validated with vr_mesh_validate first; VR_ERR_FORMAT when it fails).
- * VR_ERR_NO_DEVICE without CUDA, VR_ERR_OOM naming the buffer when device memory runs out. */
+ * VR_ERR_NO_DEVICE without CUDA, VR_ERR_OOM naming the buffer when device memory runs out.
+ * Device memory: the mesh (12 bytes per index triangle, 24 per vertex), the queue
+ * (VR_QUEUE_BYTES_PER_TRIANGLE = 112 per triangle), 4 per vertex of shade counts, the batch
+ * starts and the largest strategy workspace run so far. */
 vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m);
 void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 
