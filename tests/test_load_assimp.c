@@ -284,8 +284,11 @@ static void load_in_child(load_result *r, const char *path, int accept_repairs)
         close(fds[0]);
         if (!freopen(err_path, "w", stderr))
             _exit(3);
+        /* not under AddressSanitizer: its shadow memory alone is terabytes of address space, so
+         * every later mapping (a read buffer) would fail (max_allocation_size_mb bounds it) */
         const struct rlimit lim = {CHILD_AS_BYTES, CHILD_AS_BYTES};
-        setrlimit(RLIMIT_AS, &lim);
+        if (!TEST_ASAN)
+            setrlimit(RLIMIT_AS, &lim);
         alarm(20);
         vr_scene_set_accept_repairs(accept_repairs);
         load_result res;
