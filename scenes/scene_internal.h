@@ -1,5 +1,6 @@
 /* scene_internal.h - helpers shared by the files of scenes/ (not part of the public API):
- * the PLY reader, mesh finishing (validation + normals), a deterministic RNG.
+ * the PLY reader, mesh finishing (validation + normals), a deterministic RNG, the assimp
+ * pre-check and the child process that imports (isolate.c).
  * Everything here allocates with malloc and leaves nothing allocated on failure.
  * Exercised by `vreuse_tests scenes/`.
  */
