@@ -6,6 +6,10 @@
 // assimp's BaseImporter::ReadFile catches std::exception and makes it the import's error. The
 // only C++ in vreuse, because C cannot throw. Linked in through vr_assimp_assert_hook(), which
 // load_assimp.c calls. Exercised by `vreuse_tests scenes/assimp-corrupt`.
+// Also here, for the same reason: vr_watch_failed_new, with which the import's child process
+// (isolate.c) learns that an operator new failed (its memory limit was hit) even when the
+// std::bad_alloc then ends the process instead of the import.
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -23,3 +27,19 @@ void aiAssertViolation(const char *expression, const char * /*file*/, int /*line
 } // namespace Assimp
 
 extern "C" int vr_assimp_assert_hook(void) { return 1; }
+
+// set by a failed operator new in this process; a page shared with the parent (isolate.c)
+static volatile int *g_new_failed;
+
+// the default behaviour (throw std::bad_alloc), after noting it
+static void note_failed_new()
+{
+    *g_new_failed = 1;
+    throw std::bad_alloc();
+}
+
+extern "C" void vr_watch_failed_new(volatile int *flag)
+{
+    g_new_failed = flag;
+    std::set_new_handler(note_failed_new);
+}

@@ -7,6 +7,10 @@
  * file nests); assimp's log is captured, and data it dropped or changed on its own (fewer
  * triangles than the file declares, indices it clamped, faces it skipped) is refused unless
  * repairs are accepted (then a warning and vr_scene.repaired). The node walk is iterative.
+ * Isolation (what assimp cannot do to the process): the import, the log, the node walk and the
+ * mesh checks run in a child process (isolate.c) under a memory and a time bound; the draws come
+ * back through a pipe. A crash inside assimp (heap corruption no pre-check foresees), an
+ * allocation past the bound or a hang is a refusal with a message; the parent never calls assimp.
  * Try: `vreuse info ../shared/scenes/stanford-bunny.obj`, `vreuse_tests scenes/assimp-`.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <assimp/cimport.h>
 #include <assimp/config.h>
@@ -30,7 +35,19 @@
  * formats the pre-check does not read at ~200,000 levels. Pages are only reserved until used. */
 #define IMPORT_STACK_BYTES ((size_t)256 << 20)
 
-/* assimp's log is process-wide: one import at a time, so its messages are attributed right. */
+/* Bounds of the import's child process (VR_ASSIMP_MEMORY_MB and VR_ASSIMP_TIMEOUT_S override
+ * them): address space it may add and wall time, each a floor plus a share of the file's size.
+ * assimp needs 40x an OBJ's size (a 165 MB, 5M-triangle OBJ: 6.5 GB of address space, 9 s) and
+ * 25x a GLB's (90 MB: 2.3 GB, 5 s), so 64x keeps real files loading; a file that declares far
+ * more than it holds (a 120-byte X file asking for 4.8 GB) stops at the floor. */
+#define CHILD_MEMORY_MIB 4096u        /* plus CHILD_MEMORY_PER_BYTE x the file's size */
+#define CHILD_MEMORY_PER_BYTE 64u
+#define CHILD_TIMEOUT_S 60u           /* plus one second per MiB of the file (~20x assimp's rate) */
+#define CHILD_MAX_MEMORY_MIB (1u << 24) /* largest values the variables take: 16 TiB, a week */
+#define CHILD_MAX_TIMEOUT_S (7u * 86400u)
+
+/* One import at a time: a child inherits every descriptor of the process, so the pipes of a
+ * second import would stay open in the first one's child (and assimp's log is process-wide). */
 static pthread_mutex_t g_import_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* assimp log messages that mean it dropped or changed geometry on its own (5.2.5 wording). */
@@ -69,22 +86,28 @@ static const struct {
 };
 #define REPAIR_KINDS (sizeof g_repair_messages / sizeof g_repair_messages[0])
 
-typedef struct import_job {
-    const char *path;
-    vr_scene *scene;
-    const vr_precheck *pre;
-    /* filled by the import thread */
-    vr_status status;
-    char message[1024], where[128];
+/* What the import tells besides the draws: plain data, copied back from the child process (and
+ * so only counted and printed, never used as a size). */
+typedef struct import_report {
     uint64_t delivered;                  /* triangles in the draws built */
     uint64_t repair_count[REPAIR_KINDS]; /* log messages per repair kind */
     char first_problem[200];             /* first warning or error assimp logged */
+} import_report;
+
+typedef struct import_job {
+    const char *path;
+    vr_scene *scene;
+    vr_child_limits limits;
+    import_report report; /* from the child */
+    /* from the import thread to the caller */
+    vr_status status;
+    char message[1024], where[128];
 } import_job;
 
 /* assimp's log lines look like "Warn,  T0: text" / "Error, T0: text". */
 static void log_callback(const char *message, char *user)
 {
-    import_job *job = (import_job *)user;
+    import_report *report = (import_report *)user;
     const int warn = !strncmp(message, "Warn", 4), error = !strncmp(message, "Error", 5);
     if (!warn && !error)
         return;
@@ -92,10 +115,10 @@ static void log_callback(const char *message, char *user)
     text = text ? text + 2 : message;
     for (size_t k = 0; k < REPAIR_KINDS; ++k)
         if (strstr(text, g_repair_messages[k].text))
-            ++job->repair_count[k];
-    if (!job->first_problem[0]) {
-        snprintf(job->first_problem, sizeof job->first_problem, "%s", text);
-        job->first_problem[strcspn(job->first_problem, "\r\n")] = 0;
+            ++report->repair_count[k];
+    if (!report->first_problem[0]) {
+        snprintf(report->first_problem, sizeof report->first_problem, "%s", text);
+        report->first_problem[strcspn(report->first_problem, "\r\n")] = 0;
     }
 }
 
@@ -275,9 +298,8 @@ static vr_status walk_nodes(assimp_walk *w, const struct aiNode *root)
 }
 
 /* "No suitable reader", "no faces", ... in words that say what is wrong with the file. */
-static vr_status import_failed(const import_job *job, const char *why)
+static vr_status import_failed(const char *path, const import_report *report, const char *why)
 {
-    const char *path = job->path;
     if (strstr(why, "No suitable reader found"))
         return VR_ERROR(VR_ERR_FORMAT,
                         "%s: not a format assimp reads (neither its extension nor its first bytes "
@@ -286,30 +308,33 @@ static vr_status import_failed(const import_job *job, const char *why)
     /* the validation step reports an empty scene in its own words; say what it means */
     if (strstr(why, "no faces") || strstr(why, "mNumMeshes is 0"))
         return VR_ERROR(VR_ERR_FORMAT, "%s: no triangles (assimp: %s%s%s)", path, why,
-                        job->first_problem[0] ? "; it also said: " : "", job->first_problem);
-    if (job->first_problem[0] && !strstr(why, job->first_problem))
+                        report->first_problem[0] ? "; it also said: " : "", report->first_problem);
+    if (report->first_problem[0] && !strstr(why, report->first_problem))
         return VR_ERROR(VR_ERR_FORMAT, "%s: assimp cannot import it: %s (it also said: %s)", path,
-                        why, job->first_problem);
+                        why, report->first_problem);
     return VR_ERROR(VR_ERR_FORMAT, "%s: assimp cannot import it: %s", path, why);
 }
 
-static vr_status import_run(import_job *job)
+/* The child process (vr_child_fn): import, log, node walk into `scene`; counts into `result`. */
+static vr_status import_child(vr_scene *scene, void *result, void *arg)
 {
-    struct aiLogStream log = {log_callback, (char *)job};
+    const char *path = arg;
+    import_report *report = result;
+    struct aiLogStream log = {log_callback, (char *)report};
     struct aiPropertyStore *props = aiCreatePropertyStore();
     /* SortByPType splits meshes by primitive type; this drops the point and line parts */
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
     aiAttachLogStream(&log);
     const struct aiScene *ai = aiImportFileExWithProperties(
-        job->path,
+        path,
         aiProcess_Triangulate | aiProcess_JoinIdenticalVertices | aiProcess_SortByPType |
             aiProcess_ValidateDataStructure,
         NULL, props);
     aiDetachLogStream(&log);
     aiReleasePropertyStore(props);
     if (!ai)
-        return import_failed(job, aiGetErrorString());
-    assimp_walk w = {job->path, ai, job->scene, 0, 0};
+        return import_failed(path, report, aiGetErrorString());
+    assimp_walk w = {path, ai, scene, 0, 0};
     vr_status s = VR_OK;
     if (ai->mRootNode) {
         s = walk_nodes(&w, ai->mRootNode);
@@ -317,18 +342,20 @@ static vr_status import_run(import_job *job)
         for (unsigned i = 0; i < ai->mNumMeshes && !s; ++i)
             s = add_draw(&w, ai->mMeshes[i], NULL, g_identity);
     }
-    if (!s && job->scene->draw_count == 0)
+    if (!s && scene->draw_count == 0)
         s = VR_ERROR(VR_ERR_FORMAT, "%s: no triangles (%u meshes, none with triangle faces)",
-                     job->path, ai->mNumMeshes);
-    job->delivered = w.total_indices / 3;
+                     path, ai->mNumMeshes);
+    report->delivered = w.total_indices / 3;
     aiReleaseImport(ai); /* recursive in assimp too: on this thread's stack */
     return s;
 }
 
+/* The child is forked from this thread, so the import runs on its large stack. */
 static void *import_thread(void *arg)
 {
     import_job *job = arg;
-    job->status = import_run(job);
+    job->status = vr_scene_in_child(job->scene, &job->report, sizeof job->report, import_child,
+                                    (void *)job->path, &job->limits, job->path, "assimp");
     if (job->status) { /* the message is thread-local: hand it to the caller's thread */
         snprintf(job->message, sizeof job->message, "%s", vr_last_error());
         snprintf(job->where, sizeof job->where, "%s", vr_last_error_where());
@@ -364,9 +391,9 @@ static vr_status import_on_big_stack(import_job *job)
 }
 
 /* Data assimp dropped or changed: refused, or (accepted repairs) a warning and the count. */
-static vr_status judge_repairs(vr_scene *out, const import_job *job)
+static vr_status judge_repairs(vr_scene *out, const char *path, const vr_precheck *pre,
+                               const import_report *report)
 {
-    const vr_precheck *pre = job->pre;
     const int gltf = !strcmp(pre->format, "glTF") || !strcmp(pre->format, "GLB");
     char note[512] = "", reasons[256] = "";
     size_t len = 0, rlen = 0;
@@ -378,12 +405,12 @@ static vr_status judge_repairs(vr_scene *out, const import_job *job)
     } while (0)
     /* what assimp's log says it did */
     for (size_t k = 0; k < REPAIR_KINDS; ++k)
-        if (job->repair_count[k] && !(gltf && g_repair_messages[k].gltf_prechecked))
+        if (report->repair_count[k] && !(gltf && g_repair_messages[k].gltf_prechecked))
             APPEND(reasons, rlen, "%s%s", rlen ? ", " : "", g_repair_messages[k].reason);
     const int compared = pre->exact && pre->triangles != VR_PRECHECK_UNKNOWN &&
-                         job->delivered < pre->triangles;
+                         report->delivered < pre->triangles;
     if (compared) { /* the log entries are the reasons for the missing triangles */
-        const uint64_t dropped = pre->triangles - job->delivered;
+        const uint64_t dropped = pre->triangles - report->delivered;
         APPEND(note, len, "assimp dropped %llu of %llu triangles (%s)", (unsigned long long)dropped,
                (unsigned long long)pre->triangles, rlen ? reasons : "it gave no reason");
         total += dropped;
@@ -393,7 +420,7 @@ static vr_status judge_repairs(vr_scene *out, const import_job *job)
         total += pre->repairs;
     }
     for (size_t k = 0; k < REPAIR_KINDS && !compared; ++k) {
-        const uint64_t n = job->repair_count[k];
+        const uint64_t n = report->repair_count[k];
         if (n && !(gltf && g_repair_messages[k].gltf_prechecked)) {
             APPEND(note, len, "%s%llu %s", len ? "; " : "", (unsigned long long)n,
                    n == 1 ? g_repair_messages[k].one : g_repair_messages[k].many);
@@ -404,12 +431,50 @@ static vr_status judge_repairs(vr_scene *out, const import_job *job)
     if (!total)
         return VR_OK;
     if (!vr_scene_accept_repairs())
-        return VR_ERROR(VR_ERR_FORMAT, "%s: %s; load it anyway with --accept-repairs", job->path,
+        return VR_ERROR(VR_ERR_FORMAT, "%s: %s; load it anyway with --accept-repairs", path,
                         note);
-    fprintf(stderr, "warning: %s: %s; loaded anyway (--accept-repairs)\n", job->path, note);
+    fprintf(stderr, "warning: %s: %s; loaded anyway (--accept-repairs)\n", path, note);
     out->repaired += total;
     snprintf(out->repair_note, sizeof out->repair_note, "%s", note);
     return VR_OK;
+}
+
+/* A bound from the environment: unset (or empty) keeps `*value`; else a whole number 0..max. */
+static vr_status env_bound(uint64_t *value, const char *name, uint64_t max, const char *unit,
+                           const char *fallback)
+{
+    const char *text = getenv(name);
+    if (!text || !*text)
+        return VR_OK;
+    uint64_t v = 0;
+    const char *p = text;
+    for (; *p >= '0' && *p <= '9' && v <= max; ++p)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (*p || v > max)
+        return VR_ERROR(VR_ERR_ARG, "%s='%s': want a whole number of %s from 0 (no limit) to %llu; "
+                        "unset it for the default (%s)", name, text, unit,
+                        (unsigned long long)max, fallback);
+    *value = v;
+    return VR_OK;
+}
+
+/* The child's bounds for `path`: the defaults for its size, or the environment's. */
+static vr_status child_limits(vr_child_limits *out, const char *path)
+{
+    struct stat st;
+    const uint64_t bytes = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    uint64_t memory = CHILD_MEMORY_MIB + ((CHILD_MEMORY_PER_BYTE * bytes) >> 20);
+    uint64_t timeout = CHILD_TIMEOUT_S + (bytes >> 20);
+    out->memory_env = "VR_ASSIMP_MEMORY_MB";
+    out->timeout_env = "VR_ASSIMP_TIMEOUT_S";
+    vr_status s = env_bound(&memory, out->memory_env, CHILD_MAX_MEMORY_MIB, "MiB",
+                            "4096 MiB plus 64 times the file's size");
+    if (!s)
+        s = env_bound(&timeout, out->timeout_env, CHILD_MAX_TIMEOUT_S, "seconds",
+                      "60 s plus 1 s per MiB of the file");
+    out->memory_mib = memory;
+    out->timeout_s = (uint32_t)(timeout > CHILD_MAX_TIMEOUT_S ? CHILD_MAX_TIMEOUT_S : timeout);
+    return s;
 }
 
 vr_status vr_assimp_load(vr_scene *out, const char *path)
@@ -424,10 +489,13 @@ vr_status vr_assimp_load(vr_scene *out, const char *path)
         return VR_ERROR(VR_ERR_OOM, "%s: out of memory", path);
     job->path = path;
     job->scene = out;
-    job->pre = &pre;
-    s = import_on_big_stack(job);
+    s = child_limits(&job->limits, path);
     if (!s)
-        s = judge_repairs(out, job);
+        s = import_on_big_stack(job);
+    if (!s) {
+        job->report.first_problem[sizeof job->report.first_problem - 1] = 0; /* from the child */
+        s = judge_repairs(out, path, &pre, &job->report);
+    }
     free(job);
     return s;
 }

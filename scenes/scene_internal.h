@@ -1,5 +1,6 @@
 /* scene_internal.h - helpers shared by the files of scenes/ (not part of the public API):
- * the PLY reader, mesh finishing (validation + normals), a deterministic RNG.
+ * the PLY reader, mesh finishing (validation + normals), a deterministic RNG, the assimp
+ * pre-check and the child process that imports (isolate.c).
  * Everything here allocates with malloc and leaves nothing allocated on failure.
  * Exercised by `vreuse_tests scenes/`.
  */
@@ -71,6 +72,36 @@ vr_status vr_assimp_load(vr_scene *out, const char *path);
 /* assimp_assert.cpp: a failed assertion inside assimp throws (an import error) instead of
  * aborting the process. Calling this links that file in; it returns 1. */
 int vr_assimp_assert_hook(void);
+/* assimp_assert.cpp: from now on a failed operator new sets *flag before it throws
+ * std::bad_alloc (called in the import's child process, with a page shared with the parent). */
+void vr_watch_failed_new(volatile int *flag);
+
+/* ---- a scene built in a child process (isolate.c) ---- */
+
+/* Bounds of the child: the address space it may add to what it had at the fork, and wall time. */
+typedef struct vr_child_limits {
+    uint64_t memory_mib;     /* MiB; 0: no limit (always none under AddressSanitizer) */
+    uint32_t timeout_s;      /* seconds from the fork to the child's exit; 0: none */
+    const char *memory_env;  /* the environment variables that set them, named in messages */
+    const char *timeout_env;
+} vr_child_limits;
+
+/* Runs in the child: builds `scene` and fills `result` (plain data, no pointers). */
+typedef vr_status (*vr_child_fn)(vr_scene *scene, void *result, void *arg);
+
+/* Forks; the child runs fn(scene, result, arg) on the calling thread's stack under `limits` and
+ * sends the scene's draws (name, transform, positions, normals, texcoords, indices), repaired +
+ * repair_note, `result` (result_bytes) and fn's status and message through a pipe, then
+ * _exits. The parent checks every count before it allocates and every index against its draw,
+ * then fills `out` (draws and repairs; out->source untouched) and `result`, or returns fn's
+ * error. A child that crashes, runs out of memory, misses the time bound, exits early or sends
+ * inconsistent data is a VR_ERR_FORMAT naming `path`, what happened and, from `who` ("assimp"),
+ * which reader failed; the child is always reaped and every descriptor closed. Nothing is left
+ * allocated in `out` on failure. The child may use plain C and the library `who` only: see the
+ * safety note in isolate.c. */
+vr_status vr_scene_in_child(vr_scene *out, void *result, size_t result_bytes, vr_child_fn fn,
+                            void *arg, const vr_child_limits *limits, const char *path,
+                            const char *who);
 
 /* Bounds on what a file read through assimp may declare (precheck.c checks them before assimp
  * runs, load_assimp.c again while walking the nodes it built). */

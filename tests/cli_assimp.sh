@@ -1,9 +1,10 @@
 #!/bin/sh
 # cli_assimp.sh VREUSE - files read through assimp cannot hurt the user: `vreuse info` on deep
 # node chains, instancing bombs, lying GLB/OFF headers, a 100,000-group OBJ, dropped glTF
-# triangles, an infinite transform and corrupt JSON/GLB exits 1 quickly with a message that names
-# the file and the problem, accepts repairs only with --accept-repairs, and leaves every input as
-# it was. Run by ctest ("cli-assimp").
+# triangles, an infinite transform, corrupt JSON/GLB, an FBX that crashes assimp and an X mesh
+# that asks it for 4.8 GB exits 1 quickly with a message that names the file and the problem,
+# accepts repairs only with --accept-repairs, and leaves every input (and an old output) as it
+# was. Run by ctest ("cli-assimp").
 . "$(dirname "$0")/cli_lib.sh"
 
 # glTF 2.0 around a data: buffer of 3 vertices (0,0,0 1,0,0 0,1,0) + 9 indices (0 1 2 0 1 7 0 2 1)
@@ -81,6 +82,27 @@ check glb-magic "$TMP/magic.glb" 1 "magic\.glb: bad GLB magic 'gLTF'"
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf\nf 1 2 3\n' > "$TMP/emptyf.obj"
 check obj-empty-face "$TMP/emptyf.obj" 1 "emptyf\.obj: 1 empty 'f' line .*--accept-repairs"
 expect obj-empty-face-accepted 0 "repaired +1 " -- "$VREUSE" info "$TMP/emptyf.obj" --accept-repairs
+
+# 7. what no pre-check foresees: assimp runs in a child process with a memory and a time bound.
+# A crash inside assimp (it frees a block twice reading this FBX, found by fuzzing)
+cp "$(dirname "$0")/data/fbx-double-free.fbx" "$TMP/crash.fbx"
+check assimp-crash "$TMP/crash.fbx" 1 "crash\.fbx: assimp crashed reading it \(SIGABRT: double free or heap corruption.*the file is corrupt or uses a feature assimp cannot read"
+echo "an older image" > "$TMP/old.png"
+sum=$(md5sum < "$TMP/old.png")
+expect assimp-crash-render 1 "crash\.fbx: assimp crashed" -- timeout 10 "$VREUSE" render "$TMP/crash.fbx" -o "$TMP/old.png" --quiet
+unchanged assimp-crash-render-kept "$TMP/old.png" "$sum"
+# an X mesh declaring 400,000,000 vertices in 100 bytes: assimp allocates 4.8 GB before reading
+# them (7 s and 4.7 GB of memory without the bound); no pre-check reads X meshes
+printf 'xof 0303txt 0032\nMesh m {\n 400000000;\n 0;0;0;,\n 1;0;0;,\n 0;1;0;;\n 1;\n 3;0,1,2;;\n}\n' > "$TMP/bomb.x"
+if grep -qa __asan_init "$VREUSE"; then
+    echo "SKIP cli/x-bomb: an AddressSanitizer build has no memory bound"
+else
+    check x-bomb "$TMP/bomb.x" 1 "bomb\.x: assimp needed more than 4096 MiB of memory reading it.*set VR_ASSIMP_MEMORY_MB=N"
+    expect x-bomb-bound 1 "bomb\.x: assimp needed more than 300 MiB" -- env VR_ASSIMP_MEMORY_MB=300 timeout 5 "$VREUSE" info "$TMP/bomb.x" --quiet
+fi
+expect bad-memory-bound 1 "VR_ASSIMP_MEMORY_MB='lots': want a whole number of MiB.*unset it for the default" -- env VR_ASSIMP_MEMORY_MB=lots "$VREUSE" info "$TMP/ok.gltf" --quiet
+expect bad-time-bound 1 "VR_ASSIMP_TIMEOUT_S='1.5': want a whole number of seconds" -- env VR_ASSIMP_TIMEOUT_S=1.5 "$VREUSE" info "$TMP/ok.gltf" --quiet
+expect bounds-set 0 "triangles +1$" -- env VR_ASSIMP_MEMORY_MB=0 VR_ASSIMP_TIMEOUT_S=30 "$VREUSE" info "$TMP/ok.gltf" --quiet
 
 # the OpenGL reference loads scenes the same way: no crash on the deep chain (it may also stop
 # earlier where there is no EGL device)
