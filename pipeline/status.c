@@ -73,7 +73,7 @@ vr_status vr_mesh_validate(const vr_mesh *m, const char *what)
 /* Decimal only, parsed digit by digit (strtod would accept nan, inf, hex, exponents, blanks
  * and signs, and 1.1k would round through binary floating point): DIGITS[.DIGITS][k|K|m|M],
  * a whole number after scaling, 1 .. 1e12. */
-int vr_parse_count(const char *s, uint64_t *out)
+static int parse_count(const char *s, uint64_t *out)
 {
     const uint64_t max = 1000000000000ull;
     uint64_t whole = 0;
@@ -109,6 +109,15 @@ int vr_parse_count(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+vr_status vr_parse_count(const char *s, uint64_t *out)
+{
+    if (parse_count(s, out) != 0)
+        return vr_set_error(VR_ERR_ARG, "'%.40s%s' is not a count (a whole number from 1 to 1e12, "
+                            "digits with an optional k or M: 82k, 1.5M, 1000)", s,
+                            strlen(s) > 40 ? "..." : "");
+    return VR_OK;
 }
 
 int vr_progress_quiet;

@@ -72,9 +72,9 @@ typedef struct vr_mesh {
 vr_status vr_mesh_validate(const vr_mesh *m, const char *what);
 
 /* Parses a count with an optional k (1e3) or M (1e6) suffix: "82k", "7M", "1.5M", "1000".
- * Returns 0 on success, -1 when malformed, zero, over 1e12 or not whole (nan, inf, 1e3, 0x10,
- * " 5", "+5", "0.5" are refused). */
-int vr_parse_count(const char *s, uint64_t *out);
+ * VR_OK, or VR_ERR_ARG with a message naming the text when it is malformed, zero, over 1e12 or
+ * not whole (nan, inf, 1e3, 0x10, " 5", "+5", "0.5" are refused); *out is set only on VR_OK. */
+vr_status vr_parse_count(const char *s, uint64_t *out);
 
 /* Milliseconds on the monotonic clock (for stage timings printed by the commands). */
 double vr_now_ms(void);

@@ -174,19 +174,3 @@ void vr_image_heat_legend(uint8_t *rgba, uint32_t w, uint32_t h, int x, int y, i
     }
 }
 
-int vr_raster_parse_size(const char *s, uint32_t *w, uint32_t *h)
-{
-    char *end;
-    errno = 0;
-    unsigned long a = strtoul(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X'))
-        return -1;
-    const char *p = end + 1;
-    unsigned long b = strtoul(p, &end, 10);
-    if (errno || end == p || *end || a < 1 || b < 1 || a > VR_RASTER_MAX_SIZE ||
-        b > VR_RASTER_MAX_SIZE)
-        return -1;
-    *w = (uint32_t)a;
-    *h = (uint32_t)b;
-    return 0;
-}

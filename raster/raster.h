@@ -202,8 +202,6 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
 /* ---- images (image.c) --------------------------------------------------------------------- */
 
 /* Writes an 8-bit RGBA PNG (row 0 at the top). VR_ERR_IO naming the path and libpng's reason. */
-/* Parses "WxH" (1..VR_RASTER_MAX_SIZE each, 'x' or 'X'); returns 0, or -1 when malformed. */
-int vr_raster_parse_size(const char *s, uint32_t *w, uint32_t *h);
 vr_status vr_image_write_png(const char *path, const uint8_t *rgba, uint32_t width,
                              uint32_t height);
 /* Reads any PNG as 8-bit RGBA; *rgba is malloc'd and owned by the caller. */

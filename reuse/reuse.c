@@ -71,20 +71,23 @@ vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t
 const char *const vr_load_names[VR_LOAD_COUNT] = {"simple", "light", "medium", "heavy"};
 const uint32_t vr_load_iterations[VR_LOAD_COUNT] = {0, 1200, 2336, 4416};
 
-int vr_load_parse(const char *s, uint32_t *iterations)
+vr_status vr_load_parse(const char *s, uint32_t *iterations)
 {
     for (int i = 0; i < VR_LOAD_COUNT; ++i)
         if (!strcmp(s, vr_load_names[i])) {
             *iterations = vr_load_iterations[i];
-            return 0;
+            return VR_OK;
         }
-    if (!strncmp(s, "loop:", 5))
-        s += 5;
+    const char *count = !strncmp(s, "loop:", 5) ? s + 5 : s;
     uint64_t n = 0;
-    if (strcmp(s, "0") != 0 && (vr_parse_count(s, &n) != 0 || n > VR_LOAD_MAX))
-        return -1;
+    if (strcmp(count, "0") != 0 && vr_parse_count(count, &n) != VR_OK)
+        return vr_set_error(VR_ERR_ARG, "unknown load '%.40s' (simple, light, medium, heavy, "
+                            "loop:N or N FMA steps, N <= %u)", s, VR_LOAD_MAX);
+    if (n > VR_LOAD_MAX)
+        return vr_set_error(VR_ERR_ARG, "load '%.40s': %llu FMA steps, at most %u", s,
+                            (unsigned long long)n, VR_LOAD_MAX);
     *iterations = (uint32_t)n;
-    return 0;
+    return VR_OK;
 }
 
 const char *vr_load_name(uint32_t iterations)

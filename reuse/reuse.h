@@ -134,8 +134,8 @@ vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t
 extern const char *const vr_load_names[VR_LOAD_COUNT];
 extern const uint32_t vr_load_iterations[VR_LOAD_COUNT];
 /* Parses a load: a name above, "loop:N" or a plain count N (k/M suffixes), N <= VR_LOAD_MAX.
- * Returns 0 and sets *iterations, or -1. */
-int vr_load_parse(const char *s, uint32_t *iterations);
+ * VR_OK and *iterations, or VR_ERR_ARG with a message naming the load and what is accepted. */
+vr_status vr_load_parse(const char *s, uint32_t *iterations);
 /* The name of a count when it is one of the named loads, else NULL. */
 const char *vr_load_name(uint32_t iterations);
 

@@ -16,7 +16,7 @@ expect plot-help 0 "-o, --out FILE" -- "$VREUSE" plot-bench --help
 expect bench-nu 2 "--nu '2000'.*3\.\.1024" -- "$VREUSE" bench sphere:1k --nu 2000
 expect bench-block 2 "--block '64,48': '48'.*multiple of 32 in 32\.\.1024" -- "$VREUSE" bench sphere:1k --block 64,48
 expect bench-order 2 "unknown order 'sideways'" -- "$VREUSE" bench sphere:1k --order forsyth,sideways
-expect bench-load 2 "unknown load 'loop:99999999'" -- "$VREUSE" bench sphere:1k --load loop:99999999
+expect bench-load 2 "load 'loop:99999999': 99999999 FMA steps, at most 16777216" -- "$VREUSE" bench sphere:1k --load loop:99999999
 expect bench-unknown 2 "unknown option '--batch'" -- "$VREUSE" bench sphere:1k --batch 96
 expect bench-warp-batch 2 "--warp-batch '100'.*multiple of 3" -- "$VREUSE" bench sphere:1k --warp-batch 100
 expect bench-store 2 "unknown 'fast' \(direct, staged, all\)" -- "$VREUSE" bench sphere:1k --store fast

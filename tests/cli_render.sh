@@ -12,7 +12,7 @@ expect render-unknown 2 "unknown option '--frobnicate'" -- "$VREUSE" render --fr
 expect render-bad-size 2 "--size '0x10': want WxH.*1\.\.8192" -- "$VREUSE" render --size 0x10
 expect render-bad-yaw 2 "--yaw '5000': want a number in -3600\.\.3600" -- "$VREUSE" render --yaw 5000
 expect render-bad-pitch 2 "--pitch '90': want a number in -89\.\.89" -- "$VREUSE" render --pitch 90
-expect render-bad-load 2 "--load '17M': unknown load.*16777216" -- "$VREUSE" render --load 17M
+expect render-bad-load 2 "--load '17M': load '17M': 17000000 FMA steps, at most 16777216" -- "$VREUSE" render --load 17M
 expect render-bad-order 2 "--order 'file,sideways': unknown order 'sideways'" -- \
     "$VREUSE" render --order file,sideways
 expect render-csv-needs-reps 2 "--csv needs --reps" -- "$VREUSE" render --csv "$TMP/x.csv"

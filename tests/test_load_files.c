@@ -82,7 +82,7 @@ VR_TEST(test_parse_count, "scenes/files-parse-count")
             VR_EXPECT(rc == 0 && v == cases[i].want, "'%s': rc %d, %llu (want %llu)", cases[i].s,
                       rc, (unsigned long long)v, (unsigned long long)cases[i].want);
         else
-            VR_EXPECT(rc == -1 && v == 12345, "'%s' accepted as %llu", cases[i].s,
+            VR_EXPECT(rc == VR_ERR_ARG && v == 12345, "'%s' accepted as %llu", cases[i].s,
                       (unsigned long long)v);
     }
     return VR_TEST_RESULT();

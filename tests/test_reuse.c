@@ -753,9 +753,9 @@ VR_TEST(test_reuse_loads, "reuse/loads")
     VR_EXPECT(vr_load_parse("loop:1500", &it) == 0 && it == 1500, "loop:1500 -> %u", it);
     VR_EXPECT(vr_load_parse("2k", &it) == 0 && it == 2000, "2k -> %u", it);
     VR_EXPECT(vr_load_parse("0", &it) == 0 && it == 0, "0 -> %u", it);
-    VR_EXPECT(vr_load_parse("heavyish", &it) == -1, "heavyish accepted");
-    VR_EXPECT(vr_load_parse("200M", &it) == -1, "200M accepted");
-    VR_EXPECT(vr_load_parse("-3", &it) == -1, "-3 accepted");
+    VR_EXPECT(vr_load_parse("heavyish", &it) == VR_ERR_ARG, "heavyish accepted");
+    VR_EXPECT(vr_load_parse("200M", &it) == VR_ERR_ARG, "200M accepted");
+    VR_EXPECT(vr_load_parse("-3", &it) == VR_ERR_ARG, "-3 accepted");
     VR_EXPECT(!strcmp(vr_load_name(vr_load_iterations[2]), "medium") && vr_load_name(5) == NULL,
               "vr_load_name");
     for (int i = 1; i < VR_LOAD_COUNT; ++i)

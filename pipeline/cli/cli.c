@@ -587,9 +587,8 @@ static vr_status load_key(const vr_cli_opt *o, const char *item, int64_t *key)
 {
     (void)o;
     uint32_t it = 0;
-    if (vr_load_parse(item, &it) != 0)
-        return vr_set_error(VR_ERR_ARG, "unknown load '%s' (simple, light, medium, heavy, loop:N "
-                            "or N FMA steps, N <= %u)", item, VR_LOAD_MAX);
+    if (vr_load_parse(item, &it) != VR_OK)
+        return VR_ERR_ARG; /* its message names the load and what is accepted */
     if (strlen(item) >= sizeof ((vr_cli_loads *)0)->name[0])
         return vr_set_error(VR_ERR_ARG, "load '%s' is too long a name", item);
     *key = it;
