@@ -12,14 +12,15 @@ cd "$ROOT" || exit 1
 LAYERS='
 pipeline:
 pipeline/gts: pipeline
-reuse: pipeline pipeline/gts
+pipeline/compact: pipeline
+reuse: pipeline pipeline/gts pipeline/compact
 scenes: pipeline pipeline/gts
 sim: pipeline reuse
-pipeline/stage: pipeline pipeline/gts reuse
-raster: pipeline pipeline/gts reuse pipeline/stage
-bench: pipeline pipeline/gts reuse scenes sim pipeline/stage raster
-pipeline/cli: pipeline pipeline/gts reuse scenes sim pipeline/stage raster bench
-tests: pipeline pipeline/gts reuse scenes sim pipeline/stage raster bench pipeline/cli tests
+pipeline/stage: pipeline pipeline/gts pipeline/compact reuse
+raster: pipeline pipeline/gts pipeline/compact reuse pipeline/stage
+bench: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster
+pipeline/cli: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench
+tests: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench pipeline/cli tests
 '
 fail=0
 # the table itself: every allowed folder must be listed before the folder that uses it
