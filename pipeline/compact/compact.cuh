@@ -46,14 +46,8 @@
 
 #include <stdint.h>
 
+#include "pipeline/block_scan.cuh" /* VR_WARP_SIZE, VR_FULL_MASK */
 #include "pipeline/compact/compact.h"
-
-#ifndef VR_WARP_SIZE
-#define VR_WARP_SIZE 32
-#endif
-#ifndef VR_FULL_MASK
-#define VR_FULL_MASK 0xffffffffu
-#endif
 
 /* Per-block shared state of the block-level functions. */
 typedef struct vr_compact_shared {
