@@ -12,15 +12,16 @@ cd "$ROOT" || exit 1
 LAYERS='
 pipeline:
 pipeline/gts: pipeline
-reuse: pipeline pipeline/gts
+pipeline/compact: pipeline
+reuse: pipeline pipeline/gts pipeline/compact
 scenes: pipeline pipeline/gts
 sim: pipeline reuse
-pipeline/stage: pipeline pipeline/gts reuse
-pipeline/lib: pipeline pipeline/gts reuse sim pipeline/stage
-raster: pipeline pipeline/gts reuse pipeline/stage
-bench: pipeline pipeline/gts reuse scenes sim pipeline/stage raster
-pipeline/cli: pipeline pipeline/gts reuse scenes sim pipeline/stage raster bench
-tests: pipeline pipeline/gts reuse scenes sim pipeline/stage raster bench pipeline/cli tests
+pipeline/stage: pipeline pipeline/gts pipeline/compact reuse
+pipeline/lib: pipeline pipeline/gts pipeline/compact reuse sim pipeline/stage
+raster: pipeline pipeline/gts pipeline/compact reuse pipeline/stage
+bench: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster
+pipeline/cli: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench
+tests: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench pipeline/cli tests
 tests/example:
 '
 fail=0

@@ -6,6 +6,9 @@
 # when any step failed. Stage first with tests/stage_device.sh (binaries, scenes, debs).
 # Knobs: GPU_SKIP_TESTS=1, GPU_SKIP_SANITIZER=1, GPU_SKIP_CALIBRATE=1, GPU_SKIP_BENCH=1,
 #        GPU_BENCH_ARGS="SCENE... [options]" (replaces the default bench arguments),
+#        GPU_TESTS=gpu/compact GPU_SMALL=gpu-small/compact (test prefixes; default gpu/ and
+#        gpu-small/), GPU_BENCH_CMD=bench-compact (the vreuse command benchmarked; default bench;
+#        give it GPU_BENCH_ARGS, e.g. "--reps 20", and GPU_SKIP_CALIBRATE=1),
 #        GPU_TIME_BUDGET=seconds for all steps (default 480), GPU_SANITIZER_CAP=seconds per
 #        sanitizer tool (default 180; racecheck of gpu-small takes about two minutes).
 . "$(dirname "$0")/device_lib.sh"  # OUTDIR, cd to the root, record, limit, device_setup
@@ -37,8 +40,8 @@ elif [ "$(limit 200)" -le 0 ]; then  # `timeout 0` would mean no limit at all
     record tests skip 0 "time budget spent"
 else
     t0=$SECONDS
-    echo "== vreuse_tests gpu/"
-    timeout "$(limit 200)" "$BIN/vreuse_tests" gpu/ 2>&1 | tee "$OUTDIR/tests.log"
+    echo "== vreuse_tests ${GPU_TESTS:-gpu/}"
+    timeout "$(limit 200)" "$BIN/vreuse_tests" "${GPU_TESTS:-gpu/}" 2>&1 | tee "$OUTDIR/tests.log"
     rc=$?
     line=$(grep -E '^[0-9]+ passed' "$OUTDIR/tests.log" | tail -1)
     case $rc in
@@ -61,11 +64,11 @@ for tool in memcheck racecheck synccheck; do
         record "$tool" skip 0 "time budget spent"
         continue
     fi
-    echo "== compute-sanitizer --tool $tool vreuse_tests gpu-small/"
+    echo "== compute-sanitizer --tool $tool vreuse_tests ${GPU_SMALL:-gpu-small/}"
     extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
     timeout "$cap" "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
-        "$BIN/vreuse_tests" gpu-small/ > "$OUTDIR/$tool.log" 2>&1
+        "$BIN/vreuse_tests" "${GPU_SMALL:-gpu-small/}" > "$OUTDIR/$tool.log" 2>&1
     rc=$?
     grep -E 'SUMMARY|^[0-9]+ passed' "$OUTDIR/$tool.log" | tail -3
     line=$(grep -E 'SUMMARY' "$OUTDIR/$tool.log" | tail -1)
@@ -96,8 +99,8 @@ else
         done
         # --calibrate: the first scene sets light/medium/heavy for this run (3x/5.5x/10x naive)
         [ "${GPU_SKIP_CALIBRATE:-0}" = 1 ] || args+=(--calibrate)
-        echo "== vreuse bench ${args[*]}"
-        timeout "$cap" "$BIN/vreuse" bench "${args[@]}" --csv "$OUTDIR/bench.csv" \
+        echo "== vreuse ${GPU_BENCH_CMD:-bench} ${args[*]}"
+        timeout "$cap" "$BIN/vreuse" "${GPU_BENCH_CMD:-bench}" "${args[@]}" --csv "$OUTDIR/bench.csv" \
             --md "$OUTDIR/bench.md" 2>&1 | tee "$OUTDIR/bench.log"
         rc=$?
         fails=$(grep -c ',FAIL' "$OUTDIR/bench.csv" 2>/dev/null)

@@ -1,7 +1,7 @@
 /* test_helpers.h - inputs and checks that one test file defines and others reuse (mostly a CPU
  * test and its GPU twin), declared once here so the compiler checks every caller.
  * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
- * tests/test_raster.c (vr_test_raster_*).
+ * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -32,6 +32,17 @@ vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, 
 
 /* 1 when a twin (or GPU path) reported that it is still a placeholder. */
 int vr_test_not_implemented(vr_status st);
+
+/* ---- tests/test_compact.c ----------------------------------------------------------------- */
+
+/* Selectivities every compaction test runs: 0, 1, 50, 99, 100 percent. */
+#define VR_TEST_COMPACT_PERCENTS 5
+extern const uint32_t vr_test_compact_percents[VR_TEST_COMPACT_PERCENTS];
+/* The threshold that keeps `percent` of uniform 32-bit values: percent x 2^32 / 100. */
+uint64_t vr_test_compact_threshold(uint32_t percent);
+/* Expansion counts for n cells (seeded): mix 0 mostly 0..4, 1 sparse with some up to 300,
+ * 2 all ones, 3 all zeros. */
+void vr_test_compact_counts(uint32_t *counts, uint32_t n, uint32_t seed, uint32_t mix);
 
 /* ---- tests/test_gts.c --------------------------------------------------------------------- */
 

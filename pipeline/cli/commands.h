@@ -19,6 +19,7 @@ int vr_cmd_bench(int argc, char **argv); /* argv[0] == "bench" */
 int vr_cmd_render(int argc, char **argv); /* argv[0] == "render" */
 int vr_cmd_compress(int argc, char **argv); /* argv[0] == "compress" */
 int vr_cmd_bench_gts(int argc, char **argv); /* argv[0] == "bench-gts" */
+int vr_cmd_bench_compact(int argc, char **argv); /* argv[0] == "bench-compact" */
 int vr_cmd_view(int argc, char **argv);   /* argv[0] == "view"; built with VR_HAVE_SDL2 */
 int vr_cmd_plot_bench(int argc, char **argv); /* argv[0] == "plot-bench" */
 int vr_cmd_export(int argc, char **argv);     /* argv[0] == "export" */

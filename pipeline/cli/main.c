@@ -31,6 +31,8 @@ static const command g_commands[] = {
      vr_cmd_export},
     {"bench-gts", "SCENE...", "GPU stage fed from compressed indices: decode + stage vs plain",
      vr_cmd_bench_gts},
+    {"bench-compact", "", "GPU stream compaction: in-kernel, HistoPyramid, CUB, scan",
+     vr_cmd_bench_compact},
     {"render", "SCENE ...", "rasterize to PNG: shaded, --heatmap (shading counts), --batches",
      vr_cmd_render},
 #ifdef VR_HAVE_SDL2

@@ -1,0 +1,367 @@
+/* histopyramid.cu - the GPU HistoPyramid of histopyramid.h (Ziegler et al.): 1-D, fan-in 4,
+ * plain (a count per cell) or vec4 (a cell keeps its children's partial sums). The build
+ * reduces 6 levels per kernel in shared memory (the first kernel reads the input and applies
+ * the discriminator `value < threshold` or takes counts), the traversal runs one thread per
+ * output down from the top (histopyramid.cuh), in a grid-stride loop that reads the total on
+ * the device. CPU twin: histopyramid_ref.c (same level words, same outputs).
+ * Try: `vreuse_tests gpu/compact-hp`, `vreuse bench-compact --method hp,hp4`.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/compact/histopyramid.cuh"
+#include "pipeline/vr_check.h"
+
+#define VR_HP_BUILD_BLOCK 256u /* 4 x 256 first-level cells: a tile of 4096 */
+#define VR_HP_FIND_BLOCK 256u
+#define VR_HP_FIND_BLOCKS_PER_SM 8u
+
+/* What the first level of a build stage sums. */
+typedef enum vr_hp_src {
+    VR_HP_SRC_SELECT = 0, /* input values: 1 when value < threshold */
+    VR_HP_SRC_COUNTS,     /* the caller's counts */
+    VR_HP_SRC_PLAIN,      /* a plain level's counts */
+    VR_HP_SRC_VEC4        /* a vec4 level: the cell's total is its .w */
+} vr_hp_src;
+
+struct vr_hp {
+    vr_hp_kind kind;
+    uint32_t max_cells;
+    uint32_t *d_levels;     /* vr_hp_layout(max_cells).words */
+    uint32_t *d_error;      /* one word: the id of a build whose sums wrapped */
+    cudaStream_t stream;
+    int sm_count;
+    vr_hp_layout layout;    /* of the last build */
+    const uint32_t *d_base; /* the last build's input (values or counts) */
+    uint64_t threshold;
+    uint32_t select;
+    uint32_t build_id;      /* 1, 2, ...: the error word names the build it belongs to */
+};
+
+typedef struct vr_hp_build_params {
+    const uint32_t *src;                  /* src_cells cells (for VR_HP_SRC_VEC4: 4 words each) */
+    uint32_t *levels;                     /* the layout's words */
+    uint32_t *error;                      /* set to build_id when a sum wraps past 2^32 - 1 */
+    uint64_t threshold;                   /* VR_HP_SRC_SELECT */
+    uint64_t offset[VR_HP_STAGE_LEVELS];  /* first word of each level this stage makes */
+    uint32_t cells[VR_HP_STAGE_LEVELS];   /* its cells */
+    uint32_t src_cells;
+    uint32_t count;                       /* levels to make, 1..VR_HP_STAGE_LEVELS */
+    uint32_t src_kind;                    /* vr_hp_src */
+    uint32_t vec4;                        /* vr_hp_kind of the levels made */
+    uint32_t build_id;
+} vr_hp_build_params;
+
+typedef struct vr_hp_find_params {
+    vr_hp_view view;
+    uint32_t *out;      /* capacity words: values (select) or cells (counts) */
+    uint32_t *rank;     /* capacity words or NULL (counts) */
+    uint32_t capacity;
+} vr_hp_find_params;
+
+/* ---- build --------------------------------------------------------------------------------- */
+
+static __device__ __forceinline__ uint32_t vr_hp_add(uint32_t a, uint32_t b, uint32_t *wrapped)
+{
+    const uint32_t s = a + b;
+    *wrapped |= s < a;
+    return s;
+}
+
+/* Source cells at..at+3 of the stage as counts (0 past src_cells). */
+static __device__ __forceinline__ uint4 vr_hp_src4(const vr_hp_build_params &p, uint64_t at)
+{
+    uint4 x;
+    if (p.src_kind == VR_HP_SRC_VEC4) {
+        x.x = at + 0 < p.src_cells ? __ldg(p.src + 4 * (at + 0) + 3) : 0u;
+        x.y = at + 1 < p.src_cells ? __ldg(p.src + 4 * (at + 1) + 3) : 0u;
+        x.z = at + 2 < p.src_cells ? __ldg(p.src + 4 * (at + 2) + 3) : 0u;
+        x.w = at + 3 < p.src_cells ? __ldg(p.src + 4 * (at + 3) + 3) : 0u;
+        return x;
+    }
+    if (at + 4 <= p.src_cells) {
+        x = __ldg((const uint4 *)(p.src + at));
+    } else {
+        x.x = at + 0 < p.src_cells ? __ldg(p.src + at + 0) : 0u;
+        x.y = at + 1 < p.src_cells ? __ldg(p.src + at + 1) : 0u;
+        x.z = at + 2 < p.src_cells ? __ldg(p.src + at + 2) : 0u;
+        x.w = at + 3 < p.src_cells ? __ldg(p.src + at + 3) : 0u;
+    }
+    if (p.src_kind == VR_HP_SRC_SELECT) {
+        x.x = at + 0 < p.src_cells && x.x < p.threshold;
+        x.y = at + 1 < p.src_cells && x.y < p.threshold;
+        x.z = at + 2 < p.src_cells && x.z < p.threshold;
+        x.w = at + 3 < p.src_cells && x.w < p.threshold;
+    }
+    return x;
+}
+
+/* Cell `cell` of the stage's level `step` from its 4 children: stored (when it exists) as a
+ * count or as the children's partial sums; returns its total. */
+static __device__ __forceinline__ uint32_t vr_hp_put(const vr_hp_build_params &p, uint32_t step,
+                                                     uint64_t cell, uint4 c, uint32_t *wrapped)
+{
+    const uint32_t s1 = vr_hp_add(c.x, c.y, wrapped), s2 = vr_hp_add(s1, c.z, wrapped);
+    const uint32_t s3 = vr_hp_add(s2, c.w, wrapped);
+    if (cell < p.cells[step]) {
+        if (p.vec4)
+            ((uint4 *)(p.levels + p.offset[step]))[cell] = make_uint4(c.x, s1, s2, s3);
+        else
+            p.levels[p.offset[step] + cell] = s3;
+    }
+    return s3;
+}
+
+/* One block per tile of VR_HP_STAGE_TILE source cells, 256 threads; thread t makes first-level
+ * cells t, t + 256, t + 512, t + 768 of the tile from one uint4 of source cells each (striped:
+ * loads and stores coalesced), then level k + 1 cell t' < 1024 / 4^k from 4 totals of level k.
+ * s_cells holds each level's totals (1024, 256, 64, 16, 4, 1 words) for the next; one
+ * __syncthreads per level (uniform: the level count is a parameter). The last block also
+ * zeroes a plain level's padding cells, so every uint4 of children reads zeros past the end. */
+__global__ void __launch_bounds__(VR_HP_BUILD_BLOCK) vr_hp_build_kernel(const vr_hp_build_params p)
+{
+    __shared__ uint32_t s_cells[1024 + 256 + 64 + 16 + 4 + 1];
+    const uint32_t t = threadIdx.x;
+    const uint64_t tile = blockIdx.x;
+    uint32_t wrapped = 0;
+#pragma unroll
+    for (uint32_t q = 0; q < 4; ++q) {
+        const uint32_t local = q * VR_HP_BUILD_BLOCK + t;
+        const uint4 c = vr_hp_src4(p, (tile * 1024 + local) * 4);
+        s_cells[local] = vr_hp_put(p, 0, tile * 1024 + local, c, &wrapped);
+    }
+    uint32_t from = 0, to = 1024, cells = 1024; /* s_cells range of the level below */
+#pragma unroll
+    for (uint32_t step = 1; step < VR_HP_STAGE_LEVELS; ++step) {
+        if (step >= p.count)
+            break;
+        __syncthreads();
+        cells /= 4;
+        if (t < cells) {
+            const uint4 c = make_uint4(s_cells[from + 4 * t], s_cells[from + 4 * t + 1],
+                                       s_cells[from + 4 * t + 2], s_cells[from + 4 * t + 3]);
+            s_cells[to + t] = vr_hp_put(p, step, tile * cells + t, c, &wrapped);
+        }
+        from = to;
+        to += cells;
+    }
+    if (!p.vec4 && blockIdx.x == gridDim.x - 1 && t < 4) {
+#pragma unroll /* constant indices: the parameter arrays stay out of local memory */
+        for (uint32_t step = 0; step < VR_HP_STAGE_LEVELS; ++step) {
+            const uint32_t pad = p.cells[step] + t;
+            if (step < p.count && pad < ((p.cells[step] + 3u) & ~3u))
+                p.levels[p.offset[step] + pad] = 0;
+        }
+    }
+    if (wrapped)
+        *p.error = p.build_id;
+}
+
+/* ---- traversal ----------------------------------------------------------------------------- */
+
+/* One thread per output k < min(total, capacity), grid-stride: consecutive threads take
+ * consecutive outputs, so their descents share upper cells (cached) and their stores coalesce.
+ * No shared memory, no syncs; the total is the top cell, read on the device. */
+__global__ void __launch_bounds__(VR_HP_FIND_BLOCK) vr_hp_find_kernel(const vr_hp_find_params p)
+{
+    const uint32_t total = vr_hp_view_total(&p.view);
+    const uint32_t limit = total < p.capacity ? total : p.capacity;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < limit; k += stride) {
+        uint32_t rank, value;
+        const uint32_t cell = vr_hp_find(&p.view, (uint32_t)k, &rank, &value);
+        if (p.view.select) {
+            p.out[k] = value;
+        } else {
+            p.out[k] = cell;
+            if (p.rank)
+                p.rank[k] = rank;
+        }
+    }
+}
+
+/* ---- host ---------------------------------------------------------------------------------- */
+
+size_t vr_hp_bytes(vr_hp_kind kind, uint32_t max_cells)
+{
+    vr_hp_layout l;
+    vr_hp_layout_make(&l, kind, max_cells);
+    return l.words * sizeof(uint32_t) + 16;
+}
+
+vr_status vr_hp_create(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *stream)
+{
+    assert(out);
+    *out = NULL;
+    vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    vr_hp *h = (vr_hp *)calloc(1, sizeof *h);
+    if (!h)
+        return VR_ERROR(VR_ERR_OOM, "out of host memory for a HistoPyramid");
+    h->kind = kind;
+    h->max_cells = max_cells;
+    h->stream = (cudaStream_t)stream;
+    vr_hp_layout_make(&h->layout, kind, 0);
+    vr_hp_layout l;
+    vr_hp_layout_make(&l, kind, max_cells);
+    if ((st = vr_cuda_alloc((void **)&h->d_levels, l.words * sizeof(uint32_t),
+                            "HistoPyramid levels")) != VR_OK ||
+        (st = vr_cuda_alloc((void **)&h->d_error, sizeof(uint32_t), "HistoPyramid error word")) !=
+            VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMemsetAsync(h->d_error, 0, sizeof(uint32_t), h->stream));
+    VR_CUDA_GOTO(cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, 0));
+    *out = h;
+    return VR_OK;
+done:
+    vr_hp_destroy(h);
+    return st;
+}
+
+void vr_hp_destroy(vr_hp *h)
+{
+    if (!h)
+        return;
+    /* teardown: nothing to act on if these fail */
+    cudaFree(h->d_levels);
+    cudaFree(h->d_error);
+    free(h);
+}
+
+static vr_status vr_hp_build(vr_hp *h, const uint32_t *d_base, uint32_t n, uint64_t threshold,
+                             uint32_t select)
+{
+    assert(h && (d_base || n == 0));
+    if (n > h->max_cells)
+        return VR_ERROR(VR_ERR_ARG, "HistoPyramid: %u cells, but it was made for at most %u", n,
+                        h->max_cells);
+    if ((uintptr_t)d_base % 16)
+        return VR_ERROR(VR_ERR_ARG, "HistoPyramid: the base array is not 16-byte aligned");
+    vr_hp_layout_make(&h->layout, h->kind, n);
+    h->d_base = d_base;
+    h->threshold = threshold;
+    h->select = select;
+    ++h->build_id;
+    const vr_hp_layout *l = &h->layout;
+    vr_hp_build_params p;
+    memset(&p, 0, sizeof p);
+    p.src = d_base;
+    p.levels = h->d_levels;
+    p.error = h->d_error;
+    p.threshold = threshold;
+    p.src_cells = n;
+    p.src_kind = select ? VR_HP_SRC_SELECT : VR_HP_SRC_COUNTS;
+    p.vec4 = h->kind == VR_HP_VEC4;
+    p.build_id = h->build_id;
+    for (uint32_t from = 0; from < l->levels; from += p.count) {
+        p.count = l->levels - from < VR_HP_STAGE_LEVELS ? l->levels - from : VR_HP_STAGE_LEVELS;
+        for (uint32_t j = 0; j < p.count; ++j) {
+            p.offset[j] = l->offset[from + 1 + j];
+            p.cells[j] = l->cells[from + 1 + j];
+        }
+        const uint32_t blocks = (uint32_t)(((uint64_t)p.src_cells + VR_HP_STAGE_TILE - 1) /
+                                           VR_HP_STAGE_TILE);
+        vr_hp_build_kernel<<<blocks, VR_HP_BUILD_BLOCK, 0, h->stream>>>(p);
+        VR_LAUNCH_CHECK("vr_hp_build_kernel", h->stream);
+        /* the next stage sums the last level made */
+        p.src = h->d_levels + l->offset[from + p.count];
+        p.src_cells = l->cells[from + p.count];
+        p.src_kind = p.vec4 ? VR_HP_SRC_VEC4 : VR_HP_SRC_PLAIN;
+    }
+    return VR_OK;
+}
+
+vr_status vr_hp_build_select(vr_hp *h, const uint32_t *d_in, uint32_t n, uint64_t threshold)
+{
+    return vr_hp_build(h, d_in, n, threshold, 1);
+}
+
+vr_status vr_hp_build_counts(vr_hp *h, const uint32_t *d_counts, uint32_t n)
+{
+    return vr_hp_build(h, d_counts, n, 0, 0);
+}
+
+vr_hp_view vr_hp_view_of(const vr_hp *h)
+{
+    vr_hp_view v;
+    memset(&v, 0, sizeof v);
+    v.levels = h->d_levels;
+    v.base = h->d_base;
+    v.threshold = h->threshold;
+    v.top = h->layout.levels ? h->layout.offset[h->layout.levels] : 0;
+    v.n = h->layout.n;
+    v.levels_count = h->layout.levels;
+    v.select = h->select;
+    v.vec4 = h->kind == VR_HP_VEC4;
+    return v;
+}
+
+static vr_status vr_hp_traverse(vr_hp *h, uint32_t *d_out, uint32_t *d_rank, uint32_t capacity)
+{
+    if (h->layout.n == 0 || capacity == 0)
+        return VR_OK;
+    vr_hp_find_params p;
+    memset(&p, 0, sizeof p);
+    p.view = vr_hp_view_of(h);
+    p.out = d_out;
+    p.rank = d_rank;
+    p.capacity = capacity;
+    /* enough blocks for every output, at most what stays resident; the rest loops */
+    const uint64_t need = ((uint64_t)capacity + VR_HP_FIND_BLOCK - 1) / VR_HP_FIND_BLOCK;
+    const uint64_t most = (uint64_t)h->sm_count * VR_HP_FIND_BLOCKS_PER_SM;
+    const uint32_t blocks = (uint32_t)(need < most ? need : most);
+    vr_hp_find_kernel<<<blocks, VR_HP_FIND_BLOCK, 0, h->stream>>>(p);
+    VR_LAUNCH_CHECK("vr_hp_find_kernel", h->stream);
+    return VR_OK;
+}
+
+vr_status vr_hp_compact(vr_hp *h, uint32_t *d_out, uint32_t capacity)
+{
+    assert(h && h->select);
+    return vr_hp_traverse(h, d_out, NULL, capacity);
+}
+
+vr_status vr_hp_expand(vr_hp *h, uint32_t *d_cell, uint32_t *d_rank, uint32_t capacity)
+{
+    assert(h && !h->select);
+    return vr_hp_traverse(h, d_cell, d_rank, capacity);
+}
+
+vr_status vr_hp_total(vr_hp *h, uint32_t *total)
+{
+    assert(h && total);
+    *total = 0;
+    const vr_hp_layout *l = &h->layout;
+    if (l->levels == 0)
+        return VR_OK;
+    uint32_t error = 0;
+    const uint64_t at = l->offset[l->levels] + (h->kind == VR_HP_VEC4 ? 3 : 0);
+    VR_CUDA_CHECK(cudaMemcpyAsync(total, h->d_levels + at, sizeof *total,
+                                  cudaMemcpyDeviceToHost, h->stream));
+    VR_CUDA_CHECK(cudaMemcpyAsync(&error, h->d_error, sizeof error, cudaMemcpyDeviceToHost,
+                                  h->stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize(h->stream));
+    if (error == h->build_id) {
+        *total = 0;
+        return VR_ERROR(VR_ERR_OVERFLOW, "HistoPyramid: the counts of %u cells sum to 2^32 or "
+                        "more; split the input", l->n);
+    }
+    return VR_OK;
+}
+
+const vr_hp_layout *vr_hp_layout_of(const vr_hp *h)
+{
+    return &h->layout;
+}
+
+vr_status vr_hp_download(vr_hp *h, uint32_t *levels)
+{
+    if (h->layout.words == 0)
+        return VR_OK;
+    VR_CUDA_CHECK(cudaMemcpyAsync(levels, h->d_levels, h->layout.words * sizeof *levels,
+                                  cudaMemcpyDeviceToHost, h->stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize(h->stream));
+    return VR_OK;
+}
