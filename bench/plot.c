@@ -406,12 +406,6 @@ static vr_status read_csv(vr_plot_data *d)
 
 /* ---- choosing the bars -------------------------------------------------------------------- */
 
-static const char *base_name(const char *s)
-{
-    const char *slash = strrchr(s, '/');
-    return slash ? slash + 1 : s;
-}
-
 /* Panel order: the scenes of opt->scenes (by full name, else by last path component), each
  * with its orders in CSV order; or every (scene, order) in CSV order. panel[] holds
  * max(1, scene_count) x d->panel_count entries. */
@@ -434,7 +428,7 @@ static vr_status select_panels(const vr_plot_data *d, const vr_plot_options *opt
         long hit = names_find(&d->scenes, want);
         if (hit < 0)
             for (size_t i = 0; i < d->scenes.count; ++i)
-                if (!strcmp(base_name(d->scenes.name[i]), want)) {
+                if (!strcmp(vr_path_name(d->scenes.name[i]), want)) {
                     if (hit >= 0)
                         return VR_ERROR(VR_ERR_ARG, "--scene '%s' matches both '%s' "
                                         "and '%s' in %s; give the full name", want,
@@ -609,7 +603,7 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
             tris = d->rows[cell[i]].tris;
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\"><tspan font-size=\"13\" "
                "font-weight=\"bold\">", (left + right) / 2, py + 16);
-    vr_svg_escape(f, base_name(d->scenes.name[scene]));
+    vr_svg_escape(f, vr_path_name(d->scenes.name[scene]));
     fputs("</tspan>", f);
     if (*order_name) {
         fputs("<tspan font-size=\"11\" fill=\"#555\" dx=\"5\">\xC2\xB7 ", f);
@@ -681,7 +675,7 @@ static void write_panel(FILE *f, const vr_plot_layout *l, const vr_plot_data *d,
             format_ms(ms, sizeof ms, r->ms);
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                        "<title>", x, y, BAR_W, bottom - y, color[k]);
-            vr_svg_escape(f, base_name(d->scenes.name[scene]));
+            vr_svg_escape(f, vr_path_name(d->scenes.name[scene]));
             fputs(" \xC2\xB7 ", f);
             if (*order_name) {
                 vr_svg_escape(f, order_name);

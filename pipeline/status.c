@@ -152,6 +152,12 @@ void vr_progress(const char *what, uint64_t done, uint64_t total)
     fflush(stderr);
 }
 
+const char *vr_path_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
 double vr_now_ms(void)
 {
     struct timespec t;

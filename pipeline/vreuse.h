@@ -76,6 +76,10 @@ vr_status vr_mesh_validate(const vr_mesh *m, const char *what);
  * not whole (nan, inf, 1e3, 0x10, " 5", "+5", "0.5" are refused); *out is set only on VR_OK. */
 vr_status vr_parse_count(const char *s, uint64_t *out);
 
+/* The file name of a path without its folders ("a/b/bunny.obj" -> "bunny.obj"; a path ending in
+ * '/' and a plain name are returned whole). Points into `path`. */
+const char *vr_path_name(const char *path);
+
 /* Milliseconds on the monotonic clock (for stage timings printed by the commands). */
 double vr_now_ms(void);
 

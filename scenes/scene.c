@@ -232,8 +232,7 @@ static const float g_identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0
 /* A scene of one draw (out->draws[0].mesh loaded): named after the file, identity transform. */
 static vr_status vr_single_draw_done(vr_scene *out, const char *path)
 {
-    const char *base = strrchr(path, '/');
-    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", base ? base + 1 : path);
+    snprintf(out->draws[0].name, sizeof out->draws[0].name, "%s", vr_path_name(path));
     memcpy(out->draws[0].transform, g_identity, sizeof g_identity);
     out->draw_count = 1;
     return VR_OK;

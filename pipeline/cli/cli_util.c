@@ -9,11 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-const char *vr_cli_scene_label(const char *spec)
-{
-    const char *slash = strrchr(spec, '/');
-    return slash && slash[1] ? slash + 1 : spec;
-}
+const char *vr_cli_scene_label(const char *spec) { return vr_path_name(spec); }
 
 /* Appends "-label" with characters a file name should not hold replaced by '_'. */
 static size_t append_label(char *dst, size_t len, const char *label)
