@@ -402,6 +402,9 @@ vr_status vr_scene_spec_parse(vr_scene_spec *out, const char *spec)
                         "terrain[:N], foliage[:N])");
     /* one copy of the spec, cut shorter at every '@' split off */
     size_t len = strlen(spec);
+    if (len > VR_SPEC_MAX_LEN)
+        return VR_ERROR(VR_ERR_ARG, "%s: scene name of %zu characters; at most %d", name, len,
+                        VR_SPEC_MAX_LEN);
     char *prefix = malloc(len + 1);
     if (!prefix)
         return VR_ERROR(VR_ERR_OOM, "%s: out of memory", name);
@@ -518,6 +521,8 @@ static vr_status subdivide_scene(vr_scene *s, const char *spec, size_t len, uint
     }
     return VR_OK;
 }
+
+_Static_assert(sizeof(((vr_scene *)0)->source) > VR_SPEC_MAX_LEN, "vr_scene.source holds any spec");
 
 vr_status vr_scene_load(vr_scene *out, const char *spec)
 {
@@ -655,7 +660,7 @@ vr_status vr_scene_flatten(vr_mesh *out, const vr_scene *s)
             memcpy(on, m->normals, (size_t)m->vertex_count * 3 * sizeof(float));
         } else {
             char what[384];
-            snprintf(what, sizeof what, "%s: draw %u of %u ('%s') after its node transform",
+            snprintf(what, sizeof what, "%.255s: draw %u of %u ('%s') after its node transform",
                      s->source, i + 1, s->draw_count, s->draws[i].name);
             vr_status st = transform_draw(op, on, m, t, what);
             if (st) {

@@ -21,7 +21,7 @@ typedef struct vr_draw {
 } vr_draw;
 
 typedef struct vr_scene {
-    char source[256];    /* path or generator spec it came from */
+    char source[4096];   /* path or generator spec it came from (a spec is at most 4095 chars) */
     vr_draw *draws;
     uint32_t draw_count;
     /* Data the loader dropped or changed because the file was broken (triangles with indices out

@@ -34,6 +34,7 @@ vr_status vr_ply_load_memory(vr_mesh *out, const uint8_t *data, size_t size, con
 /* ---- specs and checks (scene.c) ---- */
 
 #define VR_SPEC_MAX_SUBDIVISIONS 8 /* '@N' suffixes one spec may chain ("x.obj@1M@7M") */
+#define VR_SPEC_MAX_LEN 4095     /* characters of a whole spec: vr_scene.source keeps it whole */
 
 /* A scene spec split into its parts: base[@N]..., the base a file path or a generator. */
 typedef struct vr_scene_spec {

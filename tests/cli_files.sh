@@ -25,8 +25,10 @@ expect bad-suffix 1 "'x' after '@' is not a triangle count" -- "$VREUSE" info sp
 expect empty-spec 1 "empty scene name" -- "$VREUSE" info ""
 spec=sphere:1k
 i=0
+while [ $i -lt 2000 ]; do spec="$spec@1"; i=$((i + 1)); done
+expect chained-2000 1 "more than 8 '@N' suffixes" -- timeout 5 "$VREUSE" info "$spec"
 while [ $i -lt 5000 ]; do spec="$spec@1"; i=$((i + 1)); done
-expect chained-5000 1 "more than 8 '@N' suffixes" -- timeout 5 "$VREUSE" info "$spec"
+expect chained-5000 1 "scene name of 10009 characters; at most 4095" -- timeout 5 "$VREUSE" info "$spec"
 expect chained-3 0 "triangles +5,120" -- "$VREUSE" info sphere:1k@2k@3k
 
 # PLY: faces with 2 corners and trailing data are refused; --accept-repairs drops them

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (s == VR_OK) {
         if (sp.subdivision_count < 0 || sp.subdivision_count > VR_SPEC_MAX_SUBDIVISIONS ||
-            sp.generator < -1 || sp.generator > 2 || sp.base_len == 0 || sp.base_len > len)
+            sp.generator < -1 || sp.generator > 2 || sp.base_len == 0 || sp.base_len > len ||
+            len > VR_SPEC_MAX_LEN)
             abort();
         if (sp.generator >= 0 && (sp.triangles == 0 || sp.triangles > VR_MAX_TRIANGLES))
             abort();
