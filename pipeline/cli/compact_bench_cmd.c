@@ -11,6 +11,7 @@
 #include "pipeline/cli/commands.h"
 #include "pipeline/compact/compact.h"
 #include "pipeline/stage/geometry.h"
+#include "pipeline/vr_mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,9 +127,8 @@ static void vr_cb_bufs_free(vr_cb_bufs *b)
     vr_compact_destroy(b->ctx);
     vr_compact_buffer_free(b->d_in);
     vr_compact_buffer_free(b->d_out);
-    free(b->in);
-    free(b->want);
-    free(b->got);
+    void *const bufs[] = {b->in, b->want, b->got};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(b, 0, sizeof *b);
 }
 
