@@ -789,8 +789,7 @@ VR_TEST(test_raster_bunny, "raster/bunny")
         return VR_TEST_SKIP;
     }
     vr_mesh m;
-    VR_EXPECT_EQ(vr_mesh_load(&m, path), VR_OK);
-    if (vr_test_failures)
+    if (!vr_test_load(&m, path))
         return VR_TEST_FAIL;
     const uint32_t tris = m.index_count / 3;
     vr_geometry_result res;
