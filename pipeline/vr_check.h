@@ -10,7 +10,10 @@
  *   VR_LAUNCH_GOTO(kernel, stream)  the same into `st` and `done`
  *   vr_cuda_alloc(ptr, bytes, what) cudaMalloc with a message that names the buffer (VR_ERR_OOM)
  *   vr_cuda_free(ptr, what)         cudaFree of a buffer that is replaced; *ptr is NULL afterwards
+ *   vr_cuda_free_all(ptrs, count)   teardown: cudaFree of a list of buffers, results ignored
  *   vr_cuda_device_check()          VR_ERR_NO_DEVICE, saying why, when no device can be used
+ *   vr_cuda_host_struct(obj, bytes, what)  the device check, then the zeroed host struct of a
+ *                                   create function
  * Tests wrap vr_cuda_status as VR_EXPECT_CUDA (tests/test.h). Teardown and error paths that
  * ignore a result say why in a comment. */
 #ifndef VR_CHECK_H
@@ -18,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "pipeline/vr_mem.h"
 #include "pipeline/vreuse.h"
 
 /* "file:line" of the check, for vr_set_error_at. */
@@ -142,6 +146,33 @@ static inline vr_status vr_cuda_free(void **ptr, const char *what)
     (void)cudaGetLastError();
     return VR_ERROR(VR_ERR_CUDA, "cudaFree(%s) failed: %s%s", what, cudaGetErrorString(e),
                     vr_cuda_hint(e));
+}
+
+/* The start of every create function of an object that holds device buffers: VR_OK with *obj a
+ * zeroed host struct of `bytes` when a CUDA device can be used; else *obj is NULL and the
+ * status is vr_cuda_device_check's, or VR_ERR_OOM naming `what` ("a HistoPyramid"). */
+static inline vr_status vr_cuda_host_struct(void **obj, size_t bytes, const char *what)
+{
+    *obj = NULL;
+    const vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    *obj = calloc(1, bytes);
+    if (!*obj)
+        return VR_ERROR(VR_ERR_OOM, "out of host memory for %s", what);
+    return VR_OK;
+}
+
+/* Teardown: cudaFree of each of ptrs[0..count) (NULL entries are allowed), e.g.
+ *     void *const bufs[] = {c->d_flags, c->d_count};
+ *     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+ * The results are ignored: a destroy function returns nothing, each buffer is released once
+ * whatever happens, and a failure here (a sticky error of an earlier fault) was already
+ * reported by the call that met it. Buffers that are replaced go through vr_cuda_free. */
+static inline void vr_cuda_free_all(void *const *ptrs, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        (void)cudaFree(ptrs[i]);
 }
 
 /* VR_OK when a CUDA device can be used; else VR_ERR_NO_DEVICE with "no CUDA device: <why>". */

@@ -382,11 +382,8 @@ vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels)
 
 void vr_raster_frame_free(vr_raster_frame *f)
 {
-    cudaFree(f->d_shade_counts);
-    cudaFree(f->d_tri_batch);
-    cudaFree(f->d_scratch);
-    cudaFree(f->d_vis);
-    cudaFree(f->d_rgba);
+    void *const bufs[] = {f->d_shade_counts, f->d_tri_batch, f->d_scratch, f->d_vis, f->d_rgba};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     if (f->stream)
         cudaStreamDestroy((cudaStream_t)f->stream);
     memset(f, 0, sizeof *f);
@@ -419,12 +416,10 @@ vr_status vr_raster_device_create(vr_raster_device **out, uint32_t tri_capacity,
 {
     assert(out);
     *out = NULL;
-    vr_status st = vr_cuda_device_check();
+    vr_raster_device *d = NULL;
+    vr_status st = vr_cuda_host_struct((void **)&d, sizeof *d, "a raster device");
     if (st != VR_OK)
         return st;
-    vr_raster_device *d = (vr_raster_device *)calloc(1, sizeof *d);
-    if (!d)
-        return VR_ERROR(VR_ERR_OOM, "raster device: host struct");
     d->tri_capacity = tri_capacity;
     d->vertex_count = vertex_count;
     if ((st = vr_queue_device_alloc(&d->d_queue, tri_capacity)) ||

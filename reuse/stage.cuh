@@ -41,13 +41,11 @@ static inline vr_status vr_queue_device_alloc(vr_queue *q, uint32_t triangles)
     return VR_OK;
 }
 
-/* Teardown: errors cannot be acted on here, so they are not checked. */
+/* Teardown (vr_cuda_free_all: errors cannot be acted on here). */
 static inline void vr_queue_device_free(vr_queue *q)
 {
-    cudaFree(q->clip);
-    cudaFree(q->normal);
-    cudaFree(q->vertex);
-    cudaFree(q->tri_id);
+    void *const bufs[] = {q->clip, q->normal, q->vertex, q->tri_id};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
 /* Fetches vertex v, runs the vertex shader, and in counting mode counts the invocation

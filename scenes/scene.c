@@ -7,6 +7,7 @@
 #include "scenes/scene_internal.h"
 
 #include "pipeline/gts/gts.h"
+#include "pipeline/vr_mem.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -68,10 +69,8 @@ void vr_mesh_free(vr_mesh *m)
 {
     if (!m)
         return;
-    free(m->positions);
-    free(m->normals);
-    free(m->texcoords);
-    free(m->indices);
+    void *const bufs[] = {m->positions, m->normals, m->texcoords, m->indices};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(m, 0, sizeof *m);
 }
 

@@ -17,6 +17,7 @@
 #include "pipeline/gts/gts.h"
 #include "scenes/scene.h"
 #include "scenes/scene_internal.h"
+#include "tests/test_helpers.h"
 
 /* A fresh temporary path (the file exists, empty); 0 when mkstemp fails. */
 static int temp_path(char *path, size_t cap)
@@ -97,6 +98,21 @@ static void check_round_trip(const vr_mesh *src, vr_gts_restart mode, const char
     vr_gts_map_free(&map);
 }
 
+/* Loads `spec` and checks its round trip in deg. mode, then in R mode; `label` names it. */
+static int check_round_trips(const char *spec, const char *label)
+{
+    vr_mesh src;
+    if (!vr_test_load(&src, spec))
+        return VR_TEST_FAIL;
+    char name[64];
+    snprintf(name, sizeof name, "%s deg.", label);
+    check_round_trip(&src, VR_GTS_RESTART_DEGENERATE, name);
+    snprintf(name, sizeof name, "%s R", label);
+    check_round_trip(&src, VR_GTS_RESTART_CODE, name);
+    vr_mesh_free(&src);
+    return VR_TEST_RESULT();
+}
+
 VR_TEST(test_scene_bunny, "gts/scene-bunny")
 {
     char buf[1024];
@@ -105,27 +121,13 @@ VR_TEST(test_scene_bunny, "gts/scene-bunny")
         printf("SKIP: ../shared/scenes missing\n");
         return VR_TEST_SKIP;
     }
-    vr_mesh src;
-    VR_EXPECT(vr_mesh_load(&src, bunny) == VR_OK, "%s", vr_last_error());
-    if (vr_test_failures)
-        return VR_TEST_FAIL;
-    check_round_trip(&src, VR_GTS_RESTART_DEGENERATE, "bunny deg.");
-    check_round_trip(&src, VR_GTS_RESTART_CODE, "bunny R");
-    vr_mesh_free(&src);
-    return VR_TEST_RESULT();
+    return check_round_trips(bunny, "bunny");
 }
 
 /* Many components and restarts without the shared scenes (foliage: separate leaves). */
 VR_TEST(test_scene_foliage, "gts/scene-foliage")
 {
-    vr_mesh src;
-    VR_EXPECT(vr_mesh_load(&src, "foliage:5k") == VR_OK, "%s", vr_last_error());
-    if (vr_test_failures)
-        return VR_TEST_FAIL;
-    check_round_trip(&src, VR_GTS_RESTART_DEGENERATE, "foliage deg.");
-    check_round_trip(&src, VR_GTS_RESTART_CODE, "foliage R");
-    vr_mesh_free(&src);
-    return VR_TEST_RESULT();
+    return check_round_trips("foliage:5k", "foliage");
 }
 
 /* A file with positions but no normals: the loader computes area-weighted ones. */
@@ -133,8 +135,7 @@ VR_TEST(test_scene_computed_normals, "gts/scene-computed-normals")
 {
     vr_mesh src, m;
     memset(&m, 0, sizeof m);
-    VR_EXPECT(vr_mesh_load(&src, "sphere:2k") == VR_OK, "%s", vr_last_error());
-    if (vr_test_failures)
+    if (!vr_test_load(&src, "sphere:2k"))
         return VR_TEST_FAIL;
     free(src.normals);
     src.normals = NULL;
@@ -169,8 +170,7 @@ VR_TEST(test_scene_computed_normals, "gts/scene-computed-normals")
 VR_TEST(test_scene_rejects, "gts/scene-rejects")
 {
     vr_mesh src, m;
-    VR_EXPECT(vr_mesh_load(&src, "sphere:2k") == VR_OK, "%s", vr_last_error());
-    if (vr_test_failures)
+    if (!vr_test_load(&src, "sphere:2k"))
         return VR_TEST_FAIL;
     vr_gts_options opt = vr_gts_options_default();
     opt.keep_vertex_data = 0;

@@ -1,7 +1,8 @@
 /* test_helpers.h - inputs and checks that one test file defines and others reuse (mostly a CPU
  * test and its GPU twin), declared once here so the compiler checks every caller.
  * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
- * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*).
+ * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
+ * tests/test_scenes.c (vr_test_load).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -17,6 +18,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- tests/test_scenes.c ------------------------------------------------------------------ */
+
+/* vr_mesh_load as a test step: 1 when `spec` (a path or a generator) loaded, else 0 after a
+ * failed expectation that names it and the message. */
+int vr_test_load(vr_mesh *m, const char *spec);
 
 /* ---- tests/test_reuse.c ------------------------------------------------------------------- */
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pipeline/stage/geometry.h"
+#include "pipeline/vr_mem.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
 #include "tests/test_helpers.h"
@@ -23,10 +24,8 @@
 
 void vr_test_raster_queue_free(vr_queue *q)
 {
-    free(q->clip);
-    free(q->normal);
-    free(q->vertex);
-    free(q->tri_id);
+    void *const bufs[] = {q->clip, q->normal, q->vertex, q->tri_id};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(q, 0, sizeof *q);
 }
 
@@ -790,8 +789,7 @@ VR_TEST(test_raster_bunny, "raster/bunny")
         return VR_TEST_SKIP;
     }
     vr_mesh m;
-    VR_EXPECT_EQ(vr_mesh_load(&m, path), VR_OK);
-    if (vr_test_failures)
+    if (!vr_test_load(&m, path))
         return VR_TEST_FAIL;
     const uint32_t tris = m.index_count / 3;
     vr_geometry_result res;

@@ -8,6 +8,7 @@
 #include "tests/test.h"
 
 #include "scenes/scene.h"
+#include "tests/test_helpers.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -47,6 +48,13 @@ static vr_status load_text(vr_mesh *m, const char *text)
 }
 
 static int contains(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
+
+int vr_test_load(vr_mesh *m, const char *spec)
+{
+    const vr_status s = vr_mesh_load(m, spec);
+    VR_EXPECT(s == VR_OK, "%s: %s", spec, vr_last_error());
+    return s == VR_OK;
+}
 
 /* Canonical triangle: rotated so the smallest index comes first (winding kept). */
 static void canonical(uint32_t *t)

@@ -638,16 +638,7 @@ static const vr_cli_command g_cmd = {
     "paper's Figure 9.",
     VR_CLI_SCENES};
 
-/* Opens --csv / --md (NULL: not asked for); 0, or 1 with the message printed. */
-static int vr_bench_open(vr_cli_out *out, const char *path, const char *what)
-{
-    memset(out, 0, sizeof *out);
-    if (path && vr_cli_out_open(out, path, what, 0) != VR_OK)
-        return vr_cli_fail_last("bench");
-    return 0;
-}
-
-/* Closes an output opened by vr_bench_open; 0, or 1 with the message printed. */
+/* Closes an output opened by vr_cli_bench_begin; 0, or 1 with the message printed. */
 static int vr_bench_close(vr_cli_out *out)
 {
     return vr_cli_out_close(out) == VR_OK ? 0 : vr_cli_fail_last("bench");
@@ -722,30 +713,15 @@ int vr_cmd_bench(int argc, char **argv)
         vr_cli_input(o.scenes[i]);
 
     /* outputs first: a bad path fails before minutes of measurement */
-    vr_cli_out csv_out, md_out;
-    memset(&md_out, 0, sizeof md_out);
-    if (vr_bench_open(&csv_out, csv, "CSV") || vr_bench_open(&md_out, md, "Markdown")) {
-        vr_cli_out_abort(&csv_out);
+    vr_cli_bench_out b;
+    if (vr_cli_bench_begin(&b, "bench", csv, md, "`vreuse bench` times the GPU stage and needs "
+                           "a CUDA build and device; `vreuse sim` gives the CPU-simulated counts.",
+                           argc, argv))
         return 1;
-    }
-    if (csv_out.is_stdout || md_out.is_stdout)
-        g_human = stderr;
-    if (!vr_gpu_available()) {
-        vr_cli_out_abort(&csv_out);
-        vr_cli_out_abort(&md_out);
-        return vr_cli_fail(1, "bench", "%s. `vreuse bench` times the GPU stage and needs a CUDA "
-                           "build and device; `vreuse sim` gives the CPU-simulated counts.",
-                           vr_gpu_device_name());
-    }
-    vr_cli_meta meta;
-    vr_cli_meta_fill(&meta, argc, argv);
-    if (vr_gpu_copy_bandwidth(&meta.bandwidth) != VR_OK)
-        fprintf(stderr, "vreuse bench: bandwidth: %s (floor_ms left empty)\n", vr_last_error());
-    fprintf(g_human, "# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", meta.gpu, meta.driver,
-            meta.cuda, meta.bandwidth * 1e-12);
+    g_human = b.human;
     if (o.queue_write) {
-        int failed = vr_bench_queue_write(&o, &meta, csv_out.f);
-        return vr_bench_close(&csv_out) | failed;
+        int failed = vr_bench_queue_write(&o, &b.meta, b.csv.f);
+        return vr_bench_close(&b.csv) | failed;
     }
 
     /* scene names point into argv and loads into `o`, so rows stay valid to the end */
@@ -753,8 +729,8 @@ int vr_cmd_bench(int argc, char **argv)
                             o.blocks.count * o.stores.count * o.strategies.count;
     vr_bench_row *rows = calloc(max_rows + 1, sizeof *rows);
     if (!rows) {
-        vr_cli_out_abort(&csv_out);
-        vr_cli_out_abort(&md_out);
+        vr_cli_out_abort(&b.csv);
+        vr_cli_out_abort(&b.md);
         return vr_cli_fail(1, "bench", "out of memory for %zu rows", max_rows);
     }
     size_t n = 0;
@@ -762,7 +738,7 @@ int vr_cmd_bench(int argc, char **argv)
     for (int s = 0; s < o.scene_count; ++s)
         for (int k = 0; k < o.orders.count; ++k)
             failed |= vr_bench_scene(&o, o.scenes[s], o.orders.v[k], s == 0 && k == 0,
-                                     meta.bandwidth, rows, &n);
+                                     b.meta.bandwidth, rows, &n);
 
     if (g_human == stdout) {
         vr_print_table(stdout, rows, n, 0);
@@ -772,12 +748,12 @@ int vr_cmd_bench(int argc, char **argv)
     if (o.calibrate)
         fprintf(g_human, "calibrated light=%u medium=%u heavy=%u\n", g_load_iterations[1],
                 g_load_iterations[2], g_load_iterations[3]);
-    if (csv_out.f)
-        vr_write_csv(csv_out.f, &meta, &o, rows, n);
-    if (md_out.f)
-        vr_write_md(md_out.f, &meta, &o, rows, n);
-    failed |= vr_bench_close(&csv_out);
-    failed |= vr_bench_close(&md_out);
+    if (b.csv.f)
+        vr_write_csv(b.csv.f, &b.meta, &o, rows, n);
+    if (b.md.f)
+        vr_write_md(b.md.f, &b.meta, &o, rows, n);
+    failed |= vr_bench_close(&b.csv);
+    failed |= vr_bench_close(&b.md);
     free(rows);
     return failed ? 1 : 0;
 }

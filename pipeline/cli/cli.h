@@ -319,6 +319,22 @@ void vr_cli_meta_fill(vr_cli_meta *m, int argc, char **argv);
 /* The metadata as comment lines ("# gpu: ...", prefix "# " for CSV, "- " for Markdown). */
 void vr_cli_meta_write(FILE *f, const vr_cli_meta *m, const char *prefix);
 
+/* The outputs and metadata of a GPU benchmark command with --csv and --md (bench,
+ * bench-compact). */
+typedef struct vr_cli_bench_out {
+    vr_cli_out csv, md; /* --csv and --md; f is NULL when not asked for */
+    FILE *human;        /* the table: stdout, or stderr when --csv - or --md - takes stdout */
+    vr_cli_meta meta;   /* with the D2D copy bandwidth; 0 when it could not be measured */
+} vr_cli_bench_out;
+/* The start of such a command, after its options: opens --csv and --md (NULL: not asked for)
+ * first, so a bad path fails before the device is looked for or anything is measured; then
+ * needs a CUDA device (`no_device` ends the message: what the command needs and what to use
+ * instead), fills the metadata, measures the copy bandwidth (a warning when it cannot) and
+ * prints "# GPU, driver, CUDA, D2D copy" to b->human. 0, or 1 with the message printed and both
+ * outputs given up. */
+int vr_cli_bench_begin(vr_cli_bench_out *b, const char *cmd, const char *csv, const char *md,
+                       const char *no_device, int argc, char **argv);
+
 #ifdef __cplusplus
 }
 #endif

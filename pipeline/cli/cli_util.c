@@ -1,5 +1,5 @@
 /* cli_util.c - scene labels, output paths per scene and order, CSV fields, medians and the run
- * metadata of benchmarks (cli.h). */
+ * metadata of benchmarks and their common start (cli.h). */
 #define _POSIX_C_SOURCE 200809L /* popen */
 #include "pipeline/cli/cli.h"
 
@@ -153,4 +153,36 @@ void vr_cli_meta_write(FILE *f, const vr_cli_meta *m, const char *prefix)
     fprintf(f, "%sdriver: %s\n%scuda runtime: %s\n%sdate: %s\n%scommit: %s\n%scommand: %s\n",
             prefix, m->driver, prefix, m->cuda, prefix, m->date, prefix, m->commit, prefix,
             m->command);
+}
+
+/* Opens one benchmark output (NULL: not asked for); 0, or 1 with the message printed. */
+static int bench_open(vr_cli_out *out, const char *path, const char *what, const char *cmd)
+{
+    memset(out, 0, sizeof *out);
+    if (path && vr_cli_out_open(out, path, what, 0) != VR_OK)
+        return vr_cli_fail_last(cmd);
+    return 0;
+}
+
+int vr_cli_bench_begin(vr_cli_bench_out *b, const char *cmd, const char *csv, const char *md,
+                       const char *no_device, int argc, char **argv)
+{
+    memset(b, 0, sizeof *b);
+    if (bench_open(&b->csv, csv, "CSV", cmd) || bench_open(&b->md, md, "Markdown", cmd)) {
+        vr_cli_out_abort(&b->csv);
+        return 1;
+    }
+    b->human = b->csv.is_stdout || b->md.is_stdout ? stderr : stdout;
+    if (!vr_gpu_available()) {
+        vr_cli_out_abort(&b->csv);
+        vr_cli_out_abort(&b->md);
+        return vr_cli_fail(1, cmd, "%s. %s", vr_gpu_device_name(), no_device);
+    }
+    vr_cli_meta_fill(&b->meta, argc, argv);
+    if (vr_gpu_copy_bandwidth(&b->meta.bandwidth) != VR_OK)
+        fprintf(stderr, "vreuse %s: bandwidth: %s (floor_ms left empty)\n", cmd,
+                vr_last_error());
+    fprintf(b->human, "# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", b->meta.gpu,
+            b->meta.driver, b->meta.cuda, b->meta.bandwidth * 1e-12);
+    return 0;
 }

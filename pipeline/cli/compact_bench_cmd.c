@@ -11,6 +11,7 @@
 #include "pipeline/cli/commands.h"
 #include "pipeline/compact/compact.h"
 #include "pipeline/stage/geometry.h"
+#include "pipeline/vr_mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,9 +127,8 @@ static void vr_cb_bufs_free(vr_cb_bufs *b)
     vr_compact_destroy(b->ctx);
     vr_compact_buffer_free(b->d_in);
     vr_compact_buffer_free(b->d_out);
-    free(b->in);
-    free(b->want);
-    free(b->got);
+    void *const bufs[] = {b->in, b->want, b->got};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(b, 0, sizeof *b);
 }
 
@@ -276,15 +276,6 @@ static const vr_cli_command g_cmd = {
     "on an H100, most of it the CPU checks.",
     VR_CLI_OPERANDS_OWN};
 
-/* Opens an output (NULL: not asked for); 0, or 1 with the message printed. */
-static int vr_cb_open(vr_cli_out *out, const char *path, const char *what)
-{
-    memset(out, 0, sizeof *out);
-    if (path && vr_cli_out_open(out, path, what, 0) != VR_OK)
-        return vr_cli_fail_last("bench-compact");
-    return 0;
-}
-
 int vr_cmd_bench_compact(int argc, char **argv)
 {
     vr_cb_opts o;
@@ -321,27 +312,12 @@ int vr_cmd_bench_compact(int argc, char **argv)
                            "options only; see vreuse bench-compact --help)", args.v[0]);
 
     /* outputs first: a bad path fails before the device is looked for */
-    vr_cli_out csv_out, md_out;
-    memset(&md_out, 0, sizeof md_out);
-    if (vr_cb_open(&csv_out, csv, "CSV") || vr_cb_open(&md_out, md, "Markdown")) {
-        vr_cli_out_abort(&csv_out);
+    vr_cli_bench_out out;
+    if (vr_cli_bench_begin(&out, "bench-compact", csv, md, "bench-compact times GPU kernels and "
+                           "needs a CUDA build and device; `vreuse_tests compact/` checks the "
+                           "CPU references.", argc, argv))
         return 1;
-    }
-    g_cb_human = csv_out.is_stdout || md_out.is_stdout ? stderr : stdout;
-    if (!vr_gpu_available()) {
-        vr_cli_out_abort(&csv_out);
-        vr_cli_out_abort(&md_out);
-        return vr_cli_fail(1, "bench-compact", "%s. bench-compact times GPU kernels and needs a "
-                           "CUDA build and device; `vreuse_tests compact/` checks the CPU "
-                           "references.", vr_gpu_device_name());
-    }
-    vr_cli_meta meta;
-    vr_cli_meta_fill(&meta, argc, argv);
-    if (vr_gpu_copy_bandwidth(&meta.bandwidth) != VR_OK)
-        fprintf(stderr, "vreuse bench-compact: bandwidth: %s (floor_ms left empty)\n",
-                vr_last_error());
-    fprintf(g_cb_human, "# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", meta.gpu, meta.driver,
-            meta.cuda, meta.bandwidth * 1e-12);
+    g_cb_human = out.human;
     uint32_t most = 0;
     for (int s = 0; s < o.sizes.count; ++s)
         most = o.sizes.v[s] > most ? o.sizes.v[s] : most;
@@ -357,30 +333,30 @@ int vr_cmd_bench_compact(int argc, char **argv)
     }
     size_t n = 0;
     for (int s = 0; s < o.sizes.count && !failed; ++s)
-        failed |= vr_cb_size(&o, &b, o.sizes.v[s], meta.bandwidth, rows, &n);
+        failed |= vr_cb_size(&o, &b, o.sizes.v[s], out.meta.bandwidth, rows, &n);
     vr_cb_bufs_free(&b);
     if (n > 0) {
         vr_cb_print(g_cb_human, rows, n, 0);
-        if (csv_out.f) {
-            vr_cb_meta(csv_out.f, &meta, &o, "# ");
-            vr_cb_print(csv_out.f, rows, n, 1);
+        if (out.csv.f) {
+            vr_cb_meta(out.csv.f, &out.meta, &o, "# ");
+            vr_cb_print(out.csv.f, rows, n, 1);
         }
-        if (md_out.f) {
-            fprintf(md_out.f, "# vreuse bench-compact\n\n");
-            vr_cb_meta(md_out.f, &meta, &o, "- ");
-            fprintf(md_out.f, "\n");
-            vr_cb_print(md_out.f, rows, n, 2);
+        if (out.md.f) {
+            fprintf(out.md.f, "# vreuse bench-compact\n\n");
+            vr_cb_meta(out.md.f, &out.meta, &o, "- ");
+            fprintf(out.md.f, "\n");
+            vr_cb_print(out.md.f, rows, n, 2);
         }
     }
     free(rows);
     if (n == 0) { /* nothing measured: leave the destinations as they were */
-        vr_cli_out_abort(&csv_out);
-        vr_cli_out_abort(&md_out);
+        vr_cli_out_abort(&out.csv);
+        vr_cli_out_abort(&out.md);
         return 1;
     }
-    if (vr_cli_out_close(&csv_out) != VR_OK)
+    if (vr_cli_out_close(&out.csv) != VR_OK)
         failed = vr_cli_fail_last("bench-compact");
-    if (vr_cli_out_close(&md_out) != VR_OK)
+    if (vr_cli_out_close(&out.md) != VR_OK)
         failed = vr_cli_fail_last("bench-compact");
     return failed ? 1 : 0;
 }

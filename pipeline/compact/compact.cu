@@ -274,12 +274,10 @@ vr_status vr_compact_state_create(vr_compact_state **out, uint32_t max_blocks, v
 {
     assert(out);
     *out = NULL;
-    vr_status st = vr_cuda_device_check();
+    vr_compact_state *s = NULL;
+    vr_status st = vr_cuda_host_struct((void **)&s, sizeof *s, "a compaction state");
     if (st != VR_OK)
         return st;
-    vr_compact_state *s = (vr_compact_state *)calloc(1, sizeof *s);
-    if (!s)
-        return VR_ERROR(VR_ERR_OOM, "out of host memory for a compaction state");
     s->capacity = max_blocks;
     s->stream = (cudaStream_t)stream;
     const size_t status_bytes = ((size_t)max_blocks + vr_compact_sections(max_blocks)) * 8;
@@ -301,9 +299,8 @@ void vr_compact_state_destroy(vr_compact_state *s)
 {
     if (!s)
         return;
-    /* teardown: nothing to act on if these fail */
-    cudaFree(s->d_counters);
-    cudaFree(s->d_status);
+    void *const bufs[] = {s->d_counters, s->d_status};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     free(s);
 }
 
@@ -405,12 +402,10 @@ vr_status vr_compact_create(vr_compact_ctx **out, uint32_t max_n)
     if (max_n > VR_COMPACT_MAX_N)
         return VR_ERROR(VR_ERR_ARG, "compaction of up to %u elements asked for; at most %u", max_n,
                         VR_COMPACT_MAX_N);
-    vr_status st = vr_cuda_device_check();
+    vr_compact_ctx *c = NULL;
+    vr_status st = vr_cuda_host_struct((void **)&c, sizeof *c, "a compaction context");
     if (st != VR_OK)
         return st;
-    vr_compact_ctx *c = (vr_compact_ctx *)calloc(1, sizeof *c);
-    if (!c)
-        return VR_ERROR(VR_ERR_OOM, "out of host memory for a compaction context");
     c->max_n = max_n;
     const size_t words = max_n ? max_n : 1;
     VR_CUDA_GOTO(cudaStreamCreate(&c->stream)); /* blocking: ordered after legacy-stream work */
@@ -443,10 +438,8 @@ void vr_compact_destroy(vr_compact_ctx *c)
     vr_hp_destroy(c->hp[VR_HP_PLAIN]);
     vr_hp_destroy(c->hp[VR_HP_VEC4]);
     vr_compact_state_destroy(c->state);
-    cudaFree(c->d_flags);
-    cudaFree(c->d_offsets);
-    cudaFree(c->d_count);
-    cudaFree(c->d_cub);
+    void *const bufs[] = {c->d_flags, c->d_offsets, c->d_count, c->d_cub};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     if (c->start)
         cudaEventDestroy(c->start);
     if (c->stop)

@@ -194,12 +194,10 @@ vr_status vr_hp_create(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *s
 {
     assert(out);
     *out = NULL;
-    vr_status st = vr_cuda_device_check();
+    vr_hp *h = NULL;
+    vr_status st = vr_cuda_host_struct((void **)&h, sizeof *h, "a HistoPyramid");
     if (st != VR_OK)
         return st;
-    vr_hp *h = (vr_hp *)calloc(1, sizeof *h);
-    if (!h)
-        return VR_ERROR(VR_ERR_OOM, "out of host memory for a HistoPyramid");
     h->kind = kind;
     h->max_cells = max_cells;
     h->stream = (cudaStream_t)stream;
@@ -224,9 +222,8 @@ void vr_hp_destroy(vr_hp *h)
 {
     if (!h)
         return;
-    /* teardown: nothing to act on if these fail */
-    cudaFree(h->d_levels);
-    cudaFree(h->d_error);
+    void *const bufs[] = {h->d_levels, h->d_error};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     free(h);
 }
 

@@ -566,11 +566,10 @@ void vr_gts_gpu_destroy(vr_gts_gpu *d)
     /* Teardown ignores the results of cudaFree, cudaEventDestroy and cudaStreamDestroy: destroy
      * returns nothing, each handle is released once whatever happens, and a failure here (a
      * sticky error of an earlier fault) was already reported by the call that met it. */
-    void *bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
-                    d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
-                    d->d_err, d->d_tile_agg, d->d_tile_carry, d->d_temp};
-    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; ++k)
-        (void)cudaFree(bufs[k]);
+    void *const bufs[] = {d->d_c, d->d_inc, d->d_s, d->d_sbar, d->d_d, d->d_u, d->d_incscan,
+                          d->d_vtile_count, d->d_vtile_carry, d->d_v, d->d_m, d->d_q, d->d_t,
+                          d->d_err, d->d_tile_agg, d->d_tile_carry, d->d_temp};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     for (int k = 0; k < d->events; ++k)
         (void)cudaEventDestroy(d->ev[k]);
     if (d->stream)

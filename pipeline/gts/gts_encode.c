@@ -8,6 +8,7 @@
  */
 #include "pipeline/gts/gts.h"
 #include "pipeline/gts/gts_math.h"
+#include "pipeline/vr_mem.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -450,23 +451,11 @@ static vr_status build_adjacency(vr_enc *e)
 
 static void enc_free(vr_enc *e)
 {
-    free(e->ring_start);
-    free(e->ring);
-    free(e->out_start);
-    free(e->out);
-    free(e->belt);
-    free(e->emitted);
-    free(e->vexpanded);
-    free(e->stack);
-    free(e->belt_list);
-    free(e->next_list);
-    free(e->e_tri);
-    free(e->e_rot);
-    free(e->e_code);
-    free(e->bridges);
-    free(e->vid);
-    free(e->undo_tri);
-    free(e->undo_vid);
+    void *const bufs[] = {e->ring_start, e->ring, e->out_start, e->out, e->belt,
+                          e->emitted, e->vexpanded, e->stack, e->belt_list, e->next_list,
+                          e->e_tri, e->e_rot, e->e_code, e->bridges, e->vid, e->undo_tri,
+                          e->undo_vid};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
 /* ---- streams -------------------------------------------------------------------------------- */
@@ -561,10 +550,8 @@ static vr_status list_degenerate_sources(vr_gts *g, const vr_strips *st)
 
 static void strips_free(vr_strips *st)
 {
-    free(st->tri);
-    free(st->source);
-    free(st->code);
-    free(st->v);
+    void *const bufs[] = {st->tri, st->source, st->code, st->v};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
 static vr_status alloc_words(uint32_t **p, size_t words, const char *what)
@@ -768,9 +755,7 @@ void vr_gts_map_free(vr_gts_map *m)
 {
     if (!m)
         return;
-    free(m->indices);
-    free(m->triangle_source);
-    free(m->old_of_new);
-    free(m->new_of_old);
+    void *const bufs[] = {m->indices, m->triangle_source, m->old_of_new, m->new_of_old};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(m, 0, sizeof *m);
 }

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L /* stat */
 #include "pipeline/gts/gts.h"
 #include "pipeline/gts/gts_math.h"
+#include "pipeline/vr_mem.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -39,13 +40,9 @@ void vr_gts_free(vr_gts *g)
 {
     if (!g)
         return;
-    free(g->c);
-    free(g->inc);
-    free(g->s);
-    free(g->degenerate_source);
-    free(g->positions);
-    free(g->normals);
-    free(g->texcoords);
+    void *const bufs[] = {g->c, g->inc, g->s, g->degenerate_source, g->positions, g->normals,
+                          g->texcoords};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(g, 0, sizeof *g);
 }
 

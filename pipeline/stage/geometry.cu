@@ -135,20 +135,12 @@ void vr_geometry_destroy(vr_geometry *g)
     /* teardown: errors cannot be acted on here, so they are not checked */
     if (g->stream)
         cudaStreamSynchronize(g->stream);
-    cudaFree(g->d_indices);
-    cudaFree(g->d_positions);
-    cudaFree(g->d_normals);
-    cudaFree(g->d_batch_starts);
-    free(g->h_batch_starts);
+    void *const bufs[] = {g->d_indices, g->d_positions, g->d_normals, g->d_batch_starts,
+                          g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
+                          g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
-    cudaFree(g->d_counters);
-    cudaFree(g->d_shade_counts);
-    cudaFree(g->d_temp);
-    cudaFree(g->d_gts_c);
-    cudaFree(g->d_gts_inc);
-    cudaFree(g->d_gts_s);
-    cudaFree(g->d_gts_err);
-    cudaFree(g->d_seeds);
+    free(g->h_batch_starts);
     if (g->start)
         cudaEventDestroy(g->start);
     if (g->stop)

@@ -5,6 +5,7 @@
  */
 #include "pipeline/stage/geometry.h"
 
+#include "pipeline/vr_mem.h"
 
 #include <assert.h>
 #include <math.h>
@@ -41,11 +42,9 @@ void vr_geometry_result_free(vr_geometry_result *r)
 {
     if (!r)
         return;
-    free(r->queue.clip);
-    free(r->queue.normal);
-    free(r->queue.vertex);
-    free(r->queue.tri_id);
-    free(r->shade_counts);
+    void *const bufs[] = {r->queue.clip, r->queue.normal, r->queue.vertex, r->queue.tri_id,
+                          r->shade_counts};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(r, 0, sizeof *r);
 }
 
