@@ -148,21 +148,6 @@ static inline vr_status vr_cuda_free(void **ptr, const char *what)
                     vr_cuda_hint(e));
 }
 
-/* The start of every create function of an object that holds device buffers: VR_OK with *obj a
- * zeroed host struct of `bytes` when a CUDA device can be used; else *obj is NULL and the
- * status is vr_cuda_device_check's, or VR_ERR_OOM naming `what` ("a HistoPyramid"). */
-static inline vr_status vr_cuda_host_struct(void **obj, size_t bytes, const char *what)
-{
-    *obj = NULL;
-    const vr_status st = vr_cuda_device_check();
-    if (st != VR_OK)
-        return st;
-    *obj = calloc(1, bytes);
-    if (!*obj)
-        return VR_ERROR(VR_ERR_OOM, "out of host memory for %s", what);
-    return VR_OK;
-}
-
 /* Teardown: cudaFree of each of ptrs[0..count) (NULL entries are allowed), e.g.
  *     void *const bufs[] = {c->d_flags, c->d_count};
  *     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
@@ -185,6 +170,21 @@ static inline vr_status vr_cuda_device_check(void)
     (void)cudaGetLastError();
     return VR_ERROR(VR_ERR_NO_DEVICE, "no CUDA device: %s",
                     e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount() = 0");
+}
+
+/* The start of every create function of an object that holds device buffers: VR_OK with *obj a
+ * zeroed host struct of `bytes` when a CUDA device can be used; else *obj is NULL and the
+ * status is vr_cuda_device_check's, or VR_ERR_OOM naming `what` ("a HistoPyramid"). */
+static inline vr_status vr_cuda_host_struct(void **obj, size_t bytes, const char *what)
+{
+    *obj = NULL;
+    const vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    *obj = calloc(1, bytes);
+    if (!*obj)
+        return VR_ERROR(VR_ERR_OOM, "out of host memory for %s", what);
+    return VR_OK;
 }
 
 #endif
