@@ -91,20 +91,21 @@ typedef struct vr_dyn_batch {
     uint32_t count; /* indices: a multiple of 3, <= p.max_indices */
 } vr_dyn_batch;
 
-/* Reads batch blockIdx.x's bounds. Every thread reads the same two words, so the result - and
+/* Reads batch `batch`'s bounds (the block's work item, stage.cuh: vr_queue_block_begin). Every thread reads the same two words, so the result - and
  * an early return on it - is block-uniform. Returns 0 when the bounds break the contract that
  * vr_batches_dynamic guarantees (see vr_dyn_check_batches); thread 0 then counts the batch's
  * triangles in counters->overflow, so nothing past the batch or the buffer is ever read and the
  * host sees that the output is incomplete. */
-static __device__ __forceinline__ int vr_dyn_batch_bounds(const vr_reuse_params &p, vr_dyn_batch *b)
+static __device__ __forceinline__ int vr_dyn_batch_bounds(const vr_reuse_params &p, uint32_t batch,
+                                                          vr_dyn_batch *b)
 {
-    const uint32_t start = __ldg(p.batch_starts + blockIdx.x);
-    const uint32_t end = __ldg(p.batch_starts + blockIdx.x + 1);
+    const uint32_t start = __ldg(p.batch_starts + batch);
+    const uint32_t end = __ldg(p.batch_starts + batch + 1);
     b->start = start;
     b->count = end >= start ? end - start : 0;
     const int ok = end >= start && end <= p.index_count && start % 3 == 0 && b->count % 3 == 0 &&
-                   b->count <= p.max_indices && (blockIdx.x != 0 || start == 0) &&
-                   (blockIdx.x + 1 != p.batch_count || end == p.index_count);
+                   b->count <= p.max_indices && (batch != 0 || start == 0) &&
+                   (batch + 1 != p.batch_count || end == p.index_count);
     if (!ok && threadIdx.x == 0)
         atomicAdd(&p.counters->overflow, b->count >= 3 ? b->count / 3 : 1u);
     return ok;
@@ -181,26 +182,44 @@ static __device__ __forceinline__ void vr_dyn_shade(const vr_reuse_params &p, co
  * warps); lanes past the batch take part with valid = 0 and read nothing. */
 static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
                                                        const vr_dyn_smem &s, int via_table,
-                                                       const vr_dyn_batch &b)
+                                                       const vr_dyn_batch &b,
+                                                       vr_compact_shared *cs, int qb)
 {
     const uint32_t tri_count = b.count / 3, first_tri = b.start / 3;
-    for (uint32_t base = 0; base < tri_count; base += blockDim.x) {
-        const uint32_t t = base + threadIdx.x;
-        const int valid = t < tri_count;
-        uint32_t id[3] = {0, 0, 0}, vertex[3] = {0, 0, 0};
-        if (valid) {
-            for (int k = 0; k < 3; ++k) {
-                id[k] = s.map[3 * t + k];
-                if (via_table)
-                    id[k] = s.table[id[k]];
-                vertex[k] = s.unique[id[k]];
+    /* block-compacted queue: pass 0 ranks, pass 1 ranks again and stores (stage.cuh) */
+    const int passes = qb ? 2 : 1;
+    uint32_t slot_base = 0;
+    for (int pass = 0; pass < passes; ++pass) {
+        if (pass == 1)
+            slot_base = vr_queue_block_base(p, cs);
+        for (uint32_t base = 0; base < tri_count; base += blockDim.x) {
+            const uint32_t t = base + threadIdx.x;
+            const int valid = t < tri_count;
+            uint32_t id[3] = {0, 0, 0}, vertex[3] = {0, 0, 0};
+            if (valid) {
+                for (int k = 0; k < 3; ++k) {
+                    id[k] = s.map[3 * t + k];
+                    if (via_table)
+                        id[k] = s.table[id[k]];
+                    vertex[k] = s.unique[id[k]];
+                }
             }
+            /* corners by reference into shared memory (id 0 exists: a batch has >= 1 vertex);
+             * an invalid lane's corners are never read */
+            const vr_shaded &a = s.shaded[id[0]], &bb = s.shaded[id[1]], &c = s.shaded[id[2]];
+            if (passes == 1) {
+                vr_emit_triangle(p, valid, first_tri + t, a, bb, c, vertex[0], vertex[1],
+                                 vertex[2]);
+                continue;
+            }
+            int keep;
+            const uint32_t rank = vr_queue_block_rank(p, cs, pass, valid, a, bb, c, &keep);
+            if (pass == 1 && keep)
+                vr_queue_block_store(p, slot_base + rank, first_tri + t, a, bb, c, vertex[0],
+                                     vertex[1], vertex[2]);
         }
-        /* corners by reference into shared memory (id 0 exists: a batch has >= 1 vertex);
-         * an invalid lane's corners are never read */
-        vr_emit_triangle(p, valid, first_tri + t, s.shaded[id[0]], s.shaded[id[1]],
-                         s.shaded[id[2]], vertex[0], vertex[1], vertex[2]);
     }
+    vr_queue_block_end(p, qb);
 }
 
 /* The common tail of the two hashing kernels once every key has its slot in s.map: number the
@@ -210,17 +229,19 @@ static __device__ __forceinline__ void vr_dyn_finish_hashed(const vr_reuse_param
                                                             const vr_dyn_smem &s, uint32_t slots,
                                                             uint32_t *s_warp,
                                                             const uint32_t *s_failed,
-                                                            const vr_dyn_batch &b)
+                                                            const vr_dyn_batch &b,
+                                                            vr_compact_shared *cs, int qb)
 {
     uint32_t unique_count;
     if (!vr_dyn_compact_table(p, s, slots, s_warp, s_failed, &unique_count)) {
         vr_dyn_reject(p, b.count / 3);
+        vr_queue_block_skip(p, cs, qb);
         return;
     }
     __syncthreads();
     vr_dyn_shade(p, s, unique_count);
     __syncthreads();
-    vr_dyn_assemble(p, s, 1, b);
+    vr_dyn_assemble(p, s, 1, b, cs, qb);
 }
 
 typedef void (*vr_dyn_hashed_kernel)(vr_reuse_params, uint32_t);
@@ -228,8 +249,11 @@ typedef void (*vr_dyn_hashed_kernel)(vr_reuse_params, uint32_t);
 /* Host side of hash and phash: checks the parameters, sizes the table (vr_dyn_table_log2) and
  * shared memory, launches one block per batch (kernel_name names it in messages). */
 static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const char *name,
-                                             vr_dyn_hashed_kernel kernel, const char *kernel_name)
+                                             vr_dyn_hashed_kernel plain,
+                                             vr_dyn_hashed_kernel blockwise,
+                                             const char *kernel_name)
 {
+    const vr_dyn_hashed_kernel kernel = vr_queue_blockwise(p) ? blockwise : plain;
     vr_status st = vr_dyn_check(p, name);
     if (st != VR_OK || p->index_count == 0)
         return st;
@@ -238,7 +262,10 @@ static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const cha
     st = vr_dyn_smem_fit((const void *)kernel, smem);
     if (st != VR_OK)
         return st;
-    kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(*p, table_log2);
+    vr_reuse_params q;
+    if ((st = vr_queue_launch_params(p, p->batch_count, name, &q)) != VR_OK)
+        return st;
+    kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(q, table_log2);
     VR_LAUNCH_CHECK(kernel_name, (cudaStream_t)p->stream);
     return VR_OK;
 }

@@ -39,14 +39,19 @@ static __device__ __forceinline__ uint32_t vr_hash_insert(const vr_dyn_smem &s, 
  * inserted | (scan) compacted | shaded. Invariant: atomicCAS from VR_DYN_EMPTY is the only write
  * to the table until compaction, and every inserter of a key walks the same probe sequence, so
  * each distinct index ends up in exactly one slot: invocations == distinct vertices. */
+template <int QB>
 static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
 vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
+    __shared__ vr_compact_shared cs;
+    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
+    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
+        vr_queue_block_skip(p, &cs, QB);
         return;
+    }
     const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);
 
@@ -59,7 +64,7 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
         s.map[i] = (uint16_t)vr_hash_insert(s, __ldg(p.indices + b.start + i), table_log2,
                                             &s_failed);
     __syncthreads();
-    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB);
 }
 
 /* The same batcher fed from a compressed index buffer (pipeline/gts_batch.cuh): the block
@@ -69,6 +74,7 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
  * seeds loaded | V decoded (inside: one block scan per step) | M and Q before each thread's
  * triangles (two block scans) | inserted | as above. A malformed stream or seed sets bits in *src.err (the host reports
  * VR_ERR_FORMAT); ids stay < vertex_count, so nothing is read out of bounds either way. */
+template <int QB>
 static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
 vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source src,
                    uint32_t v_cap)
@@ -76,9 +82,13 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
     __shared__ uint32_t s_warp[2 * VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
     __shared__ vr_gts_batch_state st;
+    __shared__ vr_compact_shared cs;
+    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
+    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
+        vr_queue_block_skip(p, &cs, QB);
         return;
+    }
     const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve_alias(p.max_unique, slots,
                                                   4u * vr_gts_batch_scratch_words(v_cap));
@@ -89,7 +99,7 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
     if (threadIdx.x == 0)
         s_failed = 0;
     const uint32_t t0 = b.start / 3, n = b.count / 3;
-    vr_gts_batch_decode_v(src, blockIdx.x, p.batch_count, &st, sc, s_warp);
+    vr_gts_batch_decode_v(src, batch, p.batch_count, &st, sc, s_warp);
     vr_gts_tri_walk w = vr_gts_batch_walk_start(src, &st, t0, n, s_warp);
     while (w.i < w.end) {
         const uint32_t t = w.i;
@@ -101,7 +111,7 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
     __syncthreads();
     if (threadIdx.x == 0 && st.err)
         atomicOr(src.err, st.err);
-    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB);
 }
 
 static vr_status vr_hash_gts_launch(const vr_reuse_params *p)
@@ -120,11 +130,20 @@ static vr_status vr_hash_gts_launch(const vr_reuse_params *p)
     const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2, p->max_indices) -
                         (size_t)p->max_unique * (sizeof(vr_shaded) + sizeof(uint32_t)) +
                         vr_dyn_region_bytes(p->max_unique, 4u * vr_gts_batch_scratch_words(v_cap));
-    st = vr_dyn_smem_fit((const void *)vr_hash_gts_kernel, smem);
+    const int qb = vr_queue_blockwise(p);
+    st = vr_dyn_smem_fit(qb ? (const void *)vr_hash_gts_kernel<1> : (const void *)vr_hash_gts_kernel<0>,
+                         smem);
     if (st != VR_OK)
         return st;
-    vr_hash_gts_kernel<<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(
-        *p, table_log2, src, v_cap);
+    vr_reuse_params q;
+    if ((st = vr_queue_launch_params(p, p->batch_count, "hash", &q)) != VR_OK)
+        return st;
+    if (qb)
+        vr_hash_gts_kernel<1><<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(
+            q, table_log2, src, v_cap);
+    else
+        vr_hash_gts_kernel<0><<<p->batch_count, p->block_size, smem, (cudaStream_t)p->stream>>>(
+            q, table_log2, src, v_cap);
     VR_LAUNCH_CHECK("vr_hash_gts_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }
@@ -133,5 +152,5 @@ extern "C" vr_status vr_hash_run(const vr_reuse_params *p)
 {
     if (p->gts)
         return vr_hash_gts_launch(p);
-    return vr_dyn_launch_hashed(p, "hash", vr_hash_kernel, "vr_hash_kernel");
+    return vr_dyn_launch_hashed(p, "hash", vr_hash_kernel<0>, vr_hash_kernel<1>, "vr_hash_kernel");
 }

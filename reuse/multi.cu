@@ -36,10 +36,13 @@ static __device__ __forceinline__ vr_shaded vr_multi_fetch(const float4 *clip, c
 /* Thread t assembles triangle t from the shaded workspace (read-only here, written by the
  * previous kernel on the same stream). No shared memory; every lane of a launched warp reaches
  * vr_emit_triangle (valid = 0 past the end) for the culling ballot. Slot = t without culling. */
+template <int QB>
 static __global__ void __launch_bounds__(1024) vr_multi_assemble_kernel(vr_reuse_params p)
 {
+    __shared__ vr_compact_shared cs;
     const uint32_t triangles = p.index_count / 3;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t block = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
+    const uint32_t t = block * blockDim.x + threadIdx.x;
     const int valid = t < triangles;
     const float4 *clip = static_cast<const float4 *>(p.temp);
     const float4 *normal = clip + p.vertex_count;
@@ -53,7 +56,7 @@ static __global__ void __launch_bounds__(1024) vr_multi_assemble_kernel(vr_reuse
         b = vr_multi_fetch(clip, normal, i1);
         c = vr_multi_fetch(clip, normal, i2);
     }
-    vr_emit_triangle(p, valid, t, a, b, c, i0, i1, i2);
+    vr_emit_single_round(p, &cs, QB, valid, t, a, b, c, i0, i1, i2);
 }
 
 extern "C" vr_status vr_multi_run(const vr_reuse_params *p)
@@ -70,7 +73,13 @@ extern "C" vr_status vr_multi_run(const vr_reuse_params *p)
     vr_multi_shade_kernel<<<shade_blocks, p->block_size, 0, stream>>>(*p);
     VR_LAUNCH_CHECK("vr_multi_shade_kernel", stream);
     const uint32_t blocks = vr_grid_blocks(triangles, p->block_size);
-    vr_multi_assemble_kernel<<<blocks, p->block_size, 0, stream>>>(*p);
+    vr_reuse_params q;
+    if ((st = vr_queue_launch_params(p, blocks, "multi", &q)) != VR_OK)
+        return st;
+    if (vr_queue_blockwise(p))
+        vr_multi_assemble_kernel<1><<<blocks, p->block_size, 0, stream>>>(q);
+    else
+        vr_multi_assemble_kernel<0><<<blocks, p->block_size, 0, stream>>>(q);
     VR_LAUNCH_CHECK("vr_multi_assemble_kernel", stream);
     return VR_OK;
 }

@@ -9,11 +9,15 @@
 /* Thread mapping: thread t of the grid owns triangle t (indices 3t..3t+2); no shared memory, no
  * block-level sync. Every lane of a launched warp reaches vr_emit_triangle (out-of-range lanes
  * with valid = 0), so the culling path's warp ballot sees whole warps. Invariant: slot = t
- * without culling. */
+ * without culling. With culling and a block-compacted queue the block's triangles are those of
+ * its work item (stage.cuh: vr_queue_block_begin). */
+template <int QB>
 static __global__ void __launch_bounds__(1024) vr_naive_kernel(vr_reuse_params p)
 {
+    __shared__ vr_compact_shared cs;
     const uint32_t triangles = p.index_count / 3;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t block = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
+    const uint32_t t = block * blockDim.x + threadIdx.x;
     const int valid = t < triangles;
     uint32_t i0 = 0, i1 = 0, i2 = 0;
     vr_shaded a = {}, b = {}, c = {};
@@ -25,7 +29,7 @@ static __global__ void __launch_bounds__(1024) vr_naive_kernel(vr_reuse_params p
         b = vr_shade_vertex(p, i1);
         c = vr_shade_vertex(p, i2);
     }
-    vr_emit_triangle(p, valid, t, a, b, c, i0, i1, i2);
+    vr_emit_single_round(p, &cs, QB, valid, t, a, b, c, i0, i1, i2);
 }
 
 extern "C" vr_status vr_naive_run(const vr_reuse_params *p)
@@ -37,7 +41,13 @@ extern "C" vr_status vr_naive_run(const vr_reuse_params *p)
     if (triangles == 0)
         return VR_OK;
     const uint32_t blocks = vr_grid_blocks(triangles, p->block_size);
-    vr_naive_kernel<<<blocks, p->block_size, 0, (cudaStream_t)p->stream>>>(*p);
+    vr_reuse_params q;
+    if ((st = vr_queue_launch_params(p, blocks, "naive", &q)) != VR_OK)
+        return st;
+    if (vr_queue_blockwise(p))
+        vr_naive_kernel<1><<<blocks, p->block_size, 0, (cudaStream_t)p->stream>>>(q);
+    else
+        vr_naive_kernel<0><<<blocks, p->block_size, 0, (cudaStream_t)p->stream>>>(q);
     VR_LAUNCH_CHECK("vr_naive_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }

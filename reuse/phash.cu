@@ -20,14 +20,19 @@
  * Invariant: slots change only EMPTY -> key, by atomicCAS; every inserter of a key - fast path
  * or slow path, any warp - passes a slot only after seeing it hold another key, so all of them
  * stop at the same first empty-or-equal slot and each key occupies exactly one slot. */
+template <int QB>
 static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
 vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
+    __shared__ vr_compact_shared cs;
+    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
+    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
+        vr_queue_block_skip(p, &cs, QB);
         return;
+    }
     const uint32_t slots = 1u << table_log2, mask = slots - 1;
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);
@@ -106,10 +111,11 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
             s.map[i] = (uint16_t)slot;
     }
     __syncthreads();
-    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB);
 }
 
 extern "C" vr_status vr_phash_run(const vr_reuse_params *p)
 {
-    return vr_dyn_launch_hashed(p, "phash", vr_phash_kernel, "vr_phash_kernel");
+    return vr_dyn_launch_hashed(p, "phash", vr_phash_kernel<0>, vr_phash_kernel<1>,
+                                "vr_phash_kernel");
 }

@@ -1,9 +1,11 @@
 /* ref_common.h - the CPU twins' versions of reuse/stage.cuh: shade one vertex with counting,
  * and emit one triangle into the queue with the same slot rule (slot = triangle id without
- * culling; next free slot in emission order with culling - the GPU's order differs, so tests
- * compare culled queues as sorted triangle ids). Counter semantics equal the GPU's exactly:
- * invocations and queue_count only in counting mode without culling, queue_count always with
- * culling (= triangles kept, also those past capacity), overflow = kept but not stored. */
+ * culling; next free slot in emission order with culling, which is input order: the GPU's
+ * order with queue mode ink, while collate and atomic keep only the set, so tests compare
+ * those as sorted triangle ids). Counter semantics equal the GPU's exactly: invocations and
+ * queue_count only in counting mode without culling, queue_count always with culling
+ * (= triangles kept, also those past capacity), overflow = kept but not stored, culled[] the
+ * dropped ones by reason. */
 #ifndef VR_REF_COMMON_H
 #define VR_REF_COMMON_H
 
@@ -25,6 +27,8 @@ static inline vr_status vr_reuse_validate(const vr_reuse_params *p, const char *
     if (p->block_size < VR_BLOCK_MIN || p->block_size > VR_BLOCK_MAX || p->block_size % 32 != 0)
         return VR_ERROR(VR_ERR_ARG, "%s: block size %u must be a multiple of 32 in %u..%u", who,
                         p->block_size, VR_BLOCK_MIN, VR_BLOCK_MAX);
+    if ((unsigned)p->queue_mode >= VR_QUEUE_MODE_COUNT)
+        return VR_ERROR(VR_ERR_ARG, "%s: unknown queue mode %d", who, (int)p->queue_mode);
     if (!p->cull && p->queue.capacity < p->index_count / 3)
         return VR_ERROR(VR_ERR_OVERFLOW,
                         "%s: triangle queue too small: needed %u slots, had %u (without culling "
@@ -75,8 +79,11 @@ static inline void vr_ref_emit_triangle(const vr_reuse_params *p, uint32_t tri, 
 {
     uint32_t slot = tri;
     if (p->cull) {
-        if (vr_cull_triangle(a, b, c))
+        const vr_cull_reason why = vr_cull_classify(a, b, c, p->two_sided);
+        if (why != VR_CULL_KEPT) {
+            p->counters->culled[why]++;
             return;
+        }
         /* like the GPU: queue_count counts every kept triangle (what was wanted), overflow
          * the ones that found the queue full, so the host can report "needed N, had M" */
         slot = p->counters->queue_count++;

@@ -37,6 +37,8 @@ const vr_reuse_ops *vr_reuse_find(const char *name)
     return NULL;
 }
 
+const char *const vr_queue_mode_names[VR_QUEUE_MODE_COUNT] = {"ink", "collate", "atomic"};
+
 vr_reuse_params vr_reuse_params_default(void)
 {
     vr_reuse_params p;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pipeline/compact/compact.h"
 #include "pipeline/vreuse.h"
 #include "reuse/batches.h"
 #include "reuse/shaders.h"
@@ -34,8 +35,9 @@ typedef enum vr_reuse_kind {
 /* The triangle queue, structure of arrays. Slot s holds one triangle: its three vertices'
  * clip positions and normals, the vertex ids, and the source triangle id. Without culling,
  * slot == source triangle id (index-buffer position / 3), so GPU and CPU queues are identical
- * element by element. With culling, slots come from in-kernel compaction (warp ballot, one
- * atomicAdd per warp on counters->queue_count) and tests compare sorted triangle ids. */
+ * element by element. With culling, the surviving triangles are compacted in the kernel that
+ * shades them, by the scheme vr_reuse_params.queue_mode names (vr_queue_mode): in input order
+ * by default, so the GPU queue again equals the CPU twin's element by element. */
 typedef struct vr_queue {
     float *clip;        /* capacity * 12 floats: slot s, vertex k at clip[(3 * s + k) * 4 + 0..3] */
     float *normal;      /* capacity * 12 floats: (nx, ny, nz, 0) at normal[(3 * s + k) * 4 + 0..3] */
@@ -53,12 +55,29 @@ typedef struct vr_queue {
     ((VR_QUEUE_CLIP_FLOATS + VR_QUEUE_NORMAL_FLOATS) * sizeof(float) +                    \
      (VR_QUEUE_VERTEX_IDS + 1u) * sizeof(uint32_t))
 
+/* How a culling run compacts the surviving triangles into the queue (pipeline/compact/
+ * compact.cuh does the work inside the batcher's kernel; the CPU twin always writes them in
+ * input order). Order matters to a renderer: blending and any order-dependent effect draw in
+ * submission order, a deterministic queue gives the same image and the same bytes every run,
+ * and a binning rasterizer that appends triangles to tiles keeps them sorted for free. */
+typedef enum vr_queue_mode {
+    VR_QUEUE_INK = 0,  /* InK-Compact: input order, one pass, blocks hand their offsets on in
+                          ticket order (the default) */
+    VR_QUEUE_COLLATE,  /* InK-Collate: input order within a block, blocks in any order; one
+                          atomicAdd per block */
+    VR_QUEUE_ATOMIC,   /* one atomicAdd per warp: order within a warp's call only */
+    VR_QUEUE_MODE_COUNT
+} vr_queue_mode;
+extern const char *const vr_queue_mode_names[VR_QUEUE_MODE_COUNT]; /* "ink", "collate", ... */
+
 /* Reset values are given per field; the host clears the struct before each run. */
 typedef struct vr_counters {
     unsigned long long invocations; /* reset 0: vertex-shader invocations (only when count != 0) */
     uint32_t queue_count;           /* reset 0: triangles written to the queue */
     uint32_t overflow;              /* reset 0: triangles not written: queue full, or their
                                        dynamic batch broke its limits (bad batch_starts) */
+    uint32_t culled[VR_CULL_REASON_COUNT]; /* reset 0: with culling, triangles dropped per
+                                       vr_cull_reason (index 0, VR_CULL_KEPT, stays 0) */
 } vr_counters;
 
 /* Everything one run needs. For `run` (GPU) every pointer is a device pointer; for `ref`
@@ -84,7 +103,9 @@ typedef struct vr_reuse_params {
     uint32_t max_unique;    /* dynamic N_u, 3..1024 at any block size (default 256) */
     uint32_t max_indices;   /* dynamic batches: most indices per batch, a multiple of 3,
                                3..VR_MAX_INDICES_MAX (default 1023 = VR_MAX_INDICES_DEFAULT) */
-    int cull;               /* 0: keep all triangles; 1: drop back-facing / outside-frustum ones */
+    int cull;               /* 0: keep all triangles; 1: drop them by vr_cull_classify */
+    int two_sided;          /* with cull: keep back-facing triangles (zero-area ones still go) */
+    vr_queue_mode queue_mode; /* with cull: how survivors are compacted (GPU; default ink) */
     int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
     int queue_store;        /* 0 direct, 1 warp-staged (default): GPU queue store path, same bytes */
     /* output */
@@ -93,6 +114,11 @@ typedef struct vr_reuse_params {
     uint32_t *shade_counts; /* vertex_count, cleared by the caller, or NULL; filled when count */
     void *temp;             /* temp_bytes(p) bytes of workspace, or NULL when that is 0 */
     void *stream;           /* cudaStream_t for run; ignored by ref */
+    /* GPU with cull and queue_mode ink or collate: the compaction state (vr_compact_state_create
+     * on `stream`, for at least vr_reuse_queue_blocks(p) blocks); run takes a new epoch of it per
+     * launch. Ignored otherwise. */
+    struct vr_compact_state *queue_state;
+    vr_compact_dev queue_dev; /* set by run for its kernels; callers leave it zero */
 } vr_reuse_params;
 
 /* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,

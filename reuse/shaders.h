@@ -63,10 +63,24 @@ VR_HD void vr_shade(const vr_shader *s, const float *p, const float *n, vr_shade
     }
 }
 
-/* Culling decision shared by GPU and CPU (only used when params.cull != 0): drop a triangle when
- * all three vertices lie outside one clip plane, or when all are in front of the eye (w > 0)
- * and the projected triangle is back-facing or has zero area (counter-clockwise is front). */
-VR_HD int vr_cull_triangle(const vr_shaded *a, const vr_shaded *b, const vr_shaded *c)
+/* Why the geometry stage drops a triangle (params.cull != 0); VR_CULL_KEPT when it does not.
+ * The order of the tests is the order of the reasons: a triangle outside the frustum counts
+ * there even if it also faces away. */
+typedef enum vr_cull_reason {
+    VR_CULL_KEPT = 0,
+    VR_CULL_FRUSTUM,   /* all three vertices beyond one clip plane */
+    VR_CULL_BACKFACE,  /* in front of the eye and clockwise on screen (unless two-sided) */
+    VR_CULL_ZERO_AREA, /* in front of the eye and of zero area on screen */
+    VR_CULL_REASON_COUNT
+} vr_cull_reason;
+
+/* The culling decision shared by GPU and CPU: VR_CULL_FRUSTUM when all three vertices lie
+ * outside one clip plane; otherwise, when all are in front of the eye (w > 0), the projected
+ * triangle's signed area decides: zero is VR_CULL_ZERO_AREA, negative (clockwise; counter-
+ * clockwise is front) VR_CULL_BACKFACE unless `two_sided`. A triangle that crosses the eye
+ * plane is kept for the rasterizer's near clipping. */
+VR_HD vr_cull_reason vr_cull_classify(const vr_shaded *a, const vr_shaded *b, const vr_shaded *c,
+                                      int two_sided)
 {
     const vr_shaded *v[3] = {a, b, c};
     for (int axis = 0; axis < 3; ++axis) {
@@ -76,15 +90,23 @@ VR_HD int vr_cull_triangle(const vr_shaded *a, const vr_shaded *b, const vr_shad
             below += v[k]->clip[axis] < -v[k]->clip[3];
         }
         if (above == 3 || below == 3)
-            return 1;
+            return VR_CULL_FRUSTUM;
     }
     if (a->clip[3] <= 0.0f || b->clip[3] <= 0.0f || c->clip[3] <= 0.0f)
-        return 0; /* crosses the eye plane: leave it to the rasterizer's near clipping */
+        return VR_CULL_KEPT; /* crosses the eye plane: leave it to the rasterizer's near clipping */
     float ax = a->clip[0] / a->clip[3], ay = a->clip[1] / a->clip[3];
     float bx = b->clip[0] / b->clip[3], by = b->clip[1] / b->clip[3];
     float cx = c->clip[0] / c->clip[3], cy = c->clip[1] / c->clip[3];
     float area2 = VR_FSUB(VR_FMUL(VR_FSUB(bx, ax), VR_FSUB(cy, ay)), VR_FMUL(VR_FSUB(cx, ax), VR_FSUB(by, ay)));
-    return area2 <= 0.0f;
+    if (area2 == 0.0f)
+        return VR_CULL_ZERO_AREA;
+    return area2 < 0.0f && !two_sided ? VR_CULL_BACKFACE : VR_CULL_KEPT;
+}
+
+/* 1 when the one-sided stage drops the triangle (any reason above). */
+VR_HD int vr_cull_triangle(const vr_shaded *a, const vr_shaded *b, const vr_shaded *c)
+{
+    return vr_cull_classify(a, b, c, 0) != VR_CULL_KEPT;
 }
 
 #ifdef __cplusplus

@@ -35,7 +35,7 @@ struct vr_key_differs {
  * Shared memory: CUB temp storage (a union, __syncthreads between uses), per-warp min/max, and
  * vr_dyn_smem without table. Sync points: min/max | sorted | heads | scanned and scattered |
  * shaded. */
-template <int BLOCK, int CAP>
+template <int BLOCK, int CAP, int QB>
 static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p)
 {
     enum { ITEMS = CAP / BLOCK, WARPS = BLOCK / VR_WARP_SIZE };
@@ -49,11 +49,15 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
         typename block_scan::TempStorage scan;
     } s_cub;
     __shared__ uint32_t s_min[WARPS], s_max[WARPS];
+    __shared__ vr_compact_shared cs;
 
+    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
     /* the host picked CAP >= p.max_indices, so an accepted batch fits the keys */
-    if (!vr_dyn_batch_bounds(p, &b) || b.count == 0)
+    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
+        vr_queue_block_skip(p, &cs, QB);
         return;
+    }
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, 0);
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
 
@@ -99,6 +103,7 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
     block_scan(s_cub.scan).ExclusiveSum(heads, ids, unique_count);
     if (unique_count > p.max_unique) { /* block-uniform: the scan's aggregate */
         vr_dyn_reject(p, b.count / 3);
+        vr_queue_block_skip(p, &cs, QB);
         return;
     }
     for (int j = 0; j < ITEMS; ++j) {
@@ -112,17 +117,20 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
     __syncthreads();
     vr_dyn_shade(p, s, unique_count);
     __syncthreads();
-    vr_dyn_assemble(p, s, 0, b);
+    vr_dyn_assemble(p, s, 0, b, &cs, QB);
 }
 
-template <int BLOCK, int CAP>
-static vr_status vr_sort_launch(const vr_reuse_params *p)
+template <int BLOCK, int CAP, int QB>
+static vr_status vr_sort_launch_queue(const vr_reuse_params *p)
 {
     const size_t smem = vr_dyn_smem_bytes(p->max_unique, 0, p->max_indices);
-    vr_status st = vr_dyn_smem_fit((const void *)vr_sort_kernel<BLOCK, CAP>, smem);
+    vr_status st = vr_dyn_smem_fit((const void *)vr_sort_kernel<BLOCK, CAP, QB>, smem);
     if (st != VR_OK)
         return st;
-    vr_sort_kernel<BLOCK, CAP><<<p->batch_count, BLOCK, smem, (cudaStream_t)p->stream>>>(*p);
+    vr_reuse_params q;
+    if ((st = vr_queue_launch_params(p, p->batch_count, "sort", &q)) != VR_OK)
+        return st;
+    vr_sort_kernel<BLOCK, CAP, QB><<<p->batch_count, BLOCK, smem, (cudaStream_t)p->stream>>>(q);
     VR_LAUNCH_CHECK("vr_sort_kernel", (cudaStream_t)p->stream);
     return VR_OK;
 }
@@ -145,7 +153,8 @@ template <int BLOCK, int CAP>
 static vr_status vr_sort_launch_if(const vr_reuse_params *p)
 {
     if constexpr (CAP / BLOCK <= VR_SORT_MAX_ITEMS)
-        return vr_sort_launch<BLOCK, CAP>(p);
+        return vr_queue_blockwise(p) ? vr_sort_launch_queue<BLOCK, CAP, 1>(p)
+                                     : vr_sort_launch_queue<BLOCK, CAP, 0>(p);
     else
         return vr_sort_too_long(p);
 }

@@ -1,14 +1,16 @@
 /* stage.cuh - device helpers every GPU batcher shares: checked CUDA calls, vertex fetch +
  * shade + counting, and triangle emission into the queue: warp-staged (a whole warp's 32
  * consecutive slots transposed by shuffles so every store instruction writes 512 contiguous
- * bytes), direct (each lane its own slot), or in-kernel compaction when culling (warp ballot,
- * one atomicAdd per warp; InK-Compact, Hughes et al.). Included by the reuse/ .cu files and
+ * bytes), direct (each lane its own slot), or in-kernel compaction when culling
+ * (pipeline/compact/compact.cuh: InK-Compact in input order, InK-Collate, or one atomicAdd per
+ * warp, as vr_reuse_params.queue_mode says). Included by the reuse/ .cu files and
  * bench/queue_bench.cu; the CPU twins use reuse/ref_common.h for the same steps. */
 #ifndef VR_STAGE_CUH
 #define VR_STAGE_CUH
 
 #include <cuda_runtime.h>
 
+#include "pipeline/compact/compact.cuh"
 #include "pipeline/vr_check.h"
 #include "reuse/reuse.h"
 
@@ -46,6 +48,22 @@ static inline void vr_queue_device_free(vr_queue *q)
 {
     void *const bufs[] = {q->clip, q->normal, q->vertex, q->tri_id};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+}
+
+/* Host side of a block-compacted launch of `blocks` blocks: a copy of *p whose queue_dev is a
+ * new epoch of p->queue_state, or *p unchanged when the queue is not block-compacted (no
+ * culling, or queue mode atomic). VR_ERR_ARG naming `who` when the state is missing or holds
+ * fewer blocks. */
+static inline vr_status vr_queue_launch_params(const vr_reuse_params *p, uint32_t blocks,
+                                               const char *who, vr_reuse_params *out)
+{
+    *out = *p;
+    if (!p->cull || p->queue_mode == VR_QUEUE_ATOMIC)
+        return VR_OK;
+    if (!p->queue_state)
+        return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue needs a compaction state "
+                        "(vr_reuse_params.queue_state)", who, vr_queue_mode_names[p->queue_mode]);
+    return vr_compact_state_next(p->queue_state, blocks, &out->queue_dev);
 }
 
 /* Fetches vertex v, runs the vertex shader, and in counting mode counts the invocation
@@ -227,6 +245,135 @@ static __device__ __forceinline__ void vr_store_warp_shared(const vr_queue &q, u
         q.tri_id[base + lane] = tri;
 }
 
+/* Adds the calling lanes' cull reasons to counters->culled: per reason one ballot, one
+ * atomicAdd by the lowest active lane when any lane has it. */
+static __device__ __forceinline__ void vr_count_culled(const vr_reuse_params &p, vr_cull_reason why)
+{
+    const unsigned active = __activemask();
+    const int leader = __ffs(active) - 1;
+    for (int r = VR_CULL_KEPT + 1; r < VR_CULL_REASON_COUNT; ++r) {
+        const unsigned ballot = __ballot_sync(active, why == r);
+        if (ballot && (int)(threadIdx.x & (VR_WARP_SIZE - 1)) == leader)
+            atomicAdd(&p.counters->culled[r], (uint32_t)__popc(ballot));
+    }
+}
+
+/* ---- block-compacted queue (cull with queue mode ink or collate) ---------------------------
+ * A kernel whose block emits a contiguous run of triangles in rounds (naive, multi's assembly,
+ * the dynamic batchers) compacts them as a block: every thread calls vr_queue_block_begin first
+ * (the block's work item: its ticket under ink, so that earlier tickets take earlier triangles -
+ * the order the compaction keeps, and the reason it cannot deadlock, see compact.cuh), then
+ * runs its emission rounds twice: pass 0 ranks the survivors (vr_queue_block_rank, counting
+ * cull reasons), vr_queue_block_base learns the block's first slot (ordered look-back or one
+ * atomicAdd), pass 1 ranks again - the same classification, so the same ranks - and stores at
+ * base + rank; vr_queue_block_end last. A block with nothing to emit (a rejected batch) still
+ * takes part through vr_queue_block_skip, or the blocks after it would wait for its count.
+ * Re-ranking costs a few ballots per round and the classification reads the corners again;
+ * keeping the shaded corners instead would cost the registers or shared memory the batchers
+ * need for occupancy. All of it runs only when culling with these modes, and each kernel is
+ * compiled twice, its template parameter QB (`qb` here) 1 for such a queue and 0 otherwise, so
+ * the other paths keep their registers: the host picks with vr_queue_blockwise. */
+static inline int vr_queue_blockwise(const vr_reuse_params *p)
+{
+    return p->cull && p->queue_mode != VR_QUEUE_ATOMIC;
+}
+
+static __device__ __forceinline__ uint32_t vr_queue_block_begin(const vr_reuse_params &p,
+                                                                vr_compact_shared *cs, int qb)
+{
+    if (!qb)
+        return blockIdx.x;
+    const uint32_t ticket = vr_compact_begin(p.queue_dev, cs);
+    return p.queue_mode == VR_QUEUE_INK ? ticket : blockIdx.x;
+}
+
+/* The rank of this thread's triangle among the block's survivors so far (every thread calls
+ * it, `valid` 0 without a triangle); *keep says whether it survives. Pass 0 also counts the
+ * reasons of the dropped ones. */
+static __device__ __forceinline__ uint32_t vr_queue_block_rank(const vr_reuse_params &p,
+                                                               vr_compact_shared *cs, int pass,
+                                                               int valid, const vr_shaded &a,
+                                                               const vr_shaded &b,
+                                                               const vr_shaded &c, int *keep)
+{
+    const vr_cull_reason why = valid ? vr_cull_classify(&a, &b, &c, p.two_sided) : VR_CULL_KEPT;
+    *keep = valid && why == VR_CULL_KEPT;
+    if (pass == 0)
+        vr_count_culled(p, why);
+    return vr_compact_block_rank(cs, (uint32_t)*keep);
+}
+
+/* After pass 0: the block's first slot; counts its survivors in queue_count (one atomicAdd)
+ * and restarts the block's ranking for pass 1. Every thread calls it. */
+static __device__ __forceinline__ uint32_t vr_queue_block_base(const vr_reuse_params &p,
+                                                               vr_compact_shared *cs)
+{
+    const uint32_t base = p.queue_mode == VR_QUEUE_INK ? vr_compact_ordered_base(p.queue_dev, cs)
+                                                       : vr_compact_collate_base(p.queue_dev, cs);
+    if (threadIdx.x == 0) { /* the bases end with a __syncthreads: nobody reads total now */
+        if (cs->total)
+            atomicAdd(&p.counters->queue_count, cs->total);
+        cs->total = 0; /* pass 1's first rank reads it after a __syncthreads */
+    }
+    return base;
+}
+
+/* Pass 1's store of a survivor at `slot` (past the capacity: counted as overflow). */
+static __device__ __forceinline__ void vr_queue_block_store(const vr_reuse_params &p, uint32_t slot,
+                                                            uint32_t tri, const vr_shaded &a,
+                                                            const vr_shaded &b, const vr_shaded &c,
+                                                            uint32_t va, uint32_t vb, uint32_t vc)
+{
+    if (slot >= p.queue.capacity) {
+        atomicAdd(&p.counters->overflow, 1u);
+        return;
+    }
+    vr_store_corner(p.queue, slot, 0, a, va);
+    vr_store_corner(p.queue, slot, 1, b, vb);
+    vr_store_corner(p.queue, slot, 2, c, vc);
+    p.queue.tri_id[slot] = tri;
+}
+
+static __device__ __forceinline__ void vr_queue_block_end(const vr_reuse_params &p, int qb)
+{
+    if (qb)
+        vr_compact_end(p.queue_dev);
+}
+
+/* A block that emits nothing: publishes a count of 0 and ends. Every thread calls it. */
+static __device__ __forceinline__ void vr_queue_block_skip(const vr_reuse_params &p,
+                                                           vr_compact_shared *cs, int qb)
+{
+    if (!qb)
+        return;
+    (void)vr_queue_block_base(p, cs);
+    vr_compact_end(p.queue_dev);
+}
+
+/* One round's triangle of a single-round kernel (naive, multi): emits it by the queue mode,
+ * block-compacted or not. Every thread of the block calls it when blockwise. */
+static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p, int valid, uint32_t tri,
+                                                        const vr_shaded &a, const vr_shaded &b,
+                                                        const vr_shaded &c, uint32_t va, uint32_t vb,
+                                                        uint32_t vc);
+static __device__ __forceinline__ void vr_emit_single_round(const vr_reuse_params &p,
+                                                            vr_compact_shared *cs, int qb, int valid,
+                                                            uint32_t tri, const vr_shaded &a,
+                                                            const vr_shaded &b, const vr_shaded &c,
+                                                            uint32_t va, uint32_t vb, uint32_t vc)
+{
+    if (!qb) {
+        vr_emit_triangle(p, valid, tri, a, b, c, va, vb, vc);
+        return;
+    }
+    int keep;
+    const uint32_t rank = vr_queue_block_rank(p, cs, 0, valid, a, b, c, &keep);
+    const uint32_t base = vr_queue_block_base(p, cs);
+    if (keep)
+        vr_queue_block_store(p, base + rank, tri, a, b, c, va, vb, vc);
+    vr_compact_end(p.queue_dev);
+}
+
 /* Writes triangle `tri` (vertices a, b, c with ids va, vb, vc) to the queue. Without culling
  * the slot is the triangle id: no atomics, deterministic. With culling, the lanes that are
  * active here and keep their triangle are compacted: one atomicAdd per warp reserves
@@ -246,7 +393,9 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
 {
     uint32_t slot = tri;
     if (p.cull) {
-        int keep = valid && !vr_cull_triangle(&a, &b, &c);
+        const vr_cull_reason why = valid ? vr_cull_classify(&a, &b, &c, p.two_sided) : VR_CULL_KEPT;
+        const int keep = valid && why == VR_CULL_KEPT;
+        vr_count_culled(p, why);
         unsigned active = __activemask();
         unsigned ballot = __ballot_sync(active, keep);
         int lane = threadIdx.x & (VR_WARP_SIZE - 1);

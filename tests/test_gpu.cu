@@ -39,9 +39,11 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
     char what[256];
     snprintf(what, sizeof what, "%s on %s", ops->name, label);
     const uint32_t tris = m->index_count / 3;
-    vr_geometry_result want, want_cull, got;
+    vr_geometry_result want, want_cull, want_two, got;
+    memset(&want_two, 0, sizeof want_two);
     if (vr_geometry_result_alloc(&want, tris, m->vertex_count) != VR_OK ||
         vr_geometry_result_alloc(&want_cull, tris, m->vertex_count) != VR_OK ||
+        vr_geometry_result_alloc(&want_two, tris, m->vertex_count) != VR_OK ||
         vr_geometry_result_alloc(&got, tris, m->vertex_count) != VR_OK) {
         VR_EXPECT(0, "%s: %s", what, vr_last_error());
         return;
@@ -49,6 +51,8 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
     vr_reuse_params cfg = *base;
     cfg.count = 1;
     cfg.cull = 0;
+    cfg.two_sided = 0;
+    cfg.queue_mode = VR_QUEUE_INK;
     vr_status st = vr_geometry_ref(&want, ops, m, &cfg);
     if (vr_test_not_implemented(st)) {
         tally->skipped = 1;
@@ -74,19 +78,35 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
     cfg.cull = 1;
     st = vr_geometry_ref(&want_cull, ops, m, &cfg);
     VR_EXPECT(st == VR_OK, "%s: CPU twin culled: %s", what, vr_last_error());
+    cfg.two_sided = 1;
+    st = vr_geometry_ref(&want_two, ops, m, &cfg);
+    VR_EXPECT(st == VR_OK, "%s: CPU twin culled two-sided: %s", what, vr_last_error());
+    cfg.two_sided = 0;
+    VR_EXPECT(want_cull.counters.queue_count + want_cull.counters.culled[VR_CULL_FRUSTUM] +
+                      want_cull.counters.culled[VR_CULL_BACKFACE] +
+                      want_cull.counters.culled[VR_CULL_ZERO_AREA] == tris &&
+                  want_two.counters.culled[VR_CULL_BACKFACE] == 0,
+              "%s: CPU twin's kept and culled triangles do not add up", what);
 
     for (const uint32_t *b = blocks; *b; ++b) {
-        /* counting, no culling; counting, culling; the timed configuration (neither); all
-         * with the default warp-staged queue store (culling always stores directly), then
-         * counting, no culling with the direct store: both store paths, same queue */
-        for (int run = 0; run < 4; ++run) {
+        /* counting, no culling; counting, culling into the default (ink: input order) queue;
+         * the timed configuration (neither); all with the default warp-staged queue store
+         * (culling always stores directly), then counting, no culling with the direct store:
+         * both store paths, same queue. The first block size also culls into collate and
+         * atomic queues (the same set, any order) and two-sided (ink). */
+        const int runs = b == blocks ? 7 : 4;
+        for (int run = 0; run < runs; ++run) {
             cfg.block_size = *b;
             cfg.count = run != 2;
-            cfg.cull = run == 1;
+            cfg.cull = run == 1 || run >= 4;
             cfg.queue_store = run == 3 ? 0 : base->queue_store;
+            cfg.queue_mode = run == 4 ? VR_QUEUE_COLLATE : run == 5 ? VR_QUEUE_ATOMIC : VR_QUEUE_INK;
+            cfg.two_sided = run == 6;
             char rwhat[320];
-            snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s, %s store", what, *b,
-                     cfg.cull ? ", cull" : "", cfg.count ? "" : ", no counting",
+            snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s%s%s, %s store", what, *b,
+                     cfg.cull ? ", cull into " : "",
+                     cfg.cull ? vr_queue_mode_names[cfg.queue_mode] : "",
+                     cfg.two_sided ? " two-sided" : "", cfg.count ? "" : ", no counting",
                      cfg.queue_store ? "staged" : "direct");
             float ms = -1;
             st = vr_geometry_run(g, ops, &cfg, 1, &ms);
@@ -102,7 +122,9 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
             VR_EXPECT(st == VR_OK, "%s: download: %s", rwhat, vr_last_error());
             vr_geometry_diff d;
             if (cfg.count) {
-                vr_geometry_compare(&d, &got, cfg.cull ? &want_cull : &want, cfg.cull, 1, stderr,
+                const vr_geometry_result *ref =
+                    !cfg.cull ? &want : cfg.two_sided ? &want_two : &want_cull;
+                vr_geometry_compare(&d, &got, ref, vr_geometry_compare_mode(&cfg), 1, stderr,
                                     rwhat);
             } else {
                 /* counters stay 0 without counting (queue_count too, no culling): compare the
@@ -124,6 +146,7 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
 done:
     vr_geometry_result_free(&want);
     vr_geometry_result_free(&want_cull);
+    vr_geometry_result_free(&want_two);
     vr_geometry_result_free(&got);
 }
 

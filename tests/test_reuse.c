@@ -413,8 +413,8 @@ static int vr_check_mesh(const vr_reuse_ops *ops, const vr_mesh *m, const vr_reu
     c.cull = 1;
     st = vr_geometry_ref(&r, ops, m, &c);
     VR_EXPECT(st == VR_OK, "%s culled: %s", what, vr_last_error());
-    VR_EXPECT(vr_geometry_compare(&d, &r, naive_cull, 1, 0, stderr, what) == 0,
-              "%s culled: kept set differs from naive's in %llu places", what,
+    VR_EXPECT(vr_geometry_compare(&d, &r, naive_cull, VR_COMPARE_KEPT_ORDER, 0, stderr, what) == 0,
+              "%s culled: kept triangles differ from naive's in %llu places", what,
               (unsigned long long)d.mismatches);
     vr_geometry_result_free(&r);
     return 0;
@@ -689,6 +689,7 @@ VR_TEST(test_reuse_compare, "reuse/compare")
     cfg.cull = 1;
     VR_EXPECT_EQ(vr_geometry_ref(&want, naive, &m, &cfg), VR_OK);
     VR_EXPECT_EQ(vr_geometry_ref(&got, naive, &m, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_geometry_compare(&d, &got, &want, VR_COMPARE_KEPT_ORDER, 1, NULL, "in order"), 0);
     const uint32_t kept = want.counters.queue_count;
     if (kept <= 2 || kept >= tris) {
         VR_EXPECT(0, "the camera keeps %u of %u triangles", kept, tris);
@@ -713,6 +714,8 @@ VR_TEST(test_reuse_compare, "reuse/compare")
     }
     VR_EXPECT_EQ(vr_geometry_compare(&d, &got, &want, 1, 1, NULL, "reversed"), 0);
     VR_EXPECT_EQ(d.compared, kept);
+    VR_EXPECT(vr_geometry_compare(&d, &got, &want, VR_COMPARE_KEPT_ORDER, 1, NULL,
+                                  "reversed, in order") > 0, "an ink queue out of order passed");
     got.counters.queue_count = kept - 1; /* drops a clearly visible triangle */
     VR_EXPECT(vr_geometry_compare(&d, &got, &want, 1, 1, NULL, "missing") > 0, "missed a loss");
     /* an extra triangle that the reference culled: a clear one fails, an edge-on one (zero
@@ -745,6 +748,48 @@ done:
 }
 
 /* The named shader loads and their parser (shared by bench, render and view). */
+/* One triangle per cull reason, with the identity shader (clip = (x, y, z, 1)): every strategy's
+ * twin drops each for its reason, keeps the others in input order, and two-sided keeps the
+ * back-facing one too. */
+VR_TEST(test_reuse_cull_reasons, "reuse/cull-reasons")
+{
+    static const float pos[] = {
+        0.0f, 0.0f, 0.0f, 0.5f, 0.0f, 0.0f, 0.0f, 0.5f, 0.0f, /* 0-2: on screen */
+        2.0f, 0.0f, 0.0f, 3.0f, 0.0f, 0.0f, 2.0f, 1.0f, 0.0f, /* 3-5: right of x = w */
+        0.25f, 0.25f, 0.0f,                                   /* 6: on screen */
+    };
+    static const float nrm[7 * 3] = {0};
+    /* 0 kept (counter-clockwise) | 1 back-facing (clockwise) | 2 zero area (a repeated corner) |
+     * 3 outside the frustum | 4 kept (counter-clockwise) */
+    static const uint32_t idx[] = {0, 1, 2, 0, 2, 1, 0, 1, 0, 3, 4, 5, 0, 1, 6};
+    vr_mesh m = {7, (float *)pos, (float *)nrm, NULL, 15, (uint32_t *)idx};
+    vr_geometry_result r;
+    VR_EXPECT_EQ(vr_geometry_result_alloc(&r, 5, 7), VR_OK);
+    for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k) {
+        const vr_reuse_ops *ops = &vr_reuse_all[k];
+        for (int two_sided = 0; two_sided < 2; ++two_sided) {
+            vr_reuse_params cfg = vr_reuse_params_default();
+            cfg.cull = 1;
+            cfg.two_sided = two_sided;
+            if (vr_test_not_implemented(vr_geometry_ref(&r, ops, &m, &cfg)))
+                break;
+            const vr_counters *c = &r.counters;
+            VR_EXPECT(c->culled[VR_CULL_FRUSTUM] == 1 && c->culled[VR_CULL_ZERO_AREA] == 1 &&
+                          c->culled[VR_CULL_BACKFACE] == (uint32_t)!two_sided &&
+                          c->culled[VR_CULL_KEPT] == 0 && c->queue_count == 2u + two_sided,
+                      "%s%s: kept %u, culled frustum %u, back %u, zero area %u", ops->name,
+                      two_sided ? " two-sided" : "", c->queue_count, c->culled[VR_CULL_FRUSTUM],
+                      c->culled[VR_CULL_BACKFACE], c->culled[VR_CULL_ZERO_AREA]);
+            const uint32_t want[3] = {0, two_sided ? 1u : 4u, 4u};
+            for (uint32_t s = 0; s < c->queue_count && s < 3; ++s)
+                VR_EXPECT(r.queue.tri_id[s] == want[s], "%s%s: slot %u holds %u, want %u",
+                          ops->name, two_sided ? " two-sided" : "", s, r.queue.tri_id[s], want[s]);
+        }
+    }
+    vr_geometry_result_free(&r);
+    return VR_TEST_RESULT();
+}
+
 VR_TEST(test_reuse_loads, "reuse/loads")
 {
     uint32_t it = 7;

@@ -124,7 +124,7 @@ vr_status vr_compact_buffer_fill(uint32_t *d, size_t words, uint32_t value);
  * launch leaves the counters at zero (the last block to finish resets them; the count stays in
  * VR_COMPACT_RESULT) and the status words carry the launch's epoch, so words of earlier
  * launches read as empty. One launch at a time per state (launches in one stream). */
-enum {
+enum vr_compact_counter {
     VR_COMPACT_TICKET = 0, /* next ticket: the order blocks started in; reset to 0 at the end */
     VR_COMPACT_DONE,       /* blocks that finished; reset to 0 by the last one */
     VR_COMPACT_RUNNING,    /* outputs claimed so far (collate, atomic), the total (ordered) */

@@ -28,6 +28,8 @@ struct vr_geometry {
     uint32_t batch_max_indices;
     vr_queue d_queue;           /* capacity = triangles */
     vr_counters *d_counters;    /* one */
+    vr_compact_state *queue_state; /* culling into an ink / collate queue; made on first use,
+                                      for up to `triangles` blocks (every grid has fewer) */
     uint32_t *d_shade_counts;   /* vertex_count */
     void *d_temp;               /* temp_capacity bytes, grown on demand */
     size_t temp_capacity;
@@ -140,6 +142,7 @@ void vr_geometry_destroy(vr_geometry *g)
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
+    vr_compact_state_destroy(g->queue_state);
     free(g->h_batch_starts);
     if (g->start)
         cudaEventDestroy(g->start);
@@ -357,6 +360,13 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     p.counters = g->d_counters;
     p.shade_counts = g->d_shade_counts;
     p.stream = g->stream;
+    const int blockwise = p.cull && p.queue_mode != VR_QUEUE_ATOMIC && g->triangles > 0;
+    if (blockwise && !g->queue_state) {
+        vr_status st = vr_compact_state_create(&g->queue_state, g->triangles, g->stream);
+        if (st != VR_OK)
+            return st;
+    }
+    p.queue_state = g->queue_state;
     p.temp = NULL;
     const size_t temp_bytes = ops->temp_bytes(&p);
     if (temp_bytes > g->temp_capacity) {
@@ -400,6 +410,12 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
         return st;
     if (ms)
         VR_CUDA_CHECK(cudaEventElapsedTime(ms, g->start, g->stop));
+    if (blockwise) { /* a block that waited too long for its predecessors ends in an error */
+        uint32_t kept = 0;
+        if ((st = vr_compact_state_result(g->queue_state, &kept)) != VR_OK)
+            return VR_ERROR(st, "%s: %s queue: %s", ops->name, vr_queue_mode_names[p.queue_mode],
+                            vr_last_error());
+    }
     if (p.gts) {
         uint32_t err = 0;
         VR_CUDA_CHECK(cudaMemcpy(&err, g->d_gts_err, 4, cudaMemcpyDeviceToHost));

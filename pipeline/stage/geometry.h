@@ -78,12 +78,24 @@ typedef struct vr_geometry_diff {
 
 #define VR_GEOMETRY_REL_TOL 1e-5
 
-/* Compares `got` against `want` (same mesh). Without culling, slot s must hold triangle s in
- * both; with culling, the sets of kept triangle ids must agree (compaction order differs) up
- * to borderline triangles (see vr_geometry_diff), and each triangle kept by both must carry
- * want's vertex ids and values. `count` != 0 compares
- * invocations and shade counts as well. Prints the first 5 mismatches to `log` (may be NULL)
- * prefixed with `what`. Returns d->mismatches. */
+/* What vr_geometry_compare expects of the queues (its `cull` argument). */
+typedef enum vr_compare_mode {
+    VR_COMPARE_ALL = 0,      /* no culling: slot s holds triangle s in both */
+    VR_COMPARE_KEPT_SET = 1, /* culling, any order (queue modes collate, atomic): the same kept
+                                triangles */
+    VR_COMPARE_KEPT_ORDER = 2 /* culling in input order (queue mode ink): the same kept
+                                triangles in the same slots, up to borderline ones */
+} vr_compare_mode;
+/* The comparison a run with configuration `cfg` promises against its CPU twin. */
+vr_compare_mode vr_geometry_compare_mode(const vr_reuse_params *cfg);
+
+/* Compares `got` against `want` (same mesh) as `cull` (VR_COMPARE_*) says. Without culling,
+ * slot s must hold triangle s in both; with culling, the kept triangle ids must agree - as
+ * sets, or slot by slot in increasing order - up to borderline triangles (see
+ * vr_geometry_diff), each triangle kept by both must carry want's vertex ids and values, and
+ * the culled counts per reason may differ by at most the borderline count. `count` != 0
+ * compares invocations and shade counts as well. Prints the first 5 mismatches to `log` (may
+ * be NULL) prefixed with `what`. Returns d->mismatches. */
 uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
                              const vr_geometry_result *want, int cull, int count, FILE *log,
                              const char *what);

@@ -224,6 +224,105 @@ static int vr_cull_borderline(const float *c)
     return fabs(area2) <= bound;
 }
 
+vr_compare_mode vr_geometry_compare_mode(const vr_reuse_params *cfg)
+{
+    if (!cfg->cull)
+        return VR_COMPARE_ALL;
+    return cfg->queue_mode == VR_QUEUE_INK ? VR_COMPARE_KEPT_ORDER : VR_COMPARE_KEPT_SET;
+}
+
+/* ---- culled queues ---------------------------------------------------------------------- */
+
+/* A triangle kept on one side only: borderline (counted), or a mismatch. */
+static void vr_cmp_one_side(vr_cmp *c, const float *clip, uint32_t t, uint32_t s, int got_side)
+{
+    if (vr_cull_borderline(clip))
+        ++c->d->borderline;
+    else if (got_side)
+        vr_cmp_report(c, "slot %u: triangle %u kept, the reference culled it", s, t);
+    else
+        vr_cmp_report(c, "triangle %u culled, the reference kept it (its slot %u)", t, s);
+}
+
+/* Input order: both queues list kept triangle ids strictly increasing; walking them together,
+ * an id on one side only must be borderline, and each common id is compared. */
+static void vr_compare_kept_in_order(vr_cmp *c, const vr_geometry_result *got, uint32_t gn,
+                                     const vr_geometry_result *want, uint32_t wn)
+{
+    const uint32_t tris = want->triangles;
+    uint32_t i = 0, j = 0;
+    int64_t prev = -1;
+    while (i < gn || j < wn) {
+        const uint32_t g = i < gn ? got->queue.tri_id[i] : UINT32_MAX;
+        const uint32_t w = j < wn ? want->queue.tri_id[j] : UINT32_MAX;
+        if (i < gn && (g >= tris || (int64_t)g <= prev)) {
+            vr_cmp_report(c, "slot %u: triangle %u out of range or not in input order (after "
+                          "%lld)", i, g, (long long)prev);
+            return; /* the rest of the walk would only repeat it */
+        }
+        if (i < gn && g == w) {
+            vr_cmp_slot(c, got, i, want, j);
+            prev = g;
+            ++i, ++j;
+        } else if (i < gn && g < w) {
+            vr_cmp_one_side(c, got->queue.clip + 12 * (size_t)i, g, i, 1);
+            prev = g;
+            ++i;
+        } else {
+            vr_cmp_one_side(c, want->queue.clip + 12 * (size_t)j, w, j, 0);
+            ++j;
+        }
+    }
+}
+
+/* Any order: map each kept triangle id to its reference slot, then find every GPU slot's
+ * triangle there exactly once. */
+static void vr_compare_kept_set(vr_cmp *c, const vr_geometry_result *got, uint32_t gn,
+                                const vr_geometry_result *want, uint32_t wn)
+{
+    const uint32_t tris = want->triangles;
+    uint32_t *want_slot = malloc(((size_t)tris + 1) * sizeof *want_slot);
+    uint8_t *seen = calloc((size_t)tris + 1, 1);
+    if (!want_slot || !seen) {
+        free(want_slot);
+        free(seen);
+        vr_cmp_report(c, "out of host memory for the comparison");
+        return;
+    }
+    memset(want_slot, 0xff, ((size_t)tris + 1) * sizeof *want_slot);
+    for (uint32_t s = 0; s < wn; ++s) {
+        uint32_t t = want->queue.tri_id[s];
+        if (t >= tris || want_slot[t] != 0xffffffffu)
+            vr_cmp_report(c, "reference slot %u: bad or repeated triangle id %u", s, t);
+        else
+            want_slot[t] = s;
+    }
+    for (uint32_t s = 0; s < gn; ++s) {
+        uint32_t t = got->queue.tri_id[s];
+        if (t >= tris)
+            vr_cmp_report(c, "slot %u: triangle id %u out of range", s, t);
+        else if (seen[t]++)
+            vr_cmp_report(c, "slot %u: triangle %u emitted twice", s, t);
+        else if (want_slot[t] != 0xffffffffu)
+            vr_cmp_slot(c, got, s, want, want_slot[t]);
+        else if (vr_cull_borderline(got->queue.clip + 12 * (size_t)s))
+            ++c->d->borderline;
+        else
+            vr_cmp_report(c, "slot %u: triangle %u kept, the reference culled it", s, t);
+    }
+    for (uint32_t s = 0; s < wn; ++s) {
+        uint32_t t = want->queue.tri_id[s];
+        if (t < tris && !seen[t]) {
+            if (vr_cull_borderline(want->queue.clip + 12 * (size_t)s))
+                ++c->d->borderline;
+            else
+                vr_cmp_report(c, "triangle %u culled, the reference kept it (its slot %u)", t, s);
+        }
+    }
+    free(want_slot);
+    free(seen);
+}
+
 uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
                              const vr_geometry_result *want, int cull, int count, FILE *log,
                              const char *what)
@@ -259,54 +358,22 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
         return d->mismatches;
     }
 
-    /* culling: map each kept triangle id to its reference slot, then find every GPU slot's
-     * triangle there exactly once */
-    uint32_t *want_slot = malloc(((size_t)tris + 1) * sizeof *want_slot);
-    uint8_t *seen = calloc((size_t)tris + 1, 1);
-    if (!want_slot || !seen) {
-        free(want_slot);
-        free(seen);
-        vr_cmp_report(&c, "out of host memory for the comparison");
-        return d->mismatches;
-    }
-    memset(want_slot, 0xff, ((size_t)tris + 1) * sizeof *want_slot);
     uint32_t wn = wc->queue_count < want->queue.capacity ? wc->queue_count : want->queue.capacity;
     uint32_t gn = gc->queue_count < got->queue.capacity ? gc->queue_count : got->queue.capacity;
-    for (uint32_t s = 0; s < wn; ++s) {
-        uint32_t t = want->queue.tri_id[s];
-        if (t >= tris || want_slot[t] != 0xffffffffu)
-            vr_cmp_report(&c, "reference slot %u: bad or repeated triangle id %u", s, t);
-        else
-            want_slot[t] = s;
-    }
-    for (uint32_t s = 0; s < gn; ++s) {
-        uint32_t t = got->queue.tri_id[s];
-        if (t >= tris)
-            vr_cmp_report(&c, "slot %u: triangle id %u out of range", s, t);
-        else if (seen[t]++)
-            vr_cmp_report(&c, "slot %u: triangle %u emitted twice", s, t);
-        else if (want_slot[t] != 0xffffffffu)
-            vr_cmp_slot(&c, got, s, want, want_slot[t]);
-        else if (vr_cull_borderline(got->queue.clip + 12 * (size_t)s))
-            ++d->borderline;
-        else
-            vr_cmp_report(&c, "slot %u: triangle %u kept, the reference culled it", s, t);
-    }
-    for (uint32_t s = 0; s < wn; ++s) {
-        uint32_t t = want->queue.tri_id[s];
-        if (t < tris && !seen[t]) {
-            if (vr_cull_borderline(want->queue.clip + 12 * (size_t)s))
-                ++d->borderline;
-            else
-                vr_cmp_report(&c, "triangle %u culled, the reference kept it (its slot %u)", t, s);
-        }
-    }
+    if (cull == VR_COMPARE_KEPT_ORDER)
+        vr_compare_kept_in_order(&c, got, gn, want, wn);
+    else
+        vr_compare_kept_set(&c, got, gn, want, wn);
     if (gn != gc->queue_count || wn != wc->queue_count)
         vr_cmp_report(&c, "queue_count %u / reference %u with %u slots (overflow %u / %u)",
                       gc->queue_count, wc->queue_count, got->queue.capacity, gc->overflow,
                       wc->overflow);
-    free(want_slot);
-    free(seen);
+    for (int r = VR_CULL_KEPT + 1; r < VR_CULL_REASON_COUNT; ++r) {
+        const uint32_t g = gc->culled[r], w = wc->culled[r];
+        if ((g > w ? g - w : w - g) > d->borderline)
+            vr_cmp_report(&c, "culled for reason %d: %u, want %u (borderline %llu)", r, g, w,
+                          (unsigned long long)d->borderline);
+    }
     return d->mismatches;
 }
 
