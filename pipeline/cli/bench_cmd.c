@@ -49,6 +49,8 @@ typedef struct vr_bench_opts {
     int load_count;
     vr_cli_u32s blocks;
     vr_cli_choices stores;         /* vr_reuse_params.queue_store values: 0 direct, 1 staged */
+    vr_cli_choices culls;          /* g_cull_names: 0 no culling, else 1 + vr_queue_mode */
+    int two_sided;                 /* with culling: keep back faces */
     int queue_write; /* --queue-write: the queue-store microbenchmark instead of the stage */
     int reps;
     uint32_t batch_indices, max_unique, max_indices;
@@ -64,6 +66,7 @@ typedef struct vr_bench_row {
     const vr_bench_load *load;
     uint32_t block;
     int store; /* queue_store */
+    int cull;  /* g_cull_names index: 0 no culling, else 1 + vr_queue_mode */
     int ok;
     int skip; /* the strategy does not support this configuration (VR_ERR_ARG): SKIP, not FAIL */
     double ms_med, ms_min;
@@ -73,6 +76,8 @@ typedef struct vr_bench_row {
 
 /* vr_reuse_params.queue_store as the --store and `store` column names it. */
 static const char *const g_store_names[] = {"direct", "staged", NULL};
+/* --cull and the `cull` column: off, or culling into a queue of this vr_queue_mode */
+static const char *const g_cull_names[] = {"off", "ink", "collate", "atomic", NULL};
 
 static const char *vr_store_name(int store)
 {
@@ -154,8 +159,8 @@ static vr_status vr_bench_calibrate(vr_geometry *g, const vr_reuse_params *base,
 
 /* ---- validation ---------------------------------------------------------------------------- */
 
-/* Checks `ops` on the GPU against the CPU reference `want` (count=1, no culling) for one
- * block size; prints why not. Returns 1 when equal, -1 when the strategy rejects the
+/* Checks `ops` on the GPU against the CPU reference `want` (count=1, culling as in cfg) for
+ * one block size; prints why not. Returns 1 when equal, -1 when the strategy rejects the
  * configuration as unsupported (VR_ERR_ARG: sort with batches too long for the block), else 0. */
 static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                              const vr_geometry_result *want, vr_geometry_result *got,
@@ -163,26 +168,35 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
 {
     vr_reuse_params c = *cfg;
     c.count = 1;
-    c.cull = 0;
     vr_status st = vr_geometry_run(g, ops, &c, 1, NULL);
     if (st == VR_OK)
         st = vr_geometry_download(g, got);
     if (st != VR_OK) {
-        fprintf(stderr, "%s %s on %s, block %u, %s store: %s\n",
+        fprintf(stderr, "%s %s on %s, block %u, %s store, cull %s: %s\n",
                 st == VR_ERR_ARG ? "SKIP" : "FAIL", ops->name, scene, c.block_size,
-                vr_store_name(c.queue_store), vr_last_error());
+                vr_store_name(c.queue_store), c.cull ? vr_queue_mode_names[c.queue_mode] : "off",
+                vr_last_error());
         return st == VR_ERR_ARG ? -1 : 0;
     }
     char what[512];
-    snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store", ops->name, scene,
-             c.block_size, vr_store_name(c.queue_store));
+    snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store, cull %s", ops->name, scene,
+             c.block_size, vr_store_name(c.queue_store),
+             c.cull ? vr_queue_mode_names[c.queue_mode] : "off");
     vr_geometry_diff d;
-    if (vr_geometry_compare(&d, got, want, 0, 1, stderr, what) != 0) {
+    if (vr_geometry_compare(&d, got, want, vr_geometry_compare_mode(&c), 1, stderr, what) != 0) {
         fprintf(stderr, "%s: %llu mismatches against the CPU twin\n", what,
                 (unsigned long long)d.mismatches);
         return 0;
     }
     return 1;
+}
+
+/* Culling as the `cull` column value `cull` says (0: off). */
+static void vr_bench_cull(vr_reuse_params *cfg, int cull, int two_sided)
+{
+    cfg->cull = cull != 0;
+    cfg->queue_mode = cull ? (vr_queue_mode)(cull - 1) : VR_QUEUE_INK;
+    cfg->two_sided = cull ? two_sided : 0;
 }
 
 /* ---- output -------------------------------------------------------------------------------- */
@@ -197,11 +211,12 @@ static const char *vr_fmt(char *buf, size_t n, const char *fmt, double v)
 }
 
 static const char *const g_columns[] = {
-    "scene", "order", "tris", "strategy", "load", "loop_iterations", "block", "store", "ms_med",
+    "scene", "order", "tris", "strategy", "load", "loop_iterations", "block", "store", "cull",
+    "ms_med",
     "ms_min", "invocations", "shaded_per_tri", "reuse", "speedup_vs_naive", "speedup_vs_multi",
     "bound", "frac_of_bound", "mtris_per_s", "floor_ms", "cycles_per_invocation", "status"};
 #define VR_COLUMN_COUNT (sizeof g_columns / sizeof g_columns[0])
-#define VR_ID_COLUMNS 8 /* scene .. store: what identifies a row, kept by FAIL rows */
+#define VR_ID_COLUMNS 9 /* scene .. cull: what identifies a row, kept by FAIL rows */
 
 /* The row's cells as strings (FAIL rows keep only the identifying columns). */
 static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
@@ -215,6 +230,7 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(cells[5], 64, "%u", r->load->iterations);
     snprintf(cells[6], 64, "%u", r->block);
     snprintf(cells[7], 64, "%s", vr_store_name(r->store));
+    snprintf(cells[8], 64, "%s", g_cull_names[r->cull]);
     for (size_t c = VR_ID_COLUMNS; c < VR_COLUMN_COUNT; ++c)
         snprintf(cells[c], 64, "-");
     if (!r->ok) {
@@ -274,7 +290,7 @@ static void vr_print_table(FILE *f, const vr_bench_row *rows, size_t n, int mark
 static int vr_same_group(const vr_bench_row *a, const vr_bench_row *b)
 {
     return a->scene == b->scene && a->order == b->order && a->load == b->load &&
-           a->store == b->store;
+           a->store == b->store && a->cull == b->cull;
 }
 
 /* Per scene x order x load x store: each strategy's best median over the block sizes, and its
@@ -283,13 +299,13 @@ static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row
                              int markdown)
 {
     const vr_cli_strategies *st = &o->strategies;
-    fprintf(f, markdown ? "| scene | order | load | store |" : "%-24s %-14s %-10s %-6s", "scene",
-            "order", "load", "store");
+    fprintf(f, markdown ? "| scene | order | load | store | cull |" : "%-24s %-14s %-10s %-6s %-7s",
+            "scene", "order", "load", "store", "cull");
     for (int s = 0; s < st->count; ++s)
         fprintf(f, markdown ? " %s ms (x naive) |" : " %18s", st->v[s]->name);
     fprintf(f, "\n");
     if (markdown) {
-        fprintf(f, "|---|---|---|---|");
+        fprintf(f, "|---|---|---|---|---|");
         for (int s = 0; s < st->count; ++s)
             fprintf(f, "---:|");
         fprintf(f, "\n");
@@ -317,9 +333,10 @@ static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row
             if (st->v[s]->kind == VR_REUSE_NAIVE)
                 naive_best = best[s];
         }
-        fprintf(f, markdown ? "| %s | %s | %s | %s |" : "%-24.24s %-14s %-10s %-6s", rows[i].scene,
+        fprintf(f, markdown ? "| %s | %s | %s | %s | %s |" : "%-24.24s %-14s %-10s %-6s %-7s",
+                rows[i].scene,
                 vr_order_name((vr_order)rows[i].order), rows[i].load->name,
-                vr_store_name(rows[i].store));
+                vr_store_name(rows[i].store), g_cull_names[rows[i].cull]);
         for (int s = 0; s < st->count; ++s) {
             char cell[64];
             if (best[s] < 0)
@@ -465,23 +482,31 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int fir
     const vr_cli_strategies *strategies = &o->strategies;
     const vr_cli_u32s *blocks = &o->blocks;
     const vr_cli_choices *stores = &o->stores;
-    int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][2];
+    /* q: a (store, cull) pair, store fastest */
+    const vr_cli_choices *culls = &o->culls;
+    const int variants = stores->count * culls->count;
+    static int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][2 * 4];
     uint64_t invocations[VR_REUSE_KIND_COUNT];
     for (int s = 0; s < strategies->count; ++s) {
         const vr_reuse_ops *ops = strategies->v[s];
-        vr_reuse_params cfg = base;
-        cfg.count = 1;
-        st = vr_geometry_ref(&want, ops, &m, &cfg);
-        if (st != VR_OK)
-            fprintf(stderr, "FAIL %s on %s: CPU twin: %s\n", ops->name, name, vr_last_error());
-        invocations[s] = want.counters.invocations;
-        for (int b = 0; b < blocks->count; ++b)
-            for (int q = 0; q < stores->count; ++q) {
-                cfg.block_size = blocks->v[b];
-                cfg.queue_store = stores->v[q];
-                valid[s][b][q] =
-                    st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
-            }
+        for (int c = 0; c < culls->count; ++c) {
+            vr_reuse_params cfg = base;
+            cfg.count = 1;
+            vr_bench_cull(&cfg, culls->v[c], o->two_sided);
+            st = vr_geometry_ref(&want, ops, &m, &cfg);
+            if (st != VR_OK)
+                fprintf(stderr, "FAIL %s on %s: CPU twin: %s\n", ops->name, name,
+                        vr_last_error());
+            if (c == 0)
+                invocations[s] = want.counters.invocations; /* culling shades the same */
+            for (int b = 0; b < blocks->count; ++b)
+                for (int q = 0; q < stores->count; ++q) {
+                    cfg.block_size = blocks->v[b];
+                    cfg.queue_store = stores->v[q];
+                    valid[s][b][c * stores->count + q] =
+                        st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
+                }
+        }
         if (!vr_progress_quiet)
             fprintf(stderr, "bench: %s: %s validated (%llu invocations)\n", name, ops->name,
                     (unsigned long long)invocations[s]);
@@ -490,7 +515,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int fir
     /* time: strategies interleaved per (load, block, store) so clock drift hits all alike */
     for (int l = 0; l < o->load_count; ++l)
         for (int b = 0; b < blocks->count; ++b)
-        for (int q = 0; q < stores->count; ++q) {
+        for (int q = 0; q < variants; ++q) {
+            const int store = stores->v[q % stores->count], cull = culls->v[q / stores->count];
             size_t group = *row_count;
             for (int s = 0; s < strategies->count; ++s) {
                 vr_bench_row *r = &rows[(*row_count)++];
@@ -501,10 +527,11 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int fir
                 r->ops = strategies->v[s];
                 r->load = &o->loads[l];
                 r->block = blocks->v[b];
-                r->store = stores->v[q];
+                r->store = store;
+                r->cull = cull;
                 r->invocations = invocations[s];
                 r->index_count = m.index_count;
-                r->floor_ms = floor_ms;
+                r->floor_ms = cull ? -1 : floor_ms; /* the floor assumes every triangle queued */
                 r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
                 if (valid[s][b][q] != 1) {
                     r->skip = valid[s][b][q] < 0;
@@ -513,12 +540,14 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int fir
                 }
                 vr_reuse_params cfg = base;
                 cfg.block_size = blocks->v[b];
-                cfg.queue_store = stores->v[q];
+                cfg.queue_store = store;
+                vr_bench_cull(&cfg, cull, o->two_sided);
                 cfg.shader.loop_iterations = o->loads[l].iterations;
                 st = vr_bench_time(&r->ms_med, &r->ms_min, g, r->ops, &cfg, o->reps);
                 if (st != VR_OK) {
-                    fprintf(stderr, "FAIL %s on %s, block %u, %s store: %s\n", r->ops->name,
-                            name, r->block, vr_store_name(r->store), vr_last_error());
+                    fprintf(stderr, "FAIL %s on %s, block %u, %s store, cull %s: %s\n",
+                            r->ops->name, name, r->block, vr_store_name(r->store),
+                            g_cull_names[cull], vr_last_error());
                     failed = 1;
                     continue;
                 }
@@ -546,8 +575,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int fir
                     r->speedup_multi = multi->ms_med / r->ms_med;
             }
             if (!vr_progress_quiet)
-                fprintf(stderr, "bench: %s: load %s, block %u, %s store timed\n", name,
-                        o->loads[l].name, blocks->v[b], vr_store_name(stores->v[q]));
+                fprintf(stderr, "bench: %s: load %s, block %u, %s store, cull %s timed\n", name,
+                        o->loads[l].name, blocks->v[b], vr_store_name(store), g_cull_names[cull]);
         }
 done:
     vr_geometry_result_free(&want);
@@ -663,6 +692,7 @@ int vr_cmd_bench(int argc, char **argv)
     }
     o.blocks = (vr_cli_u32s){{64, 128, 256}, 3};
     o.stores = (vr_cli_choices){{1}, 1};
+    o.culls = (vr_cli_choices){{0}, 1};
     o.reps = 20;
     o.batch_indices = VR_WARP_BATCH_DEFAULT;
     o.max_unique = VR_NU_DEFAULT;
@@ -676,6 +706,14 @@ int vr_cmd_bench(int argc, char **argv)
          "queue stores, comma separated: direct (each lane stores its own slot), staged (a "
          "warp's 32 slots as 512 contiguous bytes) or all; rows for each (default staged)",
          vr_cli_parse_choices, &o.stores, 0, 0, 0, 0, g_store_names},
+        {"cull", 0, "LIST",
+         "culling, comma separated: off (every triangle queued, slot = id), or drop triangles "
+         "outside the frustum, back-facing or of zero area and compact the rest into an ink "
+         "(input order, one pass), collate (one atomic per block) or atomic (one per warp) "
+         "queue, or all; rows for each (default off)",
+         vr_cli_parse_choices, &o.culls, 0, 0, 0, 0, g_cull_names},
+        {"two-sided", 0, NULL, "with --cull: keep back-facing triangles", NULL, &o.two_sided, 1,
+         0, 0, 0, NULL},
         VR_CLI_ORDER(&o.orders, "forsyth, the paper's preprocessing; rows for each"),
         VR_CLI_SEED(&o.seed),
         VR_CLI_REPS(&o.reps, "20"),
@@ -726,7 +764,7 @@ int vr_cmd_bench(int argc, char **argv)
 
     /* scene names point into argv and loads into `o`, so rows stay valid to the end */
     const size_t max_rows = (size_t)o.scene_count * o.orders.count * o.load_count *
-                            o.blocks.count * o.stores.count * o.strategies.count;
+                            o.blocks.count * o.stores.count * o.culls.count * o.strategies.count;
     vr_bench_row *rows = calloc(max_rows + 1, sizeof *rows);
     if (!rows) {
         vr_cli_out_abort(&b.csv);
