@@ -24,6 +24,9 @@
 #define DEAD_END_BITS 24    /* estimated cost of a restart met during a trial */
 #define STEP_BITS 3         /* estimated cost of each triangle a trial could not place */
 
+/* Bits of v (0 for 0): vr_s9_value_bits in one instruction, for the trials' cost estimates. */
+static inline uint32_t bit_length(uint32_t v) { return v ? 32u - (uint32_t)__builtin_clz(v) : 0; }
+
 /* The shortest chain of degenerate triangles from a strip's last triangle to the next strip's
  * first (deg. mode), for one equality pattern: step k appends V entry vals[slot[k]] with
  * code[k]; the final step appends the next triangle's v2 with code[depth]. */
@@ -33,30 +36,44 @@ typedef struct vr_bridge {
     uint8_t slot[BRIDGE_MAX];
 } vr_bridge;
 
+/* Per vertex: its ring, the half-edges 3t+j (ascending) of the triangles around it, one per
+ * triangle (corner j is the vertex's first corner in t); and its running first-visit id. */
+typedef struct vr_vert {
+    uint32_t ring, ring_end; /* ring[ring .. ring_end); emptied once added to a belt */
+    uint32_t vid;            /* first-visit id so far, NONE before the first visit */
+} vr_vert;
+
+/* Per triangle: where each of its half-edges can be continued, and its belt state. */
+typedef struct vr_tri_adj {
+    uint32_t twin[3]; /* half-edge 3t+k = (v[k] -> v[k+1]): the lowest half-edge of a
+                       * non-degenerate triangle going the other way, NONE when there is none */
+    int32_t belt;     /* belt id; -1 while unassigned; VR_EMITTED once emitted */
+} vr_tri_adj;
+
+#define VR_EMITTED INT32_MAX
+
 typedef struct vr_enc {
     uint32_t n, vc;
     const uint32_t *tri;   /* 3n source indices */
-    uint32_t *ring_start;  /* vc + 1: CSR offsets of the vertex -> triangle incidence */
-    uint32_t *ring;        /* incident triangles, each triangle once per distinct vertex */
-    uint32_t *out_start;   /* vc + 1: CSR offsets of the half-edges leaving each vertex */
-    uint64_t *out;         /* half-edges of non-degenerate triangles: to << 32 | (3 t + r),
-                            * r the rotation that starts the triangle with (from, to); sorted
-                            * by `to` within each vertex, so a lookup is a binary search */
-    int32_t *belt;         /* n: belt id, -1 while unassigned */
-    uint8_t *emitted;      /* n */
-    uint8_t *vexpanded;    /* vc: one-ring already added to a belt */
+    vr_vert *vert;         /* vc */
+    uint32_t *ring;        /* 3n at most: the rings' half-edges */
+    vr_tri_adj *adj;       /* n */
+    uint32_t *twin_next;   /* 3n, or NULL when no edge is shared by more than two triangles:
+                            * the next higher half-edge with the same (from, to), NONE after
+                            * the last, so across() can walk a non-manifold edge's pages */
     uint32_t *stack;       /* n: branch points of the current belt */
     uint32_t stack_size;
     uint32_t *belt_list;   /* n: triangles of the current belt in discovery order */
     uint32_t *next_list;   /* n: the next belt while it is discovered */
+    uint32_t next_len;
+    int32_t belt_id;       /* the belt being stripified */
     uint32_t *e_tri;       /* n: emission order */
     uint8_t *e_rot;        /* n: rotation r: (t[r], t[r+1], t[r+2]) */
     uint8_t *e_code;       /* n: R for strip starts, N or P */
     uint32_t e_count;
     vr_gts_restart mode;
     vr_bridge *bridges;    /* PATTERN_COUNT, deg. mode */
-    /* running estimate of the final numbering, for the lookahead's bit costs */
-    uint32_t *vid;         /* vc: first-visit id so far, NONE before the first visit */
+    /* running estimate of the final numbering, for the lookahead's bit costs (vert[].vid) */
     uint32_t next_id;      /* ids handed out */
     uint32_t last_u;       /* id of the last re-used vertex (U[k-1]) */
     uint32_t *undo_tri;    /* LOOKAHEAD + 1: triangles a trial emitted */
@@ -73,31 +90,22 @@ static void rotated(const vr_enc *e, uint32_t t, uint32_t r, uint32_t v[3])
 
 static int degenerate3(const uint32_t v[3]) { return v[0] == v[1] || v[1] == v[2] || v[2] == v[0]; }
 
-/* An unemitted triangle of belt `b` with the directed edge w -> u (so it continues a strip
- * whose exit edge is u -> w with consistent winding); *rot puts w first: (w, u, x).
- * Degenerate triangles never continue a strip: they are their own strips (and have no
- * half-edges). A binary search in w's sorted half-edges finds the run of edges to u; at most
- * EDGE_SCAN_MAX of them are examined, so an edge shared by a million triangles costs O(log)
- * per lookup (a missed candidate only costs a restart). */
-static uint32_t across(const vr_enc *e, uint32_t u, uint32_t w, int32_t b, uint32_t *rot)
+/* An unemitted triangle of belt `b` across half-edge h = 3t+k (u -> w), i.e. with the directed
+ * edge w -> u (so it continues a strip whose exit edge is u -> w with consistent winding); *rot
+ * puts w first: (w, u, x). Degenerate triangles never continue a strip: they are their own
+ * strips (and no twin names them). The candidates are the half-edges w -> u in ascending
+ * order, the first EDGE_SCAN_MAX of them examined (a missed candidate only costs a restart);
+ * on a manifold mesh there is at most one, so this is one lookup. */
+static uint32_t across(const vr_enc *e, uint32_t h, int32_t b, uint32_t *rot)
 {
-    uint32_t lo = e->out_start[w], hi = e->out_start[w + 1];
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if ((uint32_t)(e->out[mid] >> 32) < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const uint32_t end = e->out_start[w + 1];
-    for (uint32_t k = lo, seen = 0; k < end && seen < EDGE_SCAN_MAX; ++k, ++seen) {
-        if ((uint32_t)(e->out[k] >> 32) != u)
-            break;
-        const uint32_t x = (uint32_t)e->out[k], s = x / 3;
-        if (!e->emitted[s] && e->belt[s] == b) {
+    uint32_t x = e->adj[h / 3].twin[h % 3];
+    for (uint32_t seen = 0; x != NONE && seen < EDGE_SCAN_MAX; ++seen) {
+        const uint32_t s = x / 3;
+        if (e->adj[s].belt == b) {
             *rot = x % 3;
             return s;
         }
+        x = e->twin_next ? e->twin_next[x] : NONE;
     }
     return NONE;
 }
@@ -108,7 +116,7 @@ static uint32_t available_edges(const vr_enc *e, uint32_t t, uint32_t nb[3])
     const uint32_t *v = e->tri + 3 * (size_t)t;
     uint32_t count = 0, rot;
     for (uint32_t k = 0; k < 3; ++k) {
-        nb[k] = degenerate3(v) ? NONE : across(e, v[k], v[(k + 1) % 3], e->belt[t], &rot);
+        nb[k] = degenerate3(v) ? NONE : across(e, 3 * t + k, e->adj[t].belt, &rot);
         count += nb[k] != NONE;
     }
     return count;
@@ -185,32 +193,57 @@ static const vr_bridge *bridge_for(vr_enc *e, const uint32_t prev[3], const uint
  * zigzag delta when it is re-used. */
 static uint32_t append_bits(const vr_enc *e, uint32_t v)
 {
-    return e->vid[v] == NONE ? 1 : 1 + vr_s9_value_bits(vr_gts_zigzag(e->vid[v] - e->last_u));
+    const uint32_t id = e->vert[v].vid;
+    return id == NONE ? 1 : 1 + bit_length(vr_gts_zigzag(id - e->last_u));
 }
 
 /* append_bits, and the running numbering moves on (logged during trials). */
 static uint32_t visit(vr_enc *e, uint32_t v)
 {
     const uint32_t bits = append_bits(e, v);
-    if (e->vid[v] == NONE) {
+    vr_vert *vv = &e->vert[v];
+    if (vv->vid == NONE) {
         if (e->trial)
             e->undo_vid[e->undo_vids++] = v;
-        e->vid[v] = e->next_id++;
+        vv->vid = e->next_id++;
     } else {
-        e->last_u = e->vid[v];
+        e->last_u = vv->vid;
     }
     return bits;
 }
 
+/* Belt discovery of vertex v: every unassigned triangle around it joins the next belt, in
+ * ring order; the ring is emptied, so a vertex is added once. */
+static void expand_vertex(vr_enc *e, uint32_t v, int32_t belt, uint32_t *list, uint32_t *len)
+{
+    vr_vert *vv = &e->vert[v];
+    for (uint32_t k = vv->ring; k < vv->ring_end; ++k) {
+        vr_tri_adj *a = &e->adj[e->ring[k] / 3];
+        if (a->belt < 0) {
+            a->belt = belt;
+            list[(*len)++] = e->ring[k] / 3;
+        }
+    }
+    vv->ring_end = vv->ring;
+}
+
 /* Appends triangle t with rotation rot to the emission order; returns the estimated bits of
- * its V entries (R: all three vertices, N/P: the new one). */
+ * its V entries (R: all three vertices, N/P: the new one). Outside trials, its vertices'
+ * unassigned neighbors join the next belt now, while they are in cache: the order is the one
+ * of a pass over the finished belt in emission order, and nothing in the current belt looks
+ * at triangles outside it. */
 static uint32_t emit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
 {
     uint32_t v[3];
     rotated(e, t, rot, v);
-    e->emitted[t] = 1;
-    if (e->trial)
+    e->adj[t].belt = VR_EMITTED;
+    if (e->trial) {
         e->undo_tri[e->undo_tris++] = t;
+    } else {
+        const uint32_t *s = e->tri + 3 * (size_t)t;
+        for (int j = 0; j < 3; ++j)
+            expand_vertex(e, s[j], e->belt_id + 1, e->next_list, &e->next_len);
+    }
     e->e_tri[e->e_count] = t;
     e->e_rot[e->e_count] = (uint8_t)rot;
     e->e_code[e->e_count] = (uint8_t)code;
@@ -268,9 +301,9 @@ static uint32_t trial_cost(vr_enc *e, int32_t b, uint32_t t, uint32_t rot, uint3
     if (steps < LOOKAHEAD)
         bits += DEAD_END_BITS + STEP_BITS * (LOOKAHEAD - steps);
     for (uint32_t i = 0; i < e->undo_tris; ++i)
-        e->emitted[e->undo_tri[i]] = 0;
+        e->adj[e->undo_tri[i]].belt = b; /* a trial only emits triangles of belt b */
     for (uint32_t i = 0; i < e->undo_vids; ++i)
-        e->vid[e->undo_vid[i]] = NONE;
+        e->vert[e->undo_vid[i]].vid = NONE;
     e->e_count = e_count, e->next_id = next_id, e->last_u = last_u;
     e->trial = 0;
     return bits;
@@ -286,11 +319,11 @@ static int continue_strip(vr_enc *e, int32_t b, uint32_t *bits)
 {
     if (e->e_count == 0)
         return 0;
-    const uint32_t last = e->e_count - 1;
-    uint32_t v[3], rot_n = 0, rot_p = 0;
-    rotated(e, e->e_tri[last], e->e_rot[last], v);
-    const uint32_t cn = across(e, v[1], v[2], b, &rot_n);
-    const uint32_t cp = across(e, v[2], v[0], b, &rot_p);
+    const uint32_t last = e->e_count - 1, t = e->e_tri[last], r = e->e_rot[last];
+    uint32_t rot_n = 0, rot_p = 0;
+    /* exit edges of the rotated triangle: (v1 -> v2) is half-edge r+1, (v2 -> v0) is r+2 */
+    const uint32_t cn = across(e, 3 * t + (r + 1) % 3, b, &rot_n);
+    const uint32_t cp = across(e, 3 * t + (r + 2) % 3, b, &rot_p);
     if (cn == NONE && cp == NONE)
         return 0;
     uint32_t pick = cn != NONE ? VR_GTS_CODE_N : VR_GTS_CODE_P;
@@ -327,12 +360,12 @@ static void stripify_belt(vr_enc *e, int32_t b, uint32_t belt_len)
         uint32_t t = NONE;
         while (e->stack_size > 0 && t == NONE) {
             const uint32_t s = e->stack[--e->stack_size];
-            if (!e->emitted[s])
+            if (e->adj[s].belt != VR_EMITTED)
                 t = s;
         }
         while (t == NONE && cursor < belt_len) {
             const uint32_t s = e->belt_list[cursor++];
-            if (!e->emitted[s])
+            if (e->adj[s].belt != VR_EMITTED)
                 t = s;
         }
         if (t == NONE)
@@ -342,118 +375,134 @@ static void stripify_belt(vr_enc *e, int32_t b, uint32_t belt_len)
 }
 
 /* Belt after belt: belt b+1 is every unassigned triangle around a vertex of belt b, discovered
- * in belt b's strip order so the next belt's fallback starts lie near where the strip ended. */
+ * in belt b's strip order so the next belt's fallback starts lie near where the strip ended
+ * (emit() adds them). */
 static void order_triangles(vr_enc *e)
 {
     uint32_t seed_cursor = 0;
-    int32_t belt_id = 0;
+    e->belt_id = 0;
     while (e->e_count < e->n) {
-        while (e->belt[seed_cursor] >= 0)
+        while (e->adj[seed_cursor].belt >= 0)
             ++seed_cursor;
-        const uint32_t seed = e->tri[3 * (size_t)seed_cursor];
         uint32_t len = 0;
-        e->vexpanded[seed] = 1;
-        for (uint32_t k = e->ring_start[seed]; k < e->ring_start[seed + 1]; ++k) {
-            const uint32_t s = e->ring[k];
-            if (e->belt[s] < 0) {
-                e->belt[s] = belt_id;
-                e->belt_list[len++] = s;
-            }
-        }
+        expand_vertex(e, e->tri[3 * (size_t)seed_cursor], e->belt_id, e->belt_list, &len);
         while (len > 0) {
-            const uint32_t first = e->e_count;
-            stripify_belt(e, belt_id, len);
+            e->next_len = 0;
+            stripify_belt(e, e->belt_id, len);
             vr_progress("gts encode", e->e_count, e->n);
-            uint32_t next_len = 0;
-            for (uint32_t i = first; i < e->e_count; ++i) {
-                const uint32_t *v = e->tri + 3 * (size_t)e->e_tri[i];
-                for (int j = 0; j < 3; ++j) {
-                    if (e->vexpanded[v[j]])
-                        continue;
-                    e->vexpanded[v[j]] = 1;
-                    for (uint32_t k = e->ring_start[v[j]]; k < e->ring_start[v[j] + 1]; ++k) {
-                        const uint32_t s = e->ring[k];
-                        if (e->belt[s] < 0) {
-                            e->belt[s] = belt_id + 1;
-                            e->next_list[next_len++] = s;
-                        }
-                    }
-                }
-            }
             uint32_t *swap = e->belt_list;
             e->belt_list = e->next_list;
             e->next_list = swap;
-            len = next_len;
-            ++belt_id;
+            len = e->next_len;
+            ++e->belt_id;
         }
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Vertex -> triangle incidence (belts) and the sorted half-edge index (strips). */
+/* Rings: a counting sort of the corners by vertex (each triangle once per distinct vertex), so
+ * each ring lists its half-edges in ascending order. Twins: per vertex w, its out-going
+ * half-edges grouped by head in a scratch table indexed by vertex (first[x]: the lowest w -> x),
+ * then every half-edge coming into w (the previous edge of each triangle in w's ring) looks up
+ * the group of its tail. Linear in the triangle count; no sort. */
 static vr_status build_adjacency(vr_enc *e)
 {
-    e->ring_start = calloc((size_t)e->vc + 1, sizeof *e->ring_start);
-    e->ring = malloc(3 * (size_t)e->n * sizeof *e->ring);
-    e->out_start = calloc((size_t)e->vc + 1, sizeof *e->out_start);
-    e->out = malloc(3 * (size_t)e->n * sizeof *e->out);
-    uint32_t *fill = malloc(2 * (size_t)e->vc * sizeof *fill);
-    if (!e->ring_start || !e->ring || !e->out_start || !e->out || !fill) {
-        free(fill);
+    const uint32_t n = e->n, vc = e->vc;
+    e->vert = calloc(vc, sizeof *e->vert);
+    e->ring = malloc(3 * (size_t)n * sizeof *e->ring);
+    e->adj = malloc((size_t)n * sizeof *e->adj);
+    uint32_t *first = malloc((size_t)vc * sizeof *first);
+    if (!e->vert || !e->ring || !e->adj || !first) {
+        free(first);
         return VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for "
-                        "the adjacency", e->vc, e->n);
+                        "the adjacency", vc, n);
     }
-    for (uint32_t t = 0; t < e->n; ++t) {
-        const uint32_t *v = e->tri + 3 * (size_t)t;
-        for (int j = 0; j < 3; ++j) {
-            if ((j == 0 || v[j] != v[0]) && (j < 2 || v[j] != v[1]))
-                ++e->ring_start[v[j] + 1];
-            if (!degenerate3(v))
-                ++e->out_start[v[j] + 1];
+    vr_vert *const vert = e->vert;
+    const uint32_t *const tri = e->tri;
+    for (uint32_t t = 0; t < n; ++t) { /* ring sizes, counted in ring_end */
+        const uint32_t *v = tri + 3 * (size_t)t;
+        ++vert[v[0]].ring_end;
+        vert[v[1]].ring_end += v[1] != v[0];
+        vert[v[2]].ring_end += v[2] != v[0] && v[2] != v[1];
+    }
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < vc; ++i) {
+        const uint32_t count = vert[i].ring_end;
+        vert[i].ring = vert[i].ring_end = sum; /* ring_end is the fill cursor until the end */
+        vert[i].vid = NONE;
+        sum += count;
+    }
+    for (uint32_t t = 0; t < n; ++t) {
+        const uint32_t *v = tri + 3 * (size_t)t;
+        e->ring[vert[v[0]].ring_end++] = 3 * t;
+        if (v[1] != v[0])
+            e->ring[vert[v[1]].ring_end++] = 3 * t + 1;
+        if (v[2] != v[0] && v[2] != v[1])
+            e->ring[vert[v[2]].ring_end++] = 3 * t + 2;
+        e->adj[t].belt = -1;
+        if (degenerate3(v)) /* self-loop edges keep NONE; the others are set below */
+            e->adj[t].twin[0] = e->adj[t].twin[1] = e->adj[t].twin[2] = NONE;
+    }
+    memset(first, 0xff, (size_t)vc * sizeof *first);
+    int shared = 0; /* some (from, to) has more than one half-edge */
+    for (uint32_t w = 0; w < vc; ++w) {
+        const uint32_t *ring = e->ring + vert[w].ring, len = vert[w].ring_end - vert[w].ring;
+        for (uint32_t k = len; k-- > 0;) { /* downwards: first[] ends at the lowest */
+            const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3), j = h % 3;
+            if (degenerate3(v))
+                continue;
+            const uint32_t to = v[(j + 1) % 3];
+            shared |= first[to] != NONE;
+            first[to] = h;
         }
-    }
-    for (uint32_t i = 0; i < e->vc; ++i) {
-        e->ring_start[i + 1] += e->ring_start[i];
-        e->out_start[i + 1] += e->out_start[i];
-    }
-    memcpy(fill, e->ring_start, (size_t)e->vc * sizeof *fill);
-    memcpy(fill + e->vc, e->out_start, (size_t)e->vc * sizeof *fill);
-    for (uint32_t t = 0; t < e->n; ++t) {
-        const uint32_t *v = e->tri + 3 * (size_t)t;
-        for (uint32_t j = 0; j < 3; ++j) {
-            if ((j == 0 || v[j] != v[0]) && (j < 2 || v[j] != v[1]))
-                e->ring[fill[v[j]]++] = t;
-            if (!degenerate3(v))
-                e->out[fill[e->vc + v[j]]++] = (uint64_t)v[(j + 1) % 3] << 32 | (3 * t + j);
-        }
-    }
-    free(fill);
-    for (uint32_t i = 0; i < e->vc; ++i) {
-        uint64_t *g = e->out + e->out_start[i];
-        const uint32_t len = e->out_start[i + 1] - e->out_start[i];
-        if (len > 16) {
-            qsort(g, len, sizeof *g, cmp_u64);
-            continue;
-        }
-        for (uint32_t a = 1; a < len; ++a) /* most vertices have about six half-edges */
-            for (uint32_t k = a; k > 0 && g[k - 1] > g[k]; --k) {
-                const uint64_t tmp = g[k];
-                g[k] = g[k - 1], g[k - 1] = tmp;
+        for (uint32_t k = 0; k < len; ++k) {
+            const uint32_t h = ring[k], t = h / 3, *v = tri + 3 * (size_t)t, j = h % 3;
+            if (!degenerate3(v)) {
+                e->adj[t].twin[(j + 2) % 3] = first[v[(j + 2) % 3]];
+                continue;
             }
+            for (uint32_t kk = 0; kk < 3; ++kk) /* the corners of w's in-coming edges */
+                if (v[(kk + 1) % 3] == w && v[kk] != w)
+                    e->adj[t].twin[kk] = first[v[kk]];
+        }
+        for (uint32_t k = 0; k < len; ++k) {
+            const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3);
+            first[v[(h % 3 + 1) % 3]] = NONE;
+        }
     }
+    if (shared) { /* non-manifold or inconsistently oriented: chain the pages of each edge */
+        e->twin_next = malloc(3 * (size_t)n * sizeof *e->twin_next);
+        if (!e->twin_next) {
+            free(first);
+            return VR_ERROR(VR_ERR_OOM, "gts encode: %u triangles: out of memory for the "
+                            "non-manifold edges", n);
+        }
+        memset(e->twin_next, 0xff, 3 * (size_t)n * sizeof *e->twin_next);
+        uint32_t *last = first; /* all NONE again */
+        for (uint32_t w = 0; w < vc; ++w) {
+            const uint32_t *ring = e->ring + vert[w].ring, len = vert[w].ring_end - vert[w].ring;
+            for (uint32_t k = 0; k < len; ++k) {
+                const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3);
+                if (degenerate3(v))
+                    continue;
+                const uint32_t to = v[(h % 3 + 1) % 3];
+                if (last[to] != NONE)
+                    e->twin_next[last[to]] = h;
+                last[to] = h;
+            }
+            for (uint32_t k = 0; k < len; ++k) {
+                const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3);
+                last[v[(h % 3 + 1) % 3]] = NONE;
+            }
+        }
+    }
+    free(first);
     return VR_OK;
 }
 
 static void enc_free(vr_enc *e)
 {
-    void *const bufs[] = {e->ring_start, e->ring, e->out_start, e->out, e->belt,
-                          e->emitted, e->vexpanded, e->stack, e->belt_list, e->next_list,
-                          e->e_tri, e->e_rot, e->e_code, e->bridges, e->vid, e->undo_tri,
+    void *const bufs[] = {e->vert, e->ring, e->adj, e->twin_next, e->stack, e->belt_list,
+                          e->next_list, e->e_tri, e->e_rot, e->e_code, e->bridges, e->undo_tri,
                           e->undo_vid};
     vr_free_all(bufs, VR_COUNT_OF(bufs));
 }
@@ -678,9 +727,6 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     uint32_t *old_of_new = NULL;
     if ((s = build_adjacency(&e)))
         goto fail;
-    e.belt = malloc((size_t)e.n * sizeof *e.belt);
-    e.emitted = calloc(e.n, 1);
-    e.vexpanded = calloc(e.vc, 1);
     e.stack = malloc((size_t)e.n * sizeof *e.stack);
     e.belt_list = malloc((size_t)e.n * sizeof *e.belt_list);
     e.next_list = malloc((size_t)e.n * sizeof *e.next_list);
@@ -688,16 +734,12 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     e.e_rot = malloc(e.n);
     e.e_code = malloc(e.n);
     e.bridges = malloc(PATTERN_COUNT * sizeof *e.bridges);
-    e.vid = malloc((size_t)e.vc * sizeof *e.vid);
     e.undo_tri = malloc((LOOKAHEAD + 1) * sizeof *e.undo_tri);
     e.undo_vid = malloc(3 * (LOOKAHEAD + 1) * sizeof *e.undo_vid);
-    if (!e.vid || !e.undo_tri || !e.undo_vid || !e.belt || !e.emitted || !e.vexpanded || !e.stack || !e.belt_list || !e.next_list ||
-        !e.e_tri || !e.e_rot || !e.e_code || !e.bridges) {
+    if (!e.undo_tri || !e.undo_vid || !e.stack || !e.belt_list || !e.next_list || !e.e_tri || !e.e_rot || !e.e_code || !e.bridges) {
         s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u triangles", e.n);
         goto fail;
     }
-    memset(e.belt, 0xff, (size_t)e.n * sizeof *e.belt);
-    memset(e.vid, 0xff, (size_t)e.vc * sizeof *e.vid);
     for (uint32_t i = 0; i < PATTERN_COUNT; ++i)
         e.bridges[i].depth = -1;
 
