@@ -22,6 +22,13 @@
 #define LOOKAHEAD 40        /* triangles a branch-point trial follows */
 #define EDGE_SCAN_MAX 64    /* candidates examined on one edge (non-manifold fans of pages) */
 #define DEAD_END_BITS 24    /* estimated cost of a restart met during a trial */
+/* Belt discovery runs XQ_EXPAND vertices behind the emissions, after prefetches of each vertex
+ * (at push), of its ring (XQ_RING later) and of its ring's triangles (XQ_TRIS later), so the
+ * cache misses of the expansion overlap the strip walk instead of stalling it. */
+#define XQ_SIZE 32
+#define XQ_RING 6
+#define XQ_TRIS 12
+#define XQ_EXPAND 18
 #define STEP_BITS 3         /* estimated cost of each triangle a trial could not place */
 
 /* Bits of v (0 for 0): vr_s9_value_bits in one instruction, for the trials' cost estimates. */
@@ -66,6 +73,9 @@ typedef struct vr_enc {
     uint32_t *belt_list;   /* n: triangles of the current belt in discovery order */
     uint32_t *next_list;   /* n: the next belt while it is discovered */
     uint32_t next_len;
+    uint32_t xq[XQ_SIZE];  /* vertices of emitted triangles waiting to be expanded */
+    uint32_t xq_head;      /* vertices pushed (source corner order) */
+    uint32_t xq_done;      /* vertices expanded */
     int32_t belt_id;       /* the belt being stripified */
     uint32_t *e_tri;       /* n: emission order */
     uint8_t *e_rot;        /* n: rotation r: (t[r], t[r+1], t[r+2]) */
@@ -227,6 +237,35 @@ static void expand_vertex(vr_enc *e, uint32_t v, int32_t belt, uint32_t *list, u
     vv->ring_end = vv->ring;
 }
 
+/* Queues vertex v for expansion into the next belt and moves the prefetch pipeline on. */
+static void expand_push(vr_enc *e, uint32_t v)
+{
+    __builtin_prefetch(&e->vert[v]);
+    const uint32_t p = e->xq_head++;
+    e->xq[p % XQ_SIZE] = v;
+    if (p >= XQ_RING) {
+        const vr_vert *vv = &e->vert[e->xq[(p - XQ_RING) % XQ_SIZE]];
+        if (vv->ring < vv->ring_end)
+            __builtin_prefetch(&e->ring[vv->ring]);
+    }
+    if (p >= XQ_TRIS) {
+        const vr_vert *vv = &e->vert[e->xq[(p - XQ_TRIS) % XQ_SIZE]];
+        for (uint32_t k = vv->ring; k < vv->ring_end; ++k)
+            __builtin_prefetch(&e->adj[e->ring[k] / 3]);
+    }
+    if (p >= XQ_EXPAND && e->xq_done <= p - XQ_EXPAND) {
+        expand_vertex(e, e->xq[e->xq_done % XQ_SIZE], e->belt_id + 1, e->next_list, &e->next_len);
+        ++e->xq_done;
+    }
+}
+
+/* Expands every queued vertex (at the end of a belt). */
+static void expand_drain(vr_enc *e)
+{
+    for (; e->xq_done < e->xq_head; ++e->xq_done)
+        expand_vertex(e, e->xq[e->xq_done % XQ_SIZE], e->belt_id + 1, e->next_list, &e->next_len);
+}
+
 /* Appends triangle t with rotation rot to the emission order; returns the estimated bits of
  * its V entries (R: all three vertices, N/P: the new one). Outside trials, its vertices'
  * unassigned neighbors join the next belt now, while they are in cache: the order is the one
@@ -237,13 +276,11 @@ static uint32_t emit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
     uint32_t v[3];
     rotated(e, t, rot, v);
     e->adj[t].belt = VR_EMITTED;
-    if (e->trial) {
+    if (e->trial)
         e->undo_tri[e->undo_tris++] = t;
-    } else {
-        const uint32_t *s = e->tri + 3 * (size_t)t;
+    else
         for (int j = 0; j < 3; ++j)
-            expand_vertex(e, s[j], e->belt_id + 1, e->next_list, &e->next_len);
-    }
+            expand_push(e, e->tri[3 * (size_t)t + j]);
     e->e_tri[e->e_count] = t;
     e->e_rot[e->e_count] = (uint8_t)rot;
     e->e_code[e->e_count] = (uint8_t)code;
@@ -389,6 +426,7 @@ static void order_triangles(vr_enc *e)
         while (len > 0) {
             e->next_len = 0;
             stripify_belt(e, e->belt_id, len);
+            expand_drain(e);
             vr_progress("gts encode", e->e_count, e->n);
             uint32_t *swap = e->belt_list;
             e->belt_list = e->next_list;
