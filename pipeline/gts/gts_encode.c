@@ -11,10 +11,12 @@
 #include "pipeline/vr_mem.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NONE 0xffffffffu
+#define THREAD_MIN_TRIANGLES 65536 /* below, the two halves of a parallel phase run in turn */
 #define PATTERN_COUNT 46656 /* 6^6 equality patterns of (prev.v0..v2, next.v0..v2) */
 #define BRIDGE_MAX 4        /* degenerate triangles that always suffice for a bridge */
 /* Branch-point trials (measured on fandisk, horse, igea: 12 triangles are too few to see the
@@ -437,6 +439,63 @@ static void order_triangles(vr_enc *e)
     }
 }
 
+/* Runs fa(a) here and fb(b) on a second thread (both here, in turn, when `threaded` is 0 or no
+ * thread can be started); the halves write disjoint memory. */
+static void run_pair(void *(*fa)(void *), void *a, void *(*fb)(void *), void *b, int threaded)
+{
+    pthread_t thread;
+    threaded = threaded && pthread_create(&thread, NULL, fb, b) == 0;
+    fa(a);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        fb(b);
+}
+
+/* Twins of the half-edges coming into vertices w0..w1-1 (build_adjacency); `first` is NONE
+ * everywhere on entry and on return. */
+typedef struct vr_twin_job {
+    vr_enc *e;
+    uint32_t w0, w1;
+    uint32_t *first; /* vc scratch words */
+    int shared;      /* out: some (from, to) has more than one half-edge */
+} vr_twin_job;
+
+static void *twin_range(void *arg)
+{
+    vr_twin_job *job = arg;
+    vr_enc *e = job->e;
+    const vr_vert *vert = e->vert;
+    const uint32_t *tri = e->tri;
+    uint32_t *first = job->first;
+    for (uint32_t w = job->w0; w < job->w1; ++w) {
+        const uint32_t *ring = e->ring + vert[w].ring, len = vert[w].ring_end - vert[w].ring;
+        for (uint32_t k = len; k-- > 0;) { /* downwards: first[] ends at the lowest */
+            const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3), j = h % 3;
+            if (degenerate3(v))
+                continue;
+            const uint32_t to = v[(j + 1) % 3];
+            job->shared |= first[to] != NONE;
+            first[to] = h;
+        }
+        for (uint32_t k = 0; k < len; ++k) {
+            const uint32_t h = ring[k], t = h / 3, *v = tri + 3 * (size_t)t, j = h % 3;
+            if (!degenerate3(v)) {
+                e->adj[t].twin[(j + 2) % 3] = first[v[(j + 2) % 3]];
+                continue;
+            }
+            for (uint32_t kk = 0; kk < 3; ++kk) /* the corners of w's in-coming edges */
+                if (v[(kk + 1) % 3] == w && v[kk] != w)
+                    e->adj[t].twin[kk] = first[v[kk]];
+        }
+        for (uint32_t k = 0; k < len; ++k) {
+            const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3);
+            first[v[(h % 3 + 1) % 3]] = NONE;
+        }
+    }
+    return NULL;
+}
+
 /* Rings: a counting sort of the corners by vertex (each triangle once per distinct vertex), so
  * each ring lists its half-edges in ascending order. Twins: per vertex w, its out-going
  * half-edges grouped by head in a scratch table indexed by vertex (first[x]: the lowest w -> x),
@@ -448,7 +507,7 @@ static vr_status build_adjacency(vr_enc *e)
     e->vert = calloc(vc, sizeof *e->vert);
     e->ring = malloc(3 * (size_t)n * sizeof *e->ring);
     e->adj = malloc((size_t)n * sizeof *e->adj);
-    uint32_t *first = malloc((size_t)vc * sizeof *first);
+    uint32_t *first = malloc(2 * (size_t)vc * sizeof *first);
     if (!e->vert || !e->ring || !e->adj || !first) {
         free(first);
         return VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for "
@@ -480,33 +539,11 @@ static vr_status build_adjacency(vr_enc *e)
         if (degenerate3(v)) /* self-loop edges keep NONE; the others are set below */
             e->adj[t].twin[0] = e->adj[t].twin[1] = e->adj[t].twin[2] = NONE;
     }
-    memset(first, 0xff, (size_t)vc * sizeof *first);
-    int shared = 0; /* some (from, to) has more than one half-edge */
-    for (uint32_t w = 0; w < vc; ++w) {
-        const uint32_t *ring = e->ring + vert[w].ring, len = vert[w].ring_end - vert[w].ring;
-        for (uint32_t k = len; k-- > 0;) { /* downwards: first[] ends at the lowest */
-            const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3), j = h % 3;
-            if (degenerate3(v))
-                continue;
-            const uint32_t to = v[(j + 1) % 3];
-            shared |= first[to] != NONE;
-            first[to] = h;
-        }
-        for (uint32_t k = 0; k < len; ++k) {
-            const uint32_t h = ring[k], t = h / 3, *v = tri + 3 * (size_t)t, j = h % 3;
-            if (!degenerate3(v)) {
-                e->adj[t].twin[(j + 2) % 3] = first[v[(j + 2) % 3]];
-                continue;
-            }
-            for (uint32_t kk = 0; kk < 3; ++kk) /* the corners of w's in-coming edges */
-                if (v[(kk + 1) % 3] == w && v[kk] != w)
-                    e->adj[t].twin[kk] = first[v[kk]];
-        }
-        for (uint32_t k = 0; k < len; ++k) {
-            const uint32_t h = ring[k], *v = tri + 3 * (size_t)(h / 3);
-            first[v[(h % 3 + 1) % 3]] = NONE;
-        }
-    }
+    /* twins: the vertices in two halves, one per thread, each with its own scratch table */
+    vr_twin_job jobs[2] = {{e, 0, vc / 2, first, 0}, {e, vc / 2, vc, first + vc, 0}};
+    memset(first, 0xff, 2 * (size_t)vc * sizeof *first);
+    run_pair(twin_range, &jobs[0], twin_range, &jobs[1], n >= THREAD_MIN_TRIANGLES);
+    const int shared = jobs[0].shared | jobs[1].shared;
     if (shared) { /* non-manifold or inconsistently oriented: chain the pages of each edge */
         e->twin_next = malloc(3 * (size_t)n * sizeof *e->twin_next);
         if (!e->twin_next) {
@@ -649,24 +686,34 @@ static vr_status alloc_words(uint32_t **p, size_t words, const char *what)
     return VR_OK;
 }
 
-/* Renumbers by first visit in V, then fills C, INC and the Simple-9 words; *old_of_new gets
- * the vertex permutation (unreferenced vertices last). */
-static vr_status build_streams(vr_gts *g, uint32_t **old_of_new, const vr_strips *st,
-                               uint32_t vertex_count, vr_gts_packing packing)
+/* The final vertex numbering: first visit in V, unreferenced vertices last in source order. */
+typedef struct vr_numbering {
+    uint32_t *old_of_new; /* vertex_count */
+    uint32_t *new_of_old; /* vertex_count */
+    uint32_t *deltas;     /* u_count zigzag deltas of the re-used vertices */
+} vr_numbering;
+
+static void numbering_free(vr_numbering *nv)
 {
-    uint32_t *new_of_old = malloc((size_t)vertex_count * sizeof *new_of_old);
-    uint32_t *onew = malloc((size_t)vertex_count * sizeof *onew);
-    uint32_t *deltas = malloc((size_t)st->v_count * sizeof *deltas);
-    vr_status s = VR_OK;
-    if (!new_of_old || !onew || !deltas) {
-        s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices", vertex_count);
-        goto done;
-    }
+    void *const bufs[] = {nv->old_of_new, nv->new_of_old, nv->deltas};
+    vr_free_all(bufs, VR_COUNT_OF(bufs));
+}
+
+/* Renumbers by first visit in V and fills INC and the deltas (checked against the 28-bit codes). */
+static vr_status number_vertices(vr_gts *g, vr_numbering *nv, const vr_strips *st)
+{
+    const uint32_t vertex_count = g->vertex_count;
+    uint32_t *new_of_old = nv->new_of_old = malloc((size_t)vertex_count * sizeof *new_of_old);
+    uint32_t *onew = nv->old_of_new = malloc((size_t)vertex_count * sizeof *onew);
+    uint32_t *deltas = nv->deltas = malloc((size_t)st->v_count * sizeof *deltas);
+    if (!new_of_old || !onew || !deltas)
+        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices", vertex_count);
     memset(new_of_old, 0xff, (size_t)vertex_count * sizeof *new_of_old);
     g->v_count = st->v_count;
+    vr_status s;
     if ((s = alloc_words(&g->inc, vr_gts_inc_words(g), "INC")) ||
         (s = alloc_words(&g->c, vr_gts_c_words(g), "strip codes")))
-        goto done;
+        return s;
     uint32_t next = 0, prev_u = 0;
     for (uint32_t j = 0; j < st->v_count; ++j) {
         const uint32_t old = st->v[j];
@@ -678,13 +725,11 @@ static vr_status build_streams(vr_gts *g, uint32_t **old_of_new, const vr_strips
         }
         const uint32_t u = new_of_old[old];
         const uint32_t z = vr_gts_zigzag(u - prev_u);
-        if (z >> 28) {
-            s = VR_ERROR(VR_ERR_OVERFLOW, "gts encode: re-used vertex %u after %u is a delta of "
-                         "%lld, beyond the 28-bit Simple-9 codes; the mesh has too many "
-                         "vertices (%u) or too little coherence", u, prev_u,
-                         (long long)u - (long long)prev_u, vertex_count);
-            goto done;
-        }
+        if (z >> 28)
+            return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: re-used vertex %u after %u is a delta "
+                            "of %lld, beyond the 28-bit Simple-9 codes; the mesh has too many "
+                            "vertices (%u) or too little coherence", u, prev_u,
+                            (long long)u - (long long)prev_u, vertex_count);
         deltas[g->u_count++] = z;
         prev_u = u;
     }
@@ -694,6 +739,23 @@ static vr_status build_streams(vr_gts *g, uint32_t **old_of_new, const vr_strips
             onew[next] = old;
             new_of_old[old] = next++;
         }
+    return VR_OK;
+}
+
+/* Strip codes into C and the deltas into Simple-9 words (run_pair's calling half). */
+typedef struct vr_pack_job {
+    vr_gts *g;
+    const vr_strips *st;
+    const vr_numbering *nv;
+    vr_gts_packing packing;
+    vr_status status; /* out */
+} vr_pack_job;
+
+static void *pack_codes(void *arg)
+{
+    vr_pack_job *job = arg;
+    vr_gts *g = job->g;
+    const vr_strips *st = job->st;
     for (uint32_t i = 0; i < st->count; ++i) {
         const uint32_t code = st->code[i];
         if (g->restart == VR_GTS_RESTART_CODE)
@@ -701,34 +763,62 @@ static vr_status build_streams(vr_gts *g, uint32_t **old_of_new, const vr_strips
         else
             g->c[i >> 5] |= (code & 1u) << (i & 31);
     }
-    if ((s = alloc_words(&g->s, g->u_count, "Simple-9")))
-        goto done;
     size_t words = 0;
-    if ((s = vr_s9_encode(g->s, &words, deltas, g->u_count, packing)))
-        goto done;
+    if ((job->status = alloc_words(&g->s, g->u_count, "Simple-9")) ||
+        (job->status = vr_s9_encode(g->s, &words, job->nv->deltas, g->u_count, job->packing)))
+        return NULL;
     g->s_count = (uint32_t)words;
-    *old_of_new = onew;
-    onew = NULL;
-done:
-    free(new_of_old);
-    free(onew);
-    free(deltas);
-    return s;
+    return NULL;
 }
 
-static vr_status permute_attribute(float **dst, const float *src, const uint32_t *old_of_new,
-                                   uint32_t vertex_count, int comps)
+/* The permuted vertex data and the map's indices in new ids (run_pair's second half). */
+typedef struct vr_out_job {
+    const vr_mesh *mesh;
+    vr_gts *g;
+    vr_gts_map *map; /* or NULL */
+    vr_strips *st;
+    const vr_numbering *nv;
+    int keep_vertex_data;
+} vr_out_job;
+
+static vr_status out_job_alloc(vr_out_job *job)
 {
-    if (!src)
+    if (!job->keep_vertex_data)
         return VR_OK;
-    *dst = malloc((size_t)vertex_count * comps * sizeof **dst);
-    if (!*dst)
-        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices of attributes",
-                        vertex_count);
-    for (uint32_t i = 0; i < vertex_count; ++i)
-        memcpy(*dst + (size_t)i * comps, src + (size_t)old_of_new[i] * comps,
-               comps * sizeof **dst);
+    const vr_mesh *m = job->mesh;
+    const size_t vc = job->g->vertex_count;
+    float **dst[3] = {&job->g->positions, &job->g->normals, &job->g->texcoords};
+    const float *src[3] = {m->positions, m->normals, m->texcoords};
+    for (int a = 0; a < 3; ++a)
+        if (src[a] && !(*dst[a] = malloc(vc * (a == 2 ? 2 : 3) * sizeof(float))))
+            return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %zu vertices of "
+                            "attributes", vc);
     return VR_OK;
+}
+
+static void *out_job_run(void *arg)
+{
+    vr_out_job *job = arg;
+    const uint32_t vc = job->g->vertex_count, *old_of_new = job->nv->old_of_new;
+    if (job->keep_vertex_data) {
+        const vr_mesh *m = job->mesh;
+        float *dst[3] = {job->g->positions, job->g->normals, job->g->texcoords};
+        const float *src[3] = {m->positions, m->normals, m->texcoords};
+        for (int a = 0; a < 3; ++a) {
+            const size_t comps = a == 2 ? 2 : 3;
+            if (src[a])
+                for (uint32_t i = 0; i < vc; ++i)
+                    memcpy(dst[a] + i * comps, src[a] + (size_t)old_of_new[i] * comps,
+                           comps * sizeof(float));
+        }
+    }
+    if (job->map) {
+        const uint32_t *new_of_old = job->nv->new_of_old;
+        uint32_t *tri = job->st->tri;
+        for (size_t i = 0; i < 3 * (size_t)job->st->count; ++i)
+            tri[i] = new_of_old[tri[i]];
+    }
+    return NULL;
 }
 
 vr_gts_options vr_gts_options_default(void)
@@ -762,7 +852,8 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     e.mode = opt->restart;
     vr_strips st;
     memset(&st, 0, sizeof st);
-    uint32_t *old_of_new = NULL;
+    vr_numbering nv;
+    memset(&nv, 0, sizeof nv);
     if ((s = build_adjacency(&e)))
         goto fail;
     e.stack = malloc((size_t)e.n * sizeof *e.stack);
@@ -790,40 +881,35 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     out->strip_triangle_count = st.count;
     out->restart_count = st.restarts;
     out->vertex_count = e.vc;
-    if ((s = build_streams(out, &old_of_new, &st, e.vc, opt->packing)) ||
-        (s = list_degenerate_sources(out, &st)))
+    if ((s = number_vertices(out, &nv, &st)) || (s = list_degenerate_sources(out, &st)))
         goto fail;
-    if (opt->keep_vertex_data &&
-        ((s = permute_attribute(&out->positions, mesh->positions, old_of_new, e.vc, 3)) ||
-         (s = permute_attribute(&out->normals, mesh->normals, old_of_new, e.vc, 3)) ||
-         (s = permute_attribute(&out->texcoords, mesh->texcoords, old_of_new, e.vc, 2))))
+    /* vertex data and map on a second thread while C and the Simple-9 words are packed here;
+     * everything it writes is allocated first, so it cannot fail */
+    vr_out_job job = {mesh, out, map, &st, &nv, opt->keep_vertex_data};
+    if ((s = out_job_alloc(&job)))
+        goto fail;
+    vr_pack_job pack = {out, &st, &nv, opt->packing, VR_OK};
+    run_pair(pack_codes, &pack, out_job_run, &job, e.n >= THREAD_MIN_TRIANGLES);
+    if ((s = pack.status))
         goto fail;
     if (map) {
         map->strip_triangle_count = st.count;
         map->vertex_count = e.vc;
-        map->new_of_old = malloc((size_t)e.vc * sizeof *map->new_of_old);
-        if (!map->new_of_old) {
-            s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for the vertex map");
-            goto fail;
-        }
-        for (uint32_t i = 0; i < e.vc; ++i)
-            map->new_of_old[old_of_new[i]] = i;
-        for (size_t i = 0; i < 3 * (size_t)st.count; ++i)
-            st.tri[i] = map->new_of_old[st.tri[i]];
-        map->old_of_new = old_of_new;
+        map->old_of_new = nv.old_of_new;
+        map->new_of_old = nv.new_of_old;
         map->indices = st.tri;
         map->triangle_source = st.source;
-        old_of_new = NULL;
+        nv.old_of_new = nv.new_of_old = NULL;
         st.tri = NULL;
         st.source = NULL;
     }
     vr_progress("gts encode", e.n, e.n);
-    free(old_of_new);
+    numbering_free(&nv);
     strips_free(&st);
     enc_free(&e);
     return VR_OK;
 fail:
-    free(old_of_new);
+    numbering_free(&nv);
     strips_free(&st);
     enc_free(&e);
     vr_gts_free(out);
