@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define NONE 0xffffffffu
 #define THREAD_MIN_TRIANGLES 65536 /* below, the two halves of a parallel phase run in turn */
@@ -94,24 +93,6 @@ typedef struct vr_enc {
     uint32_t undo_tris, undo_vids;
     int trial;             /* 1 while a lookahead trial runs: log, no branch points */
 } vr_enc;
-
-/* malloc, with transparent huge pages asked for on the 2 MB-aligned part of a large block: the
- * phases are bound by scattered accesses over hundreds of MB, where 4 KB pages cost a TLB miss
- * and a page fault each. The block is an ordinary malloc block (free() releases it). */
-static void *big_alloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    if (p && bytes >= 2 * huge) {
-        const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-        const uintptr_t b = ((uintptr_t)p + bytes) & ~(huge - 1);
-        if (b > a)
-            madvise((void *)a, b - a, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-    }
-#endif
-    return p;
-}
 
 static void rotated(const vr_enc *e, uint32_t t, uint32_t r, uint32_t v[3])
 {
@@ -523,10 +504,10 @@ static void *twin_range(void *arg)
 static vr_status build_adjacency(vr_enc *e)
 {
     const uint32_t n = e->n, vc = e->vc;
-    e->vert = big_alloc((size_t)vc * sizeof *e->vert);
-    e->ring = big_alloc(3 * (size_t)n * sizeof *e->ring);
-    e->adj = big_alloc((size_t)n * sizeof *e->adj);
-    uint32_t *first = big_alloc(2 * (size_t)vc * sizeof *first);
+    e->vert = calloc(vc, sizeof *e->vert);
+    e->ring = malloc(3 * (size_t)n * sizeof *e->ring);
+    e->adj = malloc((size_t)n * sizeof *e->adj);
+    uint32_t *first = malloc(2 * (size_t)vc * sizeof *first);
     if (!e->vert || !e->ring || !e->adj || !first) {
         free(first);
         return VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for "
@@ -534,7 +515,6 @@ static vr_status build_adjacency(vr_enc *e)
     }
     vr_vert *const vert = e->vert;
     const uint32_t *const tri = e->tri;
-    memset(vert, 0, (size_t)vc * sizeof *vert);
     for (uint32_t t = 0; t < n; ++t) { /* ring sizes, counted in ring_end */
         const uint32_t *v = tri + 3 * (size_t)t;
         ++vert[v[0]].ring_end;
@@ -565,7 +545,7 @@ static vr_status build_adjacency(vr_enc *e)
     run_pair(twin_range, &jobs[0], twin_range, &jobs[1], n >= THREAD_MIN_TRIANGLES);
     const int shared = jobs[0].shared | jobs[1].shared;
     if (shared) { /* non-manifold or inconsistently oriented: chain the pages of each edge */
-        e->twin_next = big_alloc(3 * (size_t)n * sizeof *e->twin_next);
+        e->twin_next = malloc(3 * (size_t)n * sizeof *e->twin_next);
         if (!e->twin_next) {
             free(first);
             return VR_ERROR(VR_ERR_OOM, "gts encode: %u triangles: out of memory for the "
@@ -631,10 +611,10 @@ static vr_status build_strips(vr_strips *st, vr_enc *e)
     if (cap > VR_GTS_MAX_TRIANGLES)
         return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: %llu strip triangles exceed the format's "
                         "limit of %u", (unsigned long long)cap, VR_GTS_MAX_TRIANGLES);
-    st->tri = big_alloc(3 * cap * sizeof *st->tri);
-    st->source = big_alloc(cap * sizeof *st->source);
-    st->code = big_alloc(cap);
-    st->v = big_alloc((3 * cap + 2) * sizeof *st->v);
+    st->tri = malloc(3 * cap * sizeof *st->tri);
+    st->source = malloc(cap * sizeof *st->source);
+    st->code = malloc(cap);
+    st->v = malloc((3 * cap + 2) * sizeof *st->v);
     if (!st->tri || !st->source || !st->code || !st->v)
         return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %llu strip triangles",
                         (unsigned long long)cap);
@@ -723,9 +703,9 @@ static void numbering_free(vr_numbering *nv)
 static vr_status number_vertices(vr_gts *g, vr_numbering *nv, const vr_strips *st)
 {
     const uint32_t vertex_count = g->vertex_count;
-    uint32_t *new_of_old = nv->new_of_old = big_alloc((size_t)vertex_count * sizeof *new_of_old);
-    uint32_t *onew = nv->old_of_new = big_alloc((size_t)vertex_count * sizeof *onew);
-    uint32_t *deltas = nv->deltas = big_alloc((size_t)st->v_count * sizeof *deltas);
+    uint32_t *new_of_old = nv->new_of_old = malloc((size_t)vertex_count * sizeof *new_of_old);
+    uint32_t *onew = nv->old_of_new = malloc((size_t)vertex_count * sizeof *onew);
+    uint32_t *deltas = nv->deltas = malloc((size_t)st->v_count * sizeof *deltas);
     if (!new_of_old || !onew || !deltas)
         return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices", vertex_count);
     memset(new_of_old, 0xff, (size_t)vertex_count * sizeof *new_of_old);
@@ -810,7 +790,7 @@ static vr_status out_job_alloc(vr_out_job *job)
     float **dst[3] = {&job->g->positions, &job->g->normals, &job->g->texcoords};
     const float *src[3] = {m->positions, m->normals, m->texcoords};
     for (int a = 0; a < 3; ++a)
-        if (src[a] && !(*dst[a] = big_alloc(vc * (a == 2 ? 2 : 3) * sizeof(float))))
+        if (src[a] && !(*dst[a] = malloc(vc * (a == 2 ? 2 : 3) * sizeof(float))))
             return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %zu vertices of "
                             "attributes", vc);
     return VR_OK;
@@ -879,9 +859,9 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     e.stack = malloc((size_t)e.n * sizeof *e.stack);
     e.belt_list = malloc((size_t)e.n * sizeof *e.belt_list);
     e.next_list = malloc((size_t)e.n * sizeof *e.next_list);
-    e.e_tri = big_alloc((size_t)e.n * sizeof *e.e_tri);
-    e.e_rot = big_alloc(e.n);
-    e.e_code = big_alloc(e.n);
+    e.e_tri = malloc((size_t)e.n * sizeof *e.e_tri);
+    e.e_rot = malloc(e.n);
+    e.e_code = malloc(e.n);
     e.bridges = malloc(PATTERN_COUNT * sizeof *e.bridges);
     e.undo_tri = malloc((LOOKAHEAD + 1) * sizeof *e.undo_tri);
     e.undo_vid = malloc(3 * (LOOKAHEAD + 1) * sizeof *e.undo_vid);
