@@ -3,6 +3,10 @@
  * triangle strips (a stack of branch points, strips merged across belt boundaries), restarts as
  * R codes or emulated by the shortest chain of degenerate triangles, vertices renumbered by
  * first visit in V, INC bits, and the re-used vertices U as zigzag deltas in Simple-9 words.
+ * Linear time in the triangle count, no sort anywhere: rings by a counting sort, twins (the
+ * half-edge across each edge) grouped per vertex in a scratch table, O(1) edge lookups, bounded
+ * trials, a linear Simple-9 packer; two threads where phases split (twins, output packing).
+ * The bytes are pinned (`vreuse_tests gts/encode-pinned`); bench/NOTES.md has the phase times.
  * CPU twin of nothing: the decoders (gts_decode_ref.c, gts_decode.cu) invert it.
  * Try: `vreuse compress ../shared/scenes/igea.ply --restart deg`, `vreuse_tests gts/`.
  */
