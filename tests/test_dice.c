@@ -186,16 +186,23 @@ VR_TEST(test_dice_sphere, "dice/sphere")
     return VR_TEST_RESULT();
 }
 
-/* The teapot: cells inside the volume, slices in order and cells increasing within each, the
- * per-slice counts summing to the total, the same list on a second run. */
-VR_TEST(test_dice_teapot, "dice/teapot")
+/* The shared teapot: VR_TEST_PASS with m loaded, VR_TEST_SKIP without the scenes, else FAIL. */
+static int load_teapot(vr_mesh *m)
 {
     char path[4096];
     if (!vr_test_scene_path(path, sizeof path, "teapot.obj"))
         return VR_TEST_SKIP;
+    return vr_test_load(m, path) ? VR_TEST_PASS : VR_TEST_FAIL;
+}
+
+/* The teapot: cells inside the volume, slices in order and cells increasing within each, the
+ * per-slice counts summing to the total, the same list on a second run. */
+VR_TEST(test_dice_teapot, "dice/teapot")
+{
     vr_mesh m;
-    if (!vr_test_load(&m, path))
-        return VR_TEST_FAIL;
+    const int loaded = load_teapot(&m);
+    if (loaded != VR_TEST_PASS)
+        return loaded;
     const uint32_t v = 32;
     vr_dice_result a, b;
     VR_EXPECT_EQ(vr_dice(&a, &m, v, 0), VR_OK);
@@ -275,12 +282,10 @@ VR_TEST(test_gpu_dice_teapot, "gpu/dice-teapot")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
-    char path[4096];
-    if (!vr_test_scene_path(path, sizeof path, "teapot.obj"))
-        return VR_TEST_SKIP;
     vr_mesh m;
-    if (!vr_test_load(&m, path))
-        return VR_TEST_FAIL;
+    const int loaded = load_teapot(&m);
+    if (loaded != VR_TEST_PASS)
+        return loaded;
     gpu_equals_cpu(&m, 64, "teapot");
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
