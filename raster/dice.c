@@ -134,8 +134,9 @@ vr_status vr_dice_append(vr_dice_result *r, uint32_t k, const uint32_t *cells, u
     return VR_OK;
 }
 
-/* The CPU twin: the geometry stage's and the rasterizer's twins, the HistoPyramid reference. */
-static vr_status dice_cpu(vr_dice_result *r, const vr_mesh *m)
+/* The CPU twin of slices k0..k1-1: the geometry stage's and the rasterizer's twins, the
+ * HistoPyramid reference. */
+static vr_status dice_cpu(vr_dice_result *r, const vr_mesh *m, uint32_t k0, uint32_t k1)
 {
     const uint32_t v = r->volume, n = v * v, tris = m->index_count / 3;
     vr_geometry_result g = {0};
@@ -150,7 +151,7 @@ static vr_status dice_cpu(vr_dice_result *r, const vr_mesh *m)
     const vr_raster_config rc = {v, v, 0};
     vr_reuse_params cfg = vr_reuse_params_default();
     cfg.cull = 0;
-    for (uint32_t k = 0; k < v && !s; ++k) {
+    for (uint32_t k = k0; k < k1 && !s; ++k) {
         const double t0 = vr_now_ms();
         vr_dice_slice_shader(&cfg.shader, &r->fit, v, k);
         if ((s = vr_geometry_ref(&g, &vr_reuse_all[VR_REUSE_NAIVE], m, &cfg)) ||
@@ -170,6 +171,35 @@ static vr_status dice_cpu(vr_dice_result *r, const vr_mesh *m)
     return s;
 }
 
+/* Every GPU dicing checks one slice against the CPU twin (a few ms): the points of slice k must
+ * be the twin's, in the same order; VR_ERR_CUDA naming the slice otherwise. Cheap insurance that
+ * a GPU result is never silently wrong (the full comparison is tests/test_dice.c's gpu/dice-*). */
+static vr_status dice_check_slice(const vr_dice_result *gpu, const vr_mesh *m, uint32_t k)
+{
+    vr_dice_result twin = *gpu;
+    twin.count = twin.capacity = 0;
+    twin.cells = NULL;
+    twin.slice_points = calloc(gpu->volume, sizeof *twin.slice_points);
+    twin.slice_ms = calloc(gpu->volume, sizeof *twin.slice_ms);
+    twin.gpu = 0;
+    vr_status s = twin.slice_points && twin.slice_ms
+                      ? dice_cpu(&twin, m, k, k + 1)
+                      : VR_ERROR(VR_ERR_OOM, "out of memory for the check of slice %u", k);
+    if (!s) {
+        size_t first = 0;
+        for (uint32_t j = 0; j < k; ++j)
+            first += gpu->slice_points[j];
+        if (gpu->slice_points[k] != twin.count ||
+            (twin.count && memcmp(gpu->cells + 3 * first, twin.cells,
+                                  (size_t)twin.count * 3 * sizeof *twin.cells) != 0))
+            s = VR_ERROR(VR_ERR_CUDA, "the GPU's slice %u (%u points) differs from the CPU "
+                         "twin's (%u points); run with --cpu, and report it", k,
+                         gpu->slice_points[k], twin.count);
+    }
+    vr_dice_result_free(&twin);
+    return s;
+}
+
 vr_status vr_dice(vr_dice_result *out, const vr_mesh *m, uint32_t volume, int use_gpu)
 {
     assert(out && m);
@@ -186,7 +216,10 @@ vr_status vr_dice(vr_dice_result *out, const vr_mesh *m, uint32_t volume, int us
     out->slice_ms = calloc(volume, sizeof *out->slice_ms);
     if (!out->slice_points || !out->slice_ms)
         return VR_ERROR(VR_ERR_OOM, "out of memory for %u slices", volume);
-    return use_gpu ? vr_dice_gpu(out, m) : dice_cpu(out, m);
+    if (!use_gpu)
+        return dice_cpu(out, m, 0, volume);
+    s = vr_dice_gpu(out, m);
+    return s ? s : dice_check_slice(out, m, volume / 2);
 }
 
 void vr_dice_position(float p[3], const vr_dice_result *r, uint32_t i)
