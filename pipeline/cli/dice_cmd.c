@@ -59,9 +59,7 @@ int vr_cmd_dice(int argc, char **argv)
         VR_CLI_CPU(&force_cpu),
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (out && strcmp(out, "-") != 0) {
         const char *dot = strrchr(out, '.');
         if (!dot || strchr(dot, '/') || strcasecmp(dot, ".ply") != 0)
@@ -97,6 +95,7 @@ int vr_cmd_dice(int argc, char **argv)
     vr_dice_result r;
     float *xyz = NULL;
     uint8_t *rgba = NULL;
+    int rc = 1;
     const double t0 = vr_now_ms();
     if (vr_dice(&r, &m, volume, gpu) != VR_OK) {
         rc = vr_cli_fail_last("dice");
