@@ -1,10 +1,10 @@
 /* test_apps.c - the CPU references of the paper's Section 5 applications (pipeline/apps/):
  * Loop subdivision (counts on the shared scenes and generators, closed meshes stay closed and
  * consistently oriented, a flat grid's boundary and a regular vertex against hand-computed values,
- * planes stay planes, creases at non-manifold edges, clear errors, an independent float twin
- * within the stated tolerance) and the random walk (Philox known answers, the 8 best moves
- * against brute force, a chi-square of one cell's draws, determinism, the paper's run with its
- * distinct cells per step). "apps-time/" (not run by ctest) prints the run times of
+ * planes stay planes, creases at non-manifold edges, clear errors) and the random walk (Philox
+ * known answers, the 8 best moves against brute force, a chi-square of one cell's draws,
+ * determinism, drift, the paper's run with its distinct cells per step; the density PNG is left
+ * for the `vreuse apply walk` command). "apps-time/" (not run by ctest) prints the run times of
  * bench/results/apps-cpu.md. Try: `vreuse_tests apps/`, `vreuse_tests apps-time/`.
  */
 #include "tests/test.h"
@@ -337,5 +337,183 @@ VR_TEST(test_loop_errors, "apps/loop-errors")
     VR_EXPECT(vr_loop_subdivide(&out, &in, NULL) == VR_OK, "%s", vr_last_error());
     VR_EXPECT_EQ(out.vertex_count, 6);
     vr_mesh_free(&out), vr_mesh_free(&in);
+    return VR_TEST_RESULT();
+}
+
+/* ---- random walk ---------------------------------------------------------------------------- */
+
+VR_TEST(test_philox, "apps/philox")
+{
+    /* Random123's kat_vectors: counter (4 words), key (2 words) -> output */
+    static const uint32_t kat[3][10] = {
+        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+         0x94fdcceb, 0x5001e420, 0x24126ea1},
+    };
+    for (int i = 0; i < 3; ++i) {
+        uint32_t out[4];
+        vr_philox4x32_10(out, kat[i], kat[i] + 4);
+        for (int k = 0; k < 4; ++k)
+            VR_EXPECT(out[k] == kat[i][6 + k], "vector %d word %d: %08x, expected %08x", i, k,
+                      out[k], kat[i][6 + k]);
+    }
+    return VR_TEST_RESULT();
+}
+
+typedef struct walk_candidate {
+    float l;
+    uint32_t k, cell;
+} walk_candidate;
+
+static int cmp_candidate(const void *a, const void *b)
+{
+    const walk_candidate *x = a, *y = b;
+    if (x->l != y->l)
+        return x->l > y->l ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static float *g_activity, g_levy[33 * 33];
+
+static int walk_tables(void)
+{
+    if (!g_activity && (g_activity = malloc(VR_WALK_GRID * VR_WALK_GRID * sizeof(float))))
+        vr_walk_activity_table(g_activity);
+    vr_walk_levy_table(g_levy);
+    return g_activity != NULL;
+}
+
+VR_TEST(test_walk_moves, "apps/walk-moves")
+{
+    VR_EXPECT(walk_tables(), "out of memory");
+    /* every candidate sorted (likelihood down, then enumeration order): the first 8 are the moves */
+    static const uint32_t xy[][2] = {{0, 0}, {255, 255}, {0, 255}, {128, 128}, {64, 64},
+                                     {100, 120}, {48, 208}, {200, 3}, {17, 240}};
+    walk_candidate all[33 * 33];
+    for (size_t c = 0; c < sizeof xy / sizeof *xy; ++c) {
+        const uint32_t cell = vr_walk_pack(xy[c][0], xy[c][1]);
+        uint32_t n = 0, k = 0;
+        for (int dy = -16; dy <= 16; ++dy)
+            for (int dx = -16; dx <= 16; ++dx) {
+                const int tx = (int)xy[c][0] + dx, ty = (int)xy[c][1] + dy;
+                if (dx * dx + dy * dy == 0 || dx * dx + dy * dy > 256 || tx < 0 || ty < 0 ||
+                    tx > 255 || ty > 255)
+                    continue;
+                all[n].l = g_activity[ty * 256 + tx] * (float)(1.0 / (dx * dx + dy * dy));
+                all[n].k = k++, all[n].cell = vr_walk_pack((uint32_t)tx, (uint32_t)ty), ++n;
+            }
+        qsort(all, n, sizeof *all, cmp_candidate);
+        vr_walk_moves m;
+        vr_walk_moves_of(&m, g_activity, g_levy, cell);
+        float sum = 0;
+        for (int i = 0; i < VR_WALK_KEEP; ++i) {
+            VR_EXPECT(m.cell[i] == all[i].cell && m.likelihood[i] == all[i].l,
+                      "cell (%u,%u) move %d: %08x %g, expected %08x %g", xy[c][0], xy[c][1], i,
+                      m.cell[i], m.likelihood[i], all[i].cell, all[i].l);
+            sum += m.likelihood[i];
+            VR_EXPECT(m.cumulative[i] == sum, "cumulative %d", i);
+        }
+        VR_EXPECT(n >= 200, "cell (%u,%u): %u candidates", xy[c][0], xy[c][1], n);
+    }
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_walk_chi2, "apps/walk-chi2")
+{
+    /* 200,000 agents of one cell draw once: counts against likelihood / total. 7 degrees of
+     * freedom; chi-square above 24.32 has probability 0.001 (fixed seed: the value is fixed). */
+    VR_EXPECT(walk_tables(), "out of memory");
+    vr_walk_moves m;
+    vr_walk_moves_of(&m, g_activity, g_levy, vr_walk_pack(100, 120));
+    const uint32_t draws = 200000;
+    uint32_t count[VR_WALK_KEEP] = {0};
+    for (uint32_t a = 0; a < draws; ++a) {
+        const uint32_t c = vr_walk_draw(&m, a, 3, 12345);
+        int i = 0;
+        while (i < VR_WALK_KEEP && m.cell[i] != c)
+            ++i;
+        VR_EXPECT(i < VR_WALK_KEEP, "agent %u drew %08x, not one of the moves", a, c);
+        if (i < VR_WALK_KEEP)
+            ++count[i];
+    }
+    double chi2 = 0, total = m.cumulative[VR_WALK_KEEP - 1];
+    for (int i = 0; i < VR_WALK_KEEP; ++i) {
+        const double e = draws * m.likelihood[i] / total;
+        chi2 += (count[i] - e) * (count[i] - e) / e;
+    }
+    printf("  cell (100,120): chi-square %.2f over 8 moves (p = 0.001 at 24.32)\n", chi2);
+    VR_EXPECT(chi2 < 24.32, "chi-square %.2f", chi2);
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_walk_run, "apps/walk-run")
+{
+    vr_walk_config cfg = vr_walk_config_default();
+    VR_EXPECT(cfg.agents == 300000 && cfg.steps == 10, "paper's parameters");
+    uint32_t *a = malloc(cfg.agents * sizeof *a), *b = malloc(cfg.agents * sizeof *b);
+    uint32_t distinct[10], distinct_b[10];
+    VR_EXPECT(a && b, "out of memory");
+    if (!a || !b) {
+        free(a), free(b);
+        return VR_TEST_RESULT();
+    }
+    vr_walk_place(a, cfg.agents, cfg.seed);
+    vr_walk_stats st = {0}, st_b = {0};
+    st.distinct_cells = distinct, st_b.distinct_cells = distinct_b;
+    VR_EXPECT(vr_walk_run(a, &cfg, &st) == VR_OK, "%s", vr_last_error());
+    for (uint32_t i = 0; i < cfg.agents; ++i)
+        VR_EXPECT(vr_walk_x(a[i]) < 256 && vr_walk_y(a[i]) < 256, "agent %u off the grid: %08x",
+                  i, a[i]);
+    printf("  300,000 agents, 10 steps: %.1f ms; distinct cells per step:", st.ms);
+    for (int s = 0; s < 10; ++s)
+        printf(" %u", distinct[s]);
+    printf("\n  cell evaluations %llu of %llu agent draws (%.1f agents per cell)\n",
+           (unsigned long long)st.cell_evaluations, (unsigned long long)st.agent_draws,
+           (double)st.agent_draws / (double)st.cell_evaluations);
+    VR_EXPECT(distinct[0] <= 65536 && distinct[0] > 60000, "start: %u distinct cells",
+              distinct[0]);
+    /* determinism: the same seed gives the same cells; another seed other cells */
+    vr_walk_place(b, cfg.agents, cfg.seed);
+    VR_EXPECT(vr_walk_run(b, &cfg, &st_b) == VR_OK, "%s", vr_last_error());
+    VR_EXPECT(memcmp(a, b, cfg.agents * sizeof *a) == 0, "two runs differ");
+    VR_EXPECT(memcmp(distinct, distinct_b, sizeof distinct) == 0, "distinct counts differ");
+    cfg.seed = 7;
+    vr_walk_place(b, cfg.agents, cfg.seed);
+    VR_EXPECT(vr_walk_run(b, &cfg, NULL) == VR_OK, "%s", vr_last_error());
+    VR_EXPECT(memcmp(a, b, cfg.agents * sizeof *a) != 0, "seed 7 gives seed 2018's walk");
+    /* the walk drifts up the activity: the mean activity under the agents grows; the density
+     * still adds up to every agent */
+    uint32_t *dens = malloc(256 * 256 * sizeof *dens);
+    VR_EXPECT(dens && walk_tables(), "out of memory");
+    if (dens && g_activity) {
+        vr_walk_place(b, cfg.agents, 2018);
+        double before = 0, after = 0;
+        for (uint32_t i = 0; i < cfg.agents; ++i)
+            before += g_activity[vr_walk_y(b[i]) * 256 + vr_walk_x(b[i])],
+                after += g_activity[vr_walk_y(a[i]) * 256 + vr_walk_x(a[i])];
+        printf("  mean activity under the agents: %.4f at the start, %.4f after 10 steps\n",
+               before / cfg.agents, after / cfg.agents);
+        VR_EXPECT(after > before, "no drift: %.4f -> %.4f", before, after);
+        vr_walk_density(dens, a, cfg.agents);
+        uint32_t sum = 0;
+        for (uint32_t i = 0; i < 256 * 256; ++i)
+            sum += dens[i];
+        VR_EXPECT_EQ(sum, cfg.agents);
+    }
+    free(dens);
+    /* bad input */
+    cfg.agents = 0;
+    VR_EXPECT(vr_walk_run(a, &cfg, NULL) == VR_ERR_ARG, "0 agents accepted");
+    VR_EXPECT(strstr(vr_last_error(), "agents is 0") != NULL, "message: %s", vr_last_error());
+    cfg.agents = 2, cfg.steps = VR_WALK_MAX_STEPS + 1;
+    VR_EXPECT(vr_walk_run(a, &cfg, NULL) == VR_ERR_ARG, "too many steps accepted");
+    cfg.steps = 1, a[1] = vr_walk_pack(256, 3);
+    VR_EXPECT(vr_walk_run(a, &cfg, NULL) == VR_ERR_ARG, "off-grid cell accepted");
+    VR_EXPECT(strstr(vr_last_error(), "agent 1 is at cell 0x00030100") != NULL, "message: %s",
+              vr_last_error());
+    free(a), free(b);
+    free(g_activity), g_activity = NULL;
     return VR_TEST_RESULT();
 }
