@@ -517,3 +517,41 @@ VR_TEST(test_walk_run, "apps/walk-run")
     free(g_activity), g_activity = NULL;
     return VR_TEST_RESULT();
 }
+
+/* ---- timings (bench/results/apps-cpu.md; not part of ctest) --------------------------------- */
+
+VR_TEST(test_apps_time, "apps-time/all")
+{
+    char path[4096];
+    const char *bunny = vr_test_scene_path(path, sizeof path, "stanford-bunny.obj");
+    const char *specs[4] = {bunny ? bunny : "sphere", "sphere", "sphere:82k", "sphere:1M"};
+    for (int i = 0; i < 4; ++i) {
+        vr_mesh in, out;
+        if (!vr_test_load(&in, specs[i]))
+            continue;
+        double best = 1e30;
+        for (int rep = 0; rep < 5; ++rep) {
+            const double t0 = vr_now_ms();
+            VR_EXPECT(vr_loop_subdivide(&out, &in, NULL) == VR_OK, "%s", vr_last_error());
+            const double t = vr_now_ms() - t0;
+            best = t < best ? t : best;
+            if (rep < 4)
+                vr_mesh_free(&out);
+        }
+        printf("  loop %-12s %9u tris -> %9u tris, %8u -> %8u vertices: %8.1f ms (best of 5)\n",
+               vr_path_name(specs[i]), in.index_count / 3, out.index_count / 3, in.vertex_count,
+               out.vertex_count, best);
+        vr_mesh_free(&out), vr_mesh_free(&in);
+    }
+    vr_walk_config cfg = vr_walk_config_default();
+    uint32_t *cells = malloc(cfg.agents * sizeof *cells), distinct[10];
+    if (cells) {
+        vr_walk_place(cells, cfg.agents, cfg.seed);
+        vr_walk_stats st = {0};
+        st.distinct_cells = distinct;
+        VR_EXPECT(vr_walk_run(cells, &cfg, &st) == VR_OK, "%s", vr_last_error());
+        printf("  walk 300,000 agents x 10 steps: %.1f ms (%.1f ms per step)\n", st.ms, st.ms / 10);
+        free(cells);
+    }
+    return VR_TEST_RESULT();
+}
