@@ -6,6 +6,7 @@
 #include "sim/sim_private.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -293,7 +294,7 @@ vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count
     }
     fflush(f);
     if (ferror(f))
-        return VR_ERROR(VR_ERR_IO, "sim: writing the CSV failed. Hint: disk full or closed pipe?");
+        return VR_ERROR(VR_ERR_IO, "writing the CSV failed: %s", strerror(errno ? errno : EIO));
     return VR_OK;
 }
 
@@ -384,6 +385,6 @@ vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t coun
     fprintf(f, "%s]\n}\n", count ? "\n  " : "");
     fflush(f);
     if (ferror(f))
-        return VR_ERROR(VR_ERR_IO, "sim: writing the JSON failed. Hint: disk full or closed pipe?");
+        return VR_ERROR(VR_ERR_IO, "writing the JSON failed: %s", strerror(errno ? errno : EIO));
     return VR_OK;
 }

@@ -199,10 +199,13 @@ static int write_reports(const char *path, const char *what, report_writer fn,
 {
     vr_cli_out out;
     vr_status s = vr_cli_out_open(&out, path, what, 0);
-    if (s == VR_OK && (s = fn(out.f, reports, count, cfg)) != VR_OK)
-        vr_cli_out_abort(&out);
-    else if (s == VR_OK)
-        s = vr_cli_out_close(&out);
+    if (s == VR_OK) {
+        s = fn(out.f, reports, count, cfg);
+        if (s != VR_OK && !ferror(out.f))
+            vr_cli_out_abort(&out);
+        else /* a write error: the close names the file and keeps what was there */
+            s = vr_cli_out_close(&out);
+    }
     return s == VR_OK ? 0 : vr_cli_fail_last("sim");
 }
 
