@@ -363,6 +363,10 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
             vr_cli_fail(1, "render", "out of memory for a %ux%u image", img_w, img_h);
             goto done;
         }
+        if (vr_cli_out_check(png_path, "PNG") != VR_OK) { /* before the frames, not after */
+            vr_cli_fail_last("render");
+            goto done;
+        }
         vr_image_fill(image, img_w, img_h, 0, 0, (int)img_w, (int)img_h, o.shade.background);
     }
     if (vr_renderer_create(&r, mesh, job->gpu) != VR_OK) {
