@@ -485,7 +485,9 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int fir
     /* q: a (store, cull) pair, store fastest */
     const vr_cli_choices *culls = &o->culls;
     const int variants = stores->count * culls->count;
-    static int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][2 * 4];
+    /* per strategy, block and (store, cull) pair: <= 2 stores x 4 culls (lists hold no repeats) */
+    int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][(sizeof g_store_names / sizeof *g_store_names - 1) *
+                                                    (sizeof g_cull_names / sizeof *g_cull_names - 1)];
     uint64_t invocations[VR_REUSE_KIND_COUNT];
     for (int s = 0; s < strategies->count; ++s) {
         const vr_reuse_ops *ops = strategies->v[s];
