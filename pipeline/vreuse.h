@@ -27,6 +27,9 @@ typedef enum vr_status {
     VR_ERR_NO_DEVICE  /* no CUDA device (or no CUDA build); callers fall back to CPU */
 } vr_status;
 
+/* The VR_ERR_NO_DEVICE message of every GPU entry point in a build without CUDA. */
+#define VR_NO_CUDA_BUILD "no CUDA device: this build has no CUDA (configure where nvcc is found)"
+
 /* The status in a few words ("out of memory"): a static string, never NULL. O(1). */
 const char *vr_status_string(vr_status s);
 

@@ -287,7 +287,6 @@ void vr_dice_splat(uint8_t *rgba, uint32_t size, const vr_dice_result *r)
 vr_status vr_dice_gpu(vr_dice_result *r, const vr_mesh *m)
 {
     (void)r, (void)m;
-    return VR_ERROR(VR_ERR_NO_DEVICE, "no CUDA device: this build has no CUDA (configure where "
-                    "nvcc is found)");
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 #endif

@@ -178,8 +178,7 @@ vr_status vr_resolve_ref(uint8_t *rgba, const uint64_t *vis, const vr_queue *q, 
 #ifndef VR_HAVE_CUDA
 static vr_status vr_raster_no_cuda(void)
 {
-    return VR_ERROR(VR_ERR_NO_DEVICE, "no CUDA device: this build has no CUDA (configure where "
-                                      "nvcc is found)");
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,

@@ -181,7 +181,6 @@ int vr_compact_check(const uint32_t *got, uint32_t got_count, const uint32_t *wa
 
 /* ---- stubs of the GPU half when built without CUDA ------------------------------------------ */
 #ifndef VR_HAVE_CUDA
-#define VR_NO_CUDA "no CUDA device: this build has no CUDA (configure where nvcc is found)"
 
 size_t vr_compact_temp_bytes(uint32_t max_n)
 {
@@ -193,7 +192,7 @@ vr_status vr_compact_create(vr_compact_ctx **out, uint32_t max_n)
 {
     (void)max_n;
     *out = NULL;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 void vr_compact_destroy(vr_compact_ctx *c)
@@ -208,7 +207,7 @@ vr_status vr_compact_select(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_
 {
     (void)c, (void)m, (void)d_out, (void)d_in, (void)n, (void)threshold, (void)ms;
     *count = 0;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 void vr_compact_set_delay(vr_compact_ctx *c, uint32_t first, uint32_t tickets, uint32_t ns)
@@ -220,7 +219,7 @@ vr_status vr_compact_buffer_alloc(uint32_t **d, size_t words, const char *what)
 {
     (void)words, (void)what;
     *d = NULL;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 void vr_compact_buffer_free(uint32_t *d)
@@ -232,26 +231,26 @@ void vr_compact_buffer_free(uint32_t *d)
 vr_status vr_compact_buffer_upload(uint32_t *d, const uint32_t *h, size_t words)
 {
     (void)d, (void)h, (void)words;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_compact_buffer_download(uint32_t *h, const uint32_t *d, size_t words)
 {
     (void)d, (void)h, (void)words;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_compact_buffer_fill(uint32_t *d, size_t words, uint32_t value)
 {
     (void)d, (void)words, (void)value;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_compact_state_create(vr_compact_state **out, uint32_t max_blocks, void *stream)
 {
     (void)max_blocks, (void)stream;
     *out = NULL;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 void vr_compact_state_destroy(vr_compact_state *s)
@@ -263,13 +262,13 @@ void vr_compact_state_destroy(vr_compact_state *s)
 vr_status vr_compact_state_next(vr_compact_state *s, uint32_t blocks, vr_compact_dev *dev)
 {
     (void)s, (void)blocks, (void)dev;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_compact_state_result(vr_compact_state *s, uint32_t *count)
 {
     (void)s;
     *count = 0;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 #endif

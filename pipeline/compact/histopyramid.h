@@ -67,7 +67,7 @@ void vr_hp_layout_make(vr_hp_layout *l, vr_hp_kind kind, uint32_t n);
 
 typedef struct vr_hp vr_hp;
 
-/* Device bytes of a pyramid for up to max_cells base cells (its levels and two words). */
+/* Device bytes of a pyramid for up to max_cells base cells (its levels and the 16-byte error word). */
 size_t vr_hp_bytes(vr_hp_kind kind, uint32_t max_cells);
 /* Allocates a pyramid for up to max_cells base cells; its work goes to `stream` (a cudaStream_t,
  * NULL: the legacy default stream). VR_ERR_NO_DEVICE without CUDA. */

@@ -165,7 +165,6 @@ uint64_t vr_expand_ref(uint32_t *cell, uint32_t *rank, uint32_t capacity, const 
 
 /* ---- stubs of the GPU half when built without CUDA ------------------------------------------ */
 #ifndef VR_HAVE_CUDA
-#define VR_NO_CUDA "no CUDA device: this build has no CUDA (configure where nvcc is found)"
 
 size_t vr_hp_bytes(vr_hp_kind kind, uint32_t max_cells)
 {
@@ -177,7 +176,7 @@ vr_status vr_hp_create(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *s
 {
     (void)kind, (void)max_cells, (void)stream;
     *out = NULL;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 void vr_hp_destroy(vr_hp *h)
@@ -189,32 +188,32 @@ void vr_hp_destroy(vr_hp *h)
 vr_status vr_hp_build_select(vr_hp *h, const uint32_t *d_in, uint32_t n, uint64_t threshold)
 {
     (void)h, (void)d_in, (void)n, (void)threshold;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_hp_build_counts(vr_hp *h, const uint32_t *d_counts, uint32_t n)
 {
     (void)h, (void)d_counts, (void)n;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_hp_compact(vr_hp *h, uint32_t *d_out, uint32_t capacity)
 {
     (void)h, (void)d_out, (void)capacity;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_hp_expand(vr_hp *h, uint32_t *d_cell, uint32_t *d_rank, uint32_t capacity)
 {
     (void)h, (void)d_cell, (void)d_rank, (void)capacity;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 vr_status vr_hp_total(vr_hp *h, uint32_t *total)
 {
     (void)h;
     *total = 0;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
 const vr_hp_layout *vr_hp_layout_of(const vr_hp *h)
@@ -226,6 +225,6 @@ const vr_hp_layout *vr_hp_layout_of(const vr_hp *h)
 vr_status vr_hp_download(vr_hp *h, uint32_t *levels)
 {
     (void)h, (void)levels;
-    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA);
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 #endif

@@ -8,6 +8,7 @@
  * Try: `vreuse_tests gts/`.
  */
 #include "pipeline/gts/gts.h"
+#include "pipeline/vr_mem.h"
 #include "pipeline/gts/gts_math.h"
 
 #include <assert.h>
@@ -400,10 +401,8 @@ vr_status vr_gts_decode_mesh(vr_mesh *out, const vr_gts *g)
     if (!s)
         s = vr_gts_decode_ref(out->indices, g);
     if (s) {
-        free(out->indices);
-        free(out->positions);
-        free(out->normals);
-        free(out->texcoords);
+        void *const bufs[] = {out->indices, out->positions, out->normals, out->texcoords};
+        vr_free_all(bufs, VR_COUNT_OF(bufs));
         memset(out, 0, sizeof *out);
         return s;
     }

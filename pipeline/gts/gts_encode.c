@@ -618,7 +618,9 @@ static vr_status build_strips(vr_strips *st, vr_enc *e)
     st->tri = malloc(3 * cap * sizeof *st->tri);
     st->source = malloc(cap * sizeof *st->source);
     st->code = malloc(cap);
-    st->v = malloc((3 * cap + 2) * sizeof *st->v);
+    /* V: 3 entries for the first triangle and, in R mode, for each restart; 1 for every other
+     * strip triangle (bridges included) */
+    st->v = malloc((cap + 2 + 2 * restarts) * sizeof *st->v);
     if (!st->tri || !st->source || !st->code || !st->v)
         return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %llu strip triangles",
                         (unsigned long long)cap);

@@ -383,7 +383,7 @@ int vr_gpu_available(void) { return 0; }
 
 const char *vr_gpu_device_name(void)
 {
-    return "no CUDA device: this build has no CUDA (configure where nvcc is found)";
+    return VR_NO_CUDA_BUILD;
 }
 
 vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_count,
