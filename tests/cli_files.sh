@@ -47,6 +47,12 @@ expect ply-trailing-repaired 0 "triangles +2" -- "$VREUSE" info "$TMP/trail.ply"
 unchanged ply-short-kept "$TMP/short.ply" "$sum_short"
 unchanged ply-trail-kept "$TMP/trail.ply" "$sum_trail"
 
+# a run in which no scene loads leaves an existing results file as it was
+echo "earlier results" > "$TMP/results.csv"
+sum_results=$(md5sum < "$TMP/results.csv")
+expect info-none-loaded 1 "missing\.obj: cannot open" -- "$VREUSE" info "$TMP/missing.obj" --csv "$TMP/results.csv"
+unchanged info-none-loaded-kept "$TMP/results.csv" "$sum_results"
+
 # a node transform that overflows float: refused by every command, nothing written
 cat > "$TMP/big.gltf" <<'EOF'
 {"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],

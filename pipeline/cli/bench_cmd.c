@@ -778,6 +778,12 @@ int vr_cmd_bench(int argc, char **argv)
             failed |= vr_bench_scene(&o, o.scenes[s], o.orders.v[k], s == 0 && k == 0,
                                      b.meta.bandwidth, rows, &n);
 
+    if (n == 0) { /* nothing measured (no scene loaded): leave the destinations as they were */
+        vr_cli_out_abort(&b.csv);
+        vr_cli_out_abort(&b.md);
+        free(rows);
+        return 1;
+    }
     if (g_human == stdout) {
         vr_print_table(stdout, rows, n, 0);
         printf("\n== summary: best block per strategy, median ms (speedup over naive)\n");

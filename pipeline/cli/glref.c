@@ -664,12 +664,17 @@ static int vr_glref_main(int argc, char **argv)
             "tris", "indices", "vs_invoc", "shd/tri", "reuse", "draw_med", "draw_min", "prims",
             "clip_out");
     /* a scene that fails is reported and skipped; the exit status says something failed */
-    int rc = 0;
+    int rc = 0, rows = 0;
     for (int s = 0; s < args.count; ++s)
-        for (int o = 0; o < orders.count; ++o)
-            rc |= vr_glref_scene(&g, prog, args.v[s], orders.v[o], seed, reps, png_prefix, human,
-                                 csv.f);
-    if (csv.f && vr_cli_out_close(&csv) != VR_OK)
+        for (int o = 0; o < orders.count; ++o) {
+            const int bad = vr_glref_scene(&g, prog, args.v[s], orders.v[o], seed, reps,
+                                           png_prefix, human, csv.f);
+            rc |= bad;
+            rows += !bad;
+        }
+    if (csv.f && rows == 0) /* nothing measured: leave the destination as it was */
+        vr_cli_out_abort(&csv);
+    else if (csv.f && vr_cli_out_close(&csv) != VR_OK)
         rc = vr_cli_fail_last("glref");
     p_glDeleteProgram(prog);
     vr_gl_close(&g);

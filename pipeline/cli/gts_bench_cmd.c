@@ -480,6 +480,11 @@ int vr_cmd_bench_gts(int argc, char **argv)
     int failed = 0;
     for (int s = 0; s < o.scene_count; ++s)
         failed |= vr_gb_scene(&o, o.scenes[s], rows, &n);
+    if (n == 0) { /* nothing measured: leave the destination as it was */
+        vr_cli_out_abort(&out);
+        free(rows);
+        return 1;
+    }
     if (!out.is_stdout) { /* with --csv - the CSV alone goes to standard output */
         vr_gb_print_meta(stdout, &meta, &o, "# ");
         vr_gb_print_rows(stdout, rows, n, 0);

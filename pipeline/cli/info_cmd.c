@@ -124,12 +124,17 @@ int vr_cmd_info(int argc, char **argv)
         fprintf(out.f, "source,draws,vertices,referenced_vertices,triangles,degenerate_triangles,"
                 "ideal_reuse,min_x,min_y,min_z,max_x,max_y,max_z,texcoords,order,load_ms,"
                 "reorder_ms,repaired\n");
-    int rc = 0;
+    int rc = 0, rows = 0;
     for (int i = 0; i < args.count; ++i)
-        for (int o = 0; o < orders.count; ++o)
+        for (int o = 0; o < orders.count; ++o) {
             if (info_one(args.v[i], orders.v[o], seed, csv ? out.f : NULL, o == 0))
                 rc = 1;
-    if (csv && vr_cli_out_close(&out) != VR_OK)
+            else
+                ++rows;
+        }
+    if (csv && rows == 0) /* no scene loaded: leave the destination as it was */
+        vr_cli_out_abort(&out);
+    else if (csv && vr_cli_out_close(&out) != VR_OK)
         rc = vr_cli_fail_last("info");
     return rc;
 }
