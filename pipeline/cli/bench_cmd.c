@@ -747,8 +747,6 @@ int vr_cmd_bench(int argc, char **argv)
         o.loads[l].iterations = loads.v[l];
     }
     o.load_count = loads.count;
-    for (int i = 0; i < o.scene_count; ++i)
-        vr_cli_input(o.scenes[i]);
 
     /* outputs first: a bad path fails before minutes of measurement */
     vr_cli_bench_out b;

@@ -271,9 +271,8 @@ typedef struct vr_cli_out {
 } vr_cli_out;
 
 /* `what` names the output in messages ("CSV", "PNG"). VR_ERR_ARG when the destination is one of
- * the inputs or an earlier output, VR_ERR_IO when the folder cannot take a file. With `append`
- * an existing regular file's contents are copied to the temporary first. */
-vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what, int append);
+ * the inputs or an earlier output, VR_ERR_IO when the folder cannot take a file. */
+vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what);
 /* Flushes, checks every write, closes and renames into place; VR_ERR_IO naming the path when
  * anything failed (then the destination is untouched). Accepts a never-opened (zeroed) struct. */
 vr_status vr_cli_out_close(vr_cli_out *o);

@@ -279,7 +279,7 @@ vr_status vr_cli_out_check(const char *path, const char *what)
     return s;
 }
 
-vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what, int append)
+vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what)
 {
     memset(o, 0, sizeof *o);
     if (!strcmp(path, "-")) {
@@ -297,7 +297,7 @@ vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what, int
         return s;
     o->path = strdup(path);
     const char *file = o->temp ? o->temp : o->target;
-    o->f = fopen(file, o->temp ? (append ? "ab" : "wb") : (append ? "ab" : "wb"));
+    o->f = fopen(file, "wb");
     if (!o->f) {
         const int e = errno;
         discard(o->temp);
@@ -305,23 +305,6 @@ vr_status vr_cli_out_open(vr_cli_out *o, const char *path, const char *what, int
         free(o->path);
         memset(o, 0, sizeof *o);
         return vr_set_error(VR_ERR_IO, "cannot write %s '%s': %s", what, path, strerror(e));
-    }
-    if (append && o->temp) {
-        /* the existing contents first, so the rename replaces the file with old + new */
-        FILE *in = fopen(o->target, "rb");
-        if (in) {
-            char buf[65536];
-            size_t n;
-            while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-                if (fwrite(buf, 1, n, o->f) != n)
-                    break;
-            const int bad = ferror(in);
-            fclose(in);
-            if (bad) {
-                vr_cli_out_abort(o);
-                return vr_set_error(VR_ERR_IO, "cannot read '%s' to append to it", path);
-            }
-        }
     }
     return VR_OK;
 }

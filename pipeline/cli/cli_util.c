@@ -159,7 +159,7 @@ void vr_cli_meta_write(FILE *f, const vr_cli_meta *m, const char *prefix)
 static int bench_open(vr_cli_out *out, const char *path, const char *what, const char *cmd)
 {
     memset(out, 0, sizeof *out);
-    if (path && vr_cli_out_open(out, path, what, 0) != VR_OK)
+    if (path && vr_cli_out_open(out, path, what) != VR_OK)
         return vr_cli_fail_last(cmd);
     return 0;
 }

@@ -73,7 +73,7 @@ int vr_cmd_dice(int argc, char **argv)
         (png && vr_cli_out_check(png, "PNG") != VR_OK))
         return vr_cli_fail_last("dice");
     vr_cli_out csv = {0};
-    if (csv_path && vr_cli_out_open(&csv, csv_path, "CSV", 0) != VR_OK)
+    if (csv_path && vr_cli_out_open(&csv, csv_path, "CSV") != VR_OK)
         return vr_cli_fail_last("dice");
 
     const char *spec = args.v[0];

@@ -632,7 +632,7 @@ static int vr_glref_main(int argc, char **argv)
     /* the CSV first: a bad path fails before the GL context, never over an input */
     vr_cli_out csv;
     memset(&csv, 0, sizeof csv);
-    if (csv_path && vr_cli_out_open(&csv, csv_path, "CSV", 0) != VR_OK)
+    if (csv_path && vr_cli_out_open(&csv, csv_path, "CSV") != VR_OK)
         return vr_cli_fail_last("glref");
     FILE *human = csv.is_stdout ? stderr : stdout;
     vr_gl g;

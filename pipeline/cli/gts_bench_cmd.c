@@ -449,11 +449,9 @@ int vr_cmd_bench_gts(int argc, char **argv)
     VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     o.scenes = args.v;
     o.scene_count = args.count;
-    for (int i = 0; i < o.scene_count; ++i)
-        vr_cli_input(o.scenes[i]);
     vr_cli_out out;
     memset(&out, 0, sizeof out);
-    if (csv && vr_cli_out_open(&out, csv, "CSV", 0) != VR_OK)
+    if (csv && vr_cli_out_open(&out, csv, "CSV") != VR_OK)
         return vr_cli_fail_last("bench-gts");
 #ifndef VR_HAVE_CUDA
     vr_cli_out_abort(&out);

@@ -118,7 +118,7 @@ int vr_cmd_info(int argc, char **argv)
     VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     vr_cli_out out;
     memset(&out, 0, sizeof out);
-    if (csv && vr_cli_out_open(&out, csv, "CSV", 0) != VR_OK)
+    if (csv && vr_cli_out_open(&out, csv, "CSV") != VR_OK)
         return vr_cli_fail_last("info");
     if (csv)
         fprintf(out.f, "source,draws,vertices,referenced_vertices,triangles,degenerate_triangles,"

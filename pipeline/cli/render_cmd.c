@@ -653,7 +653,7 @@ int vr_cmd_render(int argc, char **argv)
     job.many_outputs = scene_count > 1 || job.orders.count > 1;
     job.log = job.csv_path && !strcmp(job.csv_path, "-") ? stderr : stdout;
     if (job.csv_path) {
-        if (vr_cli_out_open(&job.csv, job.csv_path, "CSV", 0) != VR_OK)
+        if (vr_cli_out_open(&job.csv, job.csv_path, "CSV") != VR_OK)
             return vr_cli_fail_last("render");
         fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
                 "resolve_ms,frame_ms,invocations,reuse\n");

@@ -198,7 +198,7 @@ static int write_reports(const char *path, const char *what, report_writer fn,
                          const vr_sim_report *reports, uint32_t count, const vr_sim_config *cfg)
 {
     vr_cli_out out;
-    vr_status s = vr_cli_out_open(&out, path, what, 0);
+    vr_status s = vr_cli_out_open(&out, path, what);
     if (s == VR_OK) {
         s = fn(out.f, reports, count, cfg);
         if (s != VR_OK && !ferror(out.f))
