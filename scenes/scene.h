@@ -87,6 +87,9 @@ vr_status vr_mesh_load(vr_mesh *out, const char *spec);
  * vr_mesh_load gives the source triangles instead. */
 vr_status vr_mesh_load_gts_strips(vr_mesh *out, const char *path);
 void vr_mesh_free(vr_mesh *m);
+/* Deep copy (all arrays, normals and texcoords when present); on failure `out` is left zeroed
+ * and VR_ERR_OOM names the size. */
+vr_status vr_mesh_copy(vr_mesh *out, const vr_mesh *in);
 
 /* Counts of a validated mesh. VR_ERR_OOM (counts zeroed) when the vertex_count-bit scratch
  * bitmap cannot be allocated. */

@@ -145,8 +145,6 @@ vr_status vr_mesh_finish(vr_mesh *m, const char *what);
  * 3 * vertex_count floats. */
 void vr_compute_normals(float *normals, const vr_mesh *m);
 
-/* Deep copy; on failure `out` is left zeroed. */
-vr_status vr_mesh_copy(vr_mesh *out, const vr_mesh *in);
 
 /* splitmix64: deterministic on every platform, so seeded scenes and shuffles are portable. */
 static inline uint64_t vr_splitmix64(uint64_t *state)

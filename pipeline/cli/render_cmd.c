@@ -498,30 +498,6 @@ done:
     return rc;
 }
 
-/* A deep copy of a loaded mesh (each order starts from the file order). */
-static vr_status mesh_copy(vr_mesh *dst, const vr_mesh *src)
-{
-    const size_t v = src->vertex_count;
-    memset(dst, 0, sizeof *dst);
-    dst->vertex_count = src->vertex_count;
-    dst->index_count = src->index_count;
-    dst->positions = malloc(3 * v * sizeof(float) + 1);
-    dst->normals = malloc(3 * v * sizeof(float) + 1);
-    dst->texcoords = src->texcoords ? malloc(2 * v * sizeof(float) + 1) : NULL;
-    dst->indices = malloc((size_t)src->index_count * sizeof(uint32_t) + 1);
-    if (!dst->positions || !dst->normals || !dst->indices || (src->texcoords && !dst->texcoords)) {
-        vr_mesh_free(dst);
-        return vr_set_error(VR_ERR_OOM, "out of memory copying %u vertices and %u indices",
-                            src->vertex_count, src->index_count);
-    }
-    memcpy(dst->positions, src->positions, 3 * v * sizeof(float));
-    memcpy(dst->normals, src->normals, 3 * v * sizeof(float));
-    if (src->texcoords)
-        memcpy(dst->texcoords, src->texcoords, 2 * v * sizeof(float));
-    memcpy(dst->indices, src->indices, (size_t)src->index_count * sizeof(uint32_t));
-    return VR_OK;
-}
-
 /* One scene: loaded once, rendered in every order. */
 static int render_scene(render_job *job, const char *spec)
 {
@@ -544,7 +520,7 @@ static int render_scene(render_job *job, const char *spec)
             mesh = loaded;
             memset(&loaded, 0, sizeof loaded);
         } else {
-            s = mesh_copy(&mesh, &loaded);
+            s = vr_mesh_copy(&mesh, &loaded);
         }
         t0 = vr_now_ms();
         if (s == VR_OK && order != VR_ORDER_FILE)
