@@ -413,18 +413,22 @@ static void vr_write_md(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
 
 /* ---- the command --------------------------------------------------------------------------- */
 
-/* Benchmarks one scene in one order, appending its rows; returns 0, or 1 when the scene failed
- * to load or anything failed. The mesh is loaded for each order: +fetch replaces the vertex
- * arrays, so no order starts from another's. */
-static int vr_bench_scene(vr_bench_opts *o, const char *spec, int order, int first, double bandwidth,
-                          vr_bench_row *rows, size_t *row_count)
+/* Benchmarks one scene, `loaded` in file order, in one order, appending its rows; returns 0, or
+ * 1 when anything failed. Each order starts from a copy of the loaded mesh (reordering and
+ * +fetch replace its arrays); with `take` the last order takes `loaded` itself (zeroed then). */
+static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, int take, int order,
+                          int first, double bandwidth, vr_bench_row *rows, size_t *row_count)
 {
     const char *label = vr_cli_scene_label(spec);
     char name[320]; /* the scene in messages: "sphere:7M (forsyth)" */
     snprintf(name, sizeof name, "%s (%s)", label, vr_order_name((vr_order)order));
     vr_mesh m;
-    if (vr_mesh_load(&m, spec) != VR_OK)
-        return vr_cli_fail_last("bench");
+    if (take) {
+        m = *loaded;
+        memset(loaded, 0, sizeof *loaded);
+    } else if (vr_mesh_copy(&m, loaded) != VR_OK) {
+        return vr_cli_fail(1, "bench", "%s: %s", name, vr_last_error());
+    }
     vr_mesh_counts counts;
     if (vr_mesh_reorder(&m, (vr_order)order, o->seed) != VR_OK ||
         vr_mesh_count(&counts, &m) != VR_OK) {
@@ -771,10 +775,17 @@ int vr_cmd_bench(int argc, char **argv)
     }
     size_t n = 0;
     int failed = 0;
-    for (int s = 0; s < o.scene_count; ++s)
+    for (int s = 0; s < o.scene_count; ++s) {
+        vr_mesh loaded; /* loaded once per scene, copied for every order but the last */
+        if (vr_mesh_load(&loaded, o.scenes[s]) != VR_OK) {
+            failed = vr_cli_fail_last("bench");
+            continue;
+        }
         for (int k = 0; k < o.orders.count; ++k)
-            failed |= vr_bench_scene(&o, o.scenes[s], o.orders.v[k], s == 0 && k == 0,
-                                     b.meta.bandwidth, rows, &n);
+            failed |= vr_bench_scene(&o, o.scenes[s], &loaded, k == o.orders.count - 1,
+                                     o.orders.v[k], s == 0 && k == 0, b.meta.bandwidth, rows, &n);
+        vr_mesh_free(&loaded);
+    }
 
     if (n == 0) { /* nothing measured (no scene loaded): leave the destinations as they were */
         vr_cli_out_abort(&b.csv);
