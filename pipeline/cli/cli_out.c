@@ -162,6 +162,10 @@ static vr_status check_destination(const char *path, const char *what, const cha
                 return vr_set_error(VR_ERR_ARG,
                                     "%s '%s' is the input '%s'; writing it would destroy the "
                                     "input: choose another file", what, path, g_inputs[i].name);
+        /* the rename would replace a file its owner made read-only; fopen would have refused */
+        if (access(target, W_OK) != 0)
+            return vr_set_error(VR_ERR_IO, "%s '%s' cannot be written: %s", what, path,
+                                strerror(errno));
     }
     for (int i = 0; i < g_output_count; ++i)
         if (!strcmp(g_outputs[i], target))
