@@ -84,8 +84,8 @@ static const char *vr_store_name(int store)
     return g_store_names[store ? 1 : 0];
 }
 
-/* The table, summary and calibration lines: stdout, or stderr when --csv - or --md - takes
- * stdout. */
+/* Where the human-readable lines go: stdout, or stderr when --csv - or --md - takes stdout
+ * (then the table and summary are left out and only the calibration lines remain). */
 static FILE *g_human;
 
 /* ---- timing -------------------------------------------------------------------------------- */
@@ -286,7 +286,7 @@ static void vr_print_table(FILE *f, const vr_bench_row *rows, size_t n, int mark
     }
 }
 
-/* Rows i and j belong to one summary line: same scene, order, load and store. */
+/* Rows i and j belong to one summary line: same scene, order, load, store and cull. */
 static int vr_same_group(const vr_bench_row *a, const vr_bench_row *b)
 {
     return a->scene == b->scene && a->order == b->order && a->load == b->load &&

@@ -6,15 +6,13 @@
  * A command declares its options as a table and calls vr_cli_parse:
  *
  *     vr_cli_orders orders = {{VR_ORDER_FORSYTH}, 1};
- *     int quiet = 0;
  *     const vr_cli_opt opts[] = {
  *         VR_CLI_ORDER(&orders, "forsyth"),
- *  *         {0}};
+ *         {0}};
  *     static const vr_cli_command cmd = {"sim", "SCENE...", "Simulates ...", NULL};
  *     vr_cli_args args;
- *     int rc = vr_cli_parse(&cmd, opts, argc, argv, &args);
- *     if (rc != VR_CLI_CONTINUE)
- *         return rc; // 0 after --help, 2 after a usage error (already printed)
+ *     VR_CLI_PARSE_OR_RETURN(&cmd, opts, argc, argv, &args);
+ *     // returned 0 after --help, 2 after a usage error (already printed)
  *
  * Every command also takes -q/--quiet (vr_progress_quiet: no progress output) and
  * --accept-repairs (vr_scene_set_accept_repairs), listed at the end of its --help.
@@ -331,7 +329,8 @@ void vr_cli_meta_write(FILE *f, const vr_cli_meta *m, const char *prefix);
  * bench-compact). */
 typedef struct vr_cli_bench_out {
     vr_cli_out csv, md; /* --csv and --md; f is NULL when not asked for */
-    FILE *human;        /* the table: stdout, or stderr when --csv - or --md - takes stdout */
+    FILE *human;        /* the human-readable lines: stdout, or stderr when --csv - or --md -
+                           takes stdout (then a command leaves its table out) */
     vr_cli_meta meta;   /* with the D2D copy bandwidth; 0 when it could not be measured */
 } vr_cli_bench_out;
 /* The start of such a command, after its options: opens --csv and --md (NULL: not asked for)

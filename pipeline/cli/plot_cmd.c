@@ -88,7 +88,7 @@ int vr_cmd_plot_bench(int argc, char **argv)
         {"title", 0, "T", "headline (default: Vertex processing time relative to naive)",
          vr_cli_parse_string, &opt.title, 0, 0, 0, 0, NULL},
         {0}};
-    /* the caption shows the command as typed: before getopt permutes argv */
+    /* the caption shows the command as typed (vr_cli_parse leaves argv as it is) */
     char *cmd = vr_cli_command_line(argc, argv);
     vr_cli_args args;
     int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);

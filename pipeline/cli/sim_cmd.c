@@ -221,7 +221,7 @@ static vr_status write_plot(const char *file, void *ctx)
     if (!f)
         return vr_set_error(VR_ERR_IO, "cannot write '%s'", file);
     vr_status s = vr_sim_write_svg(f, j->report, j->cfg);
-    if ((fclose(f) != 0 || s != VR_OK) && s == VR_OK)
+    if (fclose(f) != 0 && s == VR_OK)
         s = vr_set_error(VR_ERR_IO, "writing '%s' failed", file);
     return s;
 }
