@@ -237,19 +237,20 @@ void vr_dice_positions(float *xyz, const vr_dice_result *r)
         vr_dice_position(xyz + 3 * (size_t)i, r, i);
 }
 
-void vr_dice_splat(uint8_t *rgba, uint32_t size, const vr_dice_result *r)
+vr_status vr_dice_splat(uint8_t *rgba, uint32_t size, const vr_dice_result *r)
 {
     assert(rgba && size > 0 && r);
     const size_t pixels = (size_t)size * size;
     float *depth = malloc(pixels * sizeof *depth);
+    if (!depth)
+        return VR_ERROR(VR_ERR_OOM, "out of memory for a %u x %u depth buffer", size, size);
     for (size_t i = 0; i < pixels; ++i) {
         memcpy(rgba + 4 * i, (const uint8_t[4]){32, 32, 36, 255}, 4);
-        if (depth)
-            depth[i] = -INFINITY;
+        depth[i] = -INFINITY;
     }
-    if (!depth || r->count == 0) {
+    if (r->count == 0) {
         free(depth);
-        return;
+        return VR_OK;
     }
     const double yaw = 30.0 * VR_DICE_PI / 180.0, pitch = 20.0 * VR_DICE_PI / 180.0;
     /* depth over the cube's bounding sphere; the view a little tighter (corners are rarely full) */
@@ -281,6 +282,7 @@ void vr_dice_splat(uint8_t *rgba, uint32_t size, const vr_dice_result *r)
             }
     }
     free(depth);
+    return VR_OK;
 }
 
 #ifndef VR_HAVE_CUDA

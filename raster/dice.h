@@ -65,8 +65,9 @@ void vr_dice_positions(float *xyz, const vr_dice_result *r);
 
 /* A picture of the cloud: an orthographic view of the unit cube turned by 30 degrees about y and
  * tilted 20 degrees down, every point a square splat of about one voxel, nearest wins, shaded
- * from light (near) to dark (far) on a dark background. rgba: size * size * 4 bytes. */
-void vr_dice_splat(uint8_t *rgba, uint32_t size, const vr_dice_result *r);
+ * from light (near) to dark (far) on a dark background. rgba: size * size * 4 bytes.
+ * VR_ERR_OOM when its depth buffer cannot be allocated. */
+vr_status vr_dice_splat(uint8_t *rgba, uint32_t size, const vr_dice_result *r);
 
 /* Internal, shared by dice.c and dice.cu: appends slice k's `n` cells (indices y * volume + x,
  * increasing) to r and records its time. VR_ERR_OOM when the arrays cannot grow. */

@@ -10,7 +10,6 @@
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 vr_status vr_image_write_png(const char *path, const uint8_t *rgba, uint32_t width,
                              uint32_t height)

@@ -433,9 +433,7 @@ static vr_status judge_repairs(vr_scene *out, const char *path, const vr_prechec
     if (!vr_scene_accept_repairs())
         return VR_ERROR(VR_ERR_FORMAT, "%s: %s; load it anyway with --accept-repairs", path,
                         note);
-    fprintf(stderr, "warning: %s: %s; loaded anyway (--accept-repairs)\n", path, note);
-    out->repaired += total;
-    snprintf(out->repair_note, sizeof out->repair_note, "%s", note);
+    vr_scene_note_repair(out, total, path, note);
     return VR_OK;
 }
 

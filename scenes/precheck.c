@@ -1827,7 +1827,6 @@ vr_status vr_precheck_file(vr_precheck *out, const char *path)
         free(doc);
         if (st && !has_ext(path, "gltf")) {
             /* JSON-looking but not glTF: not ours to judge beyond its nesting */
-            out->format = "text";
             memset(out, 0, sizeof *out);
             out->triangles = out->draws = out->nodes = VR_PRECHECK_UNKNOWN;
             out->format = "text";

@@ -8,7 +8,6 @@
 #include "sim/sim_private.h"
 
 #include <assert.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -138,8 +138,8 @@ int vr_cmd_dice(int argc, char **argv)
             rc = vr_cli_fail(1, "dice", "out of memory for the picture");
             goto done;
         }
-        vr_dice_splat(rgba, DICE_PNG_SIZE, &r);
-        if (vr_cmd_write_png(png, "PNG", rgba, DICE_PNG_SIZE, DICE_PNG_SIZE) != VR_OK) {
+        if (vr_dice_splat(rgba, DICE_PNG_SIZE, &r) != VR_OK ||
+            vr_cmd_write_png(png, "PNG", rgba, DICE_PNG_SIZE, DICE_PNG_SIZE) != VR_OK) {
             rc = vr_cli_fail_last("dice");
             goto done;
         }
