@@ -50,6 +50,13 @@ static inline void vr_queue_device_free(vr_queue *q)
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
+/* Whether a run compacts its queue per block (culling into an ink or collate queue): then its
+ * kernels are the QB = 1 instances (below: "block-compacted queue"). */
+static inline int vr_queue_blockwise(const vr_reuse_params *p)
+{
+    return p->cull && p->queue_mode != VR_QUEUE_ATOMIC;
+}
+
 /* Host side of a block-compacted launch of `blocks` blocks: a copy of *p whose queue_dev is a
  * new epoch of p->queue_state, or *p unchanged when the queue is not block-compacted (no
  * culling, or queue mode atomic). VR_ERR_ARG naming `who` when the state is missing or holds
@@ -58,7 +65,7 @@ static inline vr_status vr_queue_launch_params(const vr_reuse_params *p, uint32_
                                                const char *who, vr_reuse_params *out)
 {
     *out = *p;
-    if (!p->cull || p->queue_mode == VR_QUEUE_ATOMIC)
+    if (!vr_queue_blockwise(p))
         return VR_OK;
     if (!p->queue_state)
         return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue needs a compaction state "
@@ -272,12 +279,7 @@ static __device__ __forceinline__ void vr_count_culled(const vr_reuse_params &p,
  * keeping the shaded corners instead would cost the registers or shared memory the batchers
  * need for occupancy. All of it runs only when culling with these modes, and each kernel is
  * compiled twice, its template parameter QB (`qb` here) 1 for such a queue and 0 otherwise, so
- * the other paths keep their registers: the host picks with vr_queue_blockwise. */
-static inline int vr_queue_blockwise(const vr_reuse_params *p)
-{
-    return p->cull && p->queue_mode != VR_QUEUE_ATOMIC;
-}
-
+ * the other paths keep their registers: the host picks with vr_queue_blockwise (above). */
 static __device__ __forceinline__ uint32_t vr_queue_block_begin(const vr_reuse_params &p,
                                                                 vr_compact_shared *cs, int qb)
 {

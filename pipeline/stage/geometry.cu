@@ -360,7 +360,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     p.counters = g->d_counters;
     p.shade_counts = g->d_shade_counts;
     p.stream = g->stream;
-    const int blockwise = p.cull && p.queue_mode != VR_QUEUE_ATOMIC && g->triangles > 0;
+    const int blockwise = vr_queue_blockwise(&p) && g->triangles > 0;
     if (blockwise && !g->queue_state) {
         vr_status st = vr_compact_state_create(&g->queue_state, g->triangles, g->stream);
         if (st != VR_OK)
@@ -387,7 +387,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, g->stream));
     if (poison) {
         VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.clip, 0xff, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), g->stream));
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.normal, 0xff, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), g->stream));
+        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.normal, 0xff, tris * VR_QUEUE_NORMAL_FLOATS * sizeof(float), g->stream));
         VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.vertex, 0xff, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t), g->stream));
         VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.tri_id, 0xff, tris * 4, g->stream));
         if (temp_bytes)
@@ -439,7 +439,7 @@ vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out)
     const size_t tris = g->triangles;
     VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     VR_CUDA_CHECK(cudaMemcpy(out->queue.clip, g->d_queue.clip, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), cudaMemcpyDeviceToHost));
-    VR_CUDA_CHECK(cudaMemcpy(out->queue.normal, g->d_queue.normal, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float),
+    VR_CUDA_CHECK(cudaMemcpy(out->queue.normal, g->d_queue.normal, tris * VR_QUEUE_NORMAL_FLOATS * sizeof(float),
                              cudaMemcpyDeviceToHost));
     VR_CUDA_CHECK(cudaMemcpy(out->queue.vertex, g->d_queue.vertex, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost));

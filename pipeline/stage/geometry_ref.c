@@ -23,8 +23,8 @@ vr_status vr_geometry_result_alloc(vr_geometry_result *r, uint32_t triangles,
     r->queue.capacity = triangles;
     /* +1 keeps malloc(0) out of the picture for empty meshes */
     r->queue.clip = calloc((size_t)triangles * VR_QUEUE_CLIP_FLOATS + 1, sizeof(float));
-    r->queue.normal = calloc((size_t)triangles * VR_QUEUE_CLIP_FLOATS + 1, sizeof(float));
-    r->queue.vertex = calloc((size_t)triangles * 3 + 1, sizeof(uint32_t));
+    r->queue.normal = calloc((size_t)triangles * VR_QUEUE_NORMAL_FLOATS + 1, sizeof(float));
+    r->queue.vertex = calloc((size_t)triangles * VR_QUEUE_VERTEX_IDS + 1, sizeof(uint32_t));
     r->queue.tri_id = calloc((size_t)triangles + 1, sizeof(uint32_t));
     r->shade_counts = calloc((size_t)vertex_count + 1, sizeof(uint32_t));
     if (!r->queue.clip || !r->queue.normal || !r->queue.vertex || !r->queue.tri_id ||
@@ -112,8 +112,8 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
     memset(out->shade_counts, 0, (size_t)m->vertex_count * sizeof(uint32_t));
     size_t t = out->triangles;
     memset(out->queue.clip, 0xff, t * VR_QUEUE_CLIP_FLOATS * sizeof(float));
-    memset(out->queue.normal, 0xff, t * VR_QUEUE_CLIP_FLOATS * sizeof(float));
-    memset(out->queue.vertex, 0xff, t * 3 * sizeof(uint32_t));
+    memset(out->queue.normal, 0xff, t * VR_QUEUE_NORMAL_FLOATS * sizeof(float));
+    memset(out->queue.vertex, 0xff, t * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t));
     memset(out->queue.tri_id, 0xff, t * sizeof(uint32_t));
 
     vr_status st = ops->ref(&p);
@@ -332,7 +332,7 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
     memset(d, 0, sizeof *d);
     const uint32_t tris = want->triangles;
     vr_cmp c = {d, log, what, vr_max_abs(want->queue.clip, (size_t)tris * VR_QUEUE_CLIP_FLOATS),
-                vr_max_abs(want->queue.normal, (size_t)tris * VR_QUEUE_CLIP_FLOATS)};
+                vr_max_abs(want->queue.normal, (size_t)tris * VR_QUEUE_NORMAL_FLOATS)};
     const vr_counters *gc = &got->counters, *wc = &want->counters;
     /* with culling, borderline triangles may legitimately change the count (checked below) */
     if (!cull && gc->queue_count != wc->queue_count)
