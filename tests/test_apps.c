@@ -63,12 +63,6 @@ static int flat_grid(vr_mesh *m, uint32_t n)
 }
 
 /* Undirected edges as sorted (lo, hi) pairs of 64 bits, with their multiplicity. */
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Distinct undirected edges by sorting (independent of loop.c's counting sort); with `closed`
  * also checks every edge is used by exactly 2 triangles in opposite directions. */
 static uint64_t count_edges(const vr_mesh *m, int closed, const char *what)
@@ -85,8 +79,8 @@ static uint64_t count_edges(const vr_mesh *m, int closed, const char *what)
         und[h] = a < b ? a << 32 | b : b << 32 | a;
         dir[h] = a << 32 | b;
     }
-    qsort(und, m->index_count, sizeof *und, cmp_u64);
-    qsort(dir, m->index_count, sizeof *dir, cmp_u64);
+    qsort(und, m->index_count, sizeof *und, vr_test_cmp_u64);
+    qsort(dir, m->index_count, sizeof *dir, vr_test_cmp_u64);
     uint64_t edges = 0, bad = 0;
     for (uint32_t i = 0, j; i < m->index_count; i = j) {
         for (j = i; j < m->index_count && und[j] == und[i]; ++j)

@@ -24,6 +24,8 @@ extern "C" {
 /* vr_mesh_load as a test step: 1 when `spec` (a path or a generator) loaded, else 0 after a
  * failed expectation that names it and the message. */
 int vr_test_load(vr_mesh *m, const char *spec);
+/* qsort / bsearch order of uint64_t keys. */
+int vr_test_cmp_u64(const void *a, const void *b);
 
 /* ---- tests/test_reuse.c ------------------------------------------------------------------- */
 

@@ -490,12 +490,6 @@ VR_TEST(test_transform_overflow, "scenes/files-transform-overflow")
 
 /* ---- .gts: exactly the source triangles ---------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Triangles as sorted keys: ids mapped through `map` (may be NULL), 21 bits each, in their
  * smallest rotation (winding kept). Caller frees. */
 static uint64_t *triangle_keys(const vr_mesh *m, const uint32_t *map)
@@ -513,7 +507,7 @@ static uint64_t *triangle_keys(const vr_mesh *m, const uint32_t *map)
         }
     }
     if (keys)
-        qsort(keys, n, sizeof *keys, cmp_u64);
+        qsort(keys, n, sizeof *keys, vr_test_cmp_u64);
     return keys;
 }
 

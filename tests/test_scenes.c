@@ -85,9 +85,9 @@ static uint32_t *triangle_multiset(const vr_mesh *m)
     return t;
 }
 
-static int cmp_u64(const void *a, const void *b)
+int vr_test_cmp_u64(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -100,12 +100,12 @@ static uint64_t open_edges(const vr_mesh *m)
     for (size_t i = 0; i < n; i += 3)
         for (int k = 0; k < 3; ++k)
             e[i + k] = (uint64_t)m->indices[i + k] << 32 | m->indices[i + (k + 1) % 3];
-    qsort(e, n, sizeof *e, cmp_u64);
+    qsort(e, n, sizeof *e, vr_test_cmp_u64);
     uint64_t bad = 0;
     for (size_t i = 0; i < n; ++i) {
         uint64_t twin = (e[i] << 32) | (e[i] >> 32);
         int dup = (i > 0 && e[i - 1] == e[i]) || (i + 1 < n && e[i + 1] == e[i]);
-        bad += dup || !bsearch(&twin, e, n, sizeof *e, cmp_u64);
+        bad += dup || !bsearch(&twin, e, n, sizeof *e, vr_test_cmp_u64);
     }
     free(e);
     return bad;
