@@ -180,7 +180,8 @@ int vr_cli_split(const char *s, char *items, size_t size, int max);
      18446744073709551615.0, 0, NULL}
 #define VR_CLI_STRATEGY(dst, deflt)                                                             \
     {"strategy", 0, "LIST",                                                                     \
-     "strategies, comma separated: naive, warp, hash, phash, sort, multi, or all "             \
+     "strategies, comma separated: naive, warp, hash, phash, sort, multi, patch, meshlet, or "  \
+     "all "                                                                                     \
      "(default " deflt ")",                                                                     \
      vr_cli_parse_strategies, (dst), 0, 0, 0, 0, NULL}
 #define VR_CLI_LOAD(dst, deflt)                                                                 \

@@ -25,6 +25,8 @@ static const char *const g_heat_strategies[TOUR_PANELS - 1] = {"naive", "warp", 
 /* How a strategy groups indices before it looks for repeated vertices. */
 static const char *batching(const vr_reuse_ops *ops)
 {
+    if (ops->plan)
+        return "plan"; /* static batches from a load-time plan: patches, meshlets */
     return ops->dynamic ? "dynamic" : ops->kind == VR_REUSE_WARP ? "static" : "none";
 }
 
