@@ -6,17 +6,7 @@
  */
 #include "reuse/plan.cuh"
 
-/* See vr_plan_batch (reuse/plan.cuh): one block per meshlet; QB 1 compacts a culling run's
- * queue per block (ink, collate), 0 otherwise. */
-template <int QB>
-static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
-vr_meshlet_kernel(vr_reuse_params p, uint32_t table_log2)
-{
-    __shared__ uint32_t s_warp[VR_WARP_SIZE];
-    __shared__ uint32_t s_failed;
-    __shared__ vr_compact_shared cs;
-    vr_plan_batch(p, table_log2, s_warp, &s_failed, &cs, QB);
-}
+VR_PLAN_KERNEL(meshlet) /* reuse/plan.cuh: one block per meshlet */
 
 extern "C" vr_status vr_meshlet_run(const vr_reuse_params *p)
 {

@@ -72,18 +72,10 @@ vr_status vr_meshlets_build(vr_batch_plan *out, const uint32_t *indices, uint32_
                             uint32_t max_indices)
 {
     assert(out && (indices || index_count == 0));
-    memset(out, 0, sizeof *out);
-    vr_status st = vr_batch_plan_check_limits(max_unique, max_indices, "meshlets");
-    if (st != VR_OK)
+    vr_status st = vr_batch_plan_begin(out, index_count, max_unique, max_indices, "meshlets");
+    if (st != VR_OK || index_count == 0)
         return st;
-    if (index_count % 3 != 0)
-        return VR_ERROR(VR_ERR_FORMAT, "meshlets: index count %u is not a multiple of 3",
-                        index_count);
     const uint32_t F = index_count / 3, max_faces = max_indices / 3;
-    if (F == 0) {
-        out->starts = calloc(1, sizeof *out->starts);
-        return out->starts ? VR_OK : VR_ERROR(VR_ERR_OOM, "meshlets: empty plan");
-    }
     assert(positions);
     uint32_t mv, mt;
     vr_meshlet_limits(&mv, &mt, max_unique, max_indices);

@@ -5,7 +5,7 @@
  * farthest from the patch boundary), and a patch that breaks a limit gets a second seed (its face
  * farthest from the seed) until every patch fits. What RXMesh bounds by a face count we bound by
  * the batch limits: faces <= max_indices / 3 and owned + ribbon vertices <= N_u. Also the plan
- * helpers shared with meshlets.c (free, limits, permuted indices, validation).
+ * helpers shared with meshlets.c (begin, free, permuted indices, validation).
  * Single-threaded and deterministic: the seeds come from a fixed-seed generator, every tie is
  * broken by queue order. Try: `vreuse_tests reuse/plan`, `vreuse sim horse.ply --order random`.
  */
@@ -46,8 +46,11 @@ void vr_batch_plan_free(vr_batch_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-vr_status vr_batch_plan_check_limits(uint32_t max_unique, uint32_t max_indices, const char *who)
+vr_status vr_batch_plan_begin(vr_batch_plan *out, uint32_t index_count, uint32_t max_unique,
+                              uint32_t max_indices, const char *who)
 {
+    assert(out && who);
+    memset(out, 0, sizeof *out);
     if (max_unique < VR_NU_MIN || max_unique > VR_NU_MAX)
         return VR_ERROR(VR_ERR_ARG, "%s: N_u = %u must be in %u..%u", who, max_unique, VR_NU_MIN,
                         VR_NU_MAX);
@@ -56,6 +59,11 @@ vr_status vr_batch_plan_check_limits(uint32_t max_unique, uint32_t max_indices, 
         return VR_ERROR(VR_ERR_ARG,
                         "%s: max_indices %u must be a multiple of 3 (whole triangles) in %u..%u",
                         who, max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
+    if (index_count % 3 != 0)
+        return VR_ERROR(VR_ERR_FORMAT, "%s: index count %u is not a multiple of 3", who,
+                        index_count);
+    if (index_count == 0 && !(out->starts = calloc(1, sizeof *out->starts)))
+        return VR_ERROR(VR_ERR_OOM, "%s: empty plan", who);
     return VR_OK;
 }
 
@@ -718,18 +726,10 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
                            uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices)
 {
     assert(out && (indices || index_count == 0));
-    memset(out, 0, sizeof *out);
-    vr_status st = vr_batch_plan_check_limits(max_unique, max_indices, "patches");
-    if (st != VR_OK)
+    vr_status st = vr_batch_plan_begin(out, index_count, max_unique, max_indices, "patches");
+    if (st != VR_OK || index_count == 0)
         return st;
-    if (index_count % 3 != 0)
-        return VR_ERROR(VR_ERR_FORMAT, "patches: index count %u is not a multiple of 3",
-                        index_count);
     const size_t F = index_count / 3;
-    if (F == 0) {
-        out->starts = calloc(1, sizeof *out->starts);
-        return out->starts ? VR_OK : VR_ERROR(VR_ERR_OOM, "patches: empty plan");
-    }
     vr_pb b;
     memset(&b, 0, sizeof b);
     b.faces = (uint32_t)F;

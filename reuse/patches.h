@@ -44,10 +44,13 @@ typedef struct vr_batch_plan {
 /* Frees the arrays; accepts NULL and a zeroed plan, leaves it zeroed. */
 void vr_batch_plan_free(vr_batch_plan *plan);
 
-/* The limits every builder takes, checked the way the batchers check them: max_unique (N_u) in
- * VR_NU_MIN..VR_NU_MAX, max_indices a multiple of 3 in VR_MAX_INDICES_MIN..VR_MAX_INDICES_MAX.
- * VR_ERR_ARG naming `who` otherwise. */
-vr_status vr_batch_plan_check_limits(uint32_t max_unique, uint32_t max_indices, const char *who);
+/* How every builder starts: zeroes *out, checks the limits the way the batchers check them -
+ * max_unique (N_u) in VR_NU_MIN..VR_NU_MAX, max_indices a multiple of 3 in
+ * VR_MAX_INDICES_MIN..VR_MAX_INDICES_MAX (VR_ERR_ARG naming `who` otherwise) - and index_count
+ * (VR_ERR_FORMAT when no multiple of 3); with index_count 0, *out is then the whole (empty) plan:
+ * no batches, starts[0] = 0 (VR_ERR_OOM when even that cannot be allocated). */
+vr_status vr_batch_plan_begin(vr_batch_plan *out, uint32_t index_count, uint32_t max_unique,
+                              uint32_t max_indices, const char *who);
 
 /* RXMesh-style patches, deterministic (same input, same plan; no clock, no threads): faces are
  * grouped into edge-connected patches by multi-source region growing from seeds, refined by

@@ -53,4 +53,19 @@ static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
     vr_dyn_finish_hashed(p, s, slots, s_warp, s_failed, b, cs, qb, p.tri_ids);
 }
 
+/* The kernel of a static plan strategy, vr_NAME_kernel<QB> (QB 1: a culling run compacts its
+ * queue per block, ink or collate; 0 otherwise): one block per batch, see vr_plan_batch. The
+ * strategies differ in their plans, not in how a batch is processed, so they share this body
+ * and keep their own kernel names (profiles, launch messages). */
+#define VR_PLAN_KERNEL(name)                                                                    \
+    template <int QB>                                                                           \
+    static __global__ void __maxnreg__(VR_DYN_MAX_REGS)                                         \
+        vr_##name##_kernel(vr_reuse_params p, uint32_t table_log2)                              \
+    {                                                                                           \
+        __shared__ uint32_t s_warp[VR_WARP_SIZE];                                               \
+        __shared__ uint32_t s_failed;                                                           \
+        __shared__ vr_compact_shared cs;                                                        \
+        vr_plan_batch(p, table_log2, s_warp, &s_failed, &cs, QB);                               \
+    }
+
 #endif

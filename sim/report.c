@@ -111,6 +111,36 @@ static uint32_t sweep_sizes(uint32_t *sizes, const vr_sim_config *cfg)
     return n;
 }
 
+/* A table whose first two columns are scene and order: header cells written, 1; or 0 after
+ * saying that memory ran out. */
+static int table_begin(FILE *f, text_table *t, uint32_t cols, uint32_t left_cols, uint32_t rows)
+{
+    if (!table_init(t, cols, left_cols, rows)) {
+        fprintf(f, "sim: out of memory formatting the table\n");
+        return 0;
+    }
+    strcpy(table_cell(t, 0, 0), "scene");
+    strcpy(table_cell(t, 0, 1), "order");
+    return 1;
+}
+
+/* Row r's first two cells, its scene and order; returns the next column. */
+static uint32_t label_cells(text_table *t, uint32_t r, const vr_sim_report *p)
+{
+    snprintf(table_cell(t, r, 0), CELL, "%s", p->scene);
+    snprintf(table_cell(t, r, 1), CELL, "%s", p->order);
+    return 2;
+}
+
+/* The header cells of the plans cfg enables, from column *c on. */
+static void plan_header_cells(text_table *t, uint32_t *c, const vr_sim_config *cfg)
+{
+    if (cfg->patch)
+        strcpy(table_cell(t, 0, (*c)++), "patch");
+    if (cfg->meshlet)
+        strcpy(table_cell(t, 0, (*c)++), "meshlet");
+}
+
 /* Seconds per million triangles, or "-" when not measured. */
 static void per_mtri_cell(char *cell, double seconds, uint64_t triangles)
 {
@@ -127,24 +157,15 @@ static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t cou
 {
     text_table t;
     const uint32_t cols = 4 + (cfg->patch ? 1 : 0) + (cfg->meshlet ? 1 : 0);
-    if (!table_init(&t, cols, 2, count + 1)) {
-        fprintf(f, "sim: out of memory formatting the table\n");
+    if (!table_begin(f, &t, cols, 2, count + 1))
         return;
-    }
-    uint32_t c = 0;
-    strcpy(table_cell(&t, 0, c++), "scene");
-    strcpy(table_cell(&t, 0, c++), "order");
+    uint32_t c = 2;
     strcpy(table_cell(&t, 0, c++), "tris");
     strcpy(table_cell(&t, 0, c++), "reorder");
-    if (cfg->patch)
-        strcpy(table_cell(&t, 0, c++), "patch");
-    if (cfg->meshlet)
-        strcpy(table_cell(&t, 0, c++), "meshlet");
+    plan_header_cells(&t, &c, cfg);
     for (uint32_t r = 0; r < count; ++r) {
         const vr_sim_report *p = &reports[r];
-        c = 0;
-        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->scene);
-        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->order);
+        c = label_cells(&t, r + 1, p);
         snprintf(table_cell(&t, r + 1, c++), CELL, "%llu", (unsigned long long)p->triangles);
         per_mtri_cell(table_cell(&t, r + 1, c++), p->order_seconds, p->triangles);
         if (cfg->patch)
@@ -171,13 +192,9 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
             pc_cols += cfg->parallel_count;
     uint32_t cols = 5 + pc_cols + (cfg->warp ? 1 : 0) + (cfg->dynamic ? 1 : 0) +
                     (cfg->patch ? 1 : 0) + (cfg->meshlet ? 1 : 0);
-    if (!table_init(&t, cols, 2, count + 1)) {
-        fprintf(f, "sim: out of memory formatting the table\n");
+    if (!table_begin(f, &t, cols, 2, count + 1))
         return;
-    }
-    uint32_t c = 0;
-    strcpy(table_cell(&t, 0, c++), "scene");
-    strcpy(table_cell(&t, 0, c++), "order");
+    uint32_t c = 2;
     strcpy(table_cell(&t, 0, c++), "verts");
     strcpy(table_cell(&t, 0, c++), "tris");
     strcpy(table_cell(&t, 0, c++), "ideal");
@@ -189,15 +206,10 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
         strcpy(table_cell(&t, 0, c++), "warp");
     if (cfg->dynamic)
         strcpy(table_cell(&t, 0, c++), "dyn");
-    if (cfg->patch)
-        strcpy(table_cell(&t, 0, c++), "patch");
-    if (cfg->meshlet)
-        strcpy(table_cell(&t, 0, c++), "meshlet");
+    plan_header_cells(&t, &c, cfg);
     for (uint32_t r = 0; r < count; ++r) {
         const vr_sim_report *p = &reports[r];
-        c = 0;
-        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->scene);
-        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->order);
+        c = label_cells(&t, r + 1, p);
         snprintf(table_cell(&t, r + 1, c++), CELL, "%u", p->referenced_vertices);
         snprintf(table_cell(&t, r + 1, c++), CELL, "%llu", (unsigned long long)p->triangles);
         reuse_cell(table_cell(&t, r + 1, c++), p->ideal.reuse);

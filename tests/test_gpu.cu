@@ -394,10 +394,6 @@ VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
     const uint32_t tris = m.index_count / 3, bad = 5;
     plan.tri_order[bad] = tris + 7;
     const vr_reuse_params defaults = vr_reuse_params_default();
-    vr_reuse_params p = vr_reuse_params_input(&defaults, NULL, m.index_count, NULL, NULL,
-                                              m.vertex_count);
-    p.count = 1;
-    p.batch_count = plan.batch_count;
     uint32_t *d_idx = NULL, *d_ids = NULL, *d_starts = NULL;
     float *d_pos = NULL, *d_nrm = NULL;
     vr_counters *d_counters = NULL;
@@ -422,11 +418,12 @@ VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
         VR_EXPECT_CUDA(cudaMemcpy(d_nrm, m.normals, vbytes, cudaMemcpyHostToDevice));
         VR_EXPECT_CUDA(cudaMemset(d_counters, 0, sizeof(vr_counters)));
         VR_EXPECT_CUDA(cudaMemset(q.tri_id, 0xff, (size_t)tris * 4));
-        p.indices = d_idx;
+        vr_reuse_params p = vr_reuse_params_input(&defaults, d_idx, m.index_count, d_pos, d_nrm,
+                                                  m.vertex_count);
+        p.count = 1;
         p.tri_ids = d_ids;
         p.batch_starts = d_starts;
-        p.positions = d_pos;
-        p.normals = d_nrm;
+        p.batch_count = plan.batch_count;
         p.counters = d_counters;
         p.queue = q;
         VR_EXPECT(ops->run(&p) == VR_OK, "patch run: %s", vr_last_error());

@@ -56,13 +56,7 @@ static vr_mesh vr_plan_mesh(const uint32_t *idx, uint32_t index_count, uint32_t 
         pos[3 * v + 1] = (float)(v % 3);
         pos[3 * v + 2] = 0.25f * (float)(v % 5);
     }
-    vr_mesh m;
-    memset(&m, 0, sizeof m);
-    m.vertex_count = vertex_count;
-    m.positions = pos;
-    m.normals = pos;
-    m.index_count = index_count;
-    m.indices = (uint32_t *)idx;
+    const vr_mesh m = {vertex_count, pos, pos, NULL, index_count, (uint32_t *)idx};
     return m;
 }
 
