@@ -150,6 +150,22 @@ VR_TEST(test_plan_small, "reuse/plan-small")
                       "%s %s: %u batches, want %u", meshlet ? "meshlets" : "patches",
                       cases[i].name, b, cases[i].batches);
         }
+    /* seeded soups of random triangles over few vertices: non-manifold edges everywhere,
+     * repeated and degenerate triangles, several components */
+    uint64_t x = 88172645463325252ull;
+    static const uint32_t soup_limits[][2] = {{3, 3}, {4, 12}, {16, 60}, {256, 1023}};
+    for (uint32_t n = 0; n < 8; ++n) {
+        const uint32_t V = 8 + 15 * n, T = 20 + 37 * n;
+        uint32_t idx[3 * 279];
+        for (uint32_t i = 0; i < 3 * T; ++i) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            idx[i] = (uint32_t)(x % V);
+        }
+        const vr_mesh m = vr_plan_mesh(idx, 3 * T, V, pos);
+        for (size_t l = 0; l < sizeof soup_limits / sizeof soup_limits[0]; ++l)
+            for (int meshlet = 0; meshlet < 2; ++meshlet)
+                vr_plan_check(meshlet, &m, soup_limits[l][0], soup_limits[l][1], "soup");
+    }
     return VR_TEST_RESULT();
 }
 
