@@ -38,4 +38,10 @@
 /* Timed repetitions of a benchmark or frame loop. */
 #define VR_REPS_MAX 100000u
 
+/* `vreuse dice`: the volume is N x N x N voxels, N slices of N x N pixels each. 2048 keeps a
+ * cell coordinate within 11 bits and a slice's HistoPyramid (4M cells) small. */
+#define VR_DICE_VOLUME_DEFAULT 256u /* the paper's Dicer volume */
+#define VR_DICE_VOLUME_MIN 8u
+#define VR_DICE_VOLUME_MAX 2048u
+
 #endif

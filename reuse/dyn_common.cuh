@@ -111,6 +111,24 @@ static __device__ __forceinline__ int vr_dyn_batch_bounds(const vr_reuse_params 
     return ok;
 }
 
+/* The start of every dynamic batcher's block, called by every thread first: the block's batch
+ * (vr_queue_block_begin: blockIdx.x, or its ink ticket) in *batch (NULL: not wanted), its bounds
+ * read and checked
+ * into *b. 0 when the block has nothing to do - bounds broken (counted as overflow) or an empty
+ * batch - after it took its part in the queue's compaction (vr_queue_block_skip). */
+static __device__ __forceinline__ int vr_dyn_block_start(const vr_reuse_params &p,
+                                                         vr_compact_shared *cs, int qb,
+                                                         uint32_t *batch, vr_dyn_batch *b)
+{
+    const uint32_t mine = vr_queue_block_begin(p, cs, qb);
+    if (batch)
+        *batch = mine;
+    if (vr_dyn_batch_bounds(p, mine, b) && b->count != 0)
+        return 1;
+    vr_queue_block_skip(p, cs, qb);
+    return 0;
+}
+
 /* Thread 0 counts a batch that cannot be processed (more distinct vertices than N_u, or a
  * full hash table) in counters->overflow; the caller returns, block-uniformly. */
 static __device__ __forceinline__ void vr_dyn_reject(const vr_reuse_params &p, uint32_t tri_count)

@@ -24,12 +24,9 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
     __shared__ vr_compact_shared cs;
-    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
-        vr_queue_block_skip(p, &cs, QB);
+    if (!vr_dyn_block_start(p, &cs, QB, NULL, &b))
         return;
-    }
     const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);
 
@@ -61,12 +58,10 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
     __shared__ uint32_t s_failed;
     __shared__ vr_gts_batch_state st;
     __shared__ vr_compact_shared cs;
-    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
+    uint32_t batch;
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
-        vr_queue_block_skip(p, &cs, QB);
+    if (!vr_dyn_block_start(p, &cs, QB, &batch, &b))
         return;
-    }
     const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve_alias(p.max_unique, slots,
                                                   4u * vr_gts_batch_scratch_words(v_cap));

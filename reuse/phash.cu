@@ -27,12 +27,9 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
     __shared__ vr_compact_shared cs;
-    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
-        vr_queue_block_skip(p, &cs, QB);
+    if (!vr_dyn_block_start(p, &cs, QB, NULL, &b))
         return;
-    }
     const uint32_t slots = 1u << table_log2, mask = slots - 1;
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);

@@ -51,13 +51,10 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
     __shared__ uint32_t s_min[WARPS], s_max[WARPS];
     __shared__ vr_compact_shared cs;
 
-    const uint32_t batch = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
     /* the host picked CAP >= p.max_indices, so an accepted batch fits the keys */
-    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
-        vr_queue_block_skip(p, &cs, QB);
+    if (!vr_dyn_block_start(p, &cs, QB, NULL, &b))
         return;
-    }
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, 0);
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
 

@@ -310,11 +310,11 @@ static __device__ __forceinline__ uint32_t vr_queue_block_base(const vr_reuse_pa
 {
     const uint32_t base = p.queue_mode == VR_QUEUE_INK ? vr_compact_ordered_base(p.queue_dev, cs)
                                                        : vr_compact_collate_base(p.queue_dev, cs);
-    if (threadIdx.x == 0) { /* the bases end with a __syncthreads: nobody reads total now */
-        if (cs->total)
-            atomicAdd(&p.counters->queue_count, cs->total);
+    if (threadIdx.x == 0 && cs->total)
+        atomicAdd(&p.counters->queue_count, cs->total);
+    __syncthreads(); /* every thread has read the shared base and total */
+    if (threadIdx.x == 0)
         cs->total = 0; /* pass 1's first rank reads it after a __syncthreads */
-    }
     return base;
 }
 

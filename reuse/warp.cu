@@ -220,30 +220,37 @@ extern "C" vr_status vr_warp_run(const vr_reuse_params *p)
     if (p->index_count == 0)
         return VR_OK;
     const uint32_t warps = vr_grid_blocks(p->index_count, batch);
-    const uint32_t warps_per_block = p->block_size / VR_WARP_SIZE;
+    const int stashed = vr_queue_blockwise(p);
+    uint32_t warps_per_block = p->block_size / VR_WARP_SIZE;
+    if (stashed) {
+        /* the stashes of a block's warps must fit its shared memory: with long batches
+         * (4 KB of stash per 128 indices) a block holds fewer warps than --block asks. Each
+         * warp still owns its batch and batches stay in warp order, so the queue is the same;
+         * only the grouping of warps into blocks changes. */
+        int device, max_optin;
+        VR_CUDA_CHECK(cudaGetDevice(&device));
+        VR_CUDA_CHECK(cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                             device));
+        const size_t room = (size_t)max_optin - sizeof(vr_compact_shared);
+        while (warps_per_block > 1 && vr_warp_shared_bytes(batch, warps_per_block, 1) > room)
+            --warps_per_block;
+        if (vr_warp_shared_bytes(batch, warps_per_block, 1) > room)
+            return VR_ERROR(VR_ERR_ARG, "warp: one warp's stash for a %s queue needs %zu bytes of "
+                            "shared memory, the GPU has %zu", vr_queue_mode_names[p->queue_mode],
+                            vr_warp_shared_bytes(batch, 1, 1), room);
+    }
     const uint32_t blocks = vr_grid_blocks(warps, warps_per_block);
     /* <= 32 * 1536 = 48 KiB, or with a block-compacted queue the stashes as well */
-    const int stashed = vr_queue_blockwise(p);
     const size_t shared = vr_warp_shared_bytes(batch, warps_per_block, stashed);
     vr_reuse_params q;
     if ((st = vr_queue_launch_params(p, blocks, "warp", &q)) != VR_OK)
         return st;
     if (stashed) {
-        int device, max_optin;
-        VR_CUDA_CHECK(cudaGetDevice(&device));
-        VR_CUDA_CHECK(cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                             device));
-        if (shared + sizeof(vr_compact_shared) > (size_t)max_optin)
-            return VR_ERROR(VR_ERR_ARG,
-                            "warp: a %s queue keeps each warp's shaded vertices: %zu bytes of "
-                            "shared memory for %u warps of %u indices, the GPU has %d; use a "
-                            "smaller --block or --warp-batch, or --queue atomic",
-                            vr_queue_mode_names[p->queue_mode], shared, warps_per_block, batch,
-                            max_optin);
         VR_CUDA_CHECK(cudaFuncSetAttribute(vr_warp_kernel<1>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)shared));
-        vr_warp_kernel<1><<<blocks, p->block_size, shared, (cudaStream_t)p->stream>>>(q);
+        vr_warp_kernel<1><<<blocks, warps_per_block * VR_WARP_SIZE, shared,
+                            (cudaStream_t)p->stream>>>(q);
     } else {
         vr_warp_kernel<0><<<blocks, p->block_size, shared, (cudaStream_t)p->stream>>>(q);
     }

@@ -17,11 +17,12 @@ reuse: pipeline pipeline/gts pipeline/compact
 scenes: pipeline pipeline/gts
 sim: pipeline reuse
 pipeline/stage: pipeline pipeline/gts pipeline/compact reuse
+pipeline/apps: pipeline reuse scenes
 pipeline/lib: pipeline pipeline/gts pipeline/compact reuse sim pipeline/stage
 raster: pipeline pipeline/gts pipeline/compact reuse pipeline/stage
 bench: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster
 pipeline/cli: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench
-tests: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench pipeline/cli tests
+tests: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage pipeline/apps raster bench pipeline/cli tests
 tests/example:
 '
 fail=0

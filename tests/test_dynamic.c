@@ -699,8 +699,19 @@ static vr_status run_gpu(vr_geometry_result *out, vr_reuse_kind kind, const vr_m
         p.shade_counts = d[9];
         p.temp = NULL;
         p.stream = NULL;
-        st = vr_reuse_all[kind].run(&p);
+        /* culling into an ink or collate queue: the caller owns the compaction state */
+        vr_compact_state *qs = NULL;
+        if (p.cull && p.queue_mode != VR_QUEUE_ATOMIC)
+            st = vr_compact_state_create(&qs, (uint32_t)(tris > batch_count ? tris : batch_count) + 1u,
+                                         NULL);
+        p.queue_state = qs;
+        if (st == VR_OK)
+            st = vr_reuse_all[kind].run(&p);
         e = cudaDeviceSynchronize();
+        uint32_t kept = 0;
+        if (st == VR_OK && e == cudaSuccess && qs)
+            st = vr_compact_state_result(qs, &kept); /* VR_ERR_CUDA when a block waited too long */
+        vr_compact_state_destroy(qs);
     }
     if (e == cudaSuccess)
         e = cudaMemcpy(out->queue.clip, d[4], tris * 48, cudaMemcpyDeviceToHost);

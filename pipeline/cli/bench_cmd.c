@@ -735,9 +735,7 @@ int vr_cmd_bench(int argc, char **argv)
          NULL, &o.queue_write, 1, 0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (o.queue_write && (md || o.calibrate))
         return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write writes a table and --csv only "
                            "(no --md, no --calibrate)");

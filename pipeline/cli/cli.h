@@ -93,6 +93,15 @@ typedef struct vr_cli_args {
  * left in the order typed. */
 int vr_cli_parse(const vr_cli_command *cmd, const vr_cli_opt *opts, int argc, char **argv,
                  vr_cli_args *args);
+
+/* The usual start of a command: parses argv by the table and returns from the calling command
+ * with vr_cli_parse's result unless it is VR_CLI_CONTINUE (help printed, a usage error). */
+#define VR_CLI_PARSE_OR_RETURN(cmd, opts, argc, argv, args)                                  \
+    do {                                                                                  \
+        const int vr_cli_parse_rc_ = vr_cli_parse((cmd), (opts), (argc), (argv), (args)); \
+        if (vr_cli_parse_rc_ != VR_CLI_CONTINUE)                                          \
+            return vr_cli_parse_rc_;                                                      \
+    } while (0)
 /* The generated help: usage line, about, one entry per option (name, value, help), epilog. */
 void vr_cli_help(FILE *f, const vr_cli_command *cmd, const vr_cli_opt *opts);
 /* "vreuse CMD: " + message + "\n" on stderr (printf style); returns `rc`, for

@@ -304,9 +304,7 @@ int vr_cmd_bench_compact(int argc, char **argv)
          vr_cli_parse_path, &md, 0, 0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (args.count > 0)
         return vr_cli_fail(VR_CLI_USAGE, "bench-compact", "unexpected operand '%s' (it takes "
                            "options only; see vreuse bench-compact --help)", args.v[0]);

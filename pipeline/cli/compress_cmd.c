@@ -262,9 +262,7 @@ int vr_cmd_compress(int argc, char **argv)
         VR_CLI_REPS(&reps, "20"),
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (out && restarts.count > 1)
         return vr_cli_fail(VR_CLI_USAGE, "compress",
                            "-o writes one file; pick one --restart mode (r or deg)");
@@ -276,7 +274,7 @@ int vr_cmd_compress(int argc, char **argv)
     vr_mesh m;
     if (vr_mesh_load(&m, spec) != VR_OK)
         return vr_cli_fail_last("compress");
-    rc = 0;
+    int rc = 0;
     for (int i = 0; i < restarts.count && !rc; ++i)
         rc = compress_one(&m, spec, (vr_gts_restart)restarts.v[i], &opt, out, bench, reps);
     vr_mesh_free(&m);

@@ -180,9 +180,7 @@ int vr_cmd_export(int argc, char **argv)
          &no_check, 1, 0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (!out)
         return vr_cli_fail(VR_CLI_USAGE, "export", "-o OUT is required (OUT.obj, OUT.ply, "
                            "OUT.glb or OUT.gts)");
@@ -230,7 +228,7 @@ int vr_cmd_export(int argc, char **argv)
            vr_format_count(b[2], stat(out, &st) == 0 ? (unsigned long long)st.st_size : 0));
     /* a destination that is no regular file (/dev/null) was written directly: nothing to read */
     const int readable = stat(out, &st) == 0 && S_ISREG(st.st_mode);
-    rc = no_check || !readable ? 0 : check_back(out, (vr_mesh_format)fmt, &m, &counts);
+    const int rc = no_check || !readable ? 0 : check_back(out, (vr_mesh_format)fmt, &m, &counts);
     vr_mesh_free(&m);
     return rc;
 }

@@ -626,9 +626,7 @@ static int vr_glref_main(int argc, char **argv)
          vr_cli_parse_path, &png_prefix, 0, 0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr under tee */
 
     /* the CSV first: a bad path fails before the GL context, never over an input */
@@ -666,7 +664,7 @@ static int vr_glref_main(int argc, char **argv)
             "tris", "indices", "vs_invoc", "shd/tri", "reuse", "draw_med", "draw_min", "prims",
             "clip_out");
     /* a scene that fails is reported and skipped; the exit status says something failed */
-    rc = 0;
+    int rc = 0;
     for (int s = 0; s < args.count; ++s)
         for (int o = 0; o < orders.count; ++o)
             rc |= vr_glref_scene(&g, prog, args.v[s], orders.v[o], seed, reps, png_prefix, human,

@@ -446,9 +446,7 @@ int vr_cmd_bench_gts(int argc, char **argv)
         VR_CLI_CSV(&csv),
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     o.scenes = args.v;
     o.scene_count = args.count;
     for (int i = 0; i < o.scene_count; ++i)

@@ -115,9 +115,7 @@ int vr_cmd_info(int argc, char **argv)
          "('-': standard output)", vr_cli_parse_path, &csv, 0, 0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     vr_cli_out out;
     memset(&out, 0, sizeof out);
     if (csv && vr_cli_out_open(&out, csv, "CSV", 0) != VR_OK)
@@ -126,7 +124,7 @@ int vr_cmd_info(int argc, char **argv)
         fprintf(out.f, "source,draws,vertices,referenced_vertices,triangles,degenerate_triangles,"
                 "ideal_reuse,min_x,min_y,min_z,max_x,max_y,max_z,texcoords,order,load_ms,"
                 "reorder_ms,repaired\n");
-    rc = 0;
+    int rc = 0;
     for (int i = 0; i < args.count; ++i)
         for (int o = 0; o < orders.count; ++o)
             if (info_one(args.v[i], orders.v[o], seed, csv ? out.f : NULL, o == 0))

@@ -33,6 +33,8 @@ static const command g_commands[] = {
      vr_cmd_bench_gts},
     {"bench-compact", "", "GPU stream compaction: in-kernel, HistoPyramid, CUB, scan",
      vr_cmd_bench_compact},
+    {"dice", "SCENE", "the paper's Dicer: surface voxels of an N^3 volume as a point cloud (PLY)",
+     vr_cmd_dice},
     {"render", "SCENE ...", "rasterize to PNG: shaded, --heatmap (shading counts), --batches",
      vr_cmd_render},
 #ifdef VR_HAVE_SDL2

@@ -120,6 +120,25 @@ static void write_ply(FILE *f, const vr_mesh *m, const char *comment)
     }
 }
 
+vr_status vr_points_write_ply(const char *path, const float *xyz, uint32_t count,
+                              const char *comment)
+{
+    assert(path && (xyz || count == 0));
+    char line[512];
+    one_line(line, sizeof line, comment ? comment : "points written by vreuse");
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return VR_ERROR(VR_ERR_IO, "cannot write '%s'", path);
+    fprintf(f, "ply\nformat binary_little_endian 1.0\ncomment %s\nelement vertex %u\n"
+               "property float x\nproperty float y\nproperty float z\nend_header\n",
+            line, count);
+    put32(f, xyz, 3 * (size_t)count);
+    const int failed = ferror(f);
+    if (fclose(f) != 0 || failed)
+        return VR_ERROR(VR_ERR_IO, "'%s': write failed (disk full?)", path);
+    return VR_OK;
+}
+
 /* ---- GLB ------------------------------------------------------------------------------------ */
 
 /* The JSON chunk: one node, one mesh, one triangle primitive over four (three without

@@ -45,6 +45,11 @@ int vr_mesh_format_of(const char *path);
 vr_status vr_mesh_write(const char *path, vr_mesh_format f, const vr_mesh *m,
                         const char *comment);
 
+/* Writes a point cloud: PLY, binary little endian, `count` vertices with float x y z (xyz: 3 *
+ * count floats) and no faces; `comment` as for vr_mesh_write. VR_ERR_IO naming `path`. */
+vr_status vr_points_write_ply(const char *path, const float *xyz, uint32_t count,
+                              const char *comment);
+
 #ifdef __cplusplus
 }
 #endif

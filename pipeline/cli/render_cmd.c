@@ -619,9 +619,7 @@ int vr_cmd_render(int argc, char **argv)
          0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (job.annotate < 0)
         job.annotate = job.strategies.count > 1;
     for (int p = 0; p < job.strategies.count && job.gts_batches; ++p)
@@ -666,7 +664,7 @@ int vr_cmd_render(int argc, char **argv)
     else
         fprintf(job.log, "vreuse render: device CPU twins; %s\n", vr_gpu_device_name());
 
-    rc = 0;
+    int rc = 0;
     for (int i = 0; i < scene_count; ++i)
         rc |= render_scene(&job, scenes[i]); /* reported; the other scenes still run */
     if (job.gpu)

@@ -283,9 +283,7 @@ int vr_cmd_sim(int argc, char **argv)
          vr_cli_parse_u32, &threads, 0, 0, VR_SIM_MAX_THREADS, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     vr_sim_config cfg = so.cfg;
     cfg.assign_mask = assign == 2 ? (1u << VR_SIM_CONTIGUOUS) | (1u << VR_SIM_ROUNDROBIN)
                                   : 1u << (assign == 1 ? VR_SIM_ROUNDROBIN : VR_SIM_CONTIGUOUS);
@@ -310,7 +308,7 @@ int vr_cmd_sim(int argc, char **argv)
         return vr_cli_fail(1, "sim", "out of memory");
     }
     uint32_t report_count = 0;
-    rc = 0;
+    int rc = 0;
     for (int i = 0; i < scene_count; ++i)
         rc |= sim_scene(scenes[i], &orders, seed, &cfg, reports, report_spec, &report_count);
 

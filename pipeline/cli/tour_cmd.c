@@ -296,9 +296,7 @@ int vr_cmd_tour(int argc, char **argv)
         VR_CLI_CPU(&cpu),
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if ((uint64_t)size[0] * TOUR_PANELS > 4 * (uint64_t)VR_RASTER_MAX_SIZE)
         return vr_cli_fail(VR_CLI_USAGE, "tour", "--size %ux%u: 4 panels of width %u exceed "
                            "%u pixels; at most %ux%u", size[0], size[1], size[0],
@@ -308,7 +306,7 @@ int vr_cmd_tour(int argc, char **argv)
 
     vr_mesh first;
     memset(&first, 0, sizeof first);
-    rc = 0;
+    int rc = 0;
     for (int o = 0; o < orders.count && !rc; ++o) {
         vr_mesh m;
         if (vr_mesh_load(&m, spec) != VR_OK) {

@@ -134,9 +134,7 @@ int vr_cmd_view(int argc, char **argv)
          vr_cli_parse_path, &shot, 0, 0, 0, 0, NULL},
         {0}};
     vr_cli_args args;
-    int rc = vr_cli_parse(&g_cmd, opts, argc, argv, &args);
-    if (rc != VR_CLI_CONTINUE)
-        return rc;
+    VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (shot && frames == 0)
         return vr_cli_fail(VR_CLI_USAGE, "view", "--screenshot needs --frames N");
     if (shot && !strcmp(shot, "-"))
@@ -161,7 +159,7 @@ int vr_cmd_view(int argc, char **argv)
                            x11 && *x11 ? "DISPLAY" : "WAYLAND_DISPLAY",
                            x11 && *x11 ? x11 : wayland);
     }
-    rc = 1;
+    int rc = 1;
     vr_mesh mesh;
     memset(&mesh, 0, sizeof mesh);
     vr_renderer *r = NULL;

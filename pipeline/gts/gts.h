@@ -112,7 +112,8 @@ typedef struct vr_gts_stats {
  * vertices last, in source order) and permutes the vertex data when opt->keep_vertex_data.
  * `map` may be NULL. Errors: VR_ERR_FORMAT (bad mesh), VR_ERR_OVERFLOW (a delta needs more than
  * 28 bits or the mesh is too large), VR_ERR_OOM. Nothing stays allocated on failure.
- * O(T log T) time for T triangles (sorted half-edges), O(T + vertex_count) memory. */
+ * O(T + vertex_count) time and memory for T triangles (no sort); uses a second thread for
+ * meshes of 65,536 triangles or more. */
 vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
                         const vr_gts_options *opt);
 void vr_gts_map_free(vr_gts_map *m);  /* accepts NULL and zeroed structs */

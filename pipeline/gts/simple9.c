@@ -13,13 +13,12 @@
 uint32_t vr_s9_bits(uint32_t selector) { return vr_gts_s9_bits(selector); }
 uint32_t vr_s9_count(uint32_t selector) { return vr_gts_s9_count(selector); }
 
-uint32_t vr_s9_value_bits(uint32_t value)
+static inline uint32_t value_bits(uint32_t value)
 {
-    uint32_t n = 0;
-    for (; value; value >>= 1)
-        ++n;
-    return n;
+    return value ? 32u - (uint32_t)__builtin_clz(value) : 0u;
 }
+
+uint32_t vr_s9_value_bits(uint32_t value) { return value_bits(value); }
 
 static uint32_t pack_word(uint32_t selector, const uint32_t *values)
 {
@@ -28,15 +27,6 @@ static uint32_t pack_word(uint32_t selector, const uint32_t *values)
     for (uint32_t k = 0; k < count; ++k)
         w |= values[k] << (k * bits);
     return w;
-}
-
-/* Selector whose word holds exactly `len` codes, or -1 (lengths 28 14 9 7 5 4 3 2 1). */
-static int selector_of_length(uint32_t len)
-{
-    for (uint32_t s = 0; s <= 8; ++s)
-        if (vr_gts_s9_count(s) == len)
-            return (int)s;
-    return -1;
 }
 
 static size_t encode_greedy(uint32_t *dst, const uint32_t *values, size_t count)
@@ -49,7 +39,7 @@ static size_t encode_greedy(uint32_t *dst, const uint32_t *values, size_t count)
             if (k + n > count)
                 continue;
             uint32_t j = 0;
-            while (j < n && vr_s9_value_bits(values[k + j]) <= bits)
+            while (j < n && value_bits(values[k + j]) <= bits)
                 ++j;
             if (j == n) {
                 dst[words++] = pack_word(s, values + k);
@@ -61,8 +51,10 @@ static size_t encode_greedy(uint32_t *dst, const uint32_t *values, size_t count)
     return words;
 }
 
-/* cost[k] = fewest words for values[k..count); a word starting at k takes len codes, which
- * needs the largest bit length of the window to fit the selector of that length. */
+/* cost[k] = fewest words for values[k..count); a word of selector s starting at k fits when none
+ * of its vr_s9_count(s) codes needs more than vr_s9_bits(s) bits, i.e. when it ends by next[s],
+ * the first index >= k whose value needs more (kept per selector while k goes down: O(9) per
+ * value). Words are tried shortest first and the first minimum wins. */
 static vr_status encode_optimal(uint32_t *dst, size_t *word_count, const uint32_t *values,
                                 size_t count)
 {
@@ -73,22 +65,23 @@ static vr_status encode_optimal(uint32_t *dst, size_t *word_count, const uint32_
         free(choice);
         return VR_ERROR(VR_ERR_OOM, "simple9: %zu values: out of memory for the packer", count);
     }
-    int sel_of_len[29];
-    for (uint32_t len = 0; len <= 28; ++len)
-        sel_of_len[len] = selector_of_length(len);
+    uint32_t bits[9];
+    size_t len[9], next[9];
+    for (uint32_t s = 0; s <= 8; ++s)
+        bits[s] = vr_gts_s9_bits(s), len[s] = vr_gts_s9_count(s), next[s] = count;
     cost[count] = 0;
     for (size_t k = count; k-- > 0;) {
-        uint32_t best = UINT32_MAX, best_sel = 8, max_bits = 0;
-        for (uint32_t len = 1; len <= 28 && k + len <= count; ++len) {
-            const uint32_t b = vr_s9_value_bits(values[k + len - 1]);
-            max_bits = b > max_bits ? b : max_bits;
-            const int s = sel_of_len[len];
-            if (s < 0)
-                continue;
-            if (max_bits > vr_gts_s9_bits((uint32_t)s))
-                break; /* longer windows need fewer bits per code: none fits any more */
-            if (1 + cost[k + len] < best)
-                best = 1 + cost[k + len], best_sel = (uint32_t)s;
+        const uint32_t b = value_bits(values[k]);
+        for (uint32_t s = 0; s < 8; ++s) /* selector 8 (28 bits) holds any value */
+            if (b > bits[s])
+                next[s] = k;
+        uint32_t best = UINT32_MAX, best_sel = 8;
+        for (uint32_t s = 9; s-- > 0;) {
+            const size_t end = k + len[s];
+            if (end > count || end > next[s])
+                break; /* longer words need fewer bits per code: none fits any more */
+            if (1 + cost[end] < best)
+                best = 1 + cost[end], best_sel = s;
         }
         cost[k] = best;
         choice[k] = (uint8_t)best_sel;

@@ -1,0 +1,116 @@
+/* walk_math.h - what a GPU random walk and its CPU reference (walk.c) must compute bit for bit,
+ * written once with VR_HD: Philox4x32-10 (Salmon et al. 2011, "Parallel random numbers: as easy
+ * as 1, 2, 3"; checked against Random123's known-answer vectors), the 8 best moves of one grid
+ * cell (the per-unique-element work of the reuse view) and one agent's draw among them.
+ * Only float multiplies, adds and compares on precomputed tables: no transcendental function, so
+ * a device compiled without fused multiply-adds (or with __fmul_rn/__fadd_rn) gets the same bits.
+ * Try: `vreuse_tests apps/walk`.
+ */
+#ifndef VR_WALK_MATH_H
+#define VR_WALK_MATH_H
+
+#include <stdint.h>
+
+#include "pipeline/hd.h"
+
+#define VR_WALK_GRID_LOG2 8
+#define VR_WALK_GRID (1u << VR_WALK_GRID_LOG2) /* cells per side (the paper's 256) */
+#define VR_WALK_MAX_DISTANCE 16                /* longest move, Euclidean, in cells */
+#define VR_WALK_KEEP 8                         /* moves kept per cell */
+
+/* A cell packed into one 32-bit word, half the bits per dimension (the paper's virtual index). */
+VR_HD uint32_t vr_walk_pack(uint32_t x, uint32_t y)
+{
+    return y << 16 | x;
+}
+VR_HD uint32_t vr_walk_x(uint32_t cell)
+{
+    return cell & 0xffffu;
+}
+VR_HD uint32_t vr_walk_y(uint32_t cell)
+{
+    return cell >> 16;
+}
+
+/* Philox4x32-10: out = the 4 words for counter `ctr` and key `key` (10 rounds, Random123's
+ * multipliers and Weyl constants). */
+VR_HD void vr_philox4x32_10(uint32_t out[4], const uint32_t ctr[4], const uint32_t key[2])
+{
+    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
+    for (int r = 0; r < 10; ++r) {
+        const uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        const uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+        const uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+        c0 = hi1 ^ c1 ^ k0, c1 = lo1, c2 = hi0 ^ c3 ^ k1, c3 = lo0;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u; /* the key schedule's bump between rounds */
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
+
+/* The draws of agent `agent`: counter (agent, step, purpose, 0), key = the seed's two halves.
+ * purpose 0: the move of `step`; 1: the initial placement (step 0). */
+VR_HD void vr_walk_random(uint32_t out[4], uint32_t agent, uint32_t step, uint32_t purpose,
+                          uint64_t seed)
+{
+    const uint32_t ctr[4] = {agent, step, purpose, 0}, key[2] = {(uint32_t)seed,
+                                                                 (uint32_t)(seed >> 32)};
+    vr_philox4x32_10(out, ctr, key);
+}
+
+/* The moves of one cell: the VR_WALK_KEEP most likely targets, most likely first, and the running
+ * sums of their likelihoods (float, in that order). */
+typedef struct vr_walk_moves {
+    uint32_t cell[VR_WALK_KEEP];       /* packed target cells */
+    float likelihood[VR_WALK_KEEP];    /* activity(target) * levy(distance) */
+    float cumulative[VR_WALK_KEEP];    /* likelihood[0] + ... + likelihood[i], summed in order */
+} vr_walk_moves;
+
+/* The expensive per-cell work: every move (dx, dy) with 1 <= dx^2 + dy^2 <= 16^2 whose target is
+ * on the grid, in the order dy = -16..16, dx = -16..16 (k counts them), likelihood
+ * activity[target] * levy[dy + 16][dx + 16] (one float multiply); keeps the 8 largest, a tie going
+ * to the smaller k. `activity`: VR_WALK_GRID^2 floats, row y at y * VR_WALK_GRID; `levy`: 33 x 33
+ * floats (vr_walk_levy_table). A cell has at least 200 candidates, so all 8 are filled. */
+VR_HD void vr_walk_moves_of(vr_walk_moves *m, const float *activity, const float *levy,
+                            uint32_t cell)
+{
+    const int x = (int)vr_walk_x(cell), y = (int)vr_walk_y(cell), r = VR_WALK_MAX_DISTANCE;
+    int kept = 0;
+    for (int dy = -r; dy <= r; ++dy)
+        for (int dx = -r; dx <= r; ++dx) {
+            const int tx = x + dx, ty = y + dy, d2 = dx * dx + dy * dy;
+            if (d2 == 0 || d2 > r * r || tx < 0 || ty < 0 || tx >= (int)VR_WALK_GRID ||
+                ty >= (int)VR_WALK_GRID)
+                continue;
+            const float l = activity[ty * (int)VR_WALK_GRID + tx] * levy[(dy + r) * (2 * r + 1) + dx + r];
+            if (kept == VR_WALK_KEEP && !(l > m->likelihood[VR_WALK_KEEP - 1]))
+                continue;
+            /* insertion after every kept entry >= l: earlier candidates win ties */
+            int i = kept < VR_WALK_KEEP ? kept++ : VR_WALK_KEEP - 1;
+            for (; i > 0 && m->likelihood[i - 1] < l; --i) {
+                m->likelihood[i] = m->likelihood[i - 1];
+                m->cell[i] = m->cell[i - 1];
+            }
+            m->likelihood[i] = l;
+            m->cell[i] = vr_walk_pack((uint32_t)tx, (uint32_t)ty);
+        }
+    float sum = 0.0f;
+    for (int i = 0; i < VR_WALK_KEEP; ++i)
+        m->cumulative[i] = sum = sum + m->likelihood[i];
+}
+
+/* The per-agent work: agent `agent`'s move of `step` among its cell's moves `m`, each chosen with
+ * probability likelihood / total: u = the top 24 bits of the first Philox word / 2^24 in [0, 1),
+ * the first i with u * total < cumulative[i] (the last when rounding leaves none). */
+VR_HD uint32_t vr_walk_draw(const vr_walk_moves *m, uint32_t agent, uint32_t step, uint64_t seed)
+{
+    uint32_t r[4];
+    vr_walk_random(r, agent, step, 0, seed);
+    const float u = (float)(r[0] >> 8) * (1.0f / 16777216.0f);
+    const float x = u * m->cumulative[VR_WALK_KEEP - 1];
+    for (int i = 0; i < VR_WALK_KEEP - 1; ++i)
+        if (x < m->cumulative[i])
+            return m->cell[i];
+    return m->cell[VR_WALK_KEEP - 1];
+}
+
+#endif
