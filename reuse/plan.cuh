@@ -34,12 +34,9 @@ static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
                                                      uint32_t *s_failed, vr_compact_shared *cs,
                                                      int qb)
 {
-    const uint32_t batch = vr_queue_block_begin(p, cs, qb); /* blockIdx.x, or the ink ticket */
     vr_dyn_batch b;
-    if (!vr_dyn_batch_bounds(p, batch, &b) || b.count == 0) {
-        vr_queue_block_skip(p, cs, qb);
+    if (!vr_dyn_block_start(p, cs, qb, NULL, &b))
         return;
-    }
     const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);
     vr_dyn_clear_table(s, slots);
