@@ -196,6 +196,18 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
         *batch_count = n;
         return VR_OK;
     }
+    if (ops->plan) { /* patch, meshlet: the plan's batches, by source triangle */
+        vr_batch_plan plan;
+        vr_status st = vr_geometry_plan(&plan, NULL, ops, m, cfg->max_unique, cfg->max_indices);
+        if (st != VR_OK)
+            return st;
+        for (uint32_t b = 0; b < plan.batch_count; ++b)
+            for (uint32_t i = plan.starts[b] / 3; i < plan.starts[b + 1] / 3; ++i)
+                ids[plan.tri_order[i]] = b;
+        *batch_count = plan.batch_count;
+        vr_batch_plan_free(&plan);
+        return VR_OK;
+    }
     /* warp: the static batches one warp works through; the others: one thread per triangle
      * (naive) or per assembled triangle (multi), so a batch is a thread block */
     uint32_t per = ops->kind == VR_REUSE_WARP ? cfg->batch_indices / 3 : cfg->block_size;

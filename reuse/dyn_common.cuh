@@ -152,6 +152,30 @@ static __device__ __forceinline__ void vr_dyn_clear_table(const vr_dyn_smem &s, 
         s.table[i] = VR_DYN_EMPTY;
 }
 
+/* Enters `key` into the block's hash table and returns its slot (hash.cu and the static plans'
+ * reuse/plan.cuh). A slot, once filled, never changes: a CAS that returns another key means
+ * move on, one that returns EMPTY or our key means the key lives here. After `slots` misses the
+ * table holds only other keys (more distinct vertices than slots): *s_failed is set and the
+ * slot returned is meaningless. */
+static __device__ __forceinline__ uint32_t vr_dyn_hash_insert(const vr_dyn_smem &s, uint32_t key,
+                                                              uint32_t table_log2,
+                                                              uint32_t *s_failed)
+{
+    const uint32_t slots = 1u << table_log2, mask = slots - 1;
+    uint32_t slot = vr_dyn_hash(key, table_log2);
+    for (uint32_t probes = 0;; ++probes) {
+        if (probes == slots) {
+            atomicOr(s_failed, 1u);
+            break;
+        }
+        const uint32_t prev = atomicCAS(s.table + slot, VR_DYN_EMPTY, key);
+        if (prev == VR_DYN_EMPTY || prev == key)
+            break;
+        slot = (slot + 1) & mask;
+    }
+    return slot;
+}
+
 /* After insertion (and a __syncthreads): gives the occupied slots dense ids 0..n-1 in slot order,
  * so shading runs on consecutive threads without idle slots in between - the paper shades per
  * slot, which leaves lanes idle whenever the table is larger than the batch's vertex count.
@@ -197,11 +221,14 @@ static __device__ __forceinline__ void vr_dyn_shade(const vr_reuse_params &p, co
 /* One thread per triangle of the batch: map gives each corner's dense id (through the table's
  * slot -> id when via_table), the corner comes from shared memory. The loop bound is
  * block-uniform, so every warp reaches vr_emit_triangle converged (its culling vote needs whole
- * warps); lanes past the batch take part with valid = 0 and read nothing. */
+ * warps); lanes past the batch take part with valid = 0 and read nothing. tri_ids (the static
+ * plans; NULL from the dynamic strategies, where the code folds away) gives each triangle's
+ * source id, its slot without culling; slots that are not consecutive take the direct store. */
 static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
                                                        const vr_dyn_smem &s, int via_table,
                                                        const vr_dyn_batch &b,
-                                                       vr_compact_shared *cs, int qb)
+                                                       vr_compact_shared *cs, int qb,
+                                                       const uint32_t *tri_ids)
 {
     const uint32_t tri_count = b.count / 3, first_tri = b.start / 3;
     /* block-compacted queue: pass 0 ranks, pass 1 ranks again and stores (stage.cuh) */
@@ -212,7 +239,16 @@ static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
             slot_base = vr_queue_block_base(p, cs);
         for (uint32_t base = 0; base < tri_count; base += blockDim.x) {
             const uint32_t t = base + threadIdx.x;
-            const int valid = t < tri_count;
+            int valid = t < tri_count;
+            uint32_t tri = 0; /* the source id (static plans only) */
+            if (tri_ids && valid) {
+                tri = __ldg(tri_ids + first_tri + t);
+                if (tri >= p.index_count / 3) { /* a bad id: counted once, never written */
+                    if (pass == 0)
+                        atomicAdd(&p.counters->overflow, 1u);
+                    valid = 0;
+                }
+            }
             uint32_t id[3] = {0, 0, 0}, vertex[3] = {0, 0, 0};
             if (valid) {
                 for (int k = 0; k < 3; ++k) {
@@ -226,29 +262,31 @@ static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
              * an invalid lane's corners are never read */
             const vr_shaded &a = s.shaded[id[0]], &bb = s.shaded[id[1]], &c = s.shaded[id[2]];
             if (passes == 1) {
-                vr_emit_triangle(p, valid, first_tri + t, a, bb, c, vertex[0], vertex[1],
-                                 vertex[2]);
+                vr_emit_triangle(p, valid, tri_ids ? tri : first_tri + t, a, bb, c, vertex[0],
+                                 vertex[1], vertex[2]);
                 continue;
             }
             int keep;
             const uint32_t rank = vr_queue_block_rank(p, cs, pass, valid, a, bb, c, &keep);
             if (pass == 1 && keep)
-                vr_queue_block_store(p, slot_base + rank, first_tri + t, a, bb, c, vertex[0],
-                                     vertex[1], vertex[2]);
+                vr_queue_block_store(p, slot_base + rank, tri_ids ? tri : first_tri + t, a, bb, c,
+                                     vertex[0], vertex[1], vertex[2]);
         }
     }
     vr_queue_block_end(p, qb);
 }
 
-/* The common tail of the two hashing kernels once every key has its slot in s.map: number the
- * occupied slots densely, shade each distinct vertex once, assemble. Called block-uniformly
- * after the insertion's __syncthreads; a failed batch is counted as overflow and skipped. */
+/* The common tail of the hashing kernels (hash, phash, the static plans') once every key has
+ * its slot in s.map: number the occupied slots densely, shade each distinct vertex once,
+ * assemble (tri_ids as in vr_dyn_assemble). Called block-uniformly after the insertion's
+ * __syncthreads; a failed batch is counted as overflow and skipped. */
 static __device__ __forceinline__ void vr_dyn_finish_hashed(const vr_reuse_params &p,
                                                             const vr_dyn_smem &s, uint32_t slots,
                                                             uint32_t *s_warp,
                                                             const uint32_t *s_failed,
                                                             const vr_dyn_batch &b,
-                                                            vr_compact_shared *cs, int qb)
+                                                            vr_compact_shared *cs, int qb,
+                                                            const uint32_t *tri_ids)
 {
     uint32_t unique_count;
     if (!vr_dyn_compact_table(p, s, slots, s_warp, s_failed, &unique_count)) {
@@ -259,12 +297,12 @@ static __device__ __forceinline__ void vr_dyn_finish_hashed(const vr_reuse_param
     __syncthreads();
     vr_dyn_shade(p, s, unique_count);
     __syncthreads();
-    vr_dyn_assemble(p, s, 1, b, cs, qb);
+    vr_dyn_assemble(p, s, 1, b, cs, qb, tri_ids);
 }
 
 typedef void (*vr_dyn_hashed_kernel)(vr_reuse_params, uint32_t);
 
-/* Host side of hash and phash: checks the parameters, sizes the table (vr_dyn_table_log2) and
+/* Host side of hash, phash, patch and meshlet: checks the parameters, sizes the table (vr_dyn_table_log2) and
  * shared memory, launches one block per batch (kernel_name names it in messages). */
 static inline vr_status vr_dyn_launch_hashed(const vr_reuse_params *p, const char *name,
                                              vr_dyn_hashed_kernel plain,

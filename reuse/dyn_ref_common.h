@@ -100,17 +100,43 @@ static inline vr_status vr_dyn_check_batches(const vr_reuse_params *p, const cha
 }
 
 #ifndef __CUDACC__
-/* The CPU twin of hash, phash and sort: per batch, list the distinct vertices in first-
- * occurrence order, shade each once, emit every triangle from the shaded copies. The GPU's
+/* Checks the tri_ids of a static plan on the host: index_count / 3 ids, a permutation of the
+ * triangles (the GPU checks only the range, per triangle). */
+static inline vr_status vr_dyn_check_ids(const vr_reuse_params *p, const char *who)
+{
+    const uint32_t tris = p->index_count / 3;
+    uint8_t *seen = calloc((size_t)tris + 1, 1);
+    if (!seen)
+        return VR_ERROR(VR_ERR_OOM, "%s: checking %u triangle ids", who, tris);
+    vr_status st = VR_OK;
+    for (uint32_t t = 0; t < tris; ++t) {
+        const uint32_t id = p->tri_ids[t];
+        if (id >= tris || seen[id]++) {
+            st = VR_ERROR(VR_ERR_FORMAT, "%s: triangle %u of the plan has source id %u (%s). "
+                          "Hint: tri_ids is the plan's tri_order, a permutation of 0..%u",
+                          who, t, id, id >= tris ? "out of range" : "repeated", tris - 1);
+            break;
+        }
+    }
+    free(seen);
+    return st;
+}
+
+/* The CPU twin of hash, phash and sort (and, with ids, of the static plans patch and meshlet):
+ * per batch, list the distinct vertices in first-occurrence order, shade each once, emit every
+ * triangle from the shaded copies, triangle t into slot ids[t] (ids NULL: slot t). The GPU's
  * unique-vertex order differs (slot or sort order), but the queue, counters and shade counts
  * do not depend on it. A batch with more than max_unique distinct vertices is VR_ERR_FORMAT
  * (the GPU skips it and counts its triangles in counters->overflow). */
-static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
+static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who,
+                                       const uint32_t *ids)
 {
     vr_status st = vr_dyn_check(p, who);
     if (st != VR_OK || p->index_count == 0)
         return st;
     st = vr_dyn_check_batches(p, who);
+    if (st == VR_OK && ids)
+        st = vr_dyn_check_ids(p, who);
     if (st != VR_OK)
         return st;
 
@@ -170,8 +196,8 @@ static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
             shaded[j] = vr_ref_shade_vertex(p, unique[j]);
         for (uint32_t i = start; i < end; i += 3) {
             const uint32_t va = idx[i - start], vb = idx[i - start + 1], vc = idx[i - start + 2];
-            vr_ref_emit_triangle(p, i / 3, &shaded[local[va]], &shaded[local[vb]],
-                                 &shaded[local[vc]], va, vb, vc);
+            vr_ref_emit_triangle(p, ids ? ids[i / 3] : i / 3, &shaded[local[va]],
+                                 &shaded[local[vb]], &shaded[local[vc]], va, vb, vc);
         }
     }
 done:
@@ -181,6 +207,11 @@ done:
     free(unique);
     free(shaded);
     return st;
+}
+
+static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
+{
+    return vr_dyn_ref_ids(p, who, NULL);
 }
 #endif
 

@@ -8,28 +8,6 @@
 #include "pipeline/gts/gts_batch.cuh"
 #include "reuse/dyn_common.cuh"
 
-/* Enters `key` into the block's hash table and returns its slot. A slot, once filled, never
- * changes: a CAS that returns another key means move on, one that returns EMPTY or our key
- * means the key lives here. After `slots` misses the table holds only other keys (more
- * distinct vertices than slots): *s_failed is set and the slot returned is meaningless. */
-static __device__ __forceinline__ uint32_t vr_hash_insert(const vr_dyn_smem &s, uint32_t key,
-                                                          uint32_t table_log2, uint32_t *s_failed)
-{
-    const uint32_t slots = 1u << table_log2, mask = slots - 1;
-    uint32_t slot = vr_dyn_hash(key, table_log2);
-    for (uint32_t probes = 0;; ++probes) {
-        if (probes == slots) {
-            atomicOr(s_failed, 1u);
-            break;
-        }
-        const uint32_t prev = atomicCAS(s.table + slot, VR_DYN_EMPTY, key);
-        if (prev == VR_DYN_EMPTY || prev == key)
-            break;
-        slot = (slot + 1) & mask;
-    }
-    return slot;
-}
-
 /* Thread mapping: thread t inserts batch positions t, t + blockDim, ... (coalesced loads;
  * ceil(count / blockDim) of them, as a batch of up to p.max_indices <= 3069 may exceed the
  * block - the loop holds no barrier or warp collective, so its bound may differ per thread), then
@@ -58,10 +36,10 @@ vr_hash_kernel(vr_reuse_params p, uint32_t table_log2)
     __syncthreads();
 
     for (uint32_t i = threadIdx.x; i < b.count; i += blockDim.x)
-        s.map[i] = (uint16_t)vr_hash_insert(s, __ldg(p.indices + b.start + i), table_log2,
+        s.map[i] = (uint16_t)vr_dyn_hash_insert(s, __ldg(p.indices + b.start + i), table_log2,
                                             &s_failed);
     __syncthreads();
-    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB, NULL);
 }
 
 /* The same batcher fed from a compressed index buffer (pipeline/gts_batch.cuh): the block
@@ -101,12 +79,12 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
         uint32_t ids[3];
         vr_gts_batch_walk_next(src, &st, sc, t0, n, p.vertex_count, &w, ids);
         for (int k = 0; k < 3; ++k)
-            s.map[3 * t + k] = (uint16_t)vr_hash_insert(s, ids[k], table_log2, &s_failed);
+            s.map[3 * t + k] = (uint16_t)vr_dyn_hash_insert(s, ids[k], table_log2, &s_failed);
     }
     __syncthreads();
     if (threadIdx.x == 0 && st.err)
         atomicOr(src.err, st.err);
-    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB, NULL);
 }
 
 static vr_status vr_hash_gts_launch(const vr_reuse_params *p)

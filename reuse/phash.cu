@@ -108,7 +108,7 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
             s.map[i] = (uint16_t)slot;
     }
     __syncthreads();
-    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB);
+    vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB, NULL);
 }
 
 extern "C" vr_status vr_phash_run(const vr_reuse_params *p)

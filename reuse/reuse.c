@@ -17,16 +17,33 @@ static size_t vr_no_temp_bytes(const vr_reuse_params *p)
     return 0;
 }
 
-#define VR_ROW(n, kind, dyn, gts, temp_bytes) \
-    { #n, kind, dyn, gts, temp_bytes, VR_GPU(vr_##n##_run), vr_##n##_ref }
+/* The static plans of patch and meshlet, from a mesh. */
+static vr_status vr_patch_plan(vr_batch_plan *out, const vr_mesh *m, uint32_t max_unique,
+                               uint32_t max_indices)
+{
+    return vr_patches_build(out, m->indices, m->index_count, m->vertex_count, max_unique,
+                            max_indices);
+}
+
+static vr_status vr_meshlet_plan(vr_batch_plan *out, const vr_mesh *m, uint32_t max_unique,
+                                 uint32_t max_indices)
+{
+    return vr_meshlets_build(out, m->indices, m->index_count, m->positions, m->vertex_count,
+                             max_unique, max_indices);
+}
+
+#define VR_ROW(n, kind, dyn, gts, plan, temp_bytes) \
+    { #n, kind, dyn, gts, plan, temp_bytes, VR_GPU(vr_##n##_run), vr_##n##_ref }
 
 const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT] = {
-    VR_ROW(naive, VR_REUSE_NAIVE, 0, 0, vr_no_temp_bytes),
-    VR_ROW(warp, VR_REUSE_WARP, 0, 0, vr_no_temp_bytes),
-    VR_ROW(hash, VR_REUSE_HASH, 1, 1, vr_no_temp_bytes),
-    VR_ROW(phash, VR_REUSE_PHASH, 1, 0, vr_no_temp_bytes),
-    VR_ROW(sort, VR_REUSE_SORT, 1, 0, vr_no_temp_bytes),
-    VR_ROW(multi, VR_REUSE_MULTI, 0, 0, vr_multi_temp_bytes),
+    VR_ROW(naive, VR_REUSE_NAIVE, 0, 0, NULL, vr_no_temp_bytes),
+    VR_ROW(warp, VR_REUSE_WARP, 0, 0, NULL, vr_no_temp_bytes),
+    VR_ROW(hash, VR_REUSE_HASH, 1, 1, NULL, vr_no_temp_bytes),
+    VR_ROW(phash, VR_REUSE_PHASH, 1, 0, NULL, vr_no_temp_bytes),
+    VR_ROW(sort, VR_REUSE_SORT, 1, 0, NULL, vr_no_temp_bytes),
+    VR_ROW(multi, VR_REUSE_MULTI, 0, 0, NULL, vr_multi_temp_bytes),
+    VR_ROW(patch, VR_REUSE_PATCH, 0, 0, vr_patch_plan, vr_no_temp_bytes),
+    VR_ROW(meshlet, VR_REUSE_MESHLET, 0, 0, vr_meshlet_plan, vr_no_temp_bytes),
 };
 
 const vr_reuse_ops *vr_reuse_find(const char *name)
@@ -67,6 +84,7 @@ vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t
     p.vertex_count = vertex_count;
     p.batch_starts = NULL;
     p.batch_count = 0;
+    p.tri_ids = NULL;
     return p;
 }
 

@@ -16,6 +16,7 @@
 #include "pipeline/compact/compact.h"
 #include "pipeline/vreuse.h"
 #include "reuse/batches.h"
+#include "reuse/patches.h"
 #include "reuse/shaders.h"
 
 #ifdef __cplusplus
@@ -29,6 +30,8 @@ typedef enum vr_reuse_kind {
     VR_REUSE_PHASH,     /* dynamic batches, bounded probes then warp-cooperative slow path */
     VR_REUSE_SORT,      /* dynamic batches, block radix sort + scan (Algorithm 2) */
     VR_REUSE_MULTI,     /* non-streaming: shade the whole vertex buffer, then assemble */
+    VR_REUSE_PATCH,     /* static plan: RXMesh-style patches (reuse/patches.h), a block each */
+    VR_REUSE_MESHLET,   /* static plan: meshoptimizer's meshlets, a block each */
     VR_REUSE_KIND_COUNT
 } vr_reuse_kind;
 
@@ -89,7 +92,8 @@ typedef struct vr_reuse_params {
     const float *positions;       /* 3 * vertex_count */
     const float *normals;         /* 3 * vertex_count */
     uint32_t vertex_count;
-    const uint32_t *batch_starts; /* batch_count + 1 offsets from vr_batches_dynamic (dynamic only) */
+    const uint32_t *batch_starts; /* batch_count + 1 offsets from vr_batches_dynamic (dynamic
+                                     strategies) or of the plan (static plans: patch, meshlet) */
     uint32_t batch_count;
     /* Compressed input (pipeline/gts_batch.h), or NULL. When set, `indices` may be NULL: each
      * dynamic batch decodes its own triangles from the GTS stream with the seed of its first
@@ -119,6 +123,13 @@ typedef struct vr_reuse_params {
      * launch. Ignored otherwise. */
     struct vr_compact_state *queue_state;
     vr_compact_dev queue_dev; /* set by run for its kernels; callers leave it zero */
+    /* input of the static plans (patch, meshlet; last, so the other fields keep their offsets):
+     * `indices` is then the plan-ordered index buffer (vr_batch_plan_indices) and tri_ids the
+     * plan's tri_order, index_count / 3 source triangle ids - each triangle's queue slot without
+     * culling and its tri_id in the queue - a permutation (the twin refuses anything else; the
+     * GPU skips an id out of range as overflow). NULL: triangle t of `indices` is triangle t.
+     * The other strategies ignore it. */
+    const uint32_t *tri_ids;
 } vr_reuse_params;
 
 /* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,
@@ -134,6 +145,11 @@ typedef struct vr_reuse_ops {
     vr_reuse_kind kind;
     int dynamic;        /* 1: needs batch_starts from vr_batches_dynamic */
     int gts_input;      /* 1: `run` decodes compressed batches itself (vr_reuse_params.gts) */
+    /* Static plans (patch, meshlet), else NULL: builds the plan of a mesh for N_u and
+     * max_indices (load-time preprocessing, reuse/patches.h); run and ref then take the
+     * plan-ordered indices, tri_ids = its tri_order and batch_starts = its starts. */
+    vr_status (*plan)(vr_batch_plan *out, const vr_mesh *m, uint32_t max_unique,
+                      uint32_t max_indices);
     size_t (*temp_bytes)(const vr_reuse_params *p);
     vr_status (*run)(const vr_reuse_params *p); /* NULL when built without CUDA */
     vr_status (*ref)(const vr_reuse_params *p);
@@ -148,7 +164,7 @@ const vr_reuse_ops *vr_reuse_find(const char *name);
 vr_reuse_params vr_reuse_params_default(void);
 
 /* `cfg` (configuration, outputs) with these input arrays - host pointers for `ref`, device
- * pointers for `run` - and no dynamic batches yet (batch_starts NULL, batch_count 0). */
+ * pointers for `run` - and no batches yet (batch_starts and tri_ids NULL, batch_count 0). */
 vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t *indices,
                                       uint32_t index_count, const float *positions,
                                       const float *normals, uint32_t vertex_count);
@@ -175,6 +191,8 @@ VR_REUSE_DECLARE(hash)
 VR_REUSE_DECLARE(phash)
 VR_REUSE_DECLARE(sort)
 VR_REUSE_DECLARE(multi)
+VR_REUSE_DECLARE(patch)
+VR_REUSE_DECLARE(meshlet)
 #undef VR_REUSE_DECLARE
 size_t vr_multi_temp_bytes(const vr_reuse_params *p);
 

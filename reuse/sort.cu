@@ -114,7 +114,7 @@ static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p
     __syncthreads();
     vr_dyn_shade(p, s, unique_count);
     __syncthreads();
-    vr_dyn_assemble(p, s, 0, b, &cs, QB);
+    vr_dyn_assemble(p, s, 0, b, &cs, QB, NULL);
 }
 
 template <int BLOCK, int CAP, int QB>

@@ -1,12 +1,14 @@
 /* batching.c - batch models of sim/: statically batched warp voting (Kenzel et al. 2018,
- * Algorithm 1), dynamic batching (Sec. 3.4, boundaries from reuse/batches.c), and the two
- * non-reusing baselines (naive: every index shaded; multi: every vertex shaded once).
- * These are the invocation counts the reuse/ CPU twins and GPU batchers must reproduce.
- * Try: `vreuse_tests sim/warp`, `vreuse_tests sim/dynamic`.
+ * Algorithm 1), dynamic batching (Sec. 3.4, boundaries from reuse/batches.c), the static plans
+ * (patches and meshlets, reuse/patches.h), and the two non-reusing baselines (naive: every index
+ * shaded; multi: every vertex shaded once). These are the invocation counts the reuse/ CPU
+ * twins and GPU batchers must reproduce.
+ * Try: `vreuse_tests sim/warp`, `vreuse_tests sim/dynamic`, `vreuse_tests sim/plans`.
  */
 #include "sim/sim_private.h"
 
 #include "reuse/batches.h"
+#include "reuse/patches.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -182,9 +184,96 @@ vr_status vr_sim_dynamic(vr_sim_result *out, const uint32_t *indices, uint32_t i
                                         max_indices, shade_counts);
 }
 
+/* Each batch of a static plan shades its distinct vertices once (stamp[v] == batch + 1). */
+static vr_status vr_sim_plan_count(vr_sim_result *out, const vr_batch_plan *plan,
+                                   const uint32_t *indices, uint32_t index_count,
+                                   uint32_t vertex_count, uint32_t *shade_counts)
+{
+    uint32_t *stamp = calloc((size_t)vertex_count + 1, sizeof *stamp);
+    if (!stamp)
+        return VR_ERROR(VR_ERR_OOM, "sim plan: %u-vertex scratch array", vertex_count);
+    vr_sim_clear_counts(shade_counts, vertex_count);
+    uint64_t shaded = 0;
+    for (uint32_t b = 0; b < plan->batch_count; ++b)
+        for (uint32_t i = plan->starts[b] / 3; i < plan->starts[b + 1] / 3; ++i) {
+            const uint32_t *c = indices + 3 * (size_t)plan->tri_order[i];
+            for (int k = 0; k < 3; ++k)
+                if (stamp[c[k]] != b + 1) {
+                    stamp[c[k]] = b + 1;
+                    ++shaded;
+                    if (shade_counts)
+                        ++shade_counts[c[k]];
+                }
+        }
+    free(stamp);
+    vr_sim_finish(out, index_count, shaded, plan->batch_count);
+    return VR_OK;
+}
+
+vr_status vr_sim_plan_unchecked(vr_sim_result *out, int meshlet, const uint32_t *indices,
+                                uint32_t index_count, const float *positions,
+                                uint32_t vertex_count, uint32_t max_unique,
+                                uint32_t max_indices, uint32_t *shade_counts,
+                                double *plan_seconds)
+{
+    vr_batch_plan plan;
+    max_indices -= max_indices % 3; /* whole triangles, as dynamic batches take them */
+    const double t0 = vr_now_ms();
+    vr_status st = meshlet ? vr_meshlets_build(&plan, indices, index_count, positions,
+                                               vertex_count, max_unique, max_indices)
+                           : vr_patches_build(&plan, indices, index_count, vertex_count,
+                                              max_unique, max_indices);
+    if (plan_seconds)
+        *plan_seconds = (vr_now_ms() - t0) * 1e-3;
+    if (st != VR_OK)
+        return st;
+    st = vr_sim_plan_count(out, &plan, indices, index_count, vertex_count, shade_counts);
+    vr_batch_plan_free(&plan);
+    return st;
+}
+
+/* The checks of vr_sim_patch and vr_sim_meshlet: the limits as vr_sim_dynamic takes them. */
+static vr_status vr_sim_plan(vr_sim_result *out, int meshlet, const uint32_t *indices,
+                             uint32_t index_count, const float *positions, uint32_t vertex_count,
+                             uint32_t max_unique, uint32_t max_indices, uint32_t *shade_counts,
+                             double *plan_seconds)
+{
+    assert(out != NULL);
+    const char *who = meshlet ? "vr_sim_meshlet" : "vr_sim_patch";
+    if (max_unique < VR_NU_MIN || max_unique > VR_NU_MAX || max_indices < VR_MAX_INDICES_MIN ||
+        max_indices > VR_MAX_INDICES_MAX)
+        return VR_ERROR(VR_ERR_ARG, "%s: N_u %u must be in %u..%u and max indices %u in %u..%u",
+                        who, max_unique, VR_NU_MIN, VR_NU_MAX, max_indices, VR_MAX_INDICES_MIN,
+                        VR_MAX_INDICES_MAX);
+    if (meshlet && !positions && index_count > 0)
+        return VR_ERROR(VR_ERR_ARG, "%s: meshlets need vertex positions (meshoptimizer "
+                        "clusters triangles in space)", who);
+    vr_status s = vr_sim_check_input(indices, index_count, vertex_count, who);
+    return s ? s
+             : vr_sim_plan_unchecked(out, meshlet, indices, index_count, positions,
+                                     vertex_count, max_unique, max_indices, shade_counts,
+                                     plan_seconds);
+}
+
+vr_status vr_sim_patch(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
+                       uint32_t *shade_counts, double *plan_seconds)
+{
+    return vr_sim_plan(out, 0, indices, index_count, NULL, vertex_count, max_unique,
+                       max_indices, shade_counts, plan_seconds);
+}
+
+vr_status vr_sim_meshlet(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                         const float *positions, uint32_t vertex_count, uint32_t max_unique,
+                         uint32_t max_indices, uint32_t *shade_counts, double *plan_seconds)
+{
+    return vr_sim_plan(out, 1, indices, index_count, positions, vertex_count, max_unique,
+                       max_indices, shade_counts, plan_seconds);
+}
+
 vr_status vr_sim_strategy(vr_sim_result *out, const char *strategy, const uint32_t *indices,
-                          uint32_t index_count, uint32_t vertex_count, const vr_sim_config *cfg,
-                          uint32_t *shade_counts)
+                          uint32_t index_count, const float *positions, uint32_t vertex_count,
+                          const vr_sim_config *cfg, uint32_t *shade_counts)
 {
     assert(out != NULL && strategy != NULL && cfg != NULL);
     if (!strcmp(strategy, "naive"))
@@ -200,7 +289,11 @@ vr_status vr_sim_strategy(vr_sim_result *out, const char *strategy, const uint32
         !strcmp(strategy, "dyn"))
         return vr_sim_dynamic(out, indices, index_count, vertex_count, cfg->dyn_max_unique,
                               cfg->dyn_max_indices, shade_counts);
+    if (!strcmp(strategy, "patch") || !strcmp(strategy, "meshlet"))
+        return vr_sim_plan(out, strategy[0] == 'm', indices, index_count, positions,
+                           vertex_count, cfg->dyn_max_unique, cfg->dyn_max_indices, shade_counts,
+                           NULL);
     return VR_ERROR(VR_ERR_ARG,
-                    "sim: unknown strategy '%s'. Hint: naive, warp, hash, phash, sort, multi",
-                    strategy);
+                    "sim: unknown strategy '%s'. Hint: naive, warp, hash, phash, sort, multi, "
+                    "patch, meshlet", strategy);
 }

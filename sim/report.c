@@ -5,6 +5,8 @@
  */
 #include "sim/sim_private.h"
 
+#include "reuse/patches.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -110,6 +112,76 @@ static uint32_t sweep_sizes(uint32_t *sizes, const vr_sim_config *cfg)
     return n;
 }
 
+/* A table whose first two columns are scene and order: header cells written, 1; or 0 after
+ * saying that memory ran out. */
+static int table_begin(FILE *f, text_table *t, uint32_t cols, uint32_t left_cols, uint32_t rows)
+{
+    if (!table_init(t, cols, left_cols, rows)) {
+        fprintf(f, "sim: out of memory formatting the table\n");
+        return 0;
+    }
+    strcpy(table_cell(t, 0, 0), "scene");
+    strcpy(table_cell(t, 0, 1), "order");
+    return 1;
+}
+
+/* Row r's first two cells, its scene and order; returns the next column. */
+static uint32_t label_cells(text_table *t, uint32_t r, const vr_sim_report *p)
+{
+    snprintf(table_cell(t, r, 0), CELL, "%s", p->scene);
+    snprintf(table_cell(t, r, 1), CELL, "%s", p->order);
+    return 2;
+}
+
+/* The header cells of the plans cfg enables, from column *c on. */
+static void plan_header_cells(text_table *t, uint32_t *c, const vr_sim_config *cfg)
+{
+    if (cfg->patch)
+        strcpy(table_cell(t, 0, (*c)++), "patch");
+    if (cfg->meshlet)
+        strcpy(table_cell(t, 0, (*c)++), "meshlet");
+}
+
+/* Seconds per million triangles, or "-" when not measured. */
+static void per_mtri_cell(char *cell, double seconds, uint64_t triangles)
+{
+    if (seconds <= 0 || triangles == 0)
+        strcpy(cell, "-");
+    else
+        snprintf(cell, CELL, "%.3f", seconds / ((double)triangles * 1e-6));
+}
+
+/* The preprocessing each row needed: the order's reordering (what a user would run instead of
+ * a plan) and the plans' builders, as wall time. */
+static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t count,
+                             const vr_sim_config *cfg)
+{
+    text_table t;
+    const uint32_t cols = 4 + (cfg->patch ? 1 : 0) + (cfg->meshlet ? 1 : 0);
+    if (!table_begin(f, &t, cols, 2, count + 1))
+        return;
+    uint32_t c = 2;
+    strcpy(table_cell(&t, 0, c++), "tris");
+    strcpy(table_cell(&t, 0, c++), "reorder");
+    plan_header_cells(&t, &c, cfg);
+    for (uint32_t r = 0; r < count; ++r) {
+        const vr_sim_report *p = &reports[r];
+        c = label_cells(&t, r + 1, p);
+        snprintf(table_cell(&t, r + 1, c++), CELL, "%llu", (unsigned long long)p->triangles);
+        per_mtri_cell(table_cell(&t, r + 1, c++), p->order_seconds, p->triangles);
+        if (cfg->patch)
+            per_mtri_cell(table_cell(&t, r + 1, c++), p->patch_seconds, p->triangles);
+        if (cfg->meshlet)
+            per_mtri_cell(table_cell(&t, r + 1, c++), p->meshlet_seconds, p->triangles);
+    }
+    fprintf(f, "\npreprocessing, seconds per million triangles (wall time; the jobs share the "
+               "CPUs unless --threads 1):\nreorder = putting the file's triangles into this "
+               "order (forsyth: meshopt_optimizeVertexCache), patch and meshlet = building "
+               "the plan\n");
+    table_print(f, &t);
+    free(t.cell);
+}
+
 void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
                         const vr_sim_config *cfg)
 {
@@ -119,14 +191,11 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
     for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
         if (cfg->assign_mask & (1u << a))
             pc_cols += cfg->parallel_count;
-    uint32_t cols = 5 + pc_cols + (cfg->warp ? 1 : 0) + (cfg->dynamic ? 1 : 0);
-    if (!table_init(&t, cols, 2, count + 1)) {
-        fprintf(f, "sim: out of memory formatting the table\n");
+    uint32_t cols = 5 + pc_cols + (cfg->warp ? 1 : 0) + (cfg->dynamic ? 1 : 0) +
+                    (cfg->patch ? 1 : 0) + (cfg->meshlet ? 1 : 0);
+    if (!table_begin(f, &t, cols, 2, count + 1))
         return;
-    }
-    uint32_t c = 0;
-    strcpy(table_cell(&t, 0, c++), "scene");
-    strcpy(table_cell(&t, 0, c++), "order");
+    uint32_t c = 2;
     strcpy(table_cell(&t, 0, c++), "verts");
     strcpy(table_cell(&t, 0, c++), "tris");
     strcpy(table_cell(&t, 0, c++), "ideal");
@@ -138,11 +207,10 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
         strcpy(table_cell(&t, 0, c++), "warp");
     if (cfg->dynamic)
         strcpy(table_cell(&t, 0, c++), "dyn");
+    plan_header_cells(&t, &c, cfg);
     for (uint32_t r = 0; r < count; ++r) {
         const vr_sim_report *p = &reports[r];
-        c = 0;
-        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->scene);
-        snprintf(table_cell(&t, r + 1, c++), CELL, "%s", p->order);
+        c = label_cells(&t, r + 1, p);
         snprintf(table_cell(&t, r + 1, c++), CELL, "%u", p->referenced_vertices);
         snprintf(table_cell(&t, r + 1, c++), CELL, "%llu", (unsigned long long)p->triangles);
         reuse_cell(table_cell(&t, r + 1, c++), p->ideal.reuse);
@@ -154,6 +222,10 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
             reuse_cell(table_cell(&t, r + 1, c++), p->warp.reuse);
         if (cfg->dynamic)
             reuse_cell(table_cell(&t, r + 1, c++), p->dynamic.reuse);
+        if (cfg->patch)
+            reuse_cell(table_cell(&t, r + 1, c++), p->patch.reuse);
+        if (cfg->meshlet)
+            reuse_cell(table_cell(&t, r + 1, c++), p->meshlet.reuse);
     }
     table_print(f, &t);
     free(t.cell);
@@ -185,6 +257,20 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
                 "dyn: dynamic batches of <= %u distinct vertices and <= %u indices (also hash, "
                 "phash, sort).\n",
                 cfg->dyn_max_unique, cfg->dyn_max_indices);
+    if (cfg->patch)
+        fprintf(f,
+                "patch: RXMesh-style patches (region growing + Lloyd), <= %u vertices (owned + "
+                "ribbon) and <= %u indices each,\none batch per patch or run of small ones; "
+                "built from the mesh, so any order gives about the same.\n",
+                cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
+    if (cfg->meshlet) {
+        uint32_t mv, mt;
+        vr_meshlet_limits(&mv, &mt, cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
+        fprintf(f, "meshlet: meshopt_buildMeshlets, <= %u vertices and <= %u triangles per "
+                   "meshlet, one batch each.\n", mv, mt);
+    }
+    if ((cfg->patch || cfg->meshlet) && count)
+        print_plan_times(f, reports, count, cfg);
 
     /* The sweep: one row per scene x order x policy, one column per cache size. */
     uint32_t sizes[2 * VR_SIM_MAX_CACHES];
@@ -266,6 +352,10 @@ vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count
     fprintf(f, "# warp: batch %u indices, warp %u lanes; dyn/hash/phash/sort: <= %u unique, "
                "<= %u indices per batch\n",
             cfg->warp_batch, cfg->warp_size, cfg->dyn_max_unique, cfg->dyn_max_indices);
+    if (cfg->patch || cfg->meshlet)
+        fprintf(f, "# patch/meshlet: static plans (patches, meshoptimizer meshlets) of <= %u "
+                   "unique, <= %u indices per batch\n",
+                cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
     fprintf(f, "scene,order,verts,tris,indices,strategy,size,size_unit,shaded_vertices,"
                "shaded_per_tri,reuse\n");
     for (uint32_t r = 0; r < count; ++r) {
@@ -291,6 +381,10 @@ vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count
             for (int k = 0; k < 4; ++k)
                 csv_row(f, p, dyn_names[k], cfg->dyn_max_unique, "vertices", &p->dynamic);
         }
+        if (cfg->patch)
+            csv_row(f, p, "patch", cfg->dyn_max_unique, "vertices", &p->patch);
+        if (cfg->meshlet)
+            csv_row(f, p, "meshlet", cfg->dyn_max_unique, "vertices", &p->meshlet);
     }
     fflush(f);
     if (ferror(f))
@@ -353,16 +447,24 @@ vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t coun
         fprintf(f, ", \"order\": ");
         json_string(f, p->order);
         fprintf(f, ", \"vertex_count\": %u, \"referenced_vertices\": %u, \"triangles\": %llu, "
-                   "\"indices\": %llu, \"seconds\": %.3f",
+                   "\"indices\": %llu, \"seconds\": %.3f, \"order_seconds\": %.3f",
                 p->vertex_count, p->referenced_vertices, (unsigned long long)p->triangles,
-                (unsigned long long)p->indices, p->seconds);
-        const struct { const char *name; const vr_sim_result *r; int on; } single[] = {
-            {"ideal", &p->ideal, 1}, {"naive", &p->naive, 1}, {"multi", &p->multi, 1},
-            {"warp", &p->warp, cfg->warp}, {"dyn", &p->dynamic, cfg->dynamic}};
+                (unsigned long long)p->indices, p->seconds, p->order_seconds);
+        /* plan_seconds < 0: not a plan */
+        const struct { const char *name; const vr_sim_result *r; int on; double plan_seconds; }
+            single[] = {{"ideal", &p->ideal, 1, -1},
+                        {"naive", &p->naive, 1, -1},
+                        {"multi", &p->multi, 1, -1},
+                        {"warp", &p->warp, cfg->warp, -1},
+                        {"dyn", &p->dynamic, cfg->dynamic, -1},
+                        {"patch", &p->patch, cfg->patch, p->patch_seconds},
+                        {"meshlet", &p->meshlet, cfg->meshlet, p->meshlet_seconds}};
         for (size_t k = 0; k < sizeof single / sizeof single[0]; ++k)
             if (single[k].on) {
                 fprintf(f, ",\n      \"%s\": {", single[k].name);
                 json_result(f, single[k].r);
+                if (single[k].plan_seconds >= 0)
+                    fprintf(f, ", \"plan_seconds\": %.3f", single[k].plan_seconds);
                 fputc('}', f);
             }
         fprintf(f, ",\n      \"parallel\": [");

@@ -1,7 +1,7 @@
 /* sim.c - the simulator's configuration and vr_sim_run_all: validate one index buffer, then run
- * every enabled model (ideal, FIFO/LRU sweep, parallel caches, warp voting, dynamic batching)
- * as independent jobs on a few OpenMP threads, longest first. Each job owns its scratch arrays,
- * so the counts do not depend on the thread count.
+ * every enabled model (ideal, FIFO/LRU sweep, parallel caches, warp voting, dynamic batching,
+ * the patch and meshlet plans) as independent jobs on a few OpenMP threads, longest first. Each
+ * job owns its scratch arrays, so the counts do not depend on the thread count.
  * Try: `vreuse sim sphere`, `vreuse_tests sim/run_all`.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +44,8 @@ vr_sim_config vr_sim_config_default(void)
     c.dyn_max_unique = VR_NU_DEFAULT;
     c.dyn_max_indices = VR_MAX_INDICES_DEFAULT;
     c.dynamic = 1;
+    c.patch = 1;
+    c.meshlet = 1;
     c.threads = 0;
     return c;
 }
@@ -95,11 +97,12 @@ vr_status vr_sim_config_check(const vr_sim_config *c)
                         c->warp_batch, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX);
     if (c->warp && c->warp_size < 3)
         return VR_ERROR(VR_ERR_ARG, "simulator: warp size %u; a triangle needs 3 lanes", c->warp_size);
-    if (c->dynamic && (c->dyn_max_unique < VR_NU_MIN || c->dyn_max_unique > VR_NU_MAX))
+    const int batches = c->dynamic || c->patch || c->meshlet; /* the models that take N_u */
+    if (batches && (c->dyn_max_unique < VR_NU_MIN || c->dyn_max_unique > VR_NU_MAX))
         return VR_ERROR(VR_ERR_ARG, "simulator: dynamic batches' N_u %u must be in %u..%u",
                         c->dyn_max_unique, VR_NU_MIN, VR_NU_MAX);
-    if (c->dynamic && (c->dyn_max_indices < VR_MAX_INDICES_MIN ||
-                       c->dyn_max_indices > VR_MAX_INDICES_MAX))
+    if (batches && (c->dyn_max_indices < VR_MAX_INDICES_MIN ||
+                    c->dyn_max_indices > VR_MAX_INDICES_MAX))
         return VR_ERROR(VR_ERR_ARG,
                         "simulator: dynamic batches' max indices %u must be in %u..%u (whole "
                         "triangles: 8 acts as 6)",
@@ -109,19 +112,23 @@ vr_status vr_sim_config_check(const vr_sim_config *c)
 
 /* --- jobs ---------------------------------------------------------------------------------- */
 
-typedef enum job_kind { JOB_PARALLEL, JOB_LRU, JOB_DYNAMIC, JOB_WARP, JOB_FIFO, JOB_IDEAL } job_kind;
+typedef enum job_kind {
+    JOB_MESHLET, JOB_PATCH, JOB_PARALLEL, JOB_LRU, JOB_DYNAMIC, JOB_WARP, JOB_FIFO, JOB_IDEAL
+} job_kind;
 
 typedef struct sim_job {
     job_kind kind;         /* also the cost rank: lower runs first */
     uint32_t param;        /* cache entries (FIFO, LRU, parallel) */
     vr_sim_assign assign;  /* parallel only */
     vr_sim_result *dst;
+    double *seconds;       /* plans: the builder's wall time */
 } sim_job;
 
 /* What every job reads. */
 typedef struct sim_input {
     const uint32_t *indices;
     uint32_t index_count, vertex_count;
+    const float *positions;
     const vr_sim_config *cfg;
 } sim_input;
 
@@ -146,6 +153,11 @@ static vr_status run_job(const sim_input *p, const sim_job *j)
     case JOB_DYNAMIC:
         return vr_sim_dynamic_unchecked(j->dst, p->indices, p->index_count, p->vertex_count,
                                         c->dyn_max_unique, c->dyn_max_indices, NULL);
+    case JOB_PATCH:
+    case JOB_MESHLET:
+        return vr_sim_plan_unchecked(j->dst, j->kind == JOB_MESHLET, p->indices, p->index_count,
+                                     p->positions, p->vertex_count, c->dyn_max_unique,
+                                     c->dyn_max_indices, NULL, j->seconds);
     }
     return VR_ERROR(VR_ERR_ARG, "sim: unknown job kind %d", (int)j->kind);
 }
@@ -172,7 +184,7 @@ static uint32_t thread_count(const vr_sim_config *c, uint32_t jobs)
 }
 
 vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t index_count,
-                         uint32_t vertex_count, const vr_sim_config *cfg)
+                         const float *positions, uint32_t vertex_count, const vr_sim_config *cfg)
 {
     assert(out != NULL && cfg != NULL);
     struct timespec t0, t1;
@@ -183,41 +195,50 @@ vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t i
     s = vr_sim_check_input(indices, index_count, vertex_count, "sim");
     if (s)
         return s;
+    if (cfg->meshlet && !positions)
+        return VR_ERROR(VR_ERR_ARG, "sim: the meshlet plan needs vertex positions (meshoptimizer "
+                        "clusters triangles in space); pass them or switch meshlet off");
 
     char scene[sizeof out->scene], order[sizeof out->order];
     memcpy(scene, out->scene, sizeof scene);
     memcpy(order, out->order, sizeof order);
+    const double order_seconds = out->order_seconds;
     memset(out, 0, sizeof *out);
     memcpy(out->scene, scene, sizeof scene);
     memcpy(out->order, order, sizeof order);
+    out->order_seconds = order_seconds;
     out->vertex_count = vertex_count;
     out->triangles = index_count / 3;
     out->indices = index_count;
     vr_sim_finish(&out->naive, index_count, index_count, 0);
     vr_sim_finish(&out->multi, index_count, vertex_count, 0);
 
-    sim_job jobs[3 + 2 * VR_SIM_MAX_CACHES + VR_SIM_ASSIGN_COUNT * VR_SIM_MAX_PARALLEL];
+    sim_job jobs[5 + 2 * VR_SIM_MAX_CACHES + VR_SIM_ASSIGN_COUNT * VR_SIM_MAX_PARALLEL];
     uint32_t n = 0;
-    jobs[n++] = (sim_job){JOB_IDEAL, 0, 0, &out->ideal};
+    jobs[n++] = (sim_job){JOB_IDEAL, 0, 0, &out->ideal, NULL};
     for (uint32_t i = 0; i < cfg->fifo_count; ++i)
-        jobs[n++] = (sim_job){JOB_FIFO, cfg->fifo_sizes[i], 0, &out->fifo[i]};
+        jobs[n++] = (sim_job){JOB_FIFO, cfg->fifo_sizes[i], 0, &out->fifo[i], NULL};
     for (uint32_t i = 0; i < cfg->lru_count; ++i)
-        jobs[n++] = (sim_job){JOB_LRU, cfg->lru_sizes[i], 0, &out->lru[i]};
+        jobs[n++] = (sim_job){JOB_LRU, cfg->lru_sizes[i], 0, &out->lru[i], NULL};
     for (uint32_t a = 0; a < VR_SIM_ASSIGN_COUNT; ++a)
         if (cfg->assign_mask & (1u << a))
             for (uint32_t i = 0; i < cfg->parallel_count; ++i)
                 jobs[n++] = (sim_job){JOB_PARALLEL, cfg->parallel_bytes[i] / cfg->vertex_bytes,
-                                      (vr_sim_assign)a, &out->parallel[a][i]};
+                                      (vr_sim_assign)a, &out->parallel[a][i], NULL};
     if (cfg->warp)
-        jobs[n++] = (sim_job){JOB_WARP, 0, 0, &out->warp};
+        jobs[n++] = (sim_job){JOB_WARP, 0, 0, &out->warp, NULL};
     if (cfg->dynamic)
-        jobs[n++] = (sim_job){JOB_DYNAMIC, 0, 0, &out->dynamic};
+        jobs[n++] = (sim_job){JOB_DYNAMIC, 0, 0, &out->dynamic, NULL};
+    if (cfg->patch)
+        jobs[n++] = (sim_job){JOB_PATCH, 0, 0, &out->patch, &out->patch_seconds};
+    if (cfg->meshlet)
+        jobs[n++] = (sim_job){JOB_MESHLET, 0, 0, &out->meshlet, &out->meshlet_seconds};
     qsort(jobs, n, sizeof jobs[0], job_cmp);
 
     /* schedule(dynamic, 1): a thread that is done takes the next job in sorted order, so the
      * longest jobs start first and the short ones fill in at the end. After a failure the
      * remaining jobs are skipped. */
-    const sim_input in = {indices, index_count, vertex_count, cfg};
+    const sim_input in = {indices, index_count, vertex_count, positions, cfg};
     const int threads = (int)thread_count(cfg, n);
     vr_status status = VR_OK;
     char message[1024] = ""; /* the failure's text: vr_last_error is thread-local */

@@ -1,7 +1,8 @@
 /* sim.h - CPU simulator of vertex reuse: how many vertex-shader invocations an index buffer costs
  * under an ideal cache, k-entry FIFO and LRU post-transform caches, the per-multiprocessor
  * parallel cache of Kenzel et al. 2018 (Sec. 4.1), statically batched warp voting (Algorithm 1)
- * and dynamic batching (Sec. 3.4, the batches of reuse/batches.h). Pure C, no CUDA, no assimp.
+ * and dynamic batching (Sec. 3.4, the batches of reuse/batches.h), and the static plans of
+ * reuse/patches.h (RXMesh-style patches, meshoptimizer's meshlets). Pure C, no CUDA, no assimp.
  * reuse = 1 - shaded_vertices / indices, the paper's Table 1 measure.
  * Try: `vreuse_tests sim/`, `vreuse sim sphere --plot sphere.svg`.
  */
@@ -67,9 +68,12 @@ typedef struct vr_sim_config {
     uint32_t warp_size;    /* lanes per warp, >= 3; default 32 */
     int warp;              /* nonzero: simulate warp voting (default 1) */
 
-    uint32_t dyn_max_unique;  /* dynamic batch N_u, >= 3; default 256 */
-    uint32_t dyn_max_indices; /* dynamic batch index limit, >= 3; default 1023 */
+    uint32_t dyn_max_unique;  /* dynamic batch N_u, >= 3; default 256; also the static plans' */
+    uint32_t dyn_max_indices; /* dynamic batch index limit, >= 3; default 1023; also the static
+                                 plans' (rounded down to whole triangles) */
     int dynamic;              /* nonzero: simulate dynamic batching (default 1) */
+    int patch;                /* nonzero: simulate the patch plan (default 1) */
+    int meshlet;              /* nonzero: simulate the meshlet plan (default 1; needs positions) */
 
     uint32_t threads;      /* worker threads for vr_sim_run_all, 0..VR_SIM_MAX_THREADS;
                               0 = one per online CPU, at most 8 */
@@ -136,12 +140,27 @@ vr_status vr_sim_dynamic(vr_sim_result *out, const uint32_t *indices, uint32_t i
                          uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
                          uint32_t *shade_counts);
 
+/* Static plans (reuse/patches.h): the batches of vr_patches_build (RXMesh-style patches) or of
+ * vr_meshlets_build (meshoptimizer's meshlets, clustered by `positions`: 3 * vertex_count
+ * floats) for N_u = max_unique and max_indices (rounded down to a multiple of 3), each batch
+ * shading its distinct vertices once: the count of the patch and meshlet strategies, whatever
+ * the triangle order. `batches` counts batches; *plan_seconds (may be NULL) gets the builder's
+ * wall time. The builder's cost (reuse/patches.h) plus one O(index_count) pass. */
+vr_status vr_sim_patch(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                       uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
+                       uint32_t *shade_counts, double *plan_seconds);
+vr_status vr_sim_meshlet(vr_sim_result *out, const uint32_t *indices, uint32_t index_count,
+                         const float *positions, uint32_t vertex_count, uint32_t max_unique,
+                         uint32_t max_indices, uint32_t *shade_counts, double *plan_seconds);
+
 /* The simulated count of a GPU strategy by its command-line name ("naive", "warp", "hash",
- * "phash", "sort", "multi"), with cfg's batch parameters; VR_ERR_ARG when the name is unknown.
- * The reuse/ CPU twins must report the same shaded_vertices. */
+ * "phash", "sort", "multi", "patch", "meshlet"), with cfg's batch parameters; `positions`
+ * (3 * vertex_count) is needed by meshlet only and may be NULL otherwise. VR_ERR_ARG when the
+ * name is unknown or meshlet has no positions. The reuse/ CPU twins must report the same
+ * shaded_vertices. */
 vr_status vr_sim_strategy(vr_sim_result *out, const char *strategy, const uint32_t *indices,
-                          uint32_t index_count, uint32_t vertex_count, const vr_sim_config *cfg,
-                          uint32_t *shade_counts);
+                          uint32_t index_count, const float *positions, uint32_t vertex_count,
+                          const vr_sim_config *cfg, uint32_t *shade_counts);
 
 /* One scene x order: every strategy of a config, for the table, CSV, JSON and plot. */
 typedef struct vr_sim_report {
@@ -151,24 +170,30 @@ typedef struct vr_sim_report {
     uint32_t referenced_vertices; /* distinct vertices the indices use (= ideal's count) */
     uint64_t triangles;
     uint64_t indices;
-    vr_sim_result ideal, naive, multi, warp, dynamic;
+    vr_sim_result ideal, naive, multi, warp, dynamic, patch, meshlet;
     vr_sim_result fifo[VR_SIM_MAX_CACHES];                      /* cfg.fifo_sizes order */
     vr_sim_result lru[VR_SIM_MAX_CACHES];                       /* cfg.lru_sizes order */
     vr_sim_result parallel[VR_SIM_ASSIGN_COUNT][VR_SIM_MAX_PARALLEL]; /* cfg.parallel_bytes */
     double seconds;               /* wall time of vr_sim_run_all */
+    double patch_seconds;         /* building the patch plan (preprocessing), wall time */
+    double meshlet_seconds;       /* building the meshlet plan (preprocessing), wall time */
+    double order_seconds;         /* set by the caller: putting the triangles into this order
+                                     (the preprocessing a user would do instead), or 0 */
 } vr_sim_report;
 
 /* Runs every strategy cfg enables on one index buffer (validated once), spread over
- * cfg->threads threads; reports progress through vr_progress("sim", ...). Keeps out->scene and
- * out->order; fills everything else. One O(index_count) pass per strategy and cache size (30
- * with the default config), O(vertex_count) scratch per thread; the counts do not depend on the
- * thread count. */
+ * cfg->threads threads; reports progress through vr_progress("sim", ...). Keeps out->scene,
+ * out->order and out->order_seconds; fills everything else. One O(index_count) pass per
+ * strategy and cache size (30 with the default config) plus the plans' builders (a few passes
+ * each), O(vertex_count) scratch per thread; the counts do not depend on the thread count (the
+ * plans' times do: measure them with threads = 1). `positions` (3 * vertex_count floats) is
+ * needed by the meshlet plan: NULL with cfg->meshlet set is VR_ERR_ARG. */
 vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t index_count,
-                         uint32_t vertex_count, const vr_sim_config *cfg);
+                         const float *positions, uint32_t vertex_count, const vr_sim_config *cfg);
 
 /* Output of `vreuse sim`, for `count` reports simulated with the same cfg. */
-/* Aligned tables: one row per scene x order (ideal, parallel caches, warp, dyn), then the
- * FIFO / LRU sweep. */
+/* Aligned tables: one row per scene x order (ideal, parallel caches, warp, dyn, patch,
+ * meshlet), the plans' preprocessing times when a plan ran, then the FIFO / LRU sweep. */
 void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
                         const vr_sim_config *cfg);
 /* CSV in long form, one row per scene x order x strategy x size, the columns named as in

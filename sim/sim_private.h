@@ -47,6 +47,12 @@ vr_status vr_sim_warp_unchecked(vr_sim_result *out, const uint32_t *indices,
                                 uint32_t index_count, uint32_t vertex_count,
                                 uint32_t batch_indices, uint32_t warp_size,
                                 uint32_t *shade_counts);
+/* A static plan (meshlet != 0: meshlets, else patches), built and counted; see vr_sim_patch. */
+vr_status vr_sim_plan_unchecked(vr_sim_result *out, int meshlet, const uint32_t *indices,
+                                uint32_t index_count, const float *positions,
+                                uint32_t vertex_count, uint32_t max_unique,
+                                uint32_t max_indices, uint32_t *shade_counts,
+                                double *plan_seconds);
 vr_status vr_sim_dynamic_unchecked(vr_sim_result *out, const uint32_t *indices,
                                    uint32_t index_count, uint32_t vertex_count,
                                    uint32_t max_unique, uint32_t max_indices,

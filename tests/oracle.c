@@ -22,6 +22,14 @@ vr_status vr_oracle_sim_invocations(uint64_t *invocations, uint32_t *shade_count
     case VR_REUSE_MULTI:
         st = vr_sim_multi(&r, m->indices, m->index_count, m->vertex_count, shade_counts);
         break;
+    case VR_REUSE_PATCH:
+        st = vr_sim_patch(&r, m->indices, m->index_count, m->vertex_count, cfg->max_unique,
+                          cfg->max_indices, shade_counts, NULL);
+        break;
+    case VR_REUSE_MESHLET:
+        st = vr_sim_meshlet(&r, m->indices, m->index_count, m->positions, m->vertex_count,
+                            cfg->max_unique, cfg->max_indices, shade_counts, NULL);
+        break;
     default:
         assert(ops->dynamic);
         st = vr_sim_dynamic(&r, m->indices, m->index_count, m->vertex_count, cfg->max_unique,

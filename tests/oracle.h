@@ -13,8 +13,8 @@ extern "C" {
 #endif
 
 /* The simulator's count for strategy `ops` on mesh `m` (sim/sim.h): naive, warp voting with
- * cfg->batch_indices and 32 lanes, multi, and dynamic batching with N_u = cfg->max_unique and
- * cfg->max_indices for hash, phash and sort. `shade_counts` (vertex_count, may be
+ * cfg->batch_indices and 32 lanes, multi, dynamic batching with N_u = cfg->max_unique and
+ * cfg->max_indices for hash, phash and sort, and the patch and meshlet plans for those limits. `shade_counts` (vertex_count, may be
  * NULL) receives the per-vertex counts. The CPU twins and the GPU must reproduce both. */
 vr_status vr_oracle_sim_invocations(uint64_t *invocations, uint32_t *shade_counts, const vr_reuse_ops *ops,
                           const vr_mesh *m, const vr_reuse_params *cfg);

@@ -4,8 +4,9 @@
  * exact, clip/normal within VR_GEOMETRY_REL_TOL of the array's scale), the culled set equal as
  * sorted triangle ids, and a counting-off run (the timed configuration) equal too; without
  * culling both queue store paths (warp-staged, the default, and direct) must give that queue.
- * Groups: "gpu/" (all scenes, three orders, several block sizes; ctest and tests/gpu.sh) and
- * "gpu-small/" (tiny cases, fandisk, bunny; for compute-sanitizer). Without a CUDA device every
+ * Groups: "gpu/" (all scenes, three orders, several block sizes; the static plans at their
+ * tightest limits; ctest and tests/gpu.sh) and "gpu-small/" (tiny cases, fandisk, bunny, two
+ * plan grids, a plan with a bad triangle id; for compute-sanitizer). Without a CUDA device every
  * test prints "SKIP: no CUDA device" and skips. Scenes come from $VR_SCENES on the H100.
  */
 #include "tests/test.h"
@@ -15,7 +16,9 @@
 #include <string.h>
 
 #include "pipeline/stage/geometry.h"
+#include "pipeline/vr_mem.h"
 #include "raster/raster.h"
+#include "reuse/stage.cuh" /* vr_queue_device_alloc, vr_cuda_alloc: the bad-ids test */
 #include "tests/oracle.h"
 #include "scenes/scene.h"
 #include "tests/test_helpers.h" /* shared with tests/test_reuse.c */
@@ -329,6 +332,135 @@ VR_TEST(test_gpu_small_scenes, "gpu-small/scenes")
     static const char *const specs[] = {"fandisk.obj", "stanford-bunny.obj"};
     static const vr_order orders[] = {VR_ORDER_FORSYTH};
     return vr_gpu_scenes(specs, 2, orders, 1, g_blocks_one);
+}
+
+/* The static plans (patch, meshlet) alone on shuffled grids at their tightest limits: one
+ * triangle per batch (max_indices 3), three vertices per batch (N_u 3), small odd limits, the
+ * largest (N_u 1024, 3069 indices), and the mesh-shader default (64 / 124 triangles). */
+static int vr_gpu_plans(const uint32_t *blocks, int small)
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    static const struct { uint32_t w, h, nu, max_indices; } grids[] = {
+        {30, 20, 256, 1023}, {30, 20, 256, 3}, {30, 20, 3, 1023}, {60, 40, 37, 30},
+        {60, 40, 64, 372},   {150, 97, 1024, 3069},
+    };
+    const size_t count = small ? 2 : sizeof grids / sizeof grids[0];
+    for (size_t i = 0; i < count; ++i) {
+        vr_mesh m;
+        VR_EXPECT_EQ(vr_test_grid_mesh(&m, grids[i].w, grids[i].h, 3, 1, 51 + i), VR_OK);
+        vr_reuse_params cfg = vr_reuse_params_default();
+        vr_camera_orbit_shader(&cfg.shader, &m, 0.6f * (float)i);
+        cfg.max_unique = grids[i].nu;
+        cfg.max_indices = grids[i].max_indices;
+        vr_geometry *g = NULL;
+        VR_EXPECT_EQ(vr_geometry_create(&g, &m), VR_OK);
+        for (int k = 0; g && k < VR_REUSE_KIND_COUNT; ++k) {
+            const vr_reuse_ops *ops = &vr_reuse_all[k];
+            if (!ops->plan)
+                continue;
+            char label[96];
+            snprintf(label, sizeof label, "shuffled grid %ux%u N_u %u/%u", grids[i].w,
+                     grids[i].h, grids[i].nu, grids[i].max_indices);
+            vr_gpu_tally t;
+            vr_gpu_check(&t, g, ops, &m, &cfg, blocks, ~0ull, label);
+            printf("  %-40s %s %llu | max err abs %.2g\n", label, ops->name,
+                   (unsigned long long)t.invocations, t.max_abs);
+            VR_EXPECT(t.max_abs == 0 && t.borderline == 0, "%s %s: GPU values differ", label,
+                      ops->name);
+        }
+        vr_geometry_destroy(g);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_gpu_plans, "gpu/plans") { return vr_gpu_plans(g_blocks_all, 0); }
+VR_TEST(test_gpu_small_plans, "gpu-small/plans") { return vr_gpu_plans(g_blocks_one, 1); }
+
+/* A static plan whose tri_ids hold an id out of range, straight through vr_patch_run: that
+ * triangle is counted as overflow and written nowhere (compute-sanitizer sees no stray store),
+ * every other triangle lands in its slot; the twin refuses the ids. */
+VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    vr_mesh m;
+    VR_EXPECT_EQ(vr_test_grid_mesh(&m, 12, 9, 0, 1, 5), VR_OK);
+    const vr_reuse_ops *ops = vr_reuse_find("patch");
+    vr_batch_plan plan;
+    uint32_t *indices = NULL;
+    VR_EXPECT_EQ(vr_geometry_plan(&plan, &indices, ops, &m, 256, 1023), VR_OK);
+    const uint32_t tris = m.index_count / 3, bad = 5;
+    plan.tri_order[bad] = tris + 7;
+    const vr_reuse_params defaults = vr_reuse_params_default();
+    uint32_t *d_idx = NULL, *d_ids = NULL, *d_starts = NULL;
+    float *d_pos = NULL, *d_nrm = NULL;
+    vr_counters *d_counters = NULL;
+    vr_queue q;
+    memset(&q, 0, sizeof q);
+    const size_t vbytes = (size_t)m.vertex_count * 12;
+    if (vr_cuda_alloc((void **)&d_idx, (size_t)m.index_count * 4, "indices") != VR_OK ||
+        vr_cuda_alloc((void **)&d_ids, (size_t)tris * 4, "ids") != VR_OK ||
+        vr_cuda_alloc((void **)&d_starts, ((size_t)plan.batch_count + 1) * 4, "starts") != VR_OK ||
+        vr_cuda_alloc((void **)&d_pos, vbytes, "positions") != VR_OK ||
+        vr_cuda_alloc((void **)&d_nrm, vbytes, "normals") != VR_OK ||
+        vr_cuda_alloc((void **)&d_counters, sizeof(vr_counters), "counters") != VR_OK ||
+        vr_queue_device_alloc(&q, tris) != VR_OK) {
+        VR_EXPECT(0, "device buffers: %s", vr_last_error());
+    } else {
+        VR_EXPECT_CUDA(cudaMemcpy(d_idx, indices, (size_t)m.index_count * 4,
+                                  cudaMemcpyHostToDevice));
+        VR_EXPECT_CUDA(cudaMemcpy(d_ids, plan.tri_order, (size_t)tris * 4, cudaMemcpyHostToDevice));
+        VR_EXPECT_CUDA(cudaMemcpy(d_starts, plan.starts, ((size_t)plan.batch_count + 1) * 4,
+                                  cudaMemcpyHostToDevice));
+        VR_EXPECT_CUDA(cudaMemcpy(d_pos, m.positions, vbytes, cudaMemcpyHostToDevice));
+        VR_EXPECT_CUDA(cudaMemcpy(d_nrm, m.normals, vbytes, cudaMemcpyHostToDevice));
+        VR_EXPECT_CUDA(cudaMemset(d_counters, 0, sizeof(vr_counters)));
+        VR_EXPECT_CUDA(cudaMemset(q.tri_id, 0xff, (size_t)tris * 4));
+        vr_reuse_params p = vr_reuse_params_input(&defaults, d_idx, m.index_count, d_pos, d_nrm,
+                                                  m.vertex_count);
+        p.count = 1;
+        p.tri_ids = d_ids;
+        p.batch_starts = d_starts;
+        p.batch_count = plan.batch_count;
+        p.counters = d_counters;
+        p.queue = q;
+        VR_EXPECT(ops->run(&p) == VR_OK, "patch run: %s", vr_last_error());
+        VR_EXPECT_CUDA(cudaDeviceSynchronize());
+        vr_counters c;
+        uint32_t *ids = (uint32_t *)malloc((size_t)tris * 4);
+        assert(ids);
+        VR_EXPECT_CUDA(cudaMemcpy(&c, d_counters, sizeof c, cudaMemcpyDeviceToHost));
+        VR_EXPECT_CUDA(cudaMemcpy(ids, q.tri_id, (size_t)tris * 4, cudaMemcpyDeviceToHost));
+        VR_EXPECT(c.overflow == 1 && c.queue_count == tris - 1, "overflow %u, queue %u of %u",
+                  c.overflow, c.queue_count, tris);
+        uint32_t written = 0;
+        for (uint32_t s = 0; s < tris; ++s)
+            written += ids[s] == s;
+        VR_EXPECT_EQ(written, tris - 1);
+        free(ids);
+    }
+    /* the twin on the same host arrays refuses the ids */
+    vr_geometry_result r;
+    VR_EXPECT_EQ(vr_geometry_result_alloc(&r, tris, m.vertex_count), VR_OK);
+    vr_reuse_params h = vr_reuse_params_input(&defaults, indices, m.index_count, m.positions,
+                                              m.normals, m.vertex_count);
+    h.tri_ids = plan.tri_order;
+    h.batch_starts = plan.starts;
+    h.batch_count = plan.batch_count;
+    h.queue = r.queue;
+    h.counters = &r.counters;
+    VR_EXPECT(ops->ref(&h) == VR_ERR_FORMAT && strstr(vr_last_error(), "out of range"),
+              "twin on a bad id: %s", vr_last_error());
+    vr_geometry_result_free(&r);
+    void *const bufs[] = {d_idx, d_ids, d_starts, d_pos, d_nrm, d_counters};
+    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+    vr_queue_device_free(&q);
+    free(indices);
+    vr_batch_plan_free(&plan);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
 }
 
 /* Bad parameters on the GPU path come back as errors, and the context stays usable. */

@@ -21,7 +21,7 @@
 #include "scenes/scene.h"
 #include "tests/test_helpers.h"
 
-_Static_assert(VR_REUSE_KIND_COUNT == 6, "add the new strategy to vr_tests_reuse[] below");
+_Static_assert(VR_REUSE_KIND_COUNT == 8, "add the new strategy to vr_tests_reuse[] below");
 
 /* ---- shared with test_gpu.cu ---------------------------------------------------------------- */
 
@@ -413,7 +413,10 @@ static int vr_check_mesh(const vr_reuse_ops *ops, const vr_mesh *m, const vr_reu
     c.cull = 1;
     st = vr_geometry_ref(&r, ops, m, &c);
     VR_EXPECT(st == VR_OK, "%s culled: %s", what, vr_last_error());
-    VR_EXPECT(vr_geometry_compare(&d, &r, naive_cull, VR_COMPARE_KEPT_ORDER, 0, stderr, what) == 0,
+    /* a static plan keeps its survivors in plan order, not the mesh's: the same set */
+    VR_EXPECT(vr_geometry_compare(&d, &r, naive_cull,
+                                  ops->plan ? VR_COMPARE_KEPT_SET : VR_COMPARE_KEPT_ORDER, 0,
+                                  stderr, what) == 0,
               "%s culled: kept triangles differ from naive's in %llu places", what,
               (unsigned long long)d.mismatches);
     vr_geometry_result_free(&r);
@@ -497,6 +500,8 @@ VR_TEST(test_reuse_hash, "reuse/hash") { return vr_test_strategy(VR_REUSE_HASH);
 VR_TEST(test_reuse_phash, "reuse/phash") { return vr_test_strategy(VR_REUSE_PHASH); }
 VR_TEST(test_reuse_sort, "reuse/sort") { return vr_test_strategy(VR_REUSE_SORT); }
 VR_TEST(test_reuse_multi, "reuse/multi") { return vr_test_strategy(VR_REUSE_MULTI); }
+VR_TEST(test_reuse_patch, "reuse/patch") { return vr_test_strategy(VR_REUSE_PATCH); }
+VR_TEST(test_reuse_meshlet, "reuse/meshlet") { return vr_test_strategy(VR_REUSE_MESHLET); }
 
 /* Shared scenes and the default sphere, three triangle orders, every strategy. */
 VR_TEST(test_reuse_scenes, "reuse/scenes")
@@ -592,7 +597,7 @@ VR_TEST(test_reuse_errors, "reuse/errors")
         p.cull = 1;
         p.shader = cfg.shader; /* identity: the quad's z = 0.05 k stays inside the frustum */
         memset(&r.counters, 0, sizeof r.counters);
-        if (ops->dynamic) {
+        if (ops->dynamic || ops->plan) { /* one batch; a plan's tri_ids NULL: identity */
             static const uint32_t starts[2] = {0, 6};
             p.batch_starts = starts;
             p.batch_count = 1;

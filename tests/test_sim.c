@@ -539,18 +539,24 @@ VR_TEST(test_strategy_names, "sim/strategy_names")
     vr_sim_dynamic(&d, idx, 9000, 1000, 256, 1023, NULL);
     const char *dyn[] = {"hash", "phash", "sort"};
     for (int i = 0; i < 3; ++i) {
-        VR_EXPECT_EQ(vr_sim_strategy(&r, dyn[i], idx, 9000, 1000, &cfg, NULL), VR_OK);
+        VR_EXPECT_EQ(vr_sim_strategy(&r, dyn[i], idx, 9000, NULL, 1000, &cfg, NULL), VR_OK);
         VR_EXPECT_EQ(r.shaded_vertices, d.shaded_vertices);
     }
-    vr_sim_strategy(&r, "naive", idx, 9000, 1000, &cfg, NULL);
+    vr_sim_strategy(&r, "naive", idx, 9000, NULL, 1000, &cfg, NULL);
     VR_EXPECT_EQ(r.shaded_vertices, 9000);
-    vr_sim_strategy(&r, "multi", idx, 9000, 1000, &cfg, NULL);
+    vr_sim_strategy(&r, "multi", idx, 9000, NULL, 1000, &cfg, NULL);
     VR_EXPECT_EQ(r.shaded_vertices, 1000);
     vr_sim_warp(&d, idx, 9000, 1000, 96, 32, NULL);
-    vr_sim_strategy(&r, "warp", idx, 9000, 1000, &cfg, NULL);
+    vr_sim_strategy(&r, "warp", idx, 9000, NULL, 1000, &cfg, NULL);
     VR_EXPECT_EQ(r.shaded_vertices, d.shaded_vertices);
-    VR_EXPECT_EQ(vr_sim_strategy(&r, "bogus", idx, 9000, 1000, &cfg, NULL), VR_ERR_ARG);
+    VR_EXPECT_EQ(vr_sim_strategy(&r, "bogus", idx, 9000, NULL, 1000, &cfg, NULL), VR_ERR_ARG);
     VR_EXPECT(strstr(vr_last_error(), "bogus") != NULL, "message: %s", vr_last_error());
+    /* the plans: patch by name equals vr_sim_patch; meshlet needs positions */
+    vr_sim_patch(&d, idx, 9000, 1000, 256, 1023, NULL, NULL);
+    VR_EXPECT_EQ(vr_sim_strategy(&r, "patch", idx, 9000, NULL, 1000, &cfg, NULL), VR_OK);
+    VR_EXPECT_EQ(r.shaded_vertices, d.shaded_vertices);
+    VR_EXPECT_EQ(vr_sim_strategy(&r, "meshlet", idx, 9000, NULL, 1000, &cfg, NULL), VR_ERR_ARG);
+    VR_EXPECT(strstr(vr_last_error(), "positions") != NULL, "message: %s", vr_last_error());
     free(idx);
     return VR_TEST_RESULT();
 }
@@ -586,9 +592,18 @@ VR_TEST(test_errors, "sim/errors")
     VR_EXPECT(strstr(vr_last_error(), "100") != NULL, "message: %s", vr_last_error());
     vr_sim_report rep;
     memset(&rep, 0, sizeof rep);
-    VR_EXPECT_EQ(vr_sim_run_all(&rep, quad, 6, 4, &cfg), VR_ERR_ARG);
+    VR_EXPECT_EQ(vr_sim_run_all(&rep, quad, 6, NULL, 4, &cfg), VR_ERR_ARG);
     cfg = vr_sim_config_default();
-    VR_EXPECT_EQ(vr_sim_run_all(&rep, bad, 3, 4, &cfg), VR_ERR_FORMAT);
+    VR_EXPECT_EQ(vr_sim_run_all(&rep, bad, 3, NULL, 4, &cfg), VR_ERR_FORMAT);
+    /* the meshlet plan needs positions; the others do not */
+    VR_EXPECT_EQ(vr_sim_run_all(&rep, quad, 6, NULL, 4, &cfg), VR_ERR_ARG);
+    VR_EXPECT(strstr(vr_last_error(), "positions") != NULL, "message: %s", vr_last_error());
+    cfg.meshlet = 0;
+    VR_EXPECT_EQ(vr_sim_run_all(&rep, quad, 6, NULL, 4, &cfg), VR_OK);
+    VR_EXPECT_EQ(rep.patch.shaded_vertices, 4);
+    VR_EXPECT_EQ(vr_sim_patch(&r, quad, 6, 4, 2, 1023, NULL, NULL), VR_ERR_ARG);
+    VR_EXPECT_EQ(vr_sim_patch(&r, quad, 5, 4, 256, 1023, NULL, NULL), VR_ERR_FORMAT);
+    VR_EXPECT_EQ(vr_sim_meshlet(&r, quad, 6, NULL, 4, 256, 1023, NULL, NULL), VR_ERR_ARG);
     return VR_TEST_RESULT();
 }
 
@@ -606,11 +621,16 @@ VR_TEST(test_run_all, "sim/run_all")
     strcpy(a.scene, "random");
     strcpy(a.order, "file");
     cfg.threads = 1;
-    VR_EXPECT_EQ(vr_sim_run_all(&a, idx, n, V, &cfg), VR_OK);
+    float *pos = calloc((size_t)V * 3, sizeof *pos); /* meshlets need positions: a spiral */
+    for (uint32_t v = 0; v < V; ++v) {
+        pos[3 * v] = cosf(0.01f * (float)v) * (float)v;
+        pos[3 * v + 1] = sinf(0.01f * (float)v) * (float)v;
+    }
+    VR_EXPECT_EQ(vr_sim_run_all(&a, idx, n, pos, V, &cfg), VR_OK);
     VR_EXPECT(!strcmp(a.scene, "random") && !strcmp(a.order, "file"), "labels kept");
     memset(&b, 0, sizeof b);
     cfg.threads = 3;
-    VR_EXPECT_EQ(vr_sim_run_all(&b, idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&b, idx, n, pos, V, &cfg), VR_OK);
     vr_sim_result r;
     vr_sim_ideal(&r, idx, n, V, NULL);
     VR_EXPECT_EQ(a.ideal.shaded_vertices, r.shaded_vertices);
@@ -638,8 +658,18 @@ VR_TEST(test_run_all, "sim/run_all")
     vr_sim_dynamic(&r, idx, n, V, 256, 1023, NULL);
     VR_EXPECT_EQ(a.dynamic.shaded_vertices, r.shaded_vertices);
     VR_EXPECT_EQ(b.dynamic.batches, r.batches);
+    vr_sim_patch(&r, idx, n, V, 256, 1023, NULL, NULL);
+    VR_EXPECT_EQ(a.patch.shaded_vertices, r.shaded_vertices);
+    VR_EXPECT_EQ(b.patch.shaded_vertices, r.shaded_vertices);
+    VR_EXPECT_EQ(b.patch.batches, r.batches);
+    vr_sim_meshlet(&r, idx, n, pos, V, 256, 1023, NULL, NULL);
+    VR_EXPECT_EQ(a.meshlet.shaded_vertices, r.shaded_vertices);
+    VR_EXPECT_EQ(b.meshlet.shaded_vertices, r.shaded_vertices);
+    VR_EXPECT(a.patch_seconds > 0 && a.meshlet_seconds > 0, "plan times %g %g",
+              a.patch_seconds, a.meshlet_seconds);
     VR_EXPECT_EQ(a.naive.shaded_vertices, n);
     VR_EXPECT_EQ(a.multi.shaded_vertices, V);
+    free(pos);
     free(idx);
     return VR_TEST_RESULT();
 }
@@ -652,11 +682,12 @@ VR_TEST(test_report_writers, "sim/report_writers")
     uint32_t *idx = grid_mesh(40, 30, &V, &n);
     vr_sim_config cfg = vr_sim_config_default();
     cfg.assign_mask = 3;
+    cfg.meshlet = 0; /* the grid has no positions; patch runs */
     vr_sim_report rep[2];
     memset(rep, 0, sizeof rep);
     strcpy(rep[0].scene, "grid, \"40x30\" <&>");
     strcpy(rep[0].order, "file");
-    VR_EXPECT_EQ(vr_sim_run_all(&rep[0], idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&rep[0], idx, n, NULL, V, &cfg), VR_OK);
     rep[1] = rep[0];
     strcpy(rep[1].order, "forsyth");
     char *buf = NULL;
@@ -666,7 +697,8 @@ VR_TEST(test_report_writers, "sim/report_writers")
     vr_sim_print_table(f, rep, 2, &cfg);
     fclose(f);
     VR_EXPECT(strstr(buf, "pc16K_rr") && strstr(buf, "pc64K") && strstr(buf, "dyn") &&
-                  strstr(buf, "lru") && strstr(buf, "4096"),
+                  strstr(buf, "lru") && strstr(buf, "4096") && strstr(buf, "patch") &&
+                  strstr(buf, "preprocessing"),
               "table:\n%s", buf);
     free(buf);
 
@@ -679,8 +711,10 @@ VR_TEST(test_report_writers, "sim/report_writers")
             ++lines;
     for (char *p = buf; p && *p == '#'; p = strchr(p, '\n'), p = p ? p + 1 : p)
         ++comments;
-    /* per report: ideal naive multi + 11 fifo + 11 lru + 2 x 3 pc + warp + dyn hash phash sort */
-    VR_EXPECT_EQ(lines, comments + 1 + 2 * (3 + 11 + 11 + 6 + 1 + 4));
+    /* per report: ideal naive multi + 11 fifo + 11 lru + 2 x 3 pc + warp + dyn hash phash sort
+     * + patch */
+    VR_EXPECT_EQ(lines, comments + 1 + 2 * (3 + 11 + 11 + 6 + 1 + 4 + 1));
+    VR_EXPECT(strstr(buf, ",patch,256,vertices,") != NULL, "csv patch row");
     VR_EXPECT(strstr(buf, "scene,order,verts,tris,indices,strategy,size,size_unit,"
                           "shaded_vertices,shaded_per_tri,reuse\n") != NULL,
               "csv header");
@@ -738,6 +772,7 @@ static vr_sim_config paper_config(void)
 {
     vr_sim_config cfg = vr_sim_config_default();
     cfg.assign_mask = 3;
+    cfg.meshlet = 0; /* these index buffers come without positions */
     return cfg;
 }
 
@@ -750,10 +785,10 @@ VR_TEST(test_sphere_82k, "sim/sphere_82k")
     vr_sim_config cfg = paper_config();
     vr_sim_report file, forsyth;
     memset(&file, 0, sizeof file);
-    VR_EXPECT_EQ(vr_sim_run_all(&file, idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&file, idx, n, NULL, V, &cfg), VR_OK);
     meshopt_optimizeVertexCache(idx, idx, n, V);
     memset(&forsyth, 0, sizeof forsyth);
-    VR_EXPECT_EQ(vr_sim_run_all(&forsyth, idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&forsyth, idx, n, NULL, V, &cfg), VR_OK);
     fprintf(stderr, "\n");
     print_row("sphere file", &file);
     print_row("sphere forsyth", &forsyth);
@@ -812,10 +847,10 @@ VR_TEST(test_bunny_table1, "sim/bunny_table1")
     vr_sim_config cfg = paper_config();
     vr_sim_report file, forsyth;
     memset(&file, 0, sizeof file);
-    VR_EXPECT_EQ(vr_sim_run_all(&file, idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&file, idx, n, NULL, V, &cfg), VR_OK);
     meshopt_optimizeVertexCache(idx, idx, n, V);
     memset(&forsyth, 0, sizeof forsyth);
-    VR_EXPECT_EQ(vr_sim_run_all(&forsyth, idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&forsyth, idx, n, NULL, V, &cfg), VR_OK);
     fprintf(stderr, "\n");
     print_row("bunny file", &file);
     print_row("bunny forsyth", &forsyth);
@@ -825,6 +860,10 @@ VR_TEST(test_bunny_table1, "sim/bunny_table1")
               forsyth.warp.reuse);
     VR_EXPECT(forsyth.dynamic.reuse > 0.78 && forsyth.dynamic.reuse < 0.82, "dyn %.3f",
               forsyth.dynamic.reuse);
+    /* patches do not care about the order: >= .75 in file order, within .02 of dyn after
+     * Forsyth (issue 14's targets) */
+    VR_EXPECT(file.patch.reuse >= 0.75 && forsyth.patch.reuse >= forsyth.dynamic.reuse - 0.02,
+              "patch %.3f (file), %.3f (forsyth)", file.patch.reuse, forsyth.patch.reuse);
     free(idx);
     return VR_TEST_RESULT();
 }
@@ -838,6 +877,7 @@ VR_TEST(test_perf_7m, "sim/perf_7m")
     uint32_t *idx = grid_mesh(1871, 1871, &V, &n); /* 7,001,282 triangles */
     double t1 = now_s();
     vr_sim_config cfg = vr_sim_config_default();
+    cfg.patch = cfg.meshlet = 0; /* the paper's models; the plans' builders are timed apart */
     const uint32_t sizes[] = {8, 16, 32, 64};
     cfg.fifo_count = cfg.lru_count = COUNT(sizes);
     memcpy(cfg.fifo_sizes, sizes, sizeof sizes);
@@ -846,7 +886,7 @@ VR_TEST(test_perf_7m, "sim/perf_7m")
     memset(&rep, 0, sizeof rep);
     int quiet = vr_progress_quiet;
     vr_progress_quiet = 1;
-    VR_EXPECT_EQ(vr_sim_run_all(&rep, idx, n, V, &cfg), VR_OK);
+    VR_EXPECT_EQ(vr_sim_run_all(&rep, idx, n, NULL, V, &cfg), VR_OK);
     vr_progress_quiet = quiet;
     double t2 = now_s();
     fprintf(stderr,

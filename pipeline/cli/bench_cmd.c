@@ -359,7 +359,8 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     fprintf(f, "%sorder: ", prefix);
     for (int k = 0; k < o->orders.count; ++k)
         fprintf(f, "%s%s", k ? "," : "", vr_order_name((vr_order)o->orders.v[k]));
-    fprintf(f, "; warp batch %u indices; dynamic N_u %u, <= %u indices per batch; "
+    fprintf(f, "; warp batch %u indices; dynamic batches and plans (patch, meshlet) N_u %u, "
+            "<= %u indices per batch; "
             "%d timed reps after 1 warm-up (kernels only, cudaEvents)%s\n",
             o->batch_indices, o->max_unique, o->max_indices,
             o->reps, o->reps < 20 ? " - NOTE: fewer than 20 reps" : "");

@@ -554,7 +554,7 @@ static vr_status strategy_key(const vr_cli_opt *o, const char *item, int64_t *ke
     const vr_reuse_ops *ops = vr_reuse_find(item);
     if (!ops)
         return vr_set_error(VR_ERR_ARG, "unknown strategy '%s' (naive, warp, hash, phash, sort, "
-                            "multi, all)", item);
+                            "multi, patch, meshlet, all)", item);
     *key = ops - vr_reuse_all;
     return VR_OK;
 }

@@ -187,7 +187,8 @@ int vr_cli_split(const char *s, char *items, size_t size, int max);
      18446744073709551615.0, 0, NULL}
 #define VR_CLI_STRATEGY(dst, deflt)                                                             \
     {"strategy", 0, "LIST",                                                                     \
-     "strategies, comma separated: naive, warp, hash, phash, sort, multi, or all "             \
+     "strategies, comma separated: naive, warp, hash, phash, sort, multi, patch, meshlet, or "  \
+     "all "                                                                                     \
      "(default " deflt ")",                                                                     \
      vr_cli_parse_strategies, (dst), 0, 0, 0, 0, NULL}
 #define VR_CLI_LOAD(dst, deflt)                                                                 \
@@ -201,11 +202,12 @@ int vr_cli_split(const char *s, char *items, size_t size, int max);
      vr_cli_parse_u32s, (dst), 0, VR_BLOCK_MIN, VR_BLOCK_MAX, 32, NULL}
 #define VR_CLI_NU(dst)                                                                          \
     {"nu", 0, "N",                                                                              \
-     "dynamic batches: at most N distinct vertices per batch, N_u (default 256)",            \
+     "dynamic batches and the patch / meshlet plans: at most N distinct vertices per batch, "  \
+     "N_u (default 256; meshlets take at most 255)",                                             \
      vr_cli_parse_u32, (dst), 0, VR_NU_MIN, VR_NU_MAX, 0, NULL}
 #define VR_CLI_MAX_INDICES(dst)                                                                 \
     {"max-indices", 0, "N",                                                                     \
-     "dynamic batches: at most N indices per batch "                                          \
+     "dynamic batches and the patch / meshlet plans: at most N indices per batch "             \
      "(default 1023; sort needs block size >= N / 32)",                                         \
      vr_cli_parse_u32, (dst), 0, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX, 3, NULL}
 #define VR_CLI_WARP_BATCH(dst)                                                                  \

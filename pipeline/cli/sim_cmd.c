@@ -1,7 +1,7 @@
 /* sim_cmd.c - `vreuse sim SCENE...`: loads each scene, reorders its triangles, and simulates
  * the ideal cache, FIFO / LRU post-transform caches, the per-multiprocessor parallel cache,
- * warp voting and dynamic batching (Kenzel et al. 2018, Table 1), printed as aligned tables,
- * CSV, JSON and an SVG plot. Options and loading only; the work is in sim/.
+ * warp voting, dynamic batching (Kenzel et al. 2018, Table 1) and the patch and meshlet plans,
+ * printed as aligned tables, CSV, JSON and an SVG plot. Options and loading only; the work is in sim/.
  * Try: `vreuse sim ../shared/scenes/stanford-bunny.obj --order file,forsyth --plot bunny.svg`.
  */
 #include "pipeline/cli/cli.h"
@@ -144,7 +144,9 @@ static const vr_cli_command g_cmd = {
     "1 - invocations / indices: the ideal (every referenced vertex once), k-entry FIFO\n"
     "and LRU post-transform caches, a per-multiprocessor parallel LRU cache (hits only on\n"
     "results of an earlier wave of the same multiprocessor), static batches with warp\n"
-    "voting (Algorithm 1) and dynamic batches (hash, phash and sort shade the same).\n"
+    "voting (Algorithm 1), dynamic batches (hash, phash and sort shade the same), and\n"
+    "the static plans patch (RXMesh-style patches) and meshlet (meshoptimizer), built\n"
+    "from the mesh itself; their preprocessing time is printed beside the reordering's.\n"
     "\n"
     "SCENE is a file (OBJ, PLY, glTF 2.0, ...) or a generator: sphere[:N], terrain[:N],\n"
     "foliage[:N], optionally @N to subdivide (default: sphere, 82k triangles).",
@@ -164,23 +166,33 @@ static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t see
     for (int o = 0; o < orders->count; ++o) {
         /* Each order starts from the file order; reorder replaces the index array. +fetch
          * renumbers vertices and replaces the vertex arrays, so the copy shares none of them:
-         * the simulator needs indices only. */
+         * the simulator needs indices, and positions for the meshlet plan (copied too). */
         vr_mesh m = mesh;
+        const size_t pos_bytes = (size_t)mesh.vertex_count * 3 * sizeof(float);
         m.indices = malloc((size_t)mesh.index_count * sizeof *m.indices);
-        if (!m.indices) {
+        m.positions = cfg->meshlet ? malloc(pos_bytes + 1) : NULL;
+        m.normals = m.texcoords = NULL;
+        if (!m.indices || (cfg->meshlet && !m.positions)) {
+            free(m.indices);
+            free(m.positions);
             rc = vr_cli_fail(1, "sim", "%s: out of memory copying %u indices", spec,
                              mesh.index_count);
             break;
         }
         memcpy(m.indices, mesh.indices, (size_t)mesh.index_count * sizeof *m.indices);
-        m.positions = m.normals = m.texcoords = NULL;
+        if (m.positions)
+            memcpy(m.positions, mesh.positions, pos_bytes);
         vr_sim_report *r = &reports[*report_count];
         snprintf(r->scene, sizeof r->scene, "%s", vr_cli_scene_label(spec));
         snprintf(r->order, sizeof r->order, "%s", vr_order_name((vr_order)orders->v[o]));
+        const double t0 = vr_now_ms();
         vr_status s = vr_mesh_reorder(&m, (vr_order)orders->v[o], seed);
+        r->order_seconds = (vr_now_ms() - t0) * 1e-3;
         if (s == VR_OK)
-            s = vr_sim_run_all(r, m.indices, m.index_count, m.vertex_count, cfg);
+            s = vr_sim_run_all(r, m.indices, m.index_count, m.positions, m.vertex_count,
+                               cfg);
         free(m.indices);
+        free(m.positions);
         if (s != VR_OK) {
             rc = vr_cli_fail(1, "sim", "%s (%s order): %s", spec, r->order, vr_last_error());
             continue;
@@ -231,7 +243,7 @@ int vr_cmd_sim(int argc, char **argv)
     sim_opts so = {vr_sim_config_default(), 0};
     vr_cli_orders orders = {{VR_ORDER_FORSYTH}, 1};
     uint64_t seed = 1;
-    int assign = 0, no_warp = 0, no_dyn = 0;
+    int assign = 0, no_warp = 0, no_dyn = 0, no_patch = 0, no_meshlet = 0;
     uint32_t threads = 0;
     const char *csv = NULL, *json = NULL, *plot = NULL;
     const vr_cli_opt opts[] = {
@@ -259,6 +271,10 @@ int vr_cmd_sim(int argc, char **argv)
         VR_CLI_MAX_INDICES(&so.cfg.dyn_max_indices),
         {"no-warp", 0, NULL, "do not simulate warp voting", NULL, &no_warp, 1, 0, 0, 0, NULL},
         {"no-dyn", 0, NULL, "do not simulate dynamic batches", NULL, &no_dyn, 1, 0, 0, 0, NULL},
+        {"no-patch", 0, NULL, "do not build and simulate the patch plan", NULL, &no_patch, 1, 0, 0,
+         0, NULL},
+        {"no-meshlet", 0, NULL, "do not build and simulate the meshlet plan", NULL, &no_meshlet,
+         1, 0, 0, 0, NULL},
         VR_CLI_CSV(&csv),
         {"json", 0, "FILE", "also write JSON to FILE ('-': standard output)", vr_cli_parse_path,
          &json, 0, 0, 0, 0, NULL},
@@ -276,6 +292,8 @@ int vr_cmd_sim(int argc, char **argv)
                                   : 1u << (assign == 1 ? VR_SIM_ROUNDROBIN : VR_SIM_CONTIGUOUS);
     cfg.warp = !no_warp;
     cfg.dynamic = !no_dyn;
+    cfg.patch = !no_patch;
+    cfg.meshlet = !no_meshlet;
     cfg.threads = threads;
     if (plot && !strcmp(plot, "-"))
         return vr_cli_fail(VR_CLI_USAGE, "sim", "--plot needs a file name");

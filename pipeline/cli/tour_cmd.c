@@ -25,6 +25,8 @@ static const char *const g_heat_strategies[TOUR_PANELS - 1] = {"naive", "warp", 
 /* How a strategy groups indices before it looks for repeated vertices. */
 static const char *batching(const vr_reuse_ops *ops)
 {
+    if (ops->plan)
+        return "plan"; /* static batches from a load-time plan: patches, meshlets */
     return ops->dynamic ? "dynamic" : ops->kind == VR_REUSE_WARP ? "static" : "none";
 }
 
@@ -57,8 +59,8 @@ static int tour_row(const tour_run *t, const vr_reuse_ops *ops, vr_geometry_resu
     sc.dyn_max_unique = cfg.max_unique;
     sc.dyn_max_indices = cfg.max_indices;
     vr_sim_result sim;
-    if (vr_sim_strategy(&sim, ops->name, m->indices, m->index_count, m->vertex_count, &sc,
-                        NULL) != VR_OK)
+    if (vr_sim_strategy(&sim, ops->name, m->indices, m->index_count, m->positions,
+                        m->vertex_count, &sc, NULL) != VR_OK)
         return vr_cli_fail(1, "tour", "%s: %s simulator: %s", t->label, ops->name,
                            vr_last_error());
 

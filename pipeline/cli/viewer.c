@@ -1,7 +1,7 @@
 /* viewer.c - `vreuse view [SCENE]`: an SDL2 window showing the scene through the geometry stage
  * and the rasterizer (render.c), on the GPU when there is one and through the CPU twins
  * otherwise (so it also runs under Xvfb). Drag to orbit, wheel to zoom; keys switch strategy
- * (1-6, Tab), shader load (l), triangle order (t), heatmap (h) and batches (b). The title and an
+ * (1-8, Tab), shader load (l), triangle order (t), heatmap (h) and batches (b). The title and an
  * overlay show per-stage milliseconds and reuse. The only file that includes SDL.
  * Try: `xvfb-run -a vreuse view bunny.obj --heatmap --frames 3 --screenshot v.png`.
  */
@@ -86,7 +86,7 @@ static const vr_cli_command g_cmd = {
     "Interactive viewer: SCENE (default sphere) through the geometry stage and the rasterizer,\n"
     "on the GPU when there is one, else through the CPU twins. Keys:\n"
     "  drag or arrows: orbit   wheel or +/-: zoom   r: reset camera\n"
-    "  1-6: strategy naive, warp, hash, phash, sort, multi\n"
+    "  1-8: strategy naive, warp, hash, phash, sort, multi, patch, meshlet\n"
     "  Tab, l, t: the next strategy, load, order of the --strategy, --load, --order list; when\n"
     "    one item was given: of all strategies, of simple, light, medium, heavy, of file,\n"
     "    forsyth, tipsify, random (t reloads the scene)\n"

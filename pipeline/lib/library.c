@@ -23,4 +23,6 @@ VR_NO_GPU_RUN(hash)
 VR_NO_GPU_RUN(phash)
 VR_NO_GPU_RUN(sort)
 VR_NO_GPU_RUN(multi)
+VR_NO_GPU_RUN(patch)
+VR_NO_GPU_RUN(meshlet)
 #endif

@@ -1,6 +1,7 @@
 /* geometry.cu - the GPU half of pipeline/geometry.h: uploads a mesh once, owns the queue,
- * counters, shade counts, workspace and dynamic batch starts, runs any registry strategy on one
- * stream with cudaEvent timing around its kernels, and downloads the result. Also the device
+ * counters, shade counts, workspace, dynamic batch starts and the last static plan, runs any
+ * registry strategy on one stream with cudaEvent timing around its kernels, and downloads the
+ * result. Also the device
  * queries and the device-to-device copy bandwidth that `vreuse bench` uses as its floor.
  * Try: `vreuse_tests gpu/`, `vreuse bench sphere:1M`.
  */
@@ -20,12 +21,19 @@ struct vr_geometry {
     const uint32_t *d_external_indices; /* caller's buffer runs read instead, or NULL */
     float *d_positions;   /* 3 * vertex_count */
     float *d_normals;     /* 3 * vertex_count */
-    vr_mesh host;         /* index_count host copy of the indices (for dynamic batches) */
+    vr_mesh host;         /* host copies of the indices and positions (batches and plans) */
     uint32_t *d_batch_starts;   /* batch_count + 1, for batch_max_unique, batch_max_indices */
     uint32_t *h_batch_starts;   /* the same on the host (seeds are computed from them) */
     uint32_t batch_count;
     uint32_t batch_max_unique;  /* 0: no batches computed yet */
     uint32_t batch_max_indices;
+    /* the last static plan (patch or meshlet) on the device: plan_ops's plan for
+     * plan_max_unique, plan_max_indices (plan_ops NULL: none yet) */
+    const vr_reuse_ops *plan_ops;
+    uint32_t plan_max_unique, plan_max_indices, plan_batch_count;
+    uint32_t *d_plan_indices;   /* index_count, in plan order */
+    uint32_t *d_plan_ids;       /* triangles: source triangle id of each plan position */
+    uint32_t *d_plan_starts;    /* plan_batch_count + 1 */
     vr_queue d_queue;           /* capacity = triangles */
     vr_counters *d_counters;    /* one */
     vr_compact_state *queue_state; /* culling into an ink / collate queue; made on first use,
@@ -139,7 +147,8 @@ void vr_geometry_destroy(vr_geometry *g)
         cudaStreamSynchronize(g->stream);
     void *const bufs[] = {g->d_indices, g->d_positions, g->d_normals, g->d_batch_starts,
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
-                          g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds};
+                          g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
+                          g->d_plan_indices, g->d_plan_ids, g->d_plan_starts};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
     vr_compact_state_destroy(g->queue_state);
@@ -151,6 +160,7 @@ void vr_geometry_destroy(vr_geometry *g)
     if (g->stream)
         cudaStreamDestroy(g->stream);
     free(g->host.indices);
+    free(g->host.positions);
     free(g);
 }
 
@@ -175,6 +185,10 @@ static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
     if (!g->host.indices)
         return VR_ERROR(VR_ERR_OOM, "host copy of %zu indices", ic);
     memcpy(g->host.indices, m->indices, ic * sizeof(uint32_t));
+    g->host.positions = (float *)malloc((vc * 3 + 1) * sizeof(float)); /* meshlets need them */
+    if (!g->host.positions)
+        return VR_ERROR(VR_ERR_OOM, "host copy of %zu positions", vc);
+    memcpy(g->host.positions, m->positions, vc * 3 * sizeof(float));
     g->host.index_count = m->index_count;
     g->host.vertex_count = m->vertex_count;
     return VR_OK;
@@ -237,6 +251,43 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
         g->batch_max_unique = max_unique;
         g->batch_max_indices = max_indices;
     }
+    return st;
+}
+
+/* Makes d_plan_* hold ops's static plan for N_u = max_unique and max_indices: built on the
+ * host from the uploaded mesh (load-time work, never timed), then uploaded. */
+static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *ops,
+                                          uint32_t max_unique, uint32_t max_indices)
+{
+    if (g->plan_ops == ops && g->plan_max_unique == max_unique &&
+        g->plan_max_indices == max_indices)
+        return VR_OK;
+    vr_batch_plan plan;
+    uint32_t *indices = NULL;
+    vr_status st = vr_geometry_plan(&plan, &indices, ops, &g->host, max_unique, max_indices);
+    if (st != VR_OK)
+        return st;
+    g->plan_ops = NULL;
+    uint32_t **bufs[] = {&g->d_plan_indices, &g->d_plan_ids, &g->d_plan_starts};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0] && st == VR_OK; ++k)
+        st = vr_cuda_free((void **)bufs[k], "static plan");
+    if (st == VR_OK)
+        st = vr_upload((void **)&g->d_plan_indices, indices, (size_t)g->index_count * 4,
+                       "plan-ordered indices");
+    if (st == VR_OK)
+        st = vr_upload((void **)&g->d_plan_ids, plan.tri_order, (size_t)g->triangles * 4,
+                       "plan triangle ids");
+    if (st == VR_OK)
+        st = vr_upload((void **)&g->d_plan_starts, plan.starts,
+                       ((size_t)plan.batch_count + 1) * 4, "plan batch starts");
+    if (st == VR_OK) {
+        g->plan_ops = ops;
+        g->plan_max_unique = max_unique;
+        g->plan_max_indices = max_indices;
+        g->plan_batch_count = plan.batch_count;
+    }
+    free(indices);
+    vr_batch_plan_free(&plan);
     return st;
 }
 
@@ -342,6 +393,18 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
             return st;
         p.batch_starts = g->d_batch_starts;
         p.batch_count = g->batch_count;
+    } else if (ops->plan) {
+        if (g->d_external_indices)
+            return VR_ERROR(VR_ERR_ARG, "%s reads its own plan-ordered copy of the uploaded "
+                            "indices, not device indices set with "
+                            "vr_geometry_set_device_indices (set NULL first)", ops->name);
+        vr_status st = vr_geometry_prepare_plan(g, ops, cfg->max_unique, cfg->max_indices);
+        if (st != VR_OK)
+            return st;
+        p.indices = g->d_plan_indices;
+        p.tri_ids = g->d_plan_ids;
+        p.batch_starts = g->d_plan_starts;
+        p.batch_count = g->plan_batch_count;
     }
     p.gts = NULL;
     if (g->gts) {

@@ -55,12 +55,20 @@ void vr_geometry_result_free(vr_geometry_result *r);
 vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, const vr_mesh *m,
                                   uint32_t max_unique, uint32_t max_indices);
 
+/* The static plan of a strategy with one (ops->plan: patch, meshlet) for mesh `m` and N_u =
+ * max_unique, max_indices (load-time preprocessing), and, when `indices` is not NULL, the
+ * plan-ordered index buffer in *indices (malloc'd, index_count entries; the caller frees it and
+ * the plan, vr_batch_plan_free). VR_ERR_ARG when ops has no plan or a limit is out of range. */
+vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reuse_ops *ops,
+                           const vr_mesh *m, uint32_t max_unique, uint32_t max_indices);
+
 /* Runs the CPU twin ops->ref on mesh `m` (single-threaded: O(index_count) plus the shader load
  * per invocation) with the configuration fields of `cfg` (shader,
  * block_size, batch_indices, max_unique, max_indices, cull, count; its pointers and queue_store, a GPU-only
  * choice, are ignored) into `out`,
  * which must be allocated for m. Clears out's counters and shade counts and poisons its queue
- * (0xFF bytes: NaN floats, ~0 ids) first, like the GPU path. Computes dynamic batches itself. */
+ * (0xFF bytes: NaN floats, ~0 ids) first, like the GPU path. Computes dynamic batches and
+ * static plans itself (a plan's time is part of the call: load-time work, not the stage's). */
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
                           const vr_reuse_params *cfg);
 
@@ -105,7 +113,10 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
 /* A mesh uploaded once (indices, positions, normals) plus every output buffer sized for it:
  * queue capacity = triangles, counters, per-vertex shade counts, strategy workspace (grown
  * on demand to the largest temp_bytes seen), dynamic batch starts (recomputed when N_u
- * or max_indices changes), a stream and two timing events. All device memory is owned by the context. */
+ * or max_indices changes), the last static plan (patch or meshlet: its plan-ordered indices,
+ * triangle ids and batch starts, 16 bytes per triangle; rebuilt on the host when the strategy,
+ * N_u or max_indices changes), a stream and two timing events. All device memory is owned by
+ * the context. */
 typedef struct vr_geometry vr_geometry;
 
 /* Uploads `m` (validated with vr_mesh_validate first; VR_ERR_FORMAT when it fails).

@@ -1,5 +1,5 @@
 /* geometry_ref.c - the host half of pipeline/geometry.h: result buffers, dynamic batch starts,
- * running a strategy's CPU twin on a whole mesh and comparing two results. In a build without CUDA it also provides the GPU entry points as stubs that report
+ * static plans, running a strategy's CPU twin on a whole mesh and comparing two results. In a build without CUDA it also provides the GPU entry points as stubs that report
  * VR_ERR_NO_DEVICE, so `vreuse bench` and the tests link and say why nothing ran.
  * Try: `vreuse_tests reuse/`, `vreuse_tests gpu/`.
  */
@@ -78,6 +78,27 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
     return VR_OK;
 }
 
+vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reuse_ops *ops,
+                           const vr_mesh *m, uint32_t max_unique, uint32_t max_indices)
+{
+    assert(plan && ops && m);
+    memset(plan, 0, sizeof *plan);
+    if (indices)
+        *indices = NULL;
+    if (!ops->plan)
+        return VR_ERROR(VR_ERR_ARG, "%s has no static plan (only patch and meshlet)", ops->name);
+    vr_status st = ops->plan(plan, m, max_unique, max_indices);
+    if (st != VR_OK || !indices)
+        return st;
+    *indices = malloc(((size_t)m->index_count + 1) * sizeof **indices);
+    if (!*indices) {
+        vr_batch_plan_free(plan);
+        return VR_ERROR(VR_ERR_OOM, "%s: plan-ordered copy of %u indices", ops->name,
+                        m->index_count);
+    }
+    vr_batch_plan_indices(*indices, plan, m->indices);
+    return VR_OK;
+}
 
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
                           const vr_reuse_params *cfg)
@@ -92,19 +113,32 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
     p.temp = NULL;
     p.stream = NULL;
 
-    uint32_t *starts = NULL;
+    uint32_t *starts = NULL, *plan_indices = NULL;
+    vr_batch_plan plan;
+    memset(&plan, 0, sizeof plan);
     if (ops->dynamic) {
         vr_status st = vr_geometry_dyn_batches(&starts, &p.batch_count, m, cfg->max_unique,
                                                cfg->max_indices);
         if (st != VR_OK)
             return st;
         p.batch_starts = starts;
+    } else if (ops->plan) {
+        vr_status st = vr_geometry_plan(&plan, &plan_indices, ops, m, cfg->max_unique,
+                                        cfg->max_indices);
+        if (st != VR_OK)
+            return st;
+        p.indices = plan_indices;
+        p.tri_ids = plan.tri_order;
+        p.batch_starts = plan.starts;
+        p.batch_count = plan.batch_count;
     }
     size_t temp_bytes = ops->temp_bytes(&p);
     if (temp_bytes) {
         p.temp = malloc(temp_bytes);
         if (!p.temp) {
             free(starts);
+            free(plan_indices);
+            vr_batch_plan_free(&plan);
             return VR_ERROR(VR_ERR_OOM, "%s ref: %zu bytes of workspace", ops->name, temp_bytes);
         }
     }
@@ -119,6 +153,8 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
     vr_status st = ops->ref(&p);
     free(p.temp);
     free(starts);
+    free(plan_indices);
+    vr_batch_plan_free(&plan);
     return st;
 }
 

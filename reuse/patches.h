@@ -1,0 +1,101 @@
+/* patches.h - static batch plans: the triangles of a mesh regrouped by locality, so that a batch
+ * is a run of consecutive triangles of the regrouped (plan) order however the input was ordered.
+ * Two builders: RXMesh-style patches (Mahmoud's dissertation, Sec. 4.3.3: seeded region growing
+ * on the face adjacency, Lloyd refinement, seeds added to patches that are too large) in
+ * patches.c, and meshoptimizer's meshlets (meshopt_buildMeshlets) in meshlets.c. A plan is a
+ * triangle permutation plus batch starts; the strategies patch and meshlet (reuse/patch.cu,
+ * reuse/meshlet.cu and their twins) run one block per batch over the plan-ordered index buffer
+ * and write each triangle to the queue slot of its source id. The simulator counts the same
+ * batches (sim/sim.h vr_sim_patch, vr_sim_meshlet). Pure C (meshlets.c links meshoptimizer).
+ * Try: `vreuse_tests reuse/plan`, `vreuse sim bunny.obj --order random`.
+ */
+#ifndef VR_PATCHES_H
+#define VR_PATCHES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeline/limits.h"
+#include "pipeline/vreuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A static batch plan of a mesh with triangle_count triangles. Arrays are malloc'd by the
+ * builder and owned by the plan (vr_batch_plan_free). Batch b holds plan positions
+ * starts[b] / 3 .. starts[b + 1] / 3 - 1, i.e. source triangles tri_order[starts[b] / 3 ...]:
+ * at most max_indices indices and max_unique distinct vertices, as the builder was asked. */
+typedef struct vr_batch_plan {
+    uint32_t *tri_order;     /* triangle_count: source triangle id at each plan position; a
+                                permutation, ascending within a batch */
+    uint32_t *starts;        /* batch_count + 1 offsets in indices (multiples of 3) over the plan
+                                order: starts[0] = 0, starts[batch_count] = 3 * triangle_count */
+    uint32_t triangle_count;
+    uint32_t batch_count;
+    uint32_t group_count;    /* patches (after splitting) or meshlets before consecutive small
+                                ones were packed into one batch; >= batch_count */
+    uint32_t iterations;     /* patch: Lloyd iterations run; meshlet: 0 */
+    uint32_t split;          /* patch: patches still over a limit after the iterations, split by
+                                region growing inside them; meshlet: meshlets split because the
+                                triangle limit is below meshoptimizer's minimum of 4 */
+} vr_batch_plan;
+
+/* Frees the arrays; accepts NULL and a zeroed plan, leaves it zeroed. */
+void vr_batch_plan_free(vr_batch_plan *plan);
+
+/* How every builder starts: zeroes *out, checks the limits the way the batchers check them -
+ * max_unique (N_u) in VR_NU_MIN..VR_NU_MAX, max_indices a multiple of 3 in
+ * VR_MAX_INDICES_MIN..VR_MAX_INDICES_MAX (VR_ERR_ARG naming `who` otherwise) - and index_count
+ * (VR_ERR_FORMAT when no multiple of 3); with index_count 0, *out is then the whole (empty) plan:
+ * no batches, starts[0] = 0 (VR_ERR_OOM when even that cannot be allocated). */
+vr_status vr_batch_plan_begin(vr_batch_plan *out, uint32_t index_count, uint32_t max_unique,
+                              uint32_t max_indices, const char *who);
+
+/* RXMesh-style patches, deterministic (same input, same plan; no clock, no threads): faces are
+ * grouped into edge-connected patches by multi-source region growing from seeds, refined by
+ * Lloyd iterations (each patch's new seed is its face farthest from the patch boundary), with
+ * new seeds in patches that break a limit; a patch still too large afterwards is split by
+ * region growing inside it. A patch's vertices - owned (RXMesh: the patch of the vertex's lowest
+ * face owns it) plus ribbon (the other vertices of its faces, owned by a neighbour) - must be
+ * <= max_unique, its indices <= max_indices. Patches are ordered by a breadth-first walk over
+ * the patch adjacency, and consecutive patches that fit together are packed into one batch
+ * (small components: a soup of disconnected quads). The plan depends on the triangle order and
+ * the connectivity only, not on how vertices are numbered. Indices must be validated
+ * (< vertex_count); VR_ERR_FORMAT when index_count is no multiple of 3, VR_ERR_OOM naming the
+ * arrays. O(index_count) per Lloyd iteration (usually 4, at most 12): about 0.5 s per million
+ * triangles on one core, in any triangle order; about 80 bytes per triangle at the peak. */
+vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
+                           uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices);
+
+/* The meshlet limits for a batch limit: min(max_unique, 255) vertices (meshoptimizer's
+ * maximum) and min(max_indices / 3, 512) triangles rounded down to a multiple of 4 (its
+ * granularity), at least 4. The mesh-shader default 64 / 124 is --nu 64 --max-indices 372. */
+void vr_meshlet_limits(uint32_t *max_vertices, uint32_t *max_triangles, uint32_t max_unique,
+                       uint32_t max_indices);
+
+/* meshoptimizer's meshlets (meshopt_buildMeshlets, cone weight 0) with vr_meshlet_limits, in
+ * meshoptimizer's order; each meshlet's triangles are found back in the mesh (meshoptimizer
+ * keeps their corner order) and become one batch, split further only when max_indices / 3 < 4.
+ * positions: 3 * vertex_count floats (the clustering is spatial). Deterministic. Errors as
+ * vr_patches_build. */
+vr_status vr_meshlets_build(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
+                            const float *positions, uint32_t vertex_count, uint32_t max_unique,
+                            uint32_t max_indices);
+
+/* The plan-ordered index buffer: dst[3 i + k] = indices[3 tri_order[i] + k]; dst holds
+ * 3 * plan->triangle_count entries. */
+void vr_batch_plan_indices(uint32_t *dst, const vr_batch_plan *plan, const uint32_t *indices);
+
+/* Checks that `plan` fits the mesh and the limits: a permutation of the mesh's triangles,
+ * ordered batch starts covering them, every batch within max_indices and max_unique distinct
+ * vertices, ascending source ids inside a batch. VR_ERR_FORMAT naming the first violation.
+ * O(index_count) time, O(vertex_count + triangles) scratch (VR_ERR_OOM). */
+vr_status vr_batch_plan_validate(const vr_batch_plan *plan, const uint32_t *indices,
+                                 uint32_t index_count, uint32_t vertex_count,
+                                 uint32_t max_unique, uint32_t max_indices);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
