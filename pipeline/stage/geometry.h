@@ -92,7 +92,9 @@ typedef enum vr_compare_mode {
     VR_COMPARE_KEPT_SET = 1, /* culling, any order (queue modes collate, atomic): the same kept
                                 triangles */
     VR_COMPARE_KEPT_ORDER = 2 /* culling in input order (queue mode ink): the same kept
-                                triangles in the same slots, up to borderline ones */
+                                triangles in the reference's order - the order of the stream
+                                the batcher read, the plan's for patch and meshlet - so the
+                                same slots up to borderline ones */
 } vr_compare_mode;
 /* The comparison a run with configuration `cfg` promises against its CPU twin. */
 vr_compare_mode vr_geometry_compare_mode(const vr_reuse_params *cfg);

@@ -280,41 +280,15 @@ static void vr_cmp_one_side(vr_cmp *c, const float *clip, uint32_t t, uint32_t s
         vr_cmp_report(c, "triangle %u culled, the reference kept it (its slot %u)", t, s);
 }
 
-/* Input order: both queues list kept triangle ids strictly increasing; walking them together,
- * an id on one side only must be borderline, and each common id is compared. */
-static void vr_compare_kept_in_order(vr_cmp *c, const vr_geometry_result *got, uint32_t gn,
-                                     const vr_geometry_result *want, uint32_t wn)
-{
-    const uint32_t tris = want->triangles;
-    uint32_t i = 0, j = 0;
-    int64_t prev = -1;
-    while (i < gn || j < wn) {
-        const uint32_t g = i < gn ? got->queue.tri_id[i] : UINT32_MAX;
-        const uint32_t w = j < wn ? want->queue.tri_id[j] : UINT32_MAX;
-        if (i < gn && (g >= tris || (int64_t)g <= prev)) {
-            vr_cmp_report(c, "slot %u: triangle %u out of range or not in input order (after "
-                          "%lld)", i, g, (long long)prev);
-            return; /* the rest of the walk would only repeat it */
-        }
-        if (i < gn && g == w) {
-            vr_cmp_slot(c, got, i, want, j);
-            prev = g;
-            ++i, ++j;
-        } else if (i < gn && g < w) {
-            vr_cmp_one_side(c, got->queue.clip + 12 * (size_t)i, g, i, 1);
-            prev = g;
-            ++i;
-        } else {
-            vr_cmp_one_side(c, want->queue.clip + 12 * (size_t)j, w, j, 0);
-            ++j;
-        }
-    }
-}
-
-/* Any order: map each kept triangle id to its reference slot, then find every GPU slot's
- * triangle there exactly once. */
-static void vr_compare_kept_set(vr_cmp *c, const vr_geometry_result *got, uint32_t gn,
-                                const vr_geometry_result *want, uint32_t wn)
+/* Culled queues: map each kept triangle id to its reference slot, then find every GPU slot's
+ * triangle there exactly once; a triangle kept on one side only must be borderline. `ordered`
+ * (queue mode ink) also asks that the common triangles come in the reference's order. That
+ * order is the order of the stream the batcher read: source ids increasing for the
+ * order-dependent strategies, the plan's order for patch and meshlet (whose tri_ids are a
+ * permutation), so it is taken from the reference rather than from the ids. Without borderline
+ * triangles this is slot-by-slot equality. */
+static void vr_compare_kept(vr_cmp *c, const vr_geometry_result *got, uint32_t gn,
+                            const vr_geometry_result *want, uint32_t wn, int ordered)
 {
     const uint32_t tris = want->triangles;
     uint32_t *want_slot = malloc(((size_t)tris + 1) * sizeof *want_slot);
@@ -333,27 +307,29 @@ static void vr_compare_kept_set(vr_cmp *c, const vr_geometry_result *got, uint32
         else
             want_slot[t] = s;
     }
+    int64_t prev = -1; /* reference slot of the previous common triangle */
     for (uint32_t s = 0; s < gn; ++s) {
         uint32_t t = got->queue.tri_id[s];
-        if (t >= tris)
+        if (t >= tris) {
             vr_cmp_report(c, "slot %u: triangle id %u out of range", s, t);
-        else if (seen[t]++)
+        } else if (seen[t]++) {
             vr_cmp_report(c, "slot %u: triangle %u emitted twice", s, t);
-        else if (want_slot[t] != 0xffffffffu)
+        } else if (want_slot[t] != 0xffffffffu) {
+            if (ordered && (int64_t)want_slot[t] <= prev) {
+                vr_cmp_report(c, "slot %u: triangle %u not in input order (reference slot %u, "
+                              "after reference slot %lld)", s, t, want_slot[t], (long long)prev);
+                break; /* the rest of the walk would only repeat it */
+            }
+            prev = want_slot[t];
             vr_cmp_slot(c, got, s, want, want_slot[t]);
-        else if (vr_cull_borderline(got->queue.clip + 12 * (size_t)s))
-            ++c->d->borderline;
-        else
-            vr_cmp_report(c, "slot %u: triangle %u kept, the reference culled it", s, t);
+        } else {
+            vr_cmp_one_side(c, got->queue.clip + 12 * (size_t)s, t, s, 1);
+        }
     }
     for (uint32_t s = 0; s < wn; ++s) {
         uint32_t t = want->queue.tri_id[s];
-        if (t < tris && !seen[t]) {
-            if (vr_cull_borderline(want->queue.clip + 12 * (size_t)s))
-                ++c->d->borderline;
-            else
-                vr_cmp_report(c, "triangle %u culled, the reference kept it (its slot %u)", t, s);
-        }
+        if (t < tris && !seen[t])
+            vr_cmp_one_side(c, want->queue.clip + 12 * (size_t)s, t, s, 0);
     }
     free(want_slot);
     free(seen);
@@ -396,10 +372,7 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
 
     uint32_t wn = wc->queue_count < want->queue.capacity ? wc->queue_count : want->queue.capacity;
     uint32_t gn = gc->queue_count < got->queue.capacity ? gc->queue_count : got->queue.capacity;
-    if (cull == VR_COMPARE_KEPT_ORDER)
-        vr_compare_kept_in_order(&c, got, gn, want, wn);
-    else
-        vr_compare_kept_set(&c, got, gn, want, wn);
+    vr_compare_kept(&c, got, gn, want, wn, cull == VR_COMPARE_KEPT_ORDER);
     if (gn != gc->queue_count || wn != wc->queue_count)
         vr_cmp_report(&c, "queue_count %u / reference %u with %u slots (overflow %u / %u)",
                       gc->queue_count, wc->queue_count, got->queue.capacity, gc->overflow,
