@@ -54,7 +54,8 @@ const vr_reuse_ops *vr_reuse_find(const char *name)
     return NULL;
 }
 
-const char *const vr_queue_mode_names[VR_QUEUE_MODE_COUNT] = {"ink", "collate", "atomic"};
+const char *const vr_queue_mode_names[VR_QUEUE_MODE_COUNT] = {"ink", "collate", "atomic", "cub",
+                                                                "hp"};
 
 vr_reuse_params vr_reuse_params_default(void)
 {

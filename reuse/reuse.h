@@ -69,9 +69,18 @@ typedef enum vr_queue_mode {
     VR_QUEUE_COLLATE,  /* InK-Collate: input order within a block, blocks in any order; one
                           atomicAdd per block */
     VR_QUEUE_ATOMIC,   /* one atomicAdd per warp: order within a warp's call only */
+    /* The baselines the in-kernel schemes are measured against: the batcher writes every
+     * triangle to a staging queue at slot = source id plus a key per triangle (its id when
+     * kept, VR_QUEUE_KEY_DROPPED when culled), then a separate compaction of the keys gives
+     * the kept ids in source order and a gather pass copies those triangles into the queue.
+     * Source order is the input order, except for the static plans (patch, meshlet), whose
+     * stream is the plan's order. Costs a staging queue and the compaction's buffers. */
+    VR_QUEUE_CUB,      /* cub::DeviceSelect::If over the keys */
+    VR_QUEUE_HP,       /* a HistoPyramid over the keys (pipeline/compact/histopyramid.h) */
     VR_QUEUE_MODE_COUNT
 } vr_queue_mode;
 extern const char *const vr_queue_mode_names[VR_QUEUE_MODE_COUNT]; /* "ink", "collate", ... */
+#define VR_QUEUE_KEY_DROPPED 0xffffffffu /* a culled triangle's key (cub, hp queue modes) */
 
 /* Reset values are given per field; the host clears the struct before each run. */
 typedef struct vr_counters {
@@ -130,6 +139,11 @@ typedef struct vr_reuse_params {
      * GPU skips an id out of range as overflow). NULL: triangle t of `indices` is triangle t.
      * The other strategies ignore it. */
     const uint32_t *tri_ids;
+    /* GPU with cull and queue_mode cub or hp: index_count / 3 keys, written by run (slot =
+     * source id: the id when kept, VR_QUEUE_KEY_DROPPED when culled); `queue` is then the
+     * staging queue, every triangle at slot = source id. The stage (pipeline/stage) compacts
+     * and gathers afterwards. Ignored otherwise. */
+    uint32_t *queue_keys;
 } vr_reuse_params;
 
 /* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,

@@ -54,17 +54,31 @@ static inline void vr_queue_device_free(vr_queue *q)
  * kernels are the QB = 1 instances (below: "block-compacted queue"). */
 static inline int vr_queue_blockwise(const vr_reuse_params *p)
 {
-    return p->cull && p->queue_mode != VR_QUEUE_ATOMIC;
+    return p->cull && (p->queue_mode == VR_QUEUE_INK || p->queue_mode == VR_QUEUE_COLLATE);
+}
+
+/* Whether a run writes a staging queue and keys for a separate compaction (culling into a cub
+ * or hp queue): the QB = 0 kernels, every triangle stored at slot = source id. */
+static inline int vr_queue_keyed(const vr_reuse_params *p)
+{
+    return p->cull && (p->queue_mode == VR_QUEUE_CUB || p->queue_mode == VR_QUEUE_HP);
 }
 
 /* Host side of a block-compacted launch of `blocks` blocks: a copy of *p whose queue_dev is a
  * new epoch of p->queue_state, or *p unchanged when the queue is not block-compacted (no
- * culling, or queue mode atomic). VR_ERR_ARG naming `who` when the state is missing or holds
- * fewer blocks. */
+ * culling, or queue mode atomic, cub or hp); queue_keys cleared unless the mode is keyed.
+ * VR_ERR_ARG naming `who` when the state (or the keys) are missing or the state holds fewer
+ * blocks. */
 static inline vr_status vr_queue_launch_params(const vr_reuse_params *p, uint32_t blocks,
                                                const char *who, vr_reuse_params *out)
 {
     *out = *p;
+    if (!vr_queue_keyed(p))
+        out->queue_keys = NULL; /* the kernels take the keyed path when they see keys */
+    else if (!p->queue_keys)
+        return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue needs its keys "
+                        "(vr_reuse_params.queue_keys; the geometry stage provides them)", who,
+                        vr_queue_mode_names[p->queue_mode]);
     if (!vr_queue_blockwise(p))
         return VR_OK;
     if (!p->queue_state)
@@ -380,7 +394,8 @@ static __device__ __forceinline__ void vr_emit_single_round(const vr_reuse_param
  * the slot is the triangle id: no atomics, deterministic. With culling, the lanes that are
  * active here and keep their triangle are compacted: one atomicAdd per warp reserves
  * popc(keep mask) slots, each lane takes base + its rank. `valid` = 0 lets a lane take part
- * in the vote without a triangle.
+ * in the vote without a triangle. With keys (culling into a cub or hp queue) the lane writes
+ * its triangle's key and the triangle is stored as without culling, at slot = tri.
  * Without culling and with p.queue_store != 0, a call reached by all 32 lanes whose valid lanes
  * hold tri = base + lane (every batcher's assembly loop: consecutive lanes take consecutive
  * triangles) stores warp-staged (vr_store_warp, or vr_store_warp_shared when the corners are
@@ -394,7 +409,13 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
                                                         uint32_t vc)
 {
     uint32_t slot = tri;
-    if (p.cull) {
+    if (p.cull && p.queue_keys) { /* keyed (cub, hp): a key per triangle, all of them stored */
+        const vr_cull_reason why = valid ? vr_cull_classify(&a, &b, &c, p.two_sided) : VR_CULL_KEPT;
+        vr_count_culled(p, why);
+        if (valid)
+            p.queue_keys[tri] = why == VR_CULL_KEPT ? tri : VR_QUEUE_KEY_DROPPED;
+    }
+    if (p.cull && !p.queue_keys) {
         const vr_cull_reason why = valid ? vr_cull_classify(&a, &b, &c, p.two_sided) : VR_CULL_KEPT;
         const int keep = valid && why == VR_CULL_KEPT;
         vr_count_culled(p, why);
@@ -424,7 +445,7 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
             const uint32_t base = __shfl_sync(VR_FULL_MASK, tri - lane, __ffs(valid_mask) - 1);
             if (__all_sync(VR_FULL_MASK, !valid || tri - lane == base) &&
                 base <= UINT32_MAX - (VR_WARP_SIZE - 1)) {
-                if (p.count && lane == 0)
+                if (p.count && !p.cull && lane == 0)
                     atomicAdd(&p.counters->queue_count, (uint32_t)__popc(valid_mask));
                 /* known at compile time once inlined (a corner in registers has no shared
                  * address): -Xptxas -v shows no stack frame in naive, multi and warp */
@@ -440,7 +461,7 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
         }
         if (!valid)
             return;
-        if (p.count)
+        if (p.count && !p.cull)
             atomicAdd(&p.counters->queue_count, 1u);
     }
     vr_store_corner(p.queue, slot, 0, a, va);

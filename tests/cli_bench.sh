@@ -20,7 +20,7 @@ expect bench-load 2 "load 'loop:99999999': 99999999 FMA steps, at most 16777216"
 expect bench-unknown 2 "unknown option '--batch'" -- "$VREUSE" bench sphere:1k --batch 96
 expect bench-warp-batch 2 "--warp-batch '100'.*multiple of 3" -- "$VREUSE" bench sphere:1k --warp-batch 100
 expect bench-store 2 "unknown 'fast' \(direct, staged, all\)" -- "$VREUSE" bench sphere:1k --store fast
-expect bench-cull 2 "unknown 'bogus' \(off, ink, collate, atomic, all\)" -- "$VREUSE" bench sphere:1k --cull ink,bogus
+expect bench-cull 2 "unknown 'bogus' \(off, ink, collate, atomic, cub, hp, all\)" -- "$VREUSE" bench sphere:1k --cull ink,bogus
 expect bench-no-scene 2 "no scene given" -- "$VREUSE" bench --reps 3
 expect bench-queue-md 2 "--queue-write writes a table and --csv only" -- \
     "$VREUSE" bench sphere:1k --queue-write --md "$TMP/q.md"

@@ -96,14 +96,18 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * the timed configuration (neither); all with the default warp-staged queue store
          * (culling always stores directly), then counting, no culling with the direct store:
          * both store paths, same queue. The first block size also culls into collate and
-         * atomic queues (the same set, any order) and two-sided (ink). */
-        const int runs = b == blocks ? 7 : 4;
+         * atomic queues (the same set, any order), two-sided (ink), and into cub and hp queues
+         * (source order: slot by slot but for a plan's). */
+        static const vr_queue_mode modes[] = {VR_QUEUE_INK,     VR_QUEUE_INK,     VR_QUEUE_INK,
+                                              VR_QUEUE_INK,     VR_QUEUE_COLLATE, VR_QUEUE_ATOMIC,
+                                              VR_QUEUE_INK,     VR_QUEUE_CUB,     VR_QUEUE_HP};
+        const int runs = b == blocks ? 9 : 4;
         for (int run = 0; run < runs; ++run) {
             cfg.block_size = *b;
             cfg.count = run != 2;
             cfg.cull = run == 1 || run >= 4;
             cfg.queue_store = run == 3 ? 0 : base->queue_store;
-            cfg.queue_mode = run == 4 ? VR_QUEUE_COLLATE : run == 5 ? VR_QUEUE_ATOMIC : VR_QUEUE_INK;
+            cfg.queue_mode = modes[run];
             cfg.two_sided = run == 6;
             char rwhat[320];
             snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s%s%s, %s store", what, *b,
@@ -127,7 +131,7 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
             if (cfg.count) {
                 const vr_geometry_result *ref =
                     !cfg.cull ? &want : cfg.two_sided ? &want_two : &want_cull;
-                vr_geometry_compare(&d, &got, ref, vr_geometry_compare_mode(&cfg), 1, stderr,
+                vr_geometry_compare(&d, &got, ref, vr_geometry_compare_mode(ops, &cfg), 1, stderr,
                                     rwhat);
             } else {
                 /* counters stay 0 without counting (queue_count too, no culling): compare the

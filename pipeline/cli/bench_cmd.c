@@ -77,7 +77,7 @@ typedef struct vr_bench_row {
 /* vr_reuse_params.queue_store as the --store and `store` column names it. */
 static const char *const g_store_names[] = {"direct", "staged", NULL};
 /* --cull and the `cull` column: off, or culling into a queue of this vr_queue_mode */
-static const char *const g_cull_names[] = {"off", "ink", "collate", "atomic", NULL};
+static const char *const g_cull_names[] = {"off", "ink", "collate", "atomic", "cub", "hp", NULL};
 
 static const char *vr_store_name(int store)
 {
@@ -183,7 +183,7 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
              c.block_size, vr_store_name(c.queue_store),
              c.cull ? vr_queue_mode_names[c.queue_mode] : "off");
     vr_geometry_diff d;
-    if (vr_geometry_compare(&d, got, want, vr_geometry_compare_mode(&c), 1, stderr, what) != 0) {
+    if (vr_geometry_compare(&d, got, want, vr_geometry_compare_mode(ops, &c), 1, stderr, what) != 0) {
         fprintf(stderr, "%s: %llu mismatches against the CPU twin\n", what,
                 (unsigned long long)d.mismatches);
         return 0;
@@ -716,8 +716,9 @@ int vr_cmd_bench(int argc, char **argv)
         {"cull", 0, "LIST",
          "culling, comma separated: off (every triangle queued, slot = id), or drop triangles "
          "outside the frustum, back-facing or of zero area and compact the rest into an ink "
-         "(input order, one pass), collate (one atomic per block) or atomic (one per warp) "
-         "queue, or all; rows for each (default off)",
+         "(input order, one pass), collate (one atomic per block), atomic (one per warp), "
+         "cub or hp queue (the baselines: every triangle staged, then a CUB DeviceSelect or a "
+         "HistoPyramid compaction and a gather pass), or all; rows for each (default off)",
          vr_cli_parse_choices, &o.culls, 0, 0, 0, 0, g_cull_names},
         {"two-sided", 0, NULL, "with --cull: keep back-facing triangles", NULL, &o.two_sided, 1,
          0, 0, 0, NULL},

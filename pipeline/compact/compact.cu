@@ -529,14 +529,10 @@ static vr_status vr_compact_launch(vr_compact_ctx *c, vr_compact_method m, uint3
     }
 }
 
-vr_status vr_compact_select(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_out,
-                            const uint32_t *d_in, uint32_t n, uint64_t threshold,
-                            uint32_t *count, float *ms)
+/* The argument checks of both selections. */
+static vr_status vr_compact_check(const vr_compact_ctx *c, vr_compact_method m,
+                                  const uint32_t *d_in, uint32_t n, uint64_t threshold)
 {
-    assert(c && count && (d_in || n == 0) && (d_out || n == 0));
-    *count = 0;
-    if (ms)
-        *ms = 0;
     if ((unsigned)m >= VR_COMPACT_METHOD_COUNT)
         return VR_ERROR(VR_ERR_ARG, "unknown compaction method %d", (int)m);
     if (n > c->max_n)
@@ -547,10 +543,57 @@ vr_status vr_compact_select(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_
                         (unsigned long long)threshold);
     if ((uintptr_t)d_in % 16)
         return VR_ERROR(VR_ERR_ARG, "compaction input is not 16-byte aligned");
+    return VR_OK;
+}
+
+vr_status vr_compact_select_async(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_out,
+                                  const uint32_t *d_in, uint32_t n, uint64_t threshold,
+                                  void *stream, const uint32_t **d_count)
+{
+    assert(c && d_count && (d_in || n == 0) && (d_out || n == 0));
+    *d_count = NULL;
+    vr_status st = vr_compact_check(c, m, d_in, n, threshold);
+    if (st != VR_OK)
+        return st;
+    const int hp = m == VR_COMPACT_HP || m == VR_COMPACT_HP4;
+    if (!hp && m != VR_COMPACT_CUB_IF && m != VR_COMPACT_CUB_FLAGGED && m != VR_COMPACT_SCAN)
+        return VR_ERROR(VR_ERR_ARG, "compaction method %s keeps its count in its state; "
+                        "vr_compact_select_async takes hp, hp4, cub-if, cub-flagged or scan",
+                        vr_compact_method_names[m]);
+    cudaStream_t s = (cudaStream_t)stream;
+    /* the context's stream waits for `stream`, and `stream` for the context's work */
+    VR_CUDA_CHECK(cudaEventRecord(c->start, s));
+    VR_CUDA_CHECK(cudaStreamWaitEvent(c->stream, c->start, 0));
+    if (n == 0)
+        VR_CUDA_CHECK(cudaMemsetAsync(c->d_count, 0, sizeof *c->d_count, c->stream));
+    else if ((st = vr_compact_launch(c, m, d_out, d_in, n, threshold)) != VR_OK)
+        return st;
+    if (n > 0 && hp) /* the pyramid's top cell is the count */
+        VR_CUDA_CHECK(cudaMemcpyAsync(c->d_count,
+                                      vr_hp_device_total(c->hp[m == VR_COMPACT_HP4 ? VR_HP_VEC4
+                                                                                  : VR_HP_PLAIN]),
+                                      sizeof *c->d_count, cudaMemcpyDeviceToDevice, c->stream));
+    VR_CUDA_CHECK(cudaEventRecord(c->stop, c->stream));
+    VR_CUDA_CHECK(cudaStreamWaitEvent(s, c->stop, 0));
+    *d_count = c->d_count;
+    return VR_OK;
+}
+
+vr_status vr_compact_select(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_out,
+                            const uint32_t *d_in, uint32_t n, uint64_t threshold,
+                            uint32_t *count, float *ms)
+{
+    assert(c && count && (d_in || n == 0) && (d_out || n == 0));
+    *count = 0;
+    if (ms)
+        *ms = 0;
+    vr_status st = vr_compact_check(c, m, d_in, n, threshold);
+    if (st != VR_OK)
+        return st;
     if (n == 0)
         return VR_OK;
     VR_CUDA_CHECK(cudaEventRecord(c->start, c->stream));
-    vr_status st = vr_compact_launch(c, m, d_out, d_in, n, threshold);
+    st = vr_compact_launch(c, m, d_out, d_in, n, threshold);
     if (st != VR_OK)
         return st;
     VR_CUDA_CHECK(cudaEventRecord(c->stop, c->stream));

@@ -102,6 +102,17 @@ vr_status vr_compact_select(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_
                             const uint32_t *d_in, uint32_t n, uint64_t threshold,
                             uint32_t *count, float *ms);
 
+/* The same selection enqueued behind the work already on `stream` (a cudaStream_t; NULL: the
+ * legacy default stream), without waiting: the work enqueued on `stream` afterwards sees d_out
+ * written and *d_count (a device word the context owns, valid until its next call) holding
+ * the number kept. For a stage that compacts in a pass of its own (the geometry stage's cub and
+ * hp queues). Methods whose count lives on the device: HP, HP4, CUB_IF, CUB_FLAGGED, SCAN
+ * (VR_ERR_ARG for the in-kernel ones, whose counts are read by their state). Checks as
+ * vr_compact_select. */
+vr_status vr_compact_select_async(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_out,
+                                  const uint32_t *d_in, uint32_t n, uint64_t threshold,
+                                  void *stream, const uint32_t **d_count);
+
 /* Test hook: in the following calls of ORDERED and COLLATE, the blocks whose ticket lies in
  * [first, first + tickets) wait `ns` nanoseconds before they publish their count, so that later
  * blocks are resident and waiting for them (tickets 0 is the first block to start). 0 tickets:

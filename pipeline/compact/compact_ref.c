@@ -210,6 +210,15 @@ vr_status vr_compact_select(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_
     return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
+vr_status vr_compact_select_async(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_out,
+                                  const uint32_t *d_in, uint32_t n, uint64_t threshold,
+                                  void *stream, const uint32_t **d_count)
+{
+    (void)c, (void)m, (void)d_out, (void)d_in, (void)n, (void)threshold, (void)stream;
+    *d_count = NULL;
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
+}
+
 void vr_compact_set_delay(vr_compact_ctx *c, uint32_t first, uint32_t tickets, uint32_t ns)
 {
     (void)c, (void)first, (void)tickets, (void)ns;

@@ -326,6 +326,15 @@ vr_status vr_hp_expand(vr_hp *h, uint32_t *d_cell, uint32_t *d_rank, uint32_t ca
     return vr_hp_traverse(h, d_cell, d_rank, capacity);
 }
 
+const uint32_t *vr_hp_device_total(const vr_hp *h)
+{
+    assert(h);
+    const vr_hp_layout *l = &h->layout;
+    if (l->levels == 0)
+        return NULL;
+    return h->d_levels + l->offset[l->levels] + (h->kind == VR_HP_VEC4 ? 3 : 0);
+}
+
 vr_status vr_hp_total(vr_hp *h, uint32_t *total)
 {
     assert(h && total);
@@ -334,8 +343,7 @@ vr_status vr_hp_total(vr_hp *h, uint32_t *total)
     if (l->levels == 0)
         return VR_OK;
     uint32_t error = 0;
-    const uint64_t at = l->offset[l->levels] + (h->kind == VR_HP_VEC4 ? 3 : 0);
-    VR_CUDA_CHECK(cudaMemcpyAsync(total, h->d_levels + at, sizeof *total,
+    VR_CUDA_CHECK(cudaMemcpyAsync(total, vr_hp_device_total(h), sizeof *total,
                                   cudaMemcpyDeviceToHost, h->stream));
     VR_CUDA_CHECK(cudaMemcpyAsync(&error, h->d_error, sizeof error, cudaMemcpyDeviceToHost,
                                   h->stream));

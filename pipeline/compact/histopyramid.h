@@ -90,6 +90,9 @@ vr_status vr_hp_expand(vr_hp *h, uint32_t *d_cell, uint32_t *d_rank, uint32_t ca
 /* Waits for the stream; the total of the last build (0 for n == 0). VR_ERR_OVERFLOW when the
  * counts summed past 2^32 - 1. */
 vr_status vr_hp_total(vr_hp *h, uint32_t *total);
+/* The device word holding the last build's total (the top cell), for work enqueued after the
+ * build on the pyramid's stream; NULL before the first build. */
+const uint32_t *vr_hp_device_total(const vr_hp *h);
 /* Tests: the layout of the last build, and its level words copied to `levels` (layout.words). */
 const vr_hp_layout *vr_hp_layout_of(const vr_hp *h);
 vr_status vr_hp_download(vr_hp *h, uint32_t *levels);

@@ -209,6 +209,12 @@ vr_status vr_hp_expand(vr_hp *h, uint32_t *d_cell, uint32_t *d_rank, uint32_t ca
     return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
+const uint32_t *vr_hp_device_total(const vr_hp *h)
+{
+    (void)h;
+    return NULL;
+}
+
 vr_status vr_hp_total(vr_hp *h, uint32_t *total)
 {
     (void)h;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "reuse/stage.cuh"
+#include "pipeline/compact/compact.h"
 #include "pipeline/gts/gts_batch.h"
 
 struct vr_geometry {
@@ -38,6 +39,11 @@ struct vr_geometry {
     vr_counters *d_counters;    /* one */
     vr_compact_state *queue_state; /* culling into an ink / collate queue; made on first use,
                                       for up to `triangles` blocks (every grid has fewer) */
+    /* culling into a cub / hp queue (vr_queue_keyed), made on first use: the staging queue the
+     * batcher fills at slot = source id, its keys, the kept ids, the compaction context */
+    vr_queue d_stage_queue;
+    uint32_t *d_keys, *d_kept;
+    vr_compact_ctx *compact;
     uint32_t *d_shade_counts;   /* vertex_count */
     void *d_temp;               /* temp_capacity bytes, grown on demand */
     size_t temp_capacity;
@@ -148,10 +154,13 @@ void vr_geometry_destroy(vr_geometry *g)
     void *const bufs[] = {g->d_indices, g->d_positions, g->d_normals, g->d_batch_starts,
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
-                          g->d_plan_indices, g->d_plan_ids, g->d_plan_starts};
+                          g->d_plan_indices, g->d_plan_ids, g->d_plan_starts, g->d_keys,
+                          g->d_kept};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
+    vr_queue_device_free(&g->d_stage_queue);
     vr_compact_state_destroy(g->queue_state);
+    vr_compact_destroy(g->compact);
     free(g->h_batch_starts);
     if (g->start)
         cudaEventDestroy(g->start);
@@ -373,6 +382,76 @@ const vr_gts_batch_source *vr_geometry_gts_source(const vr_geometry *g)
     return g && g->gts ? &g->gts_src : NULL;
 }
 
+/* 0xFF bytes in the first `tris` slots of q: a slot nobody wrote reads NaN / ~0. */
+static vr_status vr_queue_poison(const vr_queue *q, size_t tris, cudaStream_t stream)
+{
+    VR_CUDA_CHECK(cudaMemsetAsync(q->clip, 0xff, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), stream));
+    VR_CUDA_CHECK(cudaMemsetAsync(q->normal, 0xff, tris * VR_QUEUE_NORMAL_FLOATS * sizeof(float), stream));
+    VR_CUDA_CHECK(cudaMemsetAsync(q->vertex, 0xff, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t), stream));
+    VR_CUDA_CHECK(cudaMemsetAsync(q->tri_id, 0xff, tris * 4, stream));
+    return VR_OK;
+}
+
+/* ---- cub and hp queues: compaction in a pass of its own ------------------------------------- */
+
+/* The buffers of a keyed run, on first use: about 112 + 8 bytes per triangle plus the
+ * compaction context's (vr_compact_temp_bytes). */
+static vr_status vr_geometry_prepare_keyed(vr_geometry *g)
+{
+    if (g->compact)
+        return VR_OK;
+    vr_status st = vr_queue_device_alloc(&g->d_stage_queue, g->triangles);
+    if (st == VR_OK)
+        st = vr_cuda_alloc((void **)&g->d_keys, (size_t)g->triangles * 4, "queue keys");
+    if (st == VR_OK)
+        st = vr_cuda_alloc((void **)&g->d_kept, (size_t)g->triangles * 4, "kept triangle ids");
+    if (st == VR_OK)
+        st = vr_compact_create(&g->compact, g->triangles);
+    return st; /* what was allocated is freed by vr_geometry_destroy */
+}
+
+/* Slot i < *count of `out` = slot kept[i] of `in` (one thread per slot; grid-stride over the
+ * capacity, so the host needs no count); thread 0 stores the count as queue_count. */
+__global__ void vr_queue_gather_kernel(vr_queue out, vr_queue in, const uint32_t *kept,
+                                       const uint32_t *count, vr_counters *counters)
+{
+    const uint32_t n = *count;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        counters->queue_count = n;
+    const float4 *in_clip = reinterpret_cast<const float4 *>(in.clip);
+    const float4 *in_normal = reinterpret_cast<const float4 *>(in.normal);
+    float4 *out_clip = reinterpret_cast<float4 *>(out.clip);
+    float4 *out_normal = reinterpret_cast<float4 *>(out.normal);
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t s = kept[i];
+        for (int k = 0; k < 3; ++k) {
+            out_clip[3 * (size_t)i + k] = in_clip[3 * (size_t)s + k];
+            out_normal[3 * (size_t)i + k] = in_normal[3 * (size_t)s + k];
+            out.vertex[3 * (size_t)i + k] = in.vertex[3 * (size_t)s + k];
+        }
+        out.tri_id[i] = in.tri_id[s];
+    }
+}
+
+/* After the batcher of a keyed run: the kept ids by the mode's compaction, then the gather
+ * into the queue, all enqueued on g->stream. */
+static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
+{
+    const uint32_t *d_count = NULL;
+    vr_status st = vr_compact_select_async(g->compact,
+                                           mode == VR_QUEUE_HP ? VR_COMPACT_HP : VR_COMPACT_CUB_IF,
+                                           g->d_kept, g->d_keys, g->triangles,
+                                           VR_QUEUE_KEY_DROPPED, g->stream, &d_count);
+    if (st != VR_OK)
+        return st;
+    const uint32_t block = 256;
+    const uint32_t blocks = (uint32_t)(((uint64_t)g->triangles + block - 1) / block);
+    vr_queue_gather_kernel<<<blocks ? blocks : 1, block, 0, g->stream>>>(
+        g->d_queue, g->d_stage_queue, g->d_kept, d_count, g->d_counters);
+    VR_LAUNCH_CHECK("vr_queue_gather_kernel", g->stream);
+    return VR_OK;
+}
+
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms)
 {
@@ -430,6 +509,14 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
             return st;
     }
     p.queue_state = g->queue_state;
+    const int keyed = vr_queue_keyed(&p) && g->triangles > 0;
+    if (keyed) {
+        vr_status st = vr_geometry_prepare_keyed(g);
+        if (st != VR_OK)
+            return st;
+        p.queue = g->d_stage_queue;
+        p.queue_keys = g->d_keys;
+    }
     p.temp = NULL;
     const size_t temp_bytes = ops->temp_bytes(&p);
     if (temp_bytes > g->temp_capacity) {
@@ -446,18 +533,22 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
         p.temp = g->d_temp;
 
     const size_t tris = g->triangles;
+    vr_status st;
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), g->stream));
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, g->stream));
     if (poison) {
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.clip, 0xff, tris * VR_QUEUE_CLIP_FLOATS * sizeof(float), g->stream));
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.normal, 0xff, tris * VR_QUEUE_NORMAL_FLOATS * sizeof(float), g->stream));
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.vertex, 0xff, tris * VR_QUEUE_VERTEX_IDS * sizeof(uint32_t), g->stream));
-        VR_CUDA_CHECK(cudaMemsetAsync(g->d_queue.tri_id, 0xff, tris * 4, g->stream));
+        if ((st = vr_queue_poison(&g->d_queue, tris, g->stream)) != VR_OK ||
+            (keyed && (st = vr_queue_poison(&g->d_stage_queue, tris, g->stream)) != VR_OK))
+            return st;
         if (temp_bytes)
             VR_CUDA_CHECK(cudaMemsetAsync(g->d_temp, 0xff, temp_bytes, g->stream));
+        if (keyed) /* an unwritten key reads as culled: the comparison then misses a triangle */
+            VR_CUDA_CHECK(cudaMemsetAsync(g->d_keys, 0xff, tris * 4, g->stream));
     }
     VR_CUDA_CHECK(cudaEventRecord(g->start, g->stream));
-    vr_status st = ops->run(&p);
+    st = ops->run(&p);
+    if (st == VR_OK && keyed)
+        st = vr_geometry_compact_keyed(g, p.queue_mode);
     VR_CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
     if (st != VR_OK) {
         /* error path: waits for what the strategy queued; its own message names the failing

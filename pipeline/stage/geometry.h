@@ -89,15 +89,16 @@ typedef struct vr_geometry_diff {
 /* What vr_geometry_compare expects of the queues (its `cull` argument). */
 typedef enum vr_compare_mode {
     VR_COMPARE_ALL = 0,      /* no culling: slot s holds triangle s in both */
-    VR_COMPARE_KEPT_SET = 1, /* culling, any order (queue modes collate, atomic): the same kept
-                                triangles */
+    VR_COMPARE_KEPT_SET = 1, /* culling, any order (queue modes collate, atomic; cub and hp
+                                against a plan's twin): the same kept triangles */
     VR_COMPARE_KEPT_ORDER = 2 /* culling in input order (queue mode ink): the same kept
                                 triangles in the reference's order - the order of the stream
                                 the batcher read, the plan's for patch and meshlet - so the
                                 same slots up to borderline ones */
 } vr_compare_mode;
-/* The comparison a run with configuration `cfg` promises against its CPU twin. */
-vr_compare_mode vr_geometry_compare_mode(const vr_reuse_params *cfg);
+/* The comparison a run of `ops` with configuration `cfg` promises against its CPU twin: ink
+ * keeps the stream's order, cub and hp the source order (the same but for a static plan). */
+vr_compare_mode vr_geometry_compare_mode(const vr_reuse_ops *ops, const vr_reuse_params *cfg);
 
 /* Compares `got` against `want` (same mesh) as `cull` (VR_COMPARE_*) says. Without culling,
  * slot s must hold triangle s in both; with culling, the kept triangle ids must agree - as
@@ -125,7 +126,9 @@ typedef struct vr_geometry vr_geometry;
  * VR_ERR_NO_DEVICE without CUDA, VR_ERR_OOM naming the buffer when device memory runs out.
  * Device memory: the mesh (12 bytes per index triangle, 24 per vertex), the queue
  * (VR_QUEUE_BYTES_PER_TRIANGLE = 112 per triangle), 4 per vertex of shade counts, the batch
- * starts and the largest strategy workspace run so far. */
+ * starts and the largest strategy workspace run so far; the first run culling into a cub or
+ * hp queue adds a staging queue (112 per triangle), keys and kept ids (8) and a compaction
+ * context (about 15, vr_compact_temp_bytes). */
 vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m);
 void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 
@@ -135,7 +138,8 @@ void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
  * the queue and the workspace are filled with 0xFF bytes too, so a slot the strategy forgot
  * reads NaN / ~0.
  * *ms (may be NULL) gets the GPU time between two events around ops->run alone: kernels only,
- * no clears or copies. An asynchronous fault is reported here as VR_ERR_CUDA. */
+ * no clears or copies (culling into a cub or hp queue: the batcher, the compaction and the
+ * gather into the queue). An asynchronous fault is reported here as VR_ERR_CUDA. */
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms);
 

@@ -260,11 +260,19 @@ static int vr_cull_borderline(const float *c)
     return fabs(area2) <= bound;
 }
 
-vr_compare_mode vr_geometry_compare_mode(const vr_reuse_params *cfg)
+vr_compare_mode vr_geometry_compare_mode(const vr_reuse_ops *ops, const vr_reuse_params *cfg)
 {
     if (!cfg->cull)
         return VR_COMPARE_ALL;
-    return cfg->queue_mode == VR_QUEUE_INK ? VR_COMPARE_KEPT_ORDER : VR_COMPARE_KEPT_SET;
+    switch (cfg->queue_mode) {
+    case VR_QUEUE_INK:
+        return VR_COMPARE_KEPT_ORDER;
+    case VR_QUEUE_CUB:
+    case VR_QUEUE_HP: /* source order: the stream's, except for a plan's */
+        return ops->plan ? VR_COMPARE_KEPT_SET : VR_COMPARE_KEPT_ORDER;
+    default:
+        return VR_COMPARE_KEPT_SET;
+    }
 }
 
 /* ---- culled queues ---------------------------------------------------------------------- */
