@@ -1,12 +1,39 @@
 /* raster.cu - GPU rasterizer for the triangle queue: one thread per triangle walks its clipped
  * sub-triangles' bounding boxes and keeps the nearest (depth bits << 32 | slot) per pixel with a
  * 64-bit atomicMin, so the image does not depend on scheduling or queue order; a sub-triangle
- * with a large box (vr_raster_big_pixels) is handed to a second kernel where a warp covers it
- * in tiles (one thread would otherwise walk thousands of pixels alone); then one thread per
- * pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the shared
- * arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
- * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`.
+ * with a large box (vr_raster_big_pixels) is handed to a second kernel where warps cover it
+ * in 8 x 4-pixel tiles (one thread would otherwise walk thousands of pixels alone); then one
+ * thread per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the
+ * shared arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
+ *
+ * Two ways to spread the large boxes over warps (vr_raster_config.big_mode, `--big list|hp`),
+ * with the same tile code, so the same visibility words and fragment counts:
+ *   list  each large sub-triangle reserves ceil(tiles / 64) list entries (the set-up copied into
+ *         each, 152 bytes) with one atomicAdd; a warp takes an entry and walks its <= 64 tiles.
+ *         Two launches in all. Its limit is capacity: 64Ki entries are 4Mi tiles, about 65
+ *         full 1080p screens of boxes; past them a sub-triangle stays with its thread, which
+ *         then walks the whole box alone (one dependent read per pixel).
+ *   hp    expansion through a HistoPyramid (Ziegler et al.: one input, many outputs; the
+ *         traversal with the key index): a sub-triangle reserves ONE record and writes its tile
+ *         count, a pyramid is built over the counts (vr_hp_build_counts), and work item k (a
+ *         (record, tile) pair) is found by a top-down descent inside the consuming kernel, a
+ *         warp per 32 items. It holds 64Ki sub-triangles of any size (and < 2^32 tiles), and
+ *         every warp gets exactly 32 tiles. It pays with a memset of the counts, a build of 1-2
+ *         launches over min(64Ki, 8 x tri_count) cells, and per 32 tiles one descent of <= 8
+ *         dependent uint4 loads (overlapped over the lanes, amortized over 32 tiles).
+ * Where each pays: with few or no large boxes (a dense mesh at 1080p: sphere:7M, igea) the work
+ * is the one-thread walk and the list's second kernel finds nothing; hp adds its fixed costs
+ * (three more operations in the stream, about 5-10 us), so the list is the default. With a few
+ * huge triangles (a small mesh seen close up, a full-screen triangle) the list's 64-tile chunks
+ * already share a box among warps: a 1080p full-screen triangle is 1013 entries, hp makes 2025
+ * groups of 32 - twice the warps, half the serial walk each, a gain only when that walk is the
+ * critical path. With many large boxes (overlapping big triangles, small meshes at 4K-8K, zoomed
+ * views) the list overflows and its fallback walks whole boxes on single threads, while hp still
+ * keeps every sub-triangle on warps: that is where expansion pays, by whole factors.
+ * Try: `vreuse_tests gpu/raster`, `vreuse render bunny.obj --strategy hash --heatmap`,
+ * `vreuse render cow.obj --size 1920x1080 --big list,hp --reps 20 --no-image`.
  */
+#include "pipeline/compact/histopyramid.cuh"
 #include "pipeline/vr_check.h"
 #include "raster/raster_common.h"
 #include "reuse/stage.cuh"
@@ -28,6 +55,15 @@
 #define VR_RASTER_BIG_CAPACITY (1u << 16) /* list entries; past it the thread rasterizes alone */
 #define VR_RASTER_BIG_BLOCK 256
 #define VR_RASTER_BIG_GRID 1024           /* blocks striding over the list (132 SMs x ~8) */
+/* --big hp: records (one per big sub-triangle, the list's entry type with first_tile 0) and
+ * tile counts share the list's array; a sub-triangle past either bound below stays with its
+ * thread, as with a full list. Records: at most VR_RASTER_BIG_CAPACITY, and at most 8 per slot
+ * (a clipped triangle fans into at most VR_CLIP_MAX_VERTS - 2 sub-triangles), so small queues
+ * build small pyramids. Tiles: the pyramid sums 32-bit counts, so the reserved tiles stay below
+ * 2^32 (2^16 full-screen records are 2^37 tiles at 8192 x 8192; at 1920x1080 the budget is
+ * never reached: 2^16 x 64,800 tiles < 2^32). */
+#define VR_RASTER_HP_TILE_BUDGET 0xffffffffull
+#define VR_RASTER_HP_SUBTRIS (VR_CLIP_MAX_VERTS - 2) /* sub-triangles of one slot, at most */
 #define VR_RESOLVE_TILE_LOG2 4
 #define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
 
@@ -48,7 +84,9 @@ typedef struct vr_raster_counts {
     unsigned long long clipped;   /* slots that needed polygon clipping */
     unsigned long long fragments; /* covered pixel centres before the depth test */
     unsigned int big;             /* sub-triangles sent to the big-triangle list (may exceed
-                                     its capacity: those past it stayed with their thread) */
+                                     its capacity: those past it stayed with their thread);
+                                     --big hp: records reserved (the same rule) */
+    unsigned long long big_tiles; /* --big hp: tiles reserved (may exceed the budget) */
 } vr_raster_counts;
 
 typedef struct vr_raster_params {
@@ -59,6 +97,8 @@ typedef struct vr_raster_params {
     vr_raster_counts *counts;  /* one, cleared */
     struct vr_raster_big_entry *big; /* VR_RASTER_BIG_CAPACITY entries */
     uint32_t big_pixels;       /* boxes with more pixels go to the list */
+    uint32_t *hp_counts;       /* --big hp: hp_cells tile counts, cleared (the pyramid's base) */
+    uint32_t hp_cells;         /* --big hp: records, <= VR_RASTER_BIG_CAPACITY */
 } vr_raster_params;
 
 /* One entry of the big-triangle list: the set-up sub-triangle (so the warp that takes it needs no
@@ -77,6 +117,31 @@ typedef struct vr_resolve_kparams {
     vr_resolve_params shade;   /* device arrays */
 } vr_resolve_kparams;
 
+/* --big hp: reserves a record and `tiles` tiles for sub-triangle t of `slot`; 1 when it got
+ * them (then record `at` and its count are written), 0 when the thread rasterizes it itself. The
+ * plain read first stops the atomics once the records are full, so the counter overshoots by at
+ * most the threads in flight and cannot wrap. */
+static __device__ __forceinline__ int vr_raster_hp_push(const vr_raster_params &p,
+                                                        const vr_raster_tri &t, uint32_t slot,
+                                                        uint32_t tiles)
+{
+    if (*(volatile unsigned int *)&p.counts->big >= p.hp_cells)
+        return 0;
+    const uint32_t at = atomicAdd(&p.counts->big, 1u);
+    if (at >= p.hp_cells)
+        return 0;
+    const unsigned long long first = atomicAdd(&p.counts->big_tiles, (unsigned long long)tiles);
+    if (first + tiles > VR_RASTER_HP_TILE_BUDGET)
+        return 0; /* the count stays 0: the pyramid skips the record */
+    vr_raster_big_entry *en = p.big + at;
+    en->t = t;
+    en->slot = slot;
+    en->first_tile = 0;
+    en->tiles = tiles;
+    p.hp_counts[at] = tiles;
+    return 1;
+}
+
 /* One thread per queue slot. No shared memory, no block-level sync; the slot's sub-triangles
  * are walked row by row with incremental edge functions. A plain read of the visibility word
  * skips the atomic when the pixel already holds a nearer word: words only decrease, so a stale
@@ -85,6 +150,7 @@ typedef struct vr_resolve_kparams {
  * big-triangle kernel goes without it (its warps' atomics are spread over a box, and a
  * dependent load per tile would serialize the warp). Counts are summed per warp
  * (full mask; inactive slots contribute 0) and added with one atomic per warp. */
+template <int BIG_MODE> /* vr_raster_big_mode: the list's kernel stays as it was */
 __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_params p)
 {
     const uint32_t slot = blockIdx.x * VR_RASTER_BLOCK + threadIdx.x;
@@ -108,22 +174,29 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
             if (w * h > p.big_pixels) {
                 const uint32_t tiles = ((w + VR_RASTER_TILE_W - 1) / VR_RASTER_TILE_W) *
                                        ((h + VR_RASTER_TILE_H - 1) / VR_RASTER_TILE_H);
-                const uint32_t parts = (tiles + VR_RASTER_BIG_TILES - 1) / VR_RASTER_BIG_TILES;
-                const uint32_t at = atomicAdd(&p.counts->big, parts);
-                const int fits = at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
-                /* every reserved entry below the capacity is written (the big kernel reads
-                 * them all); when the list is full they carry no tiles and this thread
-                 * rasterizes the sub-triangle itself */
-                for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k) {
-                    vr_raster_big_entry *en = p.big + at + k;
-                    en->t = t;
-                    en->slot = slot;
-                    en->first_tile = k * VR_RASTER_BIG_TILES;
-                    en->tiles = fits ? min(VR_RASTER_BIG_TILES, tiles - k * VR_RASTER_BIG_TILES)
-                                     : 0u;
+                if (BIG_MODE == VR_RASTER_BIG_HP) {
+                    if (vr_raster_hp_push(p, t, slot, tiles))
+                        continue;
+                } else {
+                    const uint32_t parts =
+                        (tiles + VR_RASTER_BIG_TILES - 1) / VR_RASTER_BIG_TILES;
+                    const uint32_t at = atomicAdd(&p.counts->big, parts);
+                    const int fits =
+                        at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
+                    /* every reserved entry below the capacity is written (the big kernel reads
+                     * them all); when the list is full they carry no tiles and this thread
+                     * rasterizes the sub-triangle itself */
+                    for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k) {
+                        vr_raster_big_entry *en = p.big + at + k;
+                        en->t = t;
+                        en->slot = slot;
+                        en->first_tile = k * VR_RASTER_BIG_TILES;
+                        en->tiles =
+                            fits ? min(VR_RASTER_BIG_TILES, tiles - k * VR_RASTER_BIG_TILES) : 0u;
+                    }
+                    if (fits)
+                        continue;
                 }
-                if (fits)
-                    continue;
             }
             const int64_t x0 = vr_raster_centre(t.px0);
             const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
@@ -161,12 +234,57 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
     }
 }
 
-/* The big sub-triangles of vr_raster_kernel, one warp per list entry (warps stride over the
- * list; every lane reads the entry, a broadcast). The warp takes the entry's tiles in turn, one
- * pixel per lane, and evaluates the edge functions directly - the integer values the
- * incremental walk reaches - so coverage, depth words and the fragment count equal the
- * one-thread path exactly. A tile is skipped when one edge is negative at all four corner pixel
- * centres (the edge function is linear: then it is negative at every centre in between). */
+/* Tile `tile` (row-major in the box, 8 x 4 pixels) of big sub-triangle t, one pixel per lane.
+ * The edge functions are evaluated directly - the integer values the incremental walk reaches -
+ * so coverage, depth words and the fragment count equal the one-thread path exactly. A tile is
+ * skipped when one edge is negative at all four corner pixel centres (the edge function is
+ * linear: then it is negative at every centre in between); that test is warp-uniform. */
+static __device__ __forceinline__ void vr_raster_big_tile(const vr_raster_params &p,
+                                                          const vr_raster_tri &t, uint32_t slot,
+                                                          uint32_t tile, uint32_t lane,
+                                                          unsigned long long *fragments)
+{
+    const uint32_t tiles_x = (uint32_t)(t.px1 - t.px0) / VR_RASTER_TILE_W + 1;
+    const int32_t tx0 = t.px0 + (int32_t)(tile % tiles_x) * VR_RASTER_TILE_W;
+    const int32_t ty0 = t.py0 + (int32_t)(tile / tiles_x) * VR_RASTER_TILE_H;
+    const int32_t tx1 = min(tx0 + VR_RASTER_TILE_W - 1, t.px1);
+    const int32_t ty1 = min(ty0 + VR_RASTER_TILE_H - 1, t.py1);
+    const int64_t xl = vr_raster_centre(tx0), xr = vr_raster_centre(tx1);
+    const int64_t yt = vr_raster_centre(ty0), yb = vr_raster_centre(ty1);
+    int outside = 0; /* the same value in every lane */
+    for (int k = 0; k < 3; ++k)
+        outside |= (vr_raster_edge(&t, k, xl, yt) & vr_raster_edge(&t, k, xr, yt) &
+                    vr_raster_edge(&t, k, xl, yb) & vr_raster_edge(&t, k, xr, yb)) < 0;
+    if (outside)
+        return;
+    const int32_t px = tx0 + (int32_t)(lane % VR_RASTER_TILE_W);
+    const int32_t py = ty0 + (int32_t)(lane / VR_RASTER_TILE_W);
+    if (px > tx1 || py > ty1)
+        return;
+    const int64_t x = vr_raster_centre(px), y = vr_raster_centre(py);
+    if ((vr_raster_edge(&t, 0, x, y) | vr_raster_edge(&t, 1, x, y) | vr_raster_edge(&t, 2, x, y)) <
+        0)
+        return;
+    ++*fragments;
+    unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
+    const unsigned long long word = vr_raster_word(&t, x, y, slot);
+    atomicMin(pixel, word); /* result unused: a reduction that does not wait */
+}
+
+/* Adds a warp's fragments to the counts with one atomic (full mask: every lane calls it). */
+static __device__ __forceinline__ void vr_raster_warp_fragments(const vr_raster_params &p,
+                                                                unsigned long long fragments,
+                                                                uint32_t lane)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        fragments += __shfl_down_sync(0xffffffffu, fragments, off);
+    if (lane == 0 && fragments)
+        atomicAdd(&p.counts->fragments, fragments);
+}
+
+/* The big sub-triangles of vr_raster_kernel<LIST>, one warp per list entry (warps stride over
+ * the list; every lane reads the entry, a broadcast). The warp takes the entry's tiles in turn
+ * (vr_raster_big_tile). */
 __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_raster_params p)
 {
     const uint32_t lane = threadIdx.x & 31u;
@@ -176,39 +294,47 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_r
     unsigned long long fragments = 0;
     for (uint32_t e = warp; e < count; e += warps) {
         const vr_raster_big_entry en = p.big[e];
-        const vr_raster_tri &t = en.t;
-        const uint32_t tiles_x = (uint32_t)(t.px1 - t.px0) / VR_RASTER_TILE_W + 1;
-        for (uint32_t tile = en.first_tile; tile < en.first_tile + en.tiles; ++tile) {
-            const int32_t tx0 = t.px0 + (int32_t)(tile % tiles_x) * VR_RASTER_TILE_W;
-            const int32_t ty0 = t.py0 + (int32_t)(tile / tiles_x) * VR_RASTER_TILE_H;
-            const int32_t tx1 = min(tx0 + VR_RASTER_TILE_W - 1, t.px1);
-            const int32_t ty1 = min(ty0 + VR_RASTER_TILE_H - 1, t.py1);
-            const int64_t xl = vr_raster_centre(tx0), xr = vr_raster_centre(tx1);
-            const int64_t yt = vr_raster_centre(ty0), yb = vr_raster_centre(ty1);
-            int outside = 0; /* the same value in every lane */
-            for (int k = 0; k < 3; ++k)
-                outside |= (vr_raster_edge(&t, k, xl, yt) & vr_raster_edge(&t, k, xr, yt) &
-                            vr_raster_edge(&t, k, xl, yb) & vr_raster_edge(&t, k, xr, yb)) < 0;
-            if (outside)
-                continue;
-            const int32_t px = tx0 + (int32_t)(lane % VR_RASTER_TILE_W);
-            const int32_t py = ty0 + (int32_t)(lane / VR_RASTER_TILE_W);
-            if (px > tx1 || py > ty1)
-                continue;
-            const int64_t x = vr_raster_centre(px), y = vr_raster_centre(py);
-            if ((vr_raster_edge(&t, 0, x, y) | vr_raster_edge(&t, 1, x, y) |
-                 vr_raster_edge(&t, 2, x, y)) < 0)
-                continue;
-            ++fragments;
-            unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
-            const unsigned long long word = vr_raster_word(&t, x, y, en.slot);
-            atomicMin(pixel, word); /* result unused: a reduction that does not wait */
+        for (uint32_t tile = en.first_tile; tile < en.first_tile + en.tiles; ++tile)
+            vr_raster_big_tile(p, en.t, en.slot, tile, lane, &fragments);
+    }
+    vr_raster_warp_fragments(p, fragments, lane);
+}
+
+/* The big sub-triangles of vr_raster_kernel<HP> by expansion (Ziegler et al.'s HistoPyramid
+ * traversal with the key index): the pyramid over the records' tile counts has `total` outputs,
+ * output k is (record c, tile r < count c). Warps stride over groups of 32 consecutive outputs:
+ * lane i descends for output 32 g + i (vr_hp_find: one uint4 load per level, the 32 descents
+ * overlap, and neighbouring k share the upper cells), then the warp takes the group's outputs
+ * in turn, one pixel per lane, each (c, r) broadcast by a shuffle and the record re-read only
+ * when c changes. Every warp thus gets exactly 32 tiles (the last group fewer): the pyramid
+ * balances perfectly whatever the box sizes, where the list's warps each walk up to 64 tiles of
+ * one entry. No shared memory, no block-level sync; `total` is read on the device. */
+__global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK)
+    vr_raster_hp_kernel(vr_raster_params p, vr_hp_view v)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warp = (blockIdx.x * VR_RASTER_BIG_BLOCK + threadIdx.x) >> 5;
+    const uint64_t warps = gridDim.x * (VR_RASTER_BIG_BLOCK / 32);
+    const uint64_t total = vr_hp_view_total(&v);
+    unsigned long long fragments = 0;
+    for (uint64_t first = 32 * (uint64_t)warp; first < total; first += 32 * warps) {
+        uint32_t cell = 0, rank = 0, unused;
+        if (first + lane < total)
+            cell = vr_hp_find(&v, (uint32_t)(first + lane), &rank, &unused);
+        const uint32_t items = (uint32_t)min(total - first, (uint64_t)32);
+        uint32_t held = 0xffffffffu; /* the record in `en` (warp-uniform) */
+        vr_raster_big_entry en;
+        for (uint32_t i = 0; i < items; ++i) {
+            const uint32_t c = __shfl_sync(0xffffffffu, cell, (int)i);
+            const uint32_t r = __shfl_sync(0xffffffffu, rank, (int)i);
+            if (c != held) {
+                en = p.big[c];
+                held = c;
+            }
+            vr_raster_big_tile(p, en.t, en.slot, r, lane, &fragments);
         }
     }
-    for (int off = 16; off > 0; off >>= 1)
-        fragments += __shfl_down_sync(0xffffffffu, fragments, off);
-    if (lane == 0 && fragments)
-        atomicAdd(&p.counts->fragments, fragments);
+    vr_raster_warp_fragments(p, fragments, lane);
 }
 
 /* One thread per pixel in TILE x TILE blocks; no shared memory. Reads the pixel's word and its
@@ -228,11 +354,38 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
+/* The scratch, 16-byte aligned parts: the counts, the list (--big hp: the records), then for
+ * --big hp the tile counts and the pyramid over them (vr_hp_create_in). */
+typedef struct vr_raster_scratch {
+    vr_raster_counts *counts;
+    vr_raster_big_entry *big; /* VR_RASTER_BIG_CAPACITY */
+    uint32_t *hp_counts;      /* VR_RASTER_BIG_CAPACITY */
+    void *hp_levels;          /* vr_hp_bytes(VR_HP_PLAIN, VR_RASTER_BIG_CAPACITY) */
+    size_t bytes;
+} vr_raster_scratch;
+
+static size_t vr_raster_align16(size_t n) { return (n + 15) / 16 * 16; }
+
+/* The parts of the scratch at `base` (NULL: only .bytes is meaningful). */
+static vr_raster_scratch vr_raster_scratch_split(void *base)
+{
+    const size_t big = vr_raster_align16(sizeof(vr_raster_counts));
+    const size_t hp_counts = big + vr_raster_align16(VR_RASTER_BIG_CAPACITY *
+                                                     sizeof(vr_raster_big_entry));
+    const size_t hp_levels = hp_counts + VR_RASTER_BIG_CAPACITY * sizeof(uint32_t);
+    char *at = (char *)base;
+    vr_raster_scratch r;
+    r.counts = (vr_raster_counts *)at;
+    r.big = at ? (vr_raster_big_entry *)(at + big) : NULL;
+    r.hp_counts = at ? (uint32_t *)(at + hp_counts) : NULL;
+    r.hp_levels = at ? at + hp_levels : NULL;
+    r.bytes = hp_levels + vr_hp_bytes(VR_HP_PLAIN, VR_RASTER_BIG_CAPACITY);
+    return r;
+}
+
 size_t vr_raster_scratch_bytes(void)
 {
-    /* the counts, then the list, 16-byte aligned */
-    return (sizeof(vr_raster_counts) + 15) / 16 * 16 +
-           VR_RASTER_BIG_CAPACITY * sizeof(vr_raster_big_entry);
+    return vr_raster_scratch_split(NULL).bytes;
 }
 
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
@@ -249,7 +402,9 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
     void *d_own = NULL; /* scratch allocated here when the caller has none */
     vr_raster_counts *d_counts = NULL;
-    vr_raster_big_entry *d_big = NULL;
+    vr_raster_scratch scratch;
+    vr_hp *hp = NULL; /* --big hp: on the scratch, this frame only */
+    uint32_t hp_cells = 0;
     vr_raster_counts counts;
     float clear_ms = 0, raster_ms = 0;
     const size_t pixels = (size_t)cfg->width * cfg->height;
@@ -260,9 +415,17 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
             goto done;
         d_scratch = d_own;
     }
-    d_counts = (vr_raster_counts *)d_scratch;
-    d_big = (vr_raster_big_entry *)((char *)d_scratch + (sizeof(vr_raster_counts) + 15) / 16 * 16);
+    scratch = vr_raster_scratch_split(d_scratch);
+    d_counts = scratch.counts;
     VR_CUDA_GOTO(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
+    if (cfg->big_mode == VR_RASTER_BIG_HP && tri_count > 0) {
+        /* the pyramid object (host side, its error word cleared) is set-up like the counts
+         * above; what the expansion does per frame is timed below */
+        const uint64_t most = (uint64_t)tri_count * VR_RASTER_HP_SUBTRIS;
+        hp_cells = (uint32_t)(most < VR_RASTER_BIG_CAPACITY ? most : VR_RASTER_BIG_CAPACITY);
+        if ((st = vr_hp_create_in(&hp, VR_HP_PLAIN, hp_cells, scratch.hp_levels, s)) != VR_OK)
+            goto done;
+    }
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
     VR_CUDA_GOTO(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
@@ -273,14 +436,32 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         p.tri_count = tri_count;
         p.view = vr_raster_view_make(cfg);
         p.counts = d_counts;
-        p.big = d_big;
+        p.big = scratch.big;
         p.big_pixels = vr_raster_big_pixels(tri_count);
+        p.hp_counts = scratch.hp_counts;
+        p.hp_cells = 0;
         const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
-        vr_raster_kernel<<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
-        VR_LAUNCH_GOTO("vr_raster_kernel", s);
-        /* the list's length stays on the device: a fixed grid strides over it */
-        vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
-        VR_LAUNCH_GOTO("vr_raster_big_kernel", s);
+        if (cfg->big_mode == VR_RASTER_BIG_HP) {
+            /* cleared counts, then the pyramid over all hp_cells of them: its size is known
+             * here, so there is no host round trip between the kernels (a few idle cells
+             * cost the build less than a wait for the record count would) */
+            p.hp_cells = hp_cells;
+            VR_CUDA_GOTO(cudaMemsetAsync(p.hp_counts, 0, p.hp_cells * sizeof(uint32_t), s));
+            vr_raster_kernel<VR_RASTER_BIG_HP><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
+            VR_LAUNCH_GOTO("vr_raster_kernel", s);
+            if ((st = vr_hp_build_counts(hp, p.hp_counts, p.hp_cells)) != VR_OK)
+                goto done;
+            /* the total stays on the device: a fixed grid strides over the outputs */
+            vr_raster_hp_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(
+                p, vr_hp_view_of(hp));
+            VR_LAUNCH_GOTO("vr_raster_hp_kernel", s);
+        } else {
+            vr_raster_kernel<VR_RASTER_BIG_LIST><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
+            VR_LAUNCH_GOTO("vr_raster_kernel", s);
+            /* the list's length stays on the device: a fixed grid strides over it */
+            vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
+            VR_LAUNCH_GOTO("vr_raster_big_kernel", s);
+        }
     }
     VR_CUDA_GOTO(cudaEventRecord(ev[2], s));
     VR_CUDA_GOTO(cudaMemcpyAsync(&counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost, s));
@@ -297,6 +478,7 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     }
 done:
     /* teardown: nothing to act on if these fail, the first error is already recorded */
+    vr_hp_destroy(hp);
     cudaFree(d_own);
     for (int i = 0; i < 3; ++i)
         if (ev[i])

@@ -26,10 +26,23 @@ extern "C" {
 #define VR_RASTER_MAX_SIZE (1u << VR_RASTER_MAX_SIZE_LOG2)     /* 8192 pixels per side */
 #define VR_VIS_EMPTY 0xffffffffffffffffull                     /* cleared visibility word */
 
+/* How the GPU rasterizer spreads sub-triangles with large bounding boxes over warps (raster.cu
+ * argues where each pays). The visibility buffer is the same word for word either way. */
+typedef enum vr_raster_big_mode {
+    VR_RASTER_BIG_LIST = 0, /* a list of entries of at most 64 tiles, a warp per entry */
+    VR_RASTER_BIG_HP,       /* a record and a tile count per sub-triangle, a HistoPyramid over
+                               the counts, a warp per 32 (sub-triangle, tile) work items */
+    VR_RASTER_BIG_MODE_COUNT
+} vr_raster_big_mode;
+
 typedef struct vr_raster_config {
     uint32_t width, height; /* pixels, 1..VR_RASTER_MAX_SIZE each */
     int cull_back;          /* nonzero: drop back faces (front = counter-clockwise in NDC) */
+    int big_mode;           /* vr_raster_big_mode (GPU only; the CPU twin has no large-box path) */
 } vr_raster_config;
+
+/* "list", "hp" (the CLI's --big names), NULL past the modes. */
+const char *vr_raster_big_mode_name(int mode);
 
 /* Per-frame counts and stage times. Counts are equal on CPU and GPU. */
 typedef struct vr_raster_stats {

@@ -19,7 +19,16 @@ vr_status vr_raster_config_check(const vr_raster_config *cfg)
         cfg->height > VR_RASTER_MAX_SIZE)
         return VR_ERROR(VR_ERR_ARG, "raster size %ux%u out of range (1..%u per side)", cfg->width,
                         cfg->height, VR_RASTER_MAX_SIZE);
+    if (cfg->big_mode < 0 || cfg->big_mode >= VR_RASTER_BIG_MODE_COUNT)
+        return VR_ERROR(VR_ERR_ARG, "raster big_mode %d out of range (0 list, 1 hp)",
+                        cfg->big_mode);
     return VR_OK;
+}
+
+const char *vr_raster_big_mode_name(int mode)
+{
+    static const char *const names[VR_RASTER_BIG_MODE_COUNT] = {"list", "hp"};
+    return mode >= 0 && mode < VR_RASTER_BIG_MODE_COUNT ? names[mode] : NULL;
 }
 
 vr_status vr_raster_check_input(const vr_raster_config *cfg, const vr_queue *q, uint32_t tri_count)

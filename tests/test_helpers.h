@@ -85,6 +85,11 @@ int vr_test_gts_check(const vr_gts *g, const vr_gts_map *map, const vr_mesh *m, 
 vr_status vr_test_raster_case(size_t i, vr_queue *q, uint32_t *tri_count, vr_raster_config *cfg,
                               const char **name);
 void vr_test_raster_queue_free(vr_queue *q);
+/* Large-box case i (full-screen, tiles, overlapping, no-big) for the GPU's --big list / hp paths;
+ * `large`: 1920x1080 and 10,000 overlapping triangles, else 320x240 and 300. The same contract
+ * as vr_test_raster_case. */
+vr_status vr_test_raster_big_case(size_t i, int large, vr_queue *q, uint32_t *tri_count,
+                                  vr_raster_config *cfg, const char **name);
 
 #ifdef __cplusplus
 }

@@ -263,6 +263,103 @@ vr_status vr_test_raster_case(size_t i, vr_queue *q, uint32_t *tri_count, vr_ras
     }
 }
 
+/* Cases for the GPU rasterizer's large-box paths (--big list and hp), shared with
+ * test_raster_gpu.cu: 0 full-screen (one triangle covering the viewport), 1 tiles (boxes of
+ * exactly one 8 x 4 tile and just past tile boundaries, vertices on pixel centres and between,
+ * both windings, some cut by the viewport edge), 2 overlapping (many large triangles over each
+ * other at random depths: `large` gives 10,000 at 1920x1080, more than the list's 64Ki entries
+ * hold, else 300 at 320x240), 3 no-big (only boxes of 16 pixels or fewer: nothing for either
+ * path). Returns VR_ERR_ARG past the last case. */
+vr_status vr_test_raster_big_case(size_t i, int large, vr_queue *q, uint32_t *tri_count,
+                                  vr_raster_config *cfg, const char **name)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->width = large ? 1920 : 320;
+    cfg->height = large ? 1080 : 240;
+    const double w = cfg->width, h = cfg->height;
+    g_rng = 777 + i;
+    switch (i) {
+    case 0: {
+        *name = "full-screen";
+        if (queue_alloc(q, 1))
+            return VR_ERR_OOM;
+        const double tri[6] = {-0.3, -0.7, 2 * w + 1.1, -0.2, -0.4, 2 * h + 0.9};
+        queue_screen(q, 0, cfg->width, cfg->height, tri, 0.25f);
+        *tri_count = 1;
+        return VR_OK;
+    }
+    case 1: {
+        /* box sizes in pixel centres: one tile, one past it each way, several tiles, thin */
+        static const int box[][2] = {{8, 4}, {9, 4}, {8, 5}, {9, 5}, {16, 8}, {17, 9},
+                                     {7, 5}, {33, 3}, {3, 13}, {24, 12}};
+        static const double offset[] = {0.5, 0.25, 0.75}; /* 0.5: vertices on centres */
+        const uint32_t kinds = VR_COUNT_OF(box), n = kinds * 3 * 4 + 4;
+        *name = "tiles";
+        if (queue_alloc(q, n))
+            return VR_ERR_OOM;
+        uint32_t t = 0;
+        double x = 2, y = 2;
+        for (uint32_t k = 0; k < kinds; ++k)
+            for (int o = 0; o < 3; ++o) {
+                if (x + 40 > w)
+                    x = 2, y += 16;
+                const double x0 = x + offset[o], y0 = y + offset[o];
+                const double x1 = x0 + box[k][0] - 1, y1 = y0 + box[k][1] - 1;
+                /* the box's two halves, each diagonal once, both windings */
+                const double a[6] = {x0, y0, x1, y0, x0, y1}, b[6] = {x1, y0, x1, y1, x0, y1};
+                const double c[6] = {x0, y0, x0, y1, x1, y1}, d[6] = {x0, y0, x1, y1, x1, y0};
+                queue_screen(q, t++, cfg->width, cfg->height, a, 0.1f);
+                queue_screen(q, t++, cfg->width, cfg->height, b, 0.2f);
+                queue_screen(q, t++, cfg->width, cfg->height, c, 0.3f);
+                queue_screen(q, t++, cfg->width, cfg->height, d, 0.4f);
+                x += 40;
+            }
+        /* boxes cut by the viewport's four edges */
+        const double e[4][6] = {{-5.3, 10.5, 12.5, 10.5, -5.3, 30.5},
+                                {w - 9.5, 40.5, w + 7.2, 40.5, w - 9.5, 51.5},
+                                {30.5, -6.6, 47.5, -6.6, 30.5, 9.5},
+                                {60.5, h - 5.5, 80.5, h - 5.5, 60.5, h + 8.1}};
+        for (int k = 0; k < 4; ++k)
+            queue_screen(q, t++, cfg->width, cfg->height, e[k], 0.5f);
+        *tri_count = t;
+        return VR_OK;
+    }
+    case 2: {
+        const uint32_t n = large ? 10000 : 300;
+        *name = "overlapping";
+        if (queue_alloc(q, n))
+            return VR_ERR_OOM;
+        for (uint32_t t = 0; t < n; ++t) {
+            /* a box of 1/12 to 1/4 of the screen's height around a random centre */
+            const double cx = rnd() * w, cy = rnd() * h, r = h * (1.0 / 12 + rnd() / 6);
+            double tri[6];
+            for (int k = 0; k < 3; ++k) {
+                tri[2 * k] = cx + (rnd() - 0.5) * 2 * r;
+                tri[2 * k + 1] = cy + (rnd() - 0.5) * 2 * r;
+            }
+            queue_screen(q, t, cfg->width, cfg->height, tri, (float)(rnd() * 1.8 - 0.9));
+        }
+        *tri_count = n;
+        return VR_OK;
+    }
+    case 3: {
+        const uint32_t n = large ? 20000 : 2000;
+        *name = "no-big";
+        if (queue_alloc(q, n))
+            return VR_ERR_OOM;
+        for (uint32_t t = 0; t < n; ++t) {
+            const double x = 4 + rnd() * (w - 8), y = 4 + rnd() * (h - 8); /* boxes <= 4 x 4 */
+            const double tri[6] = {x, y, x + 3.0 * rnd(), y + 0.5, x + 0.4, y + 3.0 * rnd()};
+            queue_screen(q, t, cfg->width, cfg->height, tri, (float)(rnd() - 0.5));
+        }
+        *tri_count = n;
+        return VR_OK;
+    }
+    default:
+        return VR_ERR_ARG;
+    }
+}
+
 /* ---- checks --------------------------------------------------------------------------------- */
 
 static uint32_t *overdraw(const vr_queue *q, uint32_t n, const vr_raster_config *cfg)
@@ -350,7 +447,7 @@ static uint32_t *single(const double tri[6], uint32_t w, uint32_t h, int cull)
     if (queue_alloc(&q, 1))
         return NULL;
     queue_screen(&q, 0, w, h, tri, 0.0f);
-    vr_raster_config cfg = {w, h, cull};
+    vr_raster_config cfg = {w, h, cull, VR_RASTER_BIG_LIST};
     uint32_t *c = overdraw(&q, 1, &cfg);
     vr_test_raster_queue_free(&q);
     return c;
@@ -491,7 +588,7 @@ VR_TEST(test_raster_near_clip, "raster/near-clip")
 VR_TEST(test_raster_depth_order, "raster/depth-order")
 {
     const uint32_t W = 32, H = 32;
-    vr_raster_config cfg = {W, H, 0};
+    vr_raster_config cfg = {W, H, 0, VR_RASTER_BIG_LIST};
     static const double t_near[6] = {2.3, 3.1, 27.7, 6.2, 10.4, 29.5};
     static const double t_far[6] = {4.1, 28.3, 15.2, 1.7, 30.6, 25.9};
     vr_queue q;
@@ -572,7 +669,7 @@ VR_TEST(test_raster_grid, "raster/grid")
         VR_EXPECT_EQ(queue_alloc(&q, 2 * cols * rows), 0);
         g_rng = 99 + seed;
         queue_grid(&q, 0, cols, rows, -1000.0, 1000.0, 10.0, -900.0, 1);
-        vr_raster_config cfg = {80, 64, 0};
+        vr_raster_config cfg = {80, 64, 0, VR_RASTER_BIG_LIST};
         uint32_t *cov = overdraw(&q, 2 * cols * rows, &cfg);
         uint32_t bad = 0;
         for (uint32_t j = 0; j < cfg.height; ++j)
@@ -625,7 +722,7 @@ VR_TEST(test_raster_random, "raster/random")
     VR_EXPECT(differ < pixels / 1000 + 1, "%u pixels show another triangle after reversal",
               differ);
     /* argument errors */
-    vr_raster_config bad = {0, 10, 0};
+    vr_raster_config bad = {0, 10, 0, VR_RASTER_BIG_LIST};
     VR_EXPECT_EQ(vr_raster_ref(v1, &q, n, &bad, NULL), VR_ERR_ARG);
     bad.width = VR_RASTER_MAX_SIZE + 1;
     VR_EXPECT_EQ(vr_raster_ref(v1, &q, n, &bad, NULL), VR_ERR_ARG);
@@ -633,6 +730,49 @@ VR_TEST(test_raster_random, "raster/random")
     free(v1), free(v2);
     vr_test_raster_queue_free(&q);
     vr_test_raster_queue_free(&r);
+    return VR_TEST_RESULT();
+}
+
+/* The large-box cases on the CPU twin (the GPU tests compare both --big paths with it): the
+ * full-screen triangle covers every pixel exactly once, each case rasterizes without error, and
+ * a big_mode out of range is refused by name (both big modes are accepted). */
+VR_TEST(test_raster_big_cases, "raster/big-cases")
+{
+    for (size_t c = 0;; ++c) {
+        vr_queue q;
+        uint32_t n;
+        vr_raster_config cfg;
+        const char *name;
+        if (vr_test_raster_big_case(c, 0, &q, &n, &cfg, &name) != VR_OK)
+            break;
+        const size_t pixels = (size_t)cfg.width * cfg.height;
+        uint64_t *vis = malloc(pixels * 8);
+        vr_raster_stats st;
+        for (int mode = 0; mode < VR_RASTER_BIG_MODE_COUNT; ++mode) {
+            cfg.big_mode = mode;
+            VR_EXPECT(vr_raster_ref(vis, &q, n, &cfg, &st) == VR_OK, "%s (%s): %s", name,
+                      vr_raster_big_mode_name(mode), vr_last_error());
+        }
+        VR_EXPECT(st.fragments > 0, "%s: nothing drawn", name);
+        if (c == 0) {
+            uint32_t *cov = overdraw(&q, n, &cfg);
+            size_t bad = 0;
+            for (size_t p = 0; p < pixels; ++p)
+                bad += cov[p] != 1 || (uint32_t)vis[p] != 0;
+            VR_EXPECT(bad == 0, "%s: %zu of %zu pixels not covered exactly once", name, bad,
+                      pixels);
+            free(cov);
+        }
+        cfg.big_mode = VR_RASTER_BIG_MODE_COUNT;
+        VR_EXPECT(vr_raster_ref(vis, &q, n, &cfg, &st) == VR_ERR_ARG &&
+                      strstr(vr_last_error(), "big_mode"),
+                  "%s: big_mode %d accepted (%s)", name, cfg.big_mode, vr_last_error());
+        free(vis);
+        vr_test_raster_queue_free(&q);
+    }
+    VR_EXPECT(!strcmp(vr_raster_big_mode_name(VR_RASTER_BIG_HP), "hp") &&
+                  vr_raster_big_mode_name(-1) == NULL,
+              "big mode names");
     return VR_TEST_RESULT();
 }
 
@@ -649,7 +789,7 @@ VR_TEST(test_raster_resolve, "raster/resolve")
     vr_resolve_params p = vr_resolve_params_default();
     /* one triangle covering the whole 16x16 screen, normals towards the light */
     const uint32_t W = 16, H = 16;
-    vr_raster_config cfg = {W, H, 0};
+    vr_raster_config cfg = {W, H, 0, VR_RASTER_BIG_LIST};
     vr_queue q;
     VR_EXPECT_EQ(queue_alloc(&q, 2), 0);
     const double big[6] = {-20, -20, 60, -20, -20, 60};
@@ -797,7 +937,7 @@ VR_TEST(test_raster_bunny, "raster/bunny")
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_camera cam;
     vr_camera_fit(&cam, &m);
-    vr_raster_config rc = {1920, 1080, 0};
+    vr_raster_config rc = {1920, 1080, 0, VR_RASTER_BIG_LIST};
     vr_camera_shader(&cfg.shader, &cam, rc.width, rc.height);
     cfg.count = 1;
     VR_EXPECT_EQ(vr_geometry_ref(&res, vr_reuse_find("naive"), &m, &cfg), VR_OK);

@@ -63,7 +63,8 @@ static size_t diff_report(const T *got, const T *want, size_t n, uint32_t width,
     return bad;
 }
 
-/* GPU vs CPU on one queue: vis buffer, counts, three resolve modes; twice for determinism. */
+/* GPU vs CPU on one queue: vis buffer and counts with each --big mode (so hp == CPU twin ==
+ * list), twice each for determinism; then the three resolve modes. */
 static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *cfg,
                         const uint32_t *counts, uint32_t vertex_count, const char *label)
 {
@@ -84,17 +85,22 @@ static void gpu_compare(const vr_queue *hq, uint32_t n, const vr_raster_config *
     VR_EXPECT_CUDA(cudaMalloc((void **)&d_img, pixels * 4));
     uint32_t *d_counts = device_copy(counts, vertex_count);
     uint32_t *d_batch = device_copy(batch, n);
-    for (int rep = 0; rep < 2; ++rep) {
-        vr_status s = vr_raster_gpu(d_vis, &dq, n, cfg, &gs, NULL, NULL);
-        VR_EXPECT(s == VR_OK, "%s: vr_raster_gpu: %s", label, vr_last_error());
+    for (int run = 0; run < 2 * VR_RASTER_BIG_MODE_COUNT; ++run) {
+        vr_raster_config c = *cfg;
+        /* hp first, the list (default) last: the resolve below reads its buffer */
+        c.big_mode = VR_RASTER_BIG_MODE_COUNT - 1 - run / 2;
+        const char *big = vr_raster_big_mode_name(c.big_mode);
+        vr_status s = vr_raster_gpu(d_vis, &dq, n, &c, &gs, NULL, NULL);
+        VR_EXPECT(s == VR_OK, "%s (--big %s): vr_raster_gpu: %s", label, big, vr_last_error());
         VR_EXPECT_CUDA(cudaMemcpy(got, d_vis, pixels * 8, cudaMemcpyDeviceToHost));
         const size_t bad = diff_report(got, want, pixels, cfg->width, label);
-        VR_EXPECT(bad == 0, "%s (run %d): %zu of %zu visibility words differ", label, rep, bad,
-                  pixels);
+        VR_EXPECT(bad == 0, "%s (--big %s, run %d): %zu of %zu visibility words differ", label,
+                  big, run % 2, bad, pixels);
         VR_EXPECT(gs.rejected == ws.rejected && gs.clipped == ws.clipped &&
                       gs.fragments == ws.fragments,
-                  "%s: GPU counts %llu/%llu/%llu, CPU %llu/%llu/%llu (rejected/clipped/fragments)",
-                  label, (unsigned long long)gs.rejected, (unsigned long long)gs.clipped,
+                  "%s (--big %s): GPU counts %llu/%llu/%llu, CPU %llu/%llu/%llu "
+                  "(rejected/clipped/fragments)",
+                  label, big, (unsigned long long)gs.rejected, (unsigned long long)gs.clipped,
                   (unsigned long long)gs.fragments, (unsigned long long)ws.rejected,
                   (unsigned long long)ws.clipped, (unsigned long long)ws.fragments);
     }
@@ -152,6 +158,63 @@ VR_TEST(test_gpu_small_raster_cases, "gpu-small/raster-cases")
         free(counts);
         vr_test_raster_queue_free(&q);
     }
+    return VR_TEST_RESULT();
+}
+
+/* The large-box cases (vr_test_raster_big_case) with both --big paths against the CPU twin;
+ * `large`: at 1920x1080 with 10,000 overlapping triangles (the list overflows and falls back,
+ * the pyramid holds them all). Also an empty queue, which must only clear. */
+static void check_big_cases(int large)
+{
+    for (size_t c = 0;; ++c) {
+        vr_queue q;
+        uint32_t n;
+        vr_raster_config cfg;
+        const char *name;
+        if (vr_test_raster_big_case(c, large, &q, &n, &cfg, &name) != VR_OK)
+            break;
+        uint32_t *counts = (uint32_t *)malloc(((size_t)3 * n + 1) * 4);
+        for (uint32_t v = 0; v < 3 * n; ++v)
+            counts[v] = 1 + v % 5;
+        char label[96];
+        snprintf(label, sizeof label, "%s %ux%u", name, cfg.width, cfg.height);
+        gpu_compare(&q, n, &cfg, counts, 3 * n, label);
+        free(counts);
+        vr_test_raster_queue_free(&q);
+    }
+    vr_raster_config cfg = {64, 32, 0, VR_RASTER_BIG_LIST};
+    vr_queue dq;
+    memset(&dq, 0, sizeof dq);
+    uint64_t *d_vis = NULL, vis[64 * 32];
+    VR_EXPECT_CUDA(cudaMalloc((void **)&d_vis, sizeof vis));
+    for (int mode = 0; mode < VR_RASTER_BIG_MODE_COUNT; ++mode) {
+        cfg.big_mode = mode;
+        VR_EXPECT_CUDA(cudaMemset(d_vis, 0, sizeof vis));
+        VR_EXPECT(vr_raster_gpu(d_vis, &dq, 0, &cfg, NULL, NULL, NULL) == VR_OK,
+                  "empty queue (--big %s): %s", vr_raster_big_mode_name(mode), vr_last_error());
+        VR_EXPECT_CUDA(cudaMemcpy(vis, d_vis, sizeof vis, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t i = 0; i < 64 * 32; ++i)
+            bad += vis[i] != VR_VIS_EMPTY;
+        VR_EXPECT(bad == 0, "empty queue (--big %s): %zu words not cleared",
+                  vr_raster_big_mode_name(mode), bad);
+    }
+    VR_EXPECT_CUDA(cudaFree(d_vis));
+}
+
+VR_TEST(test_gpu_small_raster_big, "gpu-small/raster-big")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    check_big_cases(0);
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_gpu_raster_big, "gpu/raster-big")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    check_big_cases(1);
     return VR_TEST_RESULT();
 }
 
@@ -332,7 +395,7 @@ VR_TEST(test_gpu_raster_render, "gpu/raster-render")
            "resolve %.3f, download %.3f ms\n",
            tris, st.upload_ms, st.clear_ms, st.raster_ms, st.resolve_ms, st.download_ms);
     /* bad input: a size out of range is refused, not launched */
-    vr_raster_config bad = {0, 10, 0};
+    vr_raster_config bad = {0, 10, 0, VR_RASTER_BIG_LIST};
     VR_EXPECT(vr_raster_device_draw(d, a, NULL, NULL, tris, &bad, &rp, &st) == VR_ERR_ARG,
               "size 0x10 accepted");
     vr_raster_device_destroy(d);
@@ -344,7 +407,8 @@ VR_TEST(test_gpu_raster_render, "gpu/raster-render")
 
 /* More large sub-triangles than the big-triangle list holds (sphere:300k filling 4096x4096: about
  * 300k boxes of more than 32 pixels against 64Ki entries): the overflow falls back to the
- * one-thread walk, and the image still equals the CPU twin's. */
+ * one-thread walk, and the image still equals the CPU twin's. The same holds for --big hp
+ * (gpu_compare runs both), whose 64Ki records overflow here too. */
 VR_TEST(test_gpu_raster_big_list, "gpu/raster-big-list")
 {
     if (vr_test_no_device())

@@ -3,8 +3,10 @@
  * rasterizer and resolve (raster/render.c), writes a PNG per scene and order and prints per-stage
  * times and invocation counts. Several strategies give side-by-side panels (the layout of Kenzel
  * et al. 2018, Fig. 7). `--reps N` times N frames per scene, order, strategy and load after a
- * warm-up and reports medians per stage; `--csv F` writes them. Without a CUDA device it runs the
- * CPU twins, says so, and announces a long run with its estimate.
+ * warm-up and reports medians per stage; `--csv F` writes them. `--big list,hp` times both
+ * ways the GPU rasterizer spreads large triangles over warps (raster/raster.cu), row by row.
+ * Without a CUDA device it runs the CPU twins, says so, and announces a long run with its
+ * estimate.
  * Try: `vreuse render bunny.obj --order file,forsyth --strategy naive,warp,hash --heatmap -o h.png`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_cond_timedwait */
@@ -155,6 +157,8 @@ typedef struct render_job {
     vr_cli_strategies strategies; /* the panels, left to right */
     vr_cli_loads loads;
     vr_cli_orders orders;
+    vr_cli_choices bigs;         /* vr_raster_big_mode values; the image uses the first */
+    int show_big;                /* --big other than list: the table gets a big column */
     uint64_t seed;
     int mode, annotate, force_cpu, gpu, reps, no_image, gts_batches, cull, quiet;
     float yaw, pitch, zoom;
@@ -184,18 +188,24 @@ static const char *mode_name(vr_shade_mode m)
     return m == VR_SHADE_HEATMAP ? "heatmap" : m == VR_SHADE_BATCHES ? "batches" : "lambert";
 }
 
-static void print_header(FILE *f)
+static void print_header(FILE *f, int show_big)
 {
-    fprintf(f, "  %-8s %9s %9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "strategy",
-            "load", "geom_ms", "clear_ms", "raster_ms", "resolve_ms", "frame_ms", "xfer_ms",
-            "invocations", "shd/tri", "reuse", "batches", "fragments", "clipped");
+    fprintf(f, "  %-8s %9s ", "strategy", "load");
+    if (show_big)
+        fprintf(f, "%4s ", "big");
+    fprintf(f, "%9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "geom_ms", "clear_ms",
+            "raster_ms", "resolve_ms", "frame_ms", "xfer_ms", "invocations", "shd/tri", "reuse",
+            "batches", "fragments", "clipped");
 }
 
 static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats *st,
-                      const render_timing *t)
+                      const render_timing *t, int show_big)
 {
-    fprintf(f, "  %-8s %9u %9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu "
-            "%8llu\n", o->strategy->name, o->loop_iterations, t->geometry_ms, t->clear_ms,
+    fprintf(f, "  %-8s %9u ", o->strategy->name, o->loop_iterations);
+    if (show_big)
+        fprintf(f, "%4s ", vr_raster_big_mode_name(o->raster.big_mode));
+    fprintf(f, "%9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu "
+            "%8llu\n", t->geometry_ms, t->clear_ms,
             t->raster_ms, t->resolve_ms, t->frame_ms, st->transfer_ms,
             (unsigned long long)st->invocations, st->shaded_per_tri, st->reuse, st->batches,
             (unsigned long long)st->raster.fragments, (unsigned long long)st->raster.clipped);
@@ -275,7 +285,8 @@ static vr_status cpu_announce(render_job *job, vr_renderer *r, const vr_render_o
     uint32_t max_load = 0;
     for (int l = 0; l < job->loads.count; ++l)
         max_load = job->loads.v[l] > max_load ? job->loads.v[l] : max_load;
-    const double per_strategy = job->reps ? job->reps + 2.0 : 0.0; /* frames per load */
+    const double per_strategy = /* frames per load */
+        job->reps ? (job->reps + 2.0) * job->bigs.count : 0.0;
     double total = 0;
     uint64_t frames = 0;
     for (int pass = 0; pass < 2; ++pass) {
@@ -330,6 +341,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     o.raster.width = job->size[0];
     o.raster.height = job->size[1];
     o.raster.cull_back = job->cull;
+    o.raster.big_mode = job->bigs.v[0];
     const char *order_name = vr_order_name((vr_order)order);
     const int panels = job->strategies.count;
     fprintf(log, "vreuse render: %s: %u triangles, %u vertices, order %s, %ux%u x %d panel%s, "
@@ -411,34 +423,39 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     if (job->reps > 0) {
         fprintf(log, "  medians of %d frames (raster_ms without clear_ms; frame_ms: wall time of "
                 "the whole frame)\n", job->reps);
-        print_header(log);
+        print_header(log, job->show_big);
         for (int l = 0; l < job->loads.count; ++l)
-            for (int p = 0; p < panels; ++p) {
-                o.strategy = job->strategies.v[p];
-                o.loop_iterations = job->loads.v[l];
-                vr_render_stats st;
-                render_timing t = {0, 0, 0, 0, 0, 0};
-                if (time_frames(job, r, &o, &st, &t) != VR_OK) {
-                    vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
-                    goto done;
+            for (int p = 0; p < panels; ++p)
+                for (int b = 0; b < job->bigs.count; ++b) {
+                    o.strategy = job->strategies.v[p];
+                    o.loop_iterations = job->loads.v[l];
+                    o.raster.big_mode = job->bigs.v[b];
+                    vr_render_stats st;
+                    render_timing t = {0, 0, 0, 0, 0, 0};
+                    if (time_frames(job, r, &o, &st, &t) != VR_OK) {
+                        vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
+                        goto done;
+                    }
+                    print_row(log, &o, &st, &t, job->show_big);
+                    if (job->csv.f) {
+                        FILE *f = job->csv.f;
+                        vr_cli_csv_field(f, vr_cli_scene_label(spec));
+                        fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f,%s\n",
+                                order_name, st.triangles, o.strategy->name, o.loop_iterations,
+                                o.raster.width, o.raster.height, t.geometry_ms,
+                                t.raster_total_ms, t.resolve_ms, t.frame_ms,
+                                (unsigned long long)st.invocations, st.reuse,
+                                vr_raster_big_mode_name(o.raster.big_mode));
+                        ++job->csv_rows;
+                    }
                 }
-                print_row(log, &o, &st, &t);
-                if (job->csv.f) {
-                    FILE *f = job->csv.f;
-                    vr_cli_csv_field(f, vr_cli_scene_label(spec));
-                    fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f\n", order_name,
-                            st.triangles, o.strategy->name, o.loop_iterations, o.raster.width,
-                            o.raster.height, t.geometry_ms, t.raster_total_ms, t.resolve_ms,
-                            t.frame_ms, (unsigned long long)st.invocations, st.reuse);
-                    ++job->csv_rows;
-                }
-            }
+        o.raster.big_mode = job->bigs.v[0];
     }
 
     /* the image: one frame per strategy at the first load */
     if (!job->no_image) {
         if (job->reps == 0)
-            print_header(log);
+            print_header(log, job->show_big);
         for (int p = 0; p < panels; ++p) {
             o.strategy = job->strategies.v[p];
             o.loop_iterations = job->loads.v[0];
@@ -454,7 +471,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
                                          vr_now_ms() - t0 - st.raster.download_ms};
-                print_row(log, &o, &st, &t);
+                print_row(log, &o, &st, &t, job->show_big);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
                           o.raster.width, o.raster.height);
@@ -547,10 +564,13 @@ static const vr_cli_command g_cmd = {
     "With one scene and one order the PNG is exactly --out; otherwise one PNG per scene and\n"
     "order, FILE-<scene>-<order>.png. --csv needs --reps; its columns: scene, order, tris,\n"
     "strategy, load, width, height, geometry_ms, raster_ms, resolve_ms, frame_ms, invocations,\n"
-    "reuse (raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
+    "reuse, big (raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
     "draw the same image; a run they would need more than a few seconds for is announced with\n"
     "its estimate before it starts and shows its progress.",
     VR_CLI_SCENES_OR_DEFAULT};
+
+/* --big: vr_raster_big_mode order */
+static const char *const g_big_names[] = {"list", "hp", NULL};
 
 int vr_cmd_render(int argc, char **argv)
 {
@@ -562,6 +582,8 @@ int vr_cmd_render(int argc, char **argv)
     snprintf(job.loads.name[0], sizeof job.loads.name[0], "simple");
     job.orders.v[0] = VR_ORDER_FILE;
     job.orders.count = 1;
+    job.bigs.v[0] = VR_RASTER_BIG_LIST;
+    job.bigs.count = 1;
     job.seed = 1;
     job.mode = VR_SHADE_LAMBERT;
     job.annotate = -1;
@@ -582,6 +604,12 @@ int vr_cmd_render(int argc, char **argv)
         VR_CLI_PITCH(&job.pitch),
         VR_CLI_ZOOM(&job.zoom),
         {"cull", 0, NULL, "drop back faces in the rasterizer", NULL, &job.cull, 1, 0, 0, 0, NULL},
+        {"big", 0, "LIST",
+         "how the GPU rasterizer spreads triangles with large boxes over warps, comma separated: "
+         "list (chunks of 64 tiles, a warp each; the default), hp (a HistoPyramid over the "
+         "triangles' tile counts, 32 tiles per warp), all; --reps times each, the image uses the "
+         "first (the same image either way; the CPU twins ignore it)",
+         vr_cli_parse_choices, &job.bigs, 0, 0, 0, 0, g_big_names},
         {"annotate", 0, NULL, "label panels (and add the heatmap legend); default with 2+ panels",
          NULL, &job.annotate, 1, 0, 0, 0, NULL},
         {"no-annotate", 0, NULL, "never label", NULL, &job.annotate, 0, 0, 0, 0, NULL},
@@ -600,6 +628,7 @@ int vr_cmd_render(int argc, char **argv)
         {0}};
     vr_cli_args args;
     VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
+    job.show_big = job.bigs.count > 1 || job.bigs.v[0] != VR_RASTER_BIG_LIST;
     if (job.annotate < 0)
         job.annotate = job.strategies.count > 1;
     for (int p = 0; p < job.strategies.count && job.gts_batches; ++p)
@@ -632,7 +661,7 @@ int vr_cmd_render(int argc, char **argv)
         if (vr_cli_out_open(&job.csv, job.csv_path, "CSV") != VR_OK)
             return vr_cli_fail_last("render");
         fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
-                "resolve_ms,frame_ms,invocations,reuse\n");
+                "resolve_ms,frame_ms,invocations,reuse,big\n");
     }
 
     job.gpu = !job.force_cpu && vr_gpu_available();

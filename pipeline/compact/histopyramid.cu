@@ -37,6 +37,7 @@ struct vr_hp {
     uint64_t threshold;
     uint32_t select;
     uint32_t build_id;      /* 1, 2, ...: the error word names the build it belongs to */
+    int borrowed;           /* d_levels and d_error are the caller's (vr_hp_create_in) */
 };
 
 typedef struct vr_hp_build_params {
@@ -218,12 +219,42 @@ done:
     return st;
 }
 
+vr_status vr_hp_create_in(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *d_memory,
+                          void *stream)
+{
+    assert(out && d_memory && (uintptr_t)d_memory % 16 == 0);
+    *out = NULL;
+    vr_hp *h = NULL;
+    vr_status st = vr_cuda_host_struct((void **)&h, sizeof *h, "a HistoPyramid");
+    if (st != VR_OK)
+        return st;
+    h->kind = kind;
+    h->max_cells = max_cells;
+    h->stream = (cudaStream_t)stream;
+    h->borrowed = 1;
+    vr_hp_layout_make(&h->layout, kind, 0);
+    vr_hp_layout l;
+    vr_hp_layout_make(&l, kind, max_cells);
+    h->d_levels = (uint32_t *)d_memory;
+    h->d_error = h->d_levels + l.words; /* words is a multiple of 4: 16-byte aligned */
+    /* build ids restart at 1: an error word left by an earlier object must not match */
+    VR_CUDA_GOTO(cudaMemsetAsync(h->d_error, 0, sizeof(uint32_t), h->stream));
+    VR_CUDA_GOTO(cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, 0));
+    *out = h;
+    return VR_OK;
+done:
+    vr_hp_destroy(h);
+    return st;
+}
+
 void vr_hp_destroy(vr_hp *h)
 {
     if (!h)
         return;
-    void *const bufs[] = {h->d_levels, h->d_error};
-    vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+    if (!h->borrowed) {
+        void *const bufs[] = {h->d_levels, h->d_error};
+        vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+    }
     free(h);
 }
 

@@ -72,6 +72,12 @@ size_t vr_hp_bytes(vr_hp_kind kind, uint32_t max_cells);
 /* Allocates a pyramid for up to max_cells base cells; its work goes to `stream` (a cudaStream_t,
  * NULL: the legacy default stream). VR_ERR_NO_DEVICE without CUDA. */
 vr_status vr_hp_create(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *stream);
+/* The same on device memory the caller owns and keeps (d_memory: vr_hp_bytes(kind, max_cells),
+ * 16-byte aligned), so a kernel pipeline can keep one scratch buffer across frames and pay no
+ * cudaMalloc per frame (the rasterizer's large-triangle expansion, raster/raster.cu);
+ * vr_hp_destroy then frees only the host object. */
+vr_status vr_hp_create_in(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *d_memory,
+                          void *stream);
 void vr_hp_destroy(vr_hp *h); /* accepts NULL */
 
 /* Builds the pyramid over n cells (<= max_cells) in the stream, no wait. Compaction: cell i is

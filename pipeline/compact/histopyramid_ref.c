@@ -179,6 +179,13 @@ vr_status vr_hp_create(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *s
     return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 
+vr_status vr_hp_create_in(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *d_memory,
+                          void *stream)
+{
+    (void)d_memory;
+    return vr_hp_create(out, kind, max_cells, stream);
+}
+
 void vr_hp_destroy(vr_hp *h)
 {
     assert(!h);
