@@ -355,16 +355,9 @@ static int vr_gpu_limits_auto(const char *const *specs, size_t nspecs)
            shapes[0].threads_per_sm, shapes[0].blocks_per_sm);
     int loaded = 0;
     for (size_t f = 0; f < nspecs; ++f) {
-        char path[512];
-        const char *spec = specs[f];
-        if (strchr(spec, '.') && !(spec = vr_test_scene_path(path, sizeof path, specs[f]))) {
-            printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", specs[f]);
-            continue;
-        }
         vr_mesh m;
-        if (!vr_test_load(&m, spec))
+        if (!vr_test_load_forsyth(&m, specs[f]))
             continue;
-        VR_EXPECT_EQ(vr_mesh_reorder(&m, VR_ORDER_FORSYTH, 7), VR_OK);
         ++loaded;
         vr_geometry *g = NULL;
         vr_status st = vr_geometry_create(&g, &m);

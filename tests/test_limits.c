@@ -202,6 +202,23 @@ VR_TEST(test_limits_bad, "reuse/limits-bad")
     return VR_TEST_RESULT();
 }
 
+int vr_test_load_forsyth(vr_mesh *m, const char *spec)
+{
+    char path[512];
+    const char *file = spec;
+    if (strchr(spec, '.') && !(file = vr_test_scene_path(path, sizeof path, spec))) {
+        printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", spec);
+        return 0;
+    }
+    if (!vr_test_load(m, file))
+        return 0;
+    const vr_status st = vr_mesh_reorder(m, VR_ORDER_FORSYTH, 7);
+    VR_EXPECT(st == VR_OK, "%s (forsyth): %s", spec, vr_last_error());
+    if (st != VR_OK)
+        vr_mesh_free(m);
+    return st == VR_OK;
+}
+
 /* Small scenes with the limits an H100 gets (the floor) and GPUs of 8 and 2 SMs get (sizes
  * between the floor and the paper's, and the paper's): every strategy's CPU twin shades
  * exactly what the simulator counts for the same limits, vertex by vertex, and the dynamic
@@ -212,16 +229,9 @@ VR_TEST(test_limits_twin, "reuse/limits-twin")
     static const uint32_t sms[] = {VR_SMS_DEFAULT, 8, 2};
     int loaded = 0;
     for (size_t f = 0; f < sizeof specs / sizeof specs[0]; ++f) {
-        char path[512];
-        const char *spec = specs[f];
-        if (strchr(spec, '.') && !(spec = vr_test_scene_path(path, sizeof path, specs[f]))) {
-            printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", specs[f]);
-            continue;
-        }
         vr_mesh m;
-        if (!vr_test_load(&m, spec))
+        if (!vr_test_load_forsyth(&m, specs[f]))
             continue;
-        VR_EXPECT_EQ(vr_mesh_reorder(&m, VR_ORDER_FORSYTH, 1), VR_OK);
         ++loaded;
         const uint32_t tris = m.index_count / 3;
         vr_geometry_result r;
