@@ -31,6 +31,23 @@
 #define VR_BLOCK_MIN 32u
 #define VR_BLOCK_MAX 1024u
 
+/* Occupancy-aware batch limits (--limits auto, reuse/limits_auto.c): the GPU they are chosen
+ * for. A CPU command reproduces a GPU's batches exactly from the same SM count (--sms). The
+ * defaults are the H100 SXM's: 132 SMs, at most 2048 resident threads and 32 resident blocks
+ * per SM (the same on every data-centre GPU since Volta). */
+#define VR_SMS_DEFAULT 132u
+#define VR_SMS_MIN 1u
+#define VR_SMS_MAX 4096u
+#define VR_SM_THREADS_DEFAULT 2048u
+#define VR_SM_BLOCKS_DEFAULT 32u
+/* Auto limits aim at VR_AUTO_WAVES full waves of paper-sized blocks (block 256: 8 resident per
+ * SM at 2048 threads), and never go below N_u = VR_AUTO_NU_MIN (dynamic batches and plans, 255
+ * indices: reuse stays within 4% of the paper's and above warp voting's) or blocks of
+ * VR_AUTO_BLOCK_MIN threads (naive, warp, multi). */
+#define VR_AUTO_WAVES 2u
+#define VR_AUTO_NU_MIN 64u
+#define VR_AUTO_BLOCK_MIN 64u
+
 /* Synthetic shader load: dependent FMA steps per vertex invocation. 2^24 steps is about 4000x
  * the heavy load; a CPU twin at that load needs seconds per thousand vertices. */
 #define VR_LOAD_MAX 16777216u

@@ -176,6 +176,8 @@ typedef struct vr_render_options {
     vr_camera camera;
     vr_raster_config raster;      /* image size, back-face culling */
     vr_resolve_params shade;      /* light and background; its arrays are ignored */
+    const vr_batch_limits *limits; /* the strategy's batch limits (block, N_u, max indices, warp
+                                      batch), or NULL: the paper's (vr_batch_limits_paper) */
 } vr_render_options;
 
 /* Counts and stage times of one frame. */

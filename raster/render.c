@@ -40,6 +40,7 @@ struct vr_renderer {
                                        visibility buffer and image, the raster stream */
     int d_batch_kind;
     int counts_kind;                /* strategy kind whose counts are cached, -1: none */
+    vr_batch_limits limits;         /* the limits every cache above belongs to */
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
 };
@@ -151,6 +152,7 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     r->batch_kind = -1;
     r->d_batch_kind = -1;
     r->counts_kind = -1;
+    r->limits = vr_batch_limits_paper();
     const uint32_t tris = m->index_count / 3;
     st = vr_geometry_result_alloc(&r->result, tris, m->vertex_count);
     if (st == VR_OK) {
@@ -362,6 +364,13 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
     cfg.shader.loop_iterations = o->loop_iterations;
     cfg.cull = 0; /* the rasterizer culls; the queue keeps slot == triangle id */
     cfg.count = 1;
+    const vr_batch_limits limits = o->limits ? *o->limits : vr_batch_limits_paper();
+    vr_batch_limits_apply(&cfg, &limits);
+    if (memcmp(&limits, &r->limits, sizeof limits) != 0) {
+        /* batch ids and cached counts belong to the old limits: drop them all */
+        r->limits = limits;
+        r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
+    }
 
     /* batch ids depend on the strategy only (not on the camera): recomputed when it changes */
     if (r->batch_kind != (int)o->strategy->kind) {

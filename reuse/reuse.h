@@ -183,6 +183,45 @@ vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t
                                       uint32_t index_count, const float *positions,
                                       const float *normals, uint32_t vertex_count);
 
+/* ---- batch limits: the paper's, or chosen for the mesh and the GPU (reuse/limits_auto.c) ---- */
+
+/* The limits a run's batches are formed under (the configuration fields of vr_reuse_params
+ * of the same names). */
+typedef struct vr_batch_limits {
+    uint32_t block_size;    /* threads per block, multiple of 32, VR_BLOCK_MIN..VR_BLOCK_MAX */
+    uint32_t max_unique;    /* dynamic batches and plans: N_u, VR_NU_MIN..VR_NU_MAX */
+    uint32_t max_indices;   /* dynamic batches and plans: most indices per batch, a multiple of
+                               3, VR_MAX_INDICES_MIN..VR_MAX_INDICES_MAX */
+    uint32_t batch_indices; /* warp: static batch in indices, a multiple of 3,
+                               VR_WARP_BATCH_MIN..VR_WARP_BATCH_MAX */
+} vr_batch_limits;
+
+/* The GPU the limits are chosen for: only these numbers matter, so a CPU run given the same
+ * ones forms exactly the GPU's batches. */
+typedef struct vr_gpu_shape {
+    uint32_t sm_count;       /* multiprocessors, VR_SMS_MIN..VR_SMS_MAX (H100: 132) */
+    uint32_t threads_per_sm; /* most resident threads per SM, 32..65536 (H100: 2048) */
+    uint32_t blocks_per_sm;  /* most resident blocks per SM, 1..1024 (H100: 32) */
+} vr_gpu_shape;
+
+/* An H100's shape with `sm_count` multiprocessors (2048 threads, 32 blocks per SM). */
+vr_gpu_shape vr_gpu_shape_default(uint32_t sm_count);
+/* The paper's fixed limits, for every strategy: block 256, N_u 256, 1023 indices, warp 96. */
+vr_batch_limits vr_batch_limits_paper(void);
+/* Occupancy-aware limits for strategy `kind` on a mesh of `triangles` triangles and
+ * `vertex_count` vertices on GPU `gpu`: the paper's for big meshes, smaller batches for small
+ * ones so that they make at least VR_AUTO_WAVES waves of paper-sized blocks, never below
+ * VR_AUTO_NU_MIN / VR_AUTO_BLOCK_MIN (see limits_auto.c for the argument). A pure function of
+ * its arguments (the same arguments, the same limits: simulator, CPU twin and GPU agree), and
+ * monotone: more triangles or more vertices never give smaller limits. Every field is within pipeline/limits.h
+ * and valid for `kind` (sort: max_indices <= 32 x block). O(1). VR_ERR_ARG naming the field
+ * when `kind` or a field of `gpu` is out of range. */
+vr_status vr_batch_limits_auto(vr_batch_limits *out, vr_reuse_kind kind, uint32_t triangles,
+                               uint32_t vertex_count, const vr_gpu_shape *gpu);
+/* Copies the limits into p's configuration fields, and reads them back out. */
+void vr_batch_limits_apply(vr_reuse_params *p, const vr_batch_limits *l);
+vr_batch_limits vr_batch_limits_of(const vr_reuse_params *p);
+
 /* The named synthetic shader loads (vr_shader.loop_iterations): simple, light, medium, heavy =
  * 0, 1200, 2336, 4416 dependent FMA steps, calibrated on the H100 so that naive on a 7M-triangle
  * mesh is 1x / 3x / 5.5x / 10x as slow as with `simple` (bench/results/geometry-h100.md). */

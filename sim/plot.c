@@ -188,12 +188,12 @@ vr_status vr_sim_write_svg(FILE *f, const vr_sim_report *p, const vr_sim_config 
     snprintf(lines[nl++].label, 64, "ideal %.3f", p->ideal.reuse);
     if (cfg->dynamic) {
         lines[nl] = (hline){COLOR_DYN, "10 4", "", p->dynamic.reuse, 0, 0};
-        snprintf(lines[nl++].label, 64, "dyn %u/%u %.3f", cfg->dyn_max_unique,
-                 cfg->dyn_max_indices, p->dynamic.reuse);
+        snprintf(lines[nl++].label, 64, "dyn %u/%u %.3f", p->dyn_max_unique,
+                 p->dyn_max_indices, p->dynamic.reuse);
     }
     if (cfg->warp) {
         lines[nl] = (hline){COLOR_WARP, "10 3 2 3", "", p->warp.reuse, 0, 0};
-        snprintf(lines[nl++].label, 64, "warp %u/%u %.3f", cfg->warp_batch, cfg->warp_size,
+        snprintf(lines[nl++].label, 64, "warp %u/%u %.3f", p->warp_batch, cfg->warp_size,
                  p->warp.reuse);
     }
     for (int i = 0; i < nl; ++i)

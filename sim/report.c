@@ -151,6 +151,28 @@ static void per_mtri_cell(char *cell, double seconds, uint64_t triangles)
         snprintf(cell, CELL, "%.3f", seconds / ((double)triangles * 1e-6));
 }
 
+/* 1 when every report was simulated with cfg's batch limits (the output then names them once,
+ * as it always did), 0 when they differ per report (auto limits, chosen per scene). */
+static int limits_uniform(const vr_sim_report *reports, uint32_t count, const vr_sim_config *cfg)
+{
+    for (uint32_t r = 0; r < count; ++r)
+        if (reports[r].warp_batch != cfg->warp_batch ||
+            reports[r].dyn_max_unique != cfg->dyn_max_unique ||
+            reports[r].dyn_max_indices != cfg->dyn_max_indices)
+            return 0;
+    return 1;
+}
+
+/* Each report's batch limits, one line each, after `prefix` ("  " or "# limits: "). */
+static void print_limits(FILE *f, const vr_sim_report *reports, uint32_t count,
+                         const char *prefix)
+{
+    for (uint32_t r = 0; r < count; ++r)
+        fprintf(f, "%s%s %s: warp batch %u, N_u %u, <= %u indices\n", prefix, reports[r].scene,
+                reports[r].order, reports[r].warp_batch, reports[r].dyn_max_unique,
+                reports[r].dyn_max_indices);
+}
+
 /* The preprocessing each row needed: the order's reordering (what a user would run instead of
  * a plan) and the plans' builders, as wall time. */
 static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t count,
@@ -249,25 +271,43 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
             fprintf(f, "  pc<bytes>_rr roundrobin: %u-index chunks dealt to the "
                        "multiprocessors in turn\n", cfg->wave_size);
     }
-    if (cfg->warp)
-        fprintf(f, "warp: static batches of %u indices, %u-lane warp voting (Algorithm 1).\n",
-                cfg->warp_batch, cfg->warp_size);
-    if (cfg->dynamic)
-        fprintf(f,
-                "dyn: dynamic batches of <= %u distinct vertices and <= %u indices (also hash, "
-                "phash, sort).\n",
-                cfg->dyn_max_unique, cfg->dyn_max_indices);
-    if (cfg->patch)
-        fprintf(f,
-                "patch: RXMesh-style patches (region growing + Lloyd), <= %u vertices (owned + "
-                "ribbon) and <= %u indices each,\none batch per patch or run of small ones; "
-                "built from the mesh, so any order gives about the same.\n",
-                cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
-    if (cfg->meshlet) {
-        uint32_t mv, mt;
-        vr_meshlet_limits(&mv, &mt, cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
-        fprintf(f, "meshlet: meshopt_buildMeshlets, <= %u vertices and <= %u triangles per "
-                   "meshlet, one batch each.\n", mv, mt);
+    if (!limits_uniform(reports, count, cfg)) {
+        fprintf(f, "batch limits per scene (--limits auto: chosen from the mesh size and the "
+                   "GPU's SM count):\n");
+        print_limits(f, reports, count, "  ");
+        if (cfg->warp)
+            fprintf(f, "warp: static batches, %u-lane warp voting (Algorithm 1).\n",
+                    cfg->warp_size);
+        if (cfg->dynamic)
+            fprintf(f, "dyn: dynamic batches of <= N_u distinct vertices and the index limit "
+                       "(also hash, phash, sort).\n");
+        if (cfg->patch)
+            fprintf(f, "patch: RXMesh-style patches (region growing + Lloyd) within the same "
+                       "limits, one batch per patch or run of small ones.\n");
+        if (cfg->meshlet)
+            fprintf(f, "meshlet: meshopt_buildMeshlets within the same limits (at most 255 "
+                       "vertices), one batch each.\n");
+    } else {
+        if (cfg->warp)
+            fprintf(f, "warp: static batches of %u indices, %u-lane warp voting (Algorithm 1).\n",
+                    cfg->warp_batch, cfg->warp_size);
+        if (cfg->dynamic)
+            fprintf(f,
+                    "dyn: dynamic batches of <= %u distinct vertices and <= %u indices (also "
+                    "hash, phash, sort).\n",
+                    cfg->dyn_max_unique, cfg->dyn_max_indices);
+        if (cfg->patch)
+            fprintf(f,
+                    "patch: RXMesh-style patches (region growing + Lloyd), <= %u vertices (owned "
+                    "+ ribbon) and <= %u indices each,\none batch per patch or run of small ones; "
+                    "built from the mesh, so any order gives about the same.\n",
+                    cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
+        if (cfg->meshlet) {
+            uint32_t mv, mt;
+            vr_meshlet_limits(&mv, &mt, cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
+            fprintf(f, "meshlet: meshopt_buildMeshlets, <= %u vertices and <= %u triangles per "
+                       "meshlet, one batch each.\n", mv, mt);
+        }
     }
     if ((cfg->patch || cfg->meshlet) && count)
         print_plan_times(f, reports, count, cfg);
@@ -349,13 +389,20 @@ vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count
     fprintf(f, "# pc: per-multiprocessor LRU, %u multiprocessors, %u concurrent invocations, "
                "%u bytes/vertex; pc = contiguous, pc_rr = roundrobin assignment\n",
             cfg->sm_count, cfg->wave_size, cfg->vertex_bytes);
-    fprintf(f, "# warp: batch %u indices, warp %u lanes; dyn/hash/phash/sort: <= %u unique, "
-               "<= %u indices per batch\n",
-            cfg->warp_batch, cfg->warp_size, cfg->dyn_max_unique, cfg->dyn_max_indices);
-    if (cfg->patch || cfg->meshlet)
-        fprintf(f, "# patch/meshlet: static plans (patches, meshoptimizer meshlets) of <= %u "
-                   "unique, <= %u indices per batch\n",
-                cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
+    if (limits_uniform(reports, count, cfg)) {
+        fprintf(f, "# warp: batch %u indices, warp %u lanes; dyn/hash/phash/sort: <= %u unique, "
+                   "<= %u indices per batch\n",
+                cfg->warp_batch, cfg->warp_size, cfg->dyn_max_unique, cfg->dyn_max_indices);
+        if (cfg->patch || cfg->meshlet)
+            fprintf(f, "# patch/meshlet: static plans (patches, meshoptimizer meshlets) of <= %u "
+                       "unique, <= %u indices per batch\n",
+                    cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
+    } else {
+        fprintf(f, "# warp: warp %u lanes; batch limits per scene and order (--limits auto; the "
+                   "size column of dyn/hash/phash/sort/patch/meshlet rows is N_u):\n",
+                cfg->warp_size);
+        print_limits(f, reports, count, "# limits: ");
+    }
     fprintf(f, "scene,order,verts,tris,indices,strategy,size,size_unit,shaded_vertices,"
                "shaded_per_tri,reuse\n");
     for (uint32_t r = 0; r < count; ++r) {
@@ -373,18 +420,18 @@ vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count
                     csv_row(f, p, a == VR_SIM_ROUNDROBIN ? "pc_rr" : "pc",
                             cfg->parallel_bytes[i], "bytes", &p->parallel[a][i]);
         if (cfg->warp)
-            csv_row(f, p, "warp", cfg->warp_batch, "indices", &p->warp);
+            csv_row(f, p, "warp", p->warp_batch, "indices", &p->warp);
         if (cfg->dynamic) {
             /* hash, phash and sort shade exactly the dynamic batches' distinct vertices; the
              * rows carry their names so bench CSVs join on (scene, strategy). */
             static const char *const dyn_names[] = {"dyn", "hash", "phash", "sort"};
             for (int k = 0; k < 4; ++k)
-                csv_row(f, p, dyn_names[k], cfg->dyn_max_unique, "vertices", &p->dynamic);
+                csv_row(f, p, dyn_names[k], p->dyn_max_unique, "vertices", &p->dynamic);
         }
         if (cfg->patch)
-            csv_row(f, p, "patch", cfg->dyn_max_unique, "vertices", &p->patch);
+            csv_row(f, p, "patch", p->dyn_max_unique, "vertices", &p->patch);
         if (cfg->meshlet)
-            csv_row(f, p, "meshlet", cfg->dyn_max_unique, "vertices", &p->meshlet);
+            csv_row(f, p, "meshlet", p->dyn_max_unique, "vertices", &p->meshlet);
     }
     fflush(f);
     if (ferror(f))
@@ -433,13 +480,15 @@ vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t coun
                             const vr_sim_config *cfg)
 {
     assert(f != NULL && cfg != NULL && (reports != NULL || count == 0));
+    const int uniform = limits_uniform(reports, count, cfg);
     fprintf(f, "{\n  \"config\": {\"sm_count\": %u, \"wave_size\": %u, \"vertex_bytes\": %u, "
                "\"warp_batch\": %u, \"warp_size\": %u, \"dyn_max_unique\": %u, "
-               "\"dyn_max_indices\": %u,\n    \"reuse\": \"1 - shaded_vertices / indices\", "
+               "\"dyn_max_indices\": %u,%s\n    \"reuse\": \"1 - shaded_vertices / indices\", "
                "\"vertex_identity\": \"as loaded: OBJ corners joined, UV seams split\"},\n"
                "  \"results\": [",
             cfg->sm_count, cfg->wave_size, cfg->vertex_bytes, cfg->warp_batch, cfg->warp_size,
-            cfg->dyn_max_unique, cfg->dyn_max_indices);
+            cfg->dyn_max_unique, cfg->dyn_max_indices,
+            uniform ? "" : " \"limits\": \"per result (--limits auto)\",");
     for (uint32_t r = 0; r < count; ++r) {
         const vr_sim_report *p = &reports[r];
         fprintf(f, "%s\n    {\"scene\": ", r ? "," : "");
@@ -450,6 +499,9 @@ vr_status vr_sim_write_json(FILE *f, const vr_sim_report *reports, uint32_t coun
                    "\"indices\": %llu, \"seconds\": %.3f, \"order_seconds\": %.3f",
                 p->vertex_count, p->referenced_vertices, (unsigned long long)p->triangles,
                 (unsigned long long)p->indices, p->seconds, p->order_seconds);
+        if (!uniform)
+            fprintf(f, ", \"warp_batch\": %u, \"dyn_max_unique\": %u, \"dyn_max_indices\": %u",
+                    p->warp_batch, p->dyn_max_unique, p->dyn_max_indices);
         /* plan_seconds < 0: not a plan */
         const struct { const char *name; const vr_sim_result *r; int on; double plan_seconds; }
             single[] = {{"ideal", &p->ideal, 1, -1},

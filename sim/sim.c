@@ -209,6 +209,9 @@ vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t i
     out->order_seconds = order_seconds;
     out->vertex_count = vertex_count;
     out->triangles = index_count / 3;
+    out->warp_batch = cfg->warp_batch;
+    out->dyn_max_unique = cfg->dyn_max_unique;
+    out->dyn_max_indices = cfg->dyn_max_indices;
     out->indices = index_count;
     vr_sim_finish(&out->naive, index_count, index_count, 0);
     vr_sim_finish(&out->multi, index_count, vertex_count, 0);

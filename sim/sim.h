@@ -179,6 +179,11 @@ typedef struct vr_sim_report {
     double meshlet_seconds;       /* building the meshlet plan (preprocessing), wall time */
     double order_seconds;         /* set by the caller: putting the triangles into this order
                                      (the preprocessing a user would do instead), or 0 */
+    uint32_t warp_batch;          /* the batch limits simulated (cfg's, copied by
+                                     vr_sim_run_all): warp batch in indices, */
+    uint32_t dyn_max_unique;      /* N_u and the index limit of dynamic batches and plans; */
+    uint32_t dyn_max_indices;     /* the reports of one output may differ in them (auto
+                                     limits are chosen per scene) */
 } vr_sim_report;
 
 /* Runs every strategy cfg enables on one index buffer (validated once), spread over
@@ -191,7 +196,9 @@ typedef struct vr_sim_report {
 vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t index_count,
                          const float *positions, uint32_t vertex_count, const vr_sim_config *cfg);
 
-/* Output of `vreuse sim`, for `count` reports simulated with the same cfg. */
+/* Output of `vreuse sim`, for `count` reports simulated with the same cfg up to the batch
+ * limits, which each report carries: when every report has cfg's, the output names them once
+ * (as it always did); otherwise it lists each report's. */
 /* Aligned tables: one row per scene x order (ideal, parallel caches, warp, dyn, patch,
  * meshlet), the plans' preprocessing times when a plan ran, then the FIFO / LRU sweep. */
 void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,

@@ -62,7 +62,7 @@ if [ -d "$SCENES" ]; then
     expect info-cow 0 "triangles +5,804" -- "$VREUSE" info "$SCENES/cow.obj"
     # vertex-fetch renumbering changes no count: +fetch rows equal the plain order's
     expect sim-fetch 0 "cow.obj +forsyth\+fetch +2903 +5804 +0\.833 .* 0\.727 +0\.799" -- \
-        "$VREUSE" sim "$SCENES/cow.obj" --order forsyth+fetch --cache none --quiet
+        "$VREUSE" sim "$SCENES/cow.obj" --order forsyth+fetch --cache none --limits paper --quiet
     expect sim-bunny 0 "stanford-bunny.obj +forsyth +34834 +69451 +0\.833" -- \
         "$VREUSE" sim "$SCENES/stanford-bunny.obj" --order forsyth --quiet
 else

@@ -13,7 +13,7 @@ if [ ! -f "$COW" ]; then
 fi
 
 # the simulator: two more columns, their footnotes and the preprocessing table
-expect sim-columns 0 "^cow\.obj +random +[0-9]+ +[0-9]+ +0\.833 +[-0-9.]+ +[0-9.]+ +0\.7[5-9][0-9] +0\.[78][0-9]{2}$" -- "$VREUSE" sim "$COW" --order file,random --cache none --parallel none --quiet
+expect sim-columns 0 "^cow\.obj +random +[0-9]+ +[0-9]+ +0\.833 +[-0-9.]+ +[0-9.]+ +0\.7[5-9][0-9] +0\.[78][0-9]{2}$" -- "$VREUSE" sim "$COW" --order file,random --cache none --parallel none --limits paper --quiet
 cp "$TMP/out" "$TMP/sim.txt"
 has sim-notes "$TMP/sim.txt" "^meshlet: meshopt_buildMeshlets, <= 255 vertices and <= 340 triangles"
 has sim-prep "$TMP/sim.txt" "^cow\.obj +random +5804 +[0-9.]+ +[0-9.]+ +[0-9.]+$"
@@ -22,7 +22,7 @@ if grep -q "preprocessing" "$TMP/out"; then bad sim-no-plans-table "a preprocess
 
 # CSV rows named as the strategies; the reuse hardly depends on the order (issue 14: >= .75 in
 # file and random order, within .02 of dyn after forsyth)
-expect sim-csv 0 "^cow\.obj,random,2903,5804,17412,meshlet,256,vertices," -- "$VREUSE" sim "$COW" --order file,forsyth,random --cache none --parallel none --csv - --quiet
+expect sim-csv 0 "^cow\.obj,random,2903,5804,17412,meshlet,256,vertices," -- "$VREUSE" sim "$COW" --order file,forsyth,random --cache none --parallel none --csv - --limits paper --quiet
 cp "$TMP/out" "$TMP/sim.csv"
 reuse() { awk -F, -v o="$1" -v s="$2" '$2 == o && $6 == s { print $11 }' "$TMP/sim.csv"; }
 for s in patch meshlet; do
@@ -35,7 +35,7 @@ for s in patch meshlet; do
 done
 expect sim-json 0 "\"patch\": \{\"shaded_vertices\": [0-9]+, .*\"plan_seconds\": [0-9.]+\}" -- "$VREUSE" sim "$COW" --cache none --parallel none --json - --quiet
 # one triangle per batch: no reuse left, whatever the plan (meshlets below meshoptimizer's 4)
-expect sim-one-triangle 0 ",meshlet,256,vertices,17412,3\.000000,0\.000000" -- "$VREUSE" sim "$COW" --max-indices 3 --cache none --parallel none --csv - --quiet
+expect sim-one-triangle 0 ",meshlet,256,vertices,17412,3\.000000,0\.000000" -- "$VREUSE" sim "$COW" --max-indices 3 --cache none --parallel none --csv - --limits paper --quiet
 expect sim-nu-low 2 "--nu" -- "$VREUSE" sim "$COW" --nu 2
 expect sim-help 0 "--no-meshlet +do not build and simulate the meshlet plan" -- "$VREUSE" sim --help
 

@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.." || exit 1
 SCENES=${VR_SCENES:-$PWD/.device/scenes}
 mkdir -p "$OUT/old" "$OUT/new"
 pass=0 fail=0
+NEW_LIMITS=
+"$NEW/vreuse" render --help 2>&1 | grep -q -- '--limits' && NEW_LIMITS="--limits paper"
 # the strategies both builds have (a later build's new ones would change --strategy all's mosaic)
 STRATEGIES=${VR_STRATEGIES:-naive,warp,hash,phash,sort,multi}
 
@@ -24,6 +26,8 @@ run() {
         local bin=$OLD
         [ $side = new ] && bin=$NEW
         local args=("${@//\{OUT\}/$OUT/$side}")
+        # a build with occupancy-aware limits compares at the paper's fixed ones
+        [ $side = new ] && [ -n "$NEW_LIMITS" ] && case $1 in render | sim) args+=($NEW_LIMITS) ;; esac
         "$bin/vreuse" "${args[@]}" > "$OUT/$side/$name.log" 2>&1 || echo "$side: exit $? ($name)" >> "$OUT/$side/$name.log"
     done
 }

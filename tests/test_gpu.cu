@@ -6,7 +6,8 @@
  * culling both queue store paths (warp-staged, the default, and direct) must give that queue.
  * Groups: "gpu/" (all scenes, three orders, several block sizes; the static plans at their
  * tightest limits; ctest and tests/gpu.sh) and "gpu-small/" (tiny cases, fandisk, bunny, two
- * plan grids, a plan with a bad triangle id; for compute-sanitizer). Without a CUDA device every
+ * plan grids, a plan with a bad triangle id; for compute-sanitizer), both with "limits-auto": the
+ * occupancy-aware limits on small meshes. Without a CUDA device every
  * test prints "SKIP: no CUDA device" and skips. Scenes come from $VR_SCENES on the H100.
  */
 #include "tests/test.h"
@@ -336,6 +337,81 @@ VR_TEST(test_gpu_small_scenes, "gpu-small/scenes")
     static const char *const specs[] = {"fandisk.obj", "stanford-bunny.obj"};
     static const vr_order orders[] = {VR_ORDER_FORSYTH};
     return vr_gpu_scenes(specs, 2, orders, 1, g_blocks_one);
+}
+
+/* Auto batch limits (--limits auto, every command's default) on small meshes, where they differ
+ * from the paper's: each strategy with the limits this device gets, an H100 gets (the floor on
+ * these meshes) and a 2-SM GPU gets (between the floor and the paper's), GPU == CPU twin ==
+ * simulator as vr_gpu_check checks them, queues bit-equal. */
+static int vr_gpu_limits_auto(const char *const *specs, size_t nspecs)
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    vr_gpu_shape shapes[3];
+    VR_EXPECT_EQ(vr_gpu_shape_query(&shapes[0]), VR_OK);
+    VR_EXPECT(shapes[0].sm_count >= 1 && shapes[0].threads_per_sm >= 32 &&
+                  shapes[0].blocks_per_sm >= 1,
+              "device shape %u SMs, %u threads, %u blocks", shapes[0].sm_count,
+              shapes[0].threads_per_sm, shapes[0].blocks_per_sm);
+    shapes[1] = vr_gpu_shape_default(VR_SMS_DEFAULT);
+    shapes[2] = vr_gpu_shape_default(2);
+    printf("  device: %u SMs, %u threads and %u blocks per SM\n", shapes[0].sm_count,
+           shapes[0].threads_per_sm, shapes[0].blocks_per_sm);
+    int loaded = 0;
+    for (size_t f = 0; f < nspecs; ++f) {
+        vr_mesh m;
+        if (!vr_test_load_forsyth(&m, specs[f]))
+            continue;
+        ++loaded;
+        vr_geometry *g = NULL;
+        vr_status st = vr_geometry_create(&g, &m);
+        VR_EXPECT(st == VR_OK, "%s: vr_geometry_create: %s", specs[f], vr_last_error());
+        for (int sh = 0; sh < 3 && st == VR_OK; ++sh) {
+            char line[1024];
+            int n = snprintf(line, sizeof line, "  %-12s %4u SMs:", specs[f], shapes[sh].sm_count);
+            for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k) {
+                const vr_reuse_ops *ops = &vr_reuse_all[k];
+                vr_batch_limits l;
+                VR_EXPECT_EQ(vr_batch_limits_auto(&l, ops->kind, m.index_count / 3,
+                                                  m.vertex_count, &shapes[sh]),
+                             VR_OK);
+                vr_reuse_params base = vr_reuse_params_default();
+                vr_camera_orbit_shader(&base.shader, &m, 0.4f + (float)sh);
+                vr_batch_limits_apply(&base, &l);
+                const uint32_t blocks[] = {l.block_size, 0};
+                char label[160];
+                snprintf(label, sizeof label, "%s (forsyth), auto limits for %u SMs: block %u, "
+                         "N_u %u, %u indices", specs[f], shapes[sh].sm_count, l.block_size,
+                         l.max_unique, l.max_indices);
+                vr_gpu_tally t;
+                vr_gpu_check(&t, g, ops, &m, &base, blocks, ~0ull, label);
+                VR_EXPECT(t.skipped || (t.max_abs == 0 && t.borderline == 0),
+                          "%s: %s: GPU queue differs from the twin (max abs %.3g, %llu "
+                          "borderline)", label, ops->name, t.max_abs,
+                          (unsigned long long)t.borderline);
+                n += snprintf(line + n, sizeof line - (size_t)n, " %s %u/%u %llu", ops->name,
+                              l.block_size, l.max_unique, (unsigned long long)t.invocations);
+                if (n >= (int)sizeof line)
+                    n = (int)sizeof line - 1;
+            }
+            printf("%s\n", line);
+        }
+        vr_geometry_destroy(g);
+        vr_mesh_free(&m);
+    }
+    return loaded ? VR_TEST_RESULT() : VR_TEST_SKIP;
+}
+
+VR_TEST(test_gpu_limits_auto, "gpu/limits-auto")
+{
+    static const char *const specs[] = {"cow.obj", "teapot.obj", "fandisk.obj", "sphere:20k"};
+    return vr_gpu_limits_auto(specs, 4);
+}
+
+VR_TEST(test_gpu_small_limits_auto, "gpu-small/limits-auto")
+{
+    static const char *const specs[] = {"cow.obj"};
+    return vr_gpu_limits_auto(specs, 1);
 }
 
 /* The static plans (patch, meshlet) alone on shuffled grids at their tightest limits: one

@@ -2,7 +2,7 @@
  * test and its GPU twin), declared once here so the compiler checks every caller.
  * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
  * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
- * tests/test_scenes.c (vr_test_load).
+ * tests/test_scenes.c (vr_test_load), tests/test_limits.c (vr_test_load_forsyth).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -41,6 +41,12 @@ vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, 
 
 /* 1 when a twin (or GPU path) reported that it is still a placeholder. */
 int vr_test_not_implemented(vr_status st);
+
+/* ---- tests/test_limits.c ------------------------------------------------------------------ */
+
+/* A shared scene file ("cow.obj") or a generator spec ("sphere:20k") in forsyth order (seed 7):
+ * 1 when loaded, else 0 after a SKIP line (no scenes directory) or a failed expectation. */
+int vr_test_load_forsyth(vr_mesh *m, const char *spec);
 
 /* ---- tests/test_compact.c ----------------------------------------------------------------- */
 

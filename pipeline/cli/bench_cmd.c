@@ -53,7 +53,8 @@ typedef struct vr_bench_opts {
     int two_sided;                 /* with culling: keep back faces */
     int queue_write; /* --queue-write: the queue-store microbenchmark instead of the stage */
     int reps;
-    uint32_t batch_indices, max_unique, max_indices;
+    vr_cli_limits limits;          /* --limits, --sms and the explicit batch options */
+    vr_gpu_shape shape;            /* the device's, for --limits auto */
     int calibrate;
 } vr_bench_opts;
 
@@ -65,6 +66,7 @@ typedef struct vr_bench_row {
     const vr_reuse_ops *ops;
     const vr_bench_load *load;
     uint32_t block;
+    vr_batch_limits limits; /* what the row ran with (block_size = block) */
     int store; /* queue_store */
     int cull;  /* g_cull_names index: 0 no culling, else 1 + vr_queue_mode */
     int ok;
@@ -87,6 +89,13 @@ static const char *vr_store_name(int store)
 /* Where the human-readable lines go: stdout, or stderr when --csv - or --md - takes stdout
  * (then the table and summary are left out and only the calibration lines remain). */
 static FILE *g_human;
+
+/* The block size of sweep entry b: --block's, or 0 there (--limits auto without --block): the
+ * strategy's own. */
+static uint32_t block_of(const vr_cli_u32s *blocks, const vr_batch_limits *l, int b)
+{
+    return blocks->v[b] ? blocks->v[b] : l->block_size;
+}
 
 /* ---- timing -------------------------------------------------------------------------------- */
 
@@ -211,12 +220,13 @@ static const char *vr_fmt(char *buf, size_t n, const char *fmt, double v)
 }
 
 static const char *const g_columns[] = {
-    "scene", "order", "tris", "strategy", "load", "loop_iterations", "block", "store", "cull",
+    "scene", "order", "tris", "strategy", "load", "loop_iterations", "block", "nu",
+    "max_indices", "warp_batch", "store", "cull",
     "ms_med",
     "ms_min", "invocations", "shaded_per_tri", "reuse", "speedup_vs_naive", "speedup_vs_multi",
     "bound", "frac_of_bound", "mtris_per_s", "floor_ms", "cycles_per_invocation", "status"};
 #define VR_COLUMN_COUNT (sizeof g_columns / sizeof g_columns[0])
-#define VR_ID_COLUMNS 9 /* scene .. cull: what identifies a row, kept by FAIL rows */
+#define VR_ID_COLUMNS 12 /* scene .. cull: what identifies a row, kept by FAIL rows */
 
 /* The row's cells as strings (FAIL rows keep only the identifying columns). */
 static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
@@ -229,8 +239,11 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(cells[4], 64, "%s", r->load->name);
     snprintf(cells[5], 64, "%u", r->load->iterations);
     snprintf(cells[6], 64, "%u", r->block);
-    snprintf(cells[7], 64, "%s", vr_store_name(r->store));
-    snprintf(cells[8], 64, "%s", g_cull_names[r->cull]);
+    snprintf(cells[7], 64, "%u", r->limits.max_unique);
+    snprintf(cells[8], 64, "%u", r->limits.max_indices);
+    snprintf(cells[9], 64, "%u", r->limits.batch_indices);
+    snprintf(cells[10], 64, "%s", vr_store_name(r->store));
+    snprintf(cells[11], 64, "%s", g_cull_names[r->cull]);
     for (size_t c = VR_ID_COLUMNS; c < VR_COLUMN_COUNT; ++c)
         snprintf(cells[c], 64, "-");
     if (!r->ok) {
@@ -359,11 +372,12 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     fprintf(f, "%sorder: ", prefix);
     for (int k = 0; k < o->orders.count; ++k)
         fprintf(f, "%s%s", k ? "," : "", vr_order_name((vr_order)o->orders.v[k]));
-    fprintf(f, "; warp batch %u indices; dynamic batches and plans (patch, meshlet) N_u %u, "
-            "<= %u indices per batch; "
-            "%d timed reps after 1 warm-up (kernels only, cudaEvents)%s\n",
-            o->batch_indices, o->max_unique, o->max_indices,
-            o->reps, o->reps < 20 ? " - NOTE: fewer than 20 reps" : "");
+    char limits[64];
+    vr_cli_limits_label(limits, sizeof limits, &o->limits, &o->shape);
+    fprintf(f, "; batch limits %s%s (columns block, nu = N_u and max_indices of dynamic batches "
+            "and plans, warp_batch); %d timed reps after 1 warm-up (kernels only, cudaEvents)%s\n",
+            limits, o->limits.paper ? "" : ", per scene and strategy", o->reps,
+            o->reps < 20 ? " - NOTE: fewer than 20 reps" : "");
     fprintf(f, "%sdevice-to-device copy: %.3f TB/s (read + write, measured)\n", prefix,
             m->bandwidth * 1e-12);
     fprintf(f, "%squeue store (`store` column): direct = each lane stores its own slot; staged = "
@@ -462,9 +476,18 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
     }
     vr_reuse_params base = vr_reuse_params_default();
     vr_camera_orbit_shader(&base.shader, &m, 0.5f);
-    base.batch_indices = o->batch_indices;
-    base.max_unique = o->max_unique;
-    base.max_indices = o->max_indices;
+    /* each strategy's limits for this mesh; the block column sweeps --block when given, else
+     * the strategy's own block (auto), or 64,128,256 with --limits paper, as bench always did */
+    vr_batch_limits limits_of[VR_REUSE_KIND_COUNT];
+    for (int s = 0; s < o->strategies.count; ++s)
+        if (vr_cli_limits_resolve(&limits_of[s], &o->limits, o->strategies.v[s]->kind, tris,
+                                  m.vertex_count, &o->shape) != VR_OK) {
+            failed = vr_cli_fail(1, "bench", "%s: %s", name, vr_last_error());
+            goto done;
+        }
+    base.batch_indices = limits_of[0].batch_indices; /* calibration runs naive: any row's */
+    base.max_unique = limits_of[0].max_unique;
+    base.max_indices = limits_of[0].max_indices;
 
     if (o->calibrate && first) {
         if ((st = vr_bench_calibrate(g, &base, name)) != VR_OK)
@@ -498,6 +521,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
         const vr_reuse_ops *ops = strategies->v[s];
         for (int c = 0; c < culls->count; ++c) {
             vr_reuse_params cfg = base;
+            vr_batch_limits_apply(&cfg, &limits_of[s]);
             cfg.count = 1;
             vr_bench_cull(&cfg, culls->v[c], o->two_sided);
             st = vr_geometry_ref(&want, ops, &m, &cfg);
@@ -508,7 +532,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                 invocations[s] = want.counters.invocations; /* culling shades the same */
             for (int b = 0; b < blocks->count; ++b)
                 for (int q = 0; q < stores->count; ++q) {
-                    cfg.block_size = blocks->v[b];
+                    cfg.block_size = block_of(blocks, &limits_of[s], b);
                     cfg.queue_store = stores->v[q];
                     valid[s][b][c * stores->count + q] =
                         st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
@@ -533,7 +557,9 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                 r->tris = tris;
                 r->ops = strategies->v[s];
                 r->load = &o->loads[l];
-                r->block = blocks->v[b];
+                r->block = block_of(blocks, &limits_of[s], b);
+                r->limits = limits_of[s];
+                r->limits.block_size = r->block;
                 r->store = store;
                 r->cull = cull;
                 r->invocations = invocations[s];
@@ -546,7 +572,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                     continue;
                 }
                 vr_reuse_params cfg = base;
-                cfg.block_size = blocks->v[b];
+                vr_batch_limits_apply(&cfg, &r->limits);
                 cfg.queue_store = store;
                 vr_bench_cull(&cfg, cull, o->two_sided);
                 cfg.shader.loop_iterations = o->loads[l].iterations;
@@ -583,7 +609,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
             }
             if (!vr_progress_quiet)
                 fprintf(stderr, "bench: %s: load %s, block %u, %s store, cull %s timed\n", name,
-                        o->loads[l].name, blocks->v[b], vr_store_name(store), g_cull_names[cull]);
+                        o->loads[l].name, block_of(blocks, &limits_of[0], b),
+                        vr_store_name(store), g_cull_names[cull]);
         }
 done:
     vr_geometry_result_free(&want);
@@ -697,18 +724,16 @@ int vr_cmd_bench(int argc, char **argv)
         loads.v[loads.count] = vr_load_iterations[k];
         snprintf(loads.name[loads.count++], sizeof loads.name[0], "%s", vr_load_names[k]);
     }
-    o.blocks = (vr_cli_u32s){{64, 128, 256}, 3};
+    o.blocks.count = 0; /* not given: see below */
     o.stores = (vr_cli_choices){{1}, 1};
     o.culls = (vr_cli_choices){{0}, 1};
     o.reps = 20;
-    o.batch_indices = VR_WARP_BATCH_DEFAULT;
-    o.max_unique = VR_NU_DEFAULT;
-    o.max_indices = VR_MAX_INDICES_DEFAULT;
     const char *csv = NULL, *md = NULL;
     const vr_cli_opt opts[] = {
         VR_CLI_STRATEGY(&o.strategies, "all"),
         VR_CLI_LOAD(&loads, "simple,light,medium,heavy"),
-        VR_CLI_BLOCK(&o.blocks, "64,128,256"),
+        VR_CLI_BLOCK(&o.blocks, "each strategy's own with --limits auto, 64,128,256 with "
+                     "--limits paper"),
         {"store", 0, "LIST",
          "queue stores, comma separated: direct (each lane stores its own slot), staged (a "
          "warp's 32 slots as 512 contiguous bytes) or all; rows for each (default staged)",
@@ -725,9 +750,11 @@ int vr_cmd_bench(int argc, char **argv)
         VR_CLI_ORDER(&o.orders, "forsyth, the paper's preprocessing; rows for each"),
         VR_CLI_SEED(&o.seed),
         VR_CLI_REPS(&o.reps, "20"),
-        VR_CLI_WARP_BATCH(&o.batch_indices),
-        VR_CLI_NU(&o.max_unique),
-        VR_CLI_MAX_INDICES(&o.max_indices),
+        VR_CLI_LIMITS(&o.limits),
+        VR_CLI_SMS(&o.limits, "instead of the device's own count"),
+        VR_CLI_WARP_BATCH(&o.limits.given.batch_indices),
+        VR_CLI_NU(&o.limits.given.max_unique),
+        VR_CLI_MAX_INDICES(&o.limits.given.max_indices),
         VR_CLI_CSV(&csv),
         {"md", 0, "FILE",
          "also write the metadata, the summary and all rows as Markdown to FILE ('-': standard "
@@ -746,6 +773,9 @@ int vr_cmd_bench(int argc, char **argv)
     if (o.queue_write && (md || o.calibrate))
         return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write writes a table and --csv only "
                            "(no --md, no --calibrate)");
+    if (o.blocks.count == 0)
+        o.blocks = o.limits.paper || o.queue_write ? (vr_cli_u32s){{64, 128, 256}, 3}
+                                                     : (vr_cli_u32s){{0}, 1};
     o.scenes = args.v;
     o.scene_count = args.count;
     for (int l = 0; l < loads.count; ++l) {
@@ -761,6 +791,11 @@ int vr_cmd_bench(int argc, char **argv)
                            argc, argv))
         return 1;
     g_human = b.human;
+    if (vr_gpu_shape_query(&o.shape) != VR_OK) {
+        vr_cli_out_abort(&b.csv);
+        vr_cli_out_abort(&b.md);
+        return vr_cli_fail_last("bench");
+    }
     if (o.queue_write) {
         int failed = vr_bench_queue_write(&o, &b.meta, b.csv.f);
         return vr_bench_close(&b.csv) | failed;

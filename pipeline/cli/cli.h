@@ -203,17 +203,45 @@ int vr_cli_split(const char *s, char *items, size_t size, int max);
 #define VR_CLI_NU(dst)                                                                          \
     {"nu", 0, "N",                                                                              \
      "dynamic batches and the patch / meshlet plans: at most N distinct vertices per batch, "  \
-     "N_u (default 256; meshlets take at most 255)",                                             \
+     "N_u (default 256, or --limits auto's choice; meshlets take at most 255)",                  \
      vr_cli_parse_u32, (dst), 0, VR_NU_MIN, VR_NU_MAX, 0, NULL}
 #define VR_CLI_MAX_INDICES(dst)                                                                 \
     {"max-indices", 0, "N",                                                                     \
      "dynamic batches and the patch / meshlet plans: at most N indices per batch "             \
-     "(default 1023; sort needs block size >= N / 32)",                                         \
+     "(default 1023, or --limits auto's choice; sort needs block size >= N / 32)",              \
      vr_cli_parse_u32, (dst), 0, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX, 3, NULL}
 #define VR_CLI_WARP_BATCH(dst)                                                                  \
     {"warp-batch", 0, "N",                                                                      \
-     "warp voting: N indices per static batch (default 96)",                                   \
+     "warp voting: N indices per static batch (default 96, auto and paper alike)",             \
      vr_cli_parse_u32, (dst), 0, VR_WARP_BATCH_MIN, VR_WARP_BATCH_MAX, 3, NULL}
+/* Batch limits (reuse/reuse.h vr_batch_limits_auto): --limits auto|paper and --sms N, plus the
+ * explicit --block / --nu / --max-indices / --warp-batch, which win field by field. */
+typedef struct vr_cli_limits {
+    int paper;             /* --limits: 0 auto (the default), 1 the paper's fixed sizes */
+    uint32_t sms;          /* --sms: SMs of the GPU to choose for; 0: not given */
+    vr_batch_limits given; /* explicit values; 0: not given (then --limits decides) */
+} vr_cli_limits;
+extern const char *const vr_cli_limits_names[]; /* "auto", "paper" */
+#define VR_CLI_LIMITS(dst)                                                                      \
+    {"limits", 0, "auto|paper",                                                                 \
+     "batch limits (block, N_u, max indices): auto (default) chooses them per scene and "      \
+     "strategy from the mesh size and the GPU's SM count so small meshes fill the GPU; paper: " \
+     "the paper's fixed sizes (block 256, N_u 256, 1023 indices, warp batch 96); explicit "     \
+     "--block, --nu, --max-indices, --warp-batch win",                                          \
+     vr_cli_parse_choice, &(dst)->paper, 0, 0, 0, 0, vr_cli_limits_names}
+#define VR_CLI_SMS(dst, what)                                                                   \
+    {"sms", 0, "N",                                                                             \
+     "--limits auto: choose for a GPU of N multiprocessors, " what " (default 132, the H100)", \
+     vr_cli_parse_u32, &(dst)->sms, 0, VR_SMS_MIN, VR_SMS_MAX, 0, NULL}
+/* The limits strategy `kind` runs with on a mesh of `triangles` / `vertex_count`: the paper's
+ * or vr_batch_limits_auto for `gpu` (NULL: an H100 shape with --sms or 132 SMs; a given --sms
+ * replaces gpu's SM count), then the explicit fields. VR_ERR_ARG from vr_batch_limits_auto. */
+vr_status vr_cli_limits_resolve(vr_batch_limits *out, const vr_cli_limits *l, vr_reuse_kind kind,
+                                uint32_t triangles, uint32_t vertex_count,
+                                const vr_gpu_shape *gpu);
+/* "auto (132 SMs)" or "paper": how the limits were chosen, for tables and metadata. */
+void vr_cli_limits_label(char *buf, size_t size, const vr_cli_limits *l, const vr_gpu_shape *gpu);
+
 #define VR_CLI_REPS(dst, deflt)                                                                 \
     {"reps", 0, "N", "timed repetitions after the warm-up (default " deflt ")",             \
      vr_cli_parse_int, (dst), 0, 1, VR_REPS_MAX, 0, NULL}

@@ -1,10 +1,11 @@
 /* cli_util.c - scene labels, output paths per scene and order, CSV fields, medians and the run
- * metadata of benchmarks and their common start (cli.h). */
+ * metadata of benchmarks and their common start, batch limits from --limits (cli.h). */
 #define _POSIX_C_SOURCE 200809L /* popen */
 #include "pipeline/cli/cli.h"
 
 #include "pipeline/stage/geometry.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -185,4 +186,50 @@ int vr_cli_bench_begin(vr_cli_bench_out *b, const char *cmd, const char *csv, co
     fprintf(b->human, "# %s, driver %s, CUDA %s, D2D copy %.2f TB/s\n", b->meta.gpu,
             b->meta.driver, b->meta.cuda, b->meta.bandwidth * 1e-12);
     return 0;
+}
+
+/* ---- batch limits ------------------------------------------------------------------------- */
+
+const char *const vr_cli_limits_names[] = {"auto", "paper", NULL};
+
+static vr_gpu_shape limits_gpu(const vr_cli_limits *l, const vr_gpu_shape *gpu)
+{
+    vr_gpu_shape g = gpu ? *gpu : vr_gpu_shape_default(VR_SMS_DEFAULT);
+    if (l->sms)
+        g.sm_count = l->sms;
+    return g;
+}
+
+vr_status vr_cli_limits_resolve(vr_batch_limits *out, const vr_cli_limits *l, vr_reuse_kind kind,
+                                uint32_t triangles, uint32_t vertex_count,
+                                const vr_gpu_shape *gpu)
+{
+    assert(out && l);
+    *out = vr_batch_limits_paper();
+    if (!l->paper) {
+        const vr_gpu_shape g = limits_gpu(l, gpu);
+        const vr_status s = vr_batch_limits_auto(out, kind, triangles, vertex_count, &g);
+        if (s != VR_OK)
+            return s;
+    }
+    if (l->given.block_size)
+        out->block_size = l->given.block_size;
+    if (l->given.max_unique)
+        out->max_unique = l->given.max_unique;
+    if (l->given.max_indices)
+        out->max_indices = l->given.max_indices;
+    if (l->given.batch_indices)
+        out->batch_indices = l->given.batch_indices;
+    return VR_OK;
+}
+
+void vr_cli_limits_label(char *buf, size_t size, const vr_cli_limits *l, const vr_gpu_shape *gpu)
+{
+    assert(buf && size && l);
+    if (l->paper) {
+        snprintf(buf, size, "paper");
+        return;
+    }
+    const vr_gpu_shape g = limits_gpu(l, gpu);
+    snprintf(buf, size, "auto (%u SMs)", g.sm_count);
 }

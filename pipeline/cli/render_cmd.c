@@ -168,6 +168,9 @@ typedef struct render_job {
     vr_cli_out csv;
     int csv_rows;
     FILE *log;                   /* the text output: stderr when the CSV takes stdout */
+    vr_cli_limits limits;        /* --limits, --sms */
+    vr_gpu_shape shape;          /* the device's, when job->gpu */
+    vr_batch_limits limits_of[VR_REUSE_KIND_COUNT]; /* per mesh: each strategy's limits */
     /* CPU path, per mesh: invocations of each strategy kind (estimated) and the progress */
     uint64_t invocations[VR_REUSE_KIND_COUNT];
     cpu_progress progress;
@@ -186,6 +189,40 @@ typedef struct render_timing {
 static const char *mode_name(vr_shade_mode m)
 {
     return m == VR_SHADE_HEATMAP ? "heatmap" : m == VR_SHADE_BATCHES ? "batches" : "lambert";
+}
+
+/* o->strategy = ops, with its limits for the current mesh. */
+static void set_strategy(const render_job *job, vr_render_options *o, const vr_reuse_ops *ops)
+{
+    o->strategy = ops;
+    o->limits = &job->limits_of[ops->kind];
+}
+
+/* Chooses each panel's limits for `mesh` and prints them. */
+static vr_status choose_limits(render_job *job, const vr_mesh *mesh)
+{
+    char label[64];
+    vr_cli_limits_label(label, sizeof label, &job->limits, job->gpu ? &job->shape : NULL);
+    fprintf(job->log, "  limits %s:", label);
+    for (int p = 0; p < job->strategies.count; ++p) {
+        const vr_reuse_ops *ops = job->strategies.v[p];
+        vr_batch_limits *l = &job->limits_of[ops->kind];
+        const vr_status s =
+            vr_cli_limits_resolve(l, &job->limits, ops->kind, mesh->index_count / 3,
+                                  mesh->vertex_count, job->gpu ? &job->shape : NULL);
+        if (s != VR_OK)
+            return s;
+        if (ops->dynamic || ops->plan)
+            fprintf(job->log, "%s %s block %u, N_u %u, <= %u indices", p ? ";" : "", ops->name,
+                    l->block_size, l->max_unique, l->max_indices);
+        else if (ops->kind == VR_REUSE_WARP)
+            fprintf(job->log, "%s %s block %u, batch %u", p ? ";" : "", ops->name, l->block_size,
+                    l->batch_indices);
+        else
+            fprintf(job->log, "%s %s block %u", p ? ";" : "", ops->name, l->block_size);
+    }
+    fprintf(job->log, "\n");
+    return VR_OK;
 }
 
 static void print_header(FILE *f, int show_big)
@@ -304,7 +341,7 @@ static vr_status cpu_announce(render_job *job, vr_renderer *r, const vr_render_o
             break;
         for (int p = 0; p < job->strategies.count; ++p) {
             vr_render_options o = *base;
-            o.strategy = job->strategies.v[p];
+            set_strategy(job, &o, job->strategies.v[p]);
             o.loop_iterations = 0;
             o.raster.width = o.raster.height = 1;
             vr_render_stats st;
@@ -348,6 +385,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
             "%s\n", spec, mesh->index_count / 3, mesh->vertex_count, order_name, o.raster.width,
             o.raster.height, panels, panels > 1 ? "s" : "", mode_name(o.mode));
     fprintf(log, "  load %.1f ms, reorder %.1f ms\n", load_ms, reorder_ms);
+    if (choose_limits(job, mesh) != VR_OK)
+        return vr_cli_fail_last("render");
 
     vr_camera_fit(&o.camera, mesh);
     o.camera.yaw = job->yaw;
@@ -427,7 +466,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         for (int l = 0; l < job->loads.count; ++l)
             for (int p = 0; p < panels; ++p)
                 for (int b = 0; b < job->bigs.count; ++b) {
-                    o.strategy = job->strategies.v[p];
+                    set_strategy(job, &o, job->strategies.v[p]);
                     o.loop_iterations = job->loads.v[l];
                     o.raster.big_mode = job->bigs.v[b];
                     vr_render_stats st;
@@ -457,7 +496,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         if (job->reps == 0)
             print_header(log, job->show_big);
         for (int p = 0; p < panels; ++p) {
-            o.strategy = job->strategies.v[p];
+            set_strategy(job, &o, job->strategies.v[p]);
             o.loop_iterations = job->loads.v[0];
             vr_render_stats st;
             const double t0 = vr_now_ms();
@@ -613,6 +652,9 @@ int vr_cmd_render(int argc, char **argv)
         {"annotate", 0, NULL, "label panels (and add the heatmap legend); default with 2+ panels",
          NULL, &job.annotate, 1, 0, 0, 0, NULL},
         {"no-annotate", 0, NULL, "never label", NULL, &job.annotate, 0, 0, 0, 0, NULL},
+        VR_CLI_LIMITS(&job.limits),
+        VR_CLI_SMS(&job.limits, "whose batches a CPU run then reproduces (a GPU run takes its "
+                   "own device's count unless given)"),
         VR_CLI_CPU(&job.force_cpu),
         {"gts-batches", 0, NULL,
          "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
@@ -665,6 +707,8 @@ int vr_cmd_render(int argc, char **argv)
     }
 
     job.gpu = !job.force_cpu && vr_gpu_available();
+    if (job.gpu && vr_gpu_shape_query(&job.shape) != VR_OK)
+        return vr_cli_fail_last("render");
     if (job.gpu)
         fprintf(job.log, "vreuse render: device %s (GPU geometry stage and rasterizer)\n",
                 vr_gpu_device_name());

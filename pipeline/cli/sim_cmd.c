@@ -156,9 +156,11 @@ static const vr_cli_command g_cmd = {
 
 /* One scene: every order, simulated from a copy of the file-order index buffer. */
 static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t seed,
-                     const vr_sim_config *cfg, vr_sim_report *reports, const char **report_spec,
-                     uint32_t *report_count)
+                     const vr_sim_config *cfg_in, const vr_cli_limits *limits,
+                     vr_sim_report *reports, const char **report_spec, uint32_t *report_count)
 {
+    vr_sim_config scene_cfg = *cfg_in;
+    const vr_sim_config *cfg = &scene_cfg;
     vr_mesh mesh;
     if (vr_mesh_load(&mesh, spec) != VR_OK)
         return vr_cli_fail_last("sim");
@@ -188,6 +190,18 @@ static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t see
         const double t0 = vr_now_ms();
         vr_status s = vr_mesh_reorder(&m, (vr_order)orders->v[o], seed);
         r->order_seconds = (vr_now_ms() - t0) * 1e-3;
+        /* the limits of the mesh as reordered (+fetch may drop unreferenced vertices), as the
+         * GPU commands choose them: hash's stand for every dynamic strategy and plan */
+        vr_batch_limits dyn, warp;
+        if (s == VR_OK &&
+            (s = vr_cli_limits_resolve(&dyn, limits, VR_REUSE_HASH, m.index_count / 3,
+                                       m.vertex_count, NULL)) == VR_OK &&
+            (s = vr_cli_limits_resolve(&warp, limits, VR_REUSE_WARP, m.index_count / 3,
+                                       m.vertex_count, NULL)) == VR_OK) {
+            scene_cfg.dyn_max_unique = dyn.max_unique;
+            scene_cfg.dyn_max_indices = dyn.max_indices;
+            scene_cfg.warp_batch = warp.batch_indices;
+        }
         if (s == VR_OK)
             s = vr_sim_run_all(r, m.indices, m.index_count, m.positions, m.vertex_count,
                                cfg);
@@ -241,6 +255,7 @@ static vr_status write_plot(const char *file, void *ctx)
 int vr_cmd_sim(int argc, char **argv)
 {
     sim_opts so = {vr_sim_config_default(), 0};
+    vr_cli_limits limits = {0};
     vr_cli_orders orders = {{VR_ORDER_FORSYTH}, 1};
     uint64_t seed = 1;
     int assign = 0, no_warp = 0, no_dyn = 0, no_patch = 0, no_meshlet = 0;
@@ -264,11 +279,13 @@ int vr_cmd_sim(int argc, char **argv)
          "how indices reach the multiprocessors: contiguous (S runs of the buffer, "
          "default), roundrobin (W-index chunks dealt in turn), both",
          vr_cli_parse_choice, &assign, 0, 0, 0, 0, g_assign},
-        VR_CLI_WARP_BATCH(&so.cfg.warp_batch),
+        VR_CLI_LIMITS(&limits),
+        VR_CLI_SMS(&limits, "whose batches this reproduces exactly (not --parallel's count)"),
+        VR_CLI_WARP_BATCH(&limits.given.batch_indices),
         {"warp-lanes", 0, "N", "warp voting: lanes per warp, 3..1024 (default 32)",
          vr_cli_parse_u32, &so.cfg.warp_size, 0, 3, 1024, 0, NULL},
-        VR_CLI_NU(&so.cfg.dyn_max_unique),
-        VR_CLI_MAX_INDICES(&so.cfg.dyn_max_indices),
+        VR_CLI_NU(&limits.given.max_unique),
+        VR_CLI_MAX_INDICES(&limits.given.max_indices),
         {"no-warp", 0, NULL, "do not simulate warp voting", NULL, &no_warp, 1, 0, 0, 0, NULL},
         {"no-dyn", 0, NULL, "do not simulate dynamic batches", NULL, &no_dyn, 1, 0, 0, 0, NULL},
         {"no-patch", 0, NULL, "do not build and simulate the patch plan", NULL, &no_patch, 1, 0, 0,
@@ -295,6 +312,12 @@ int vr_cmd_sim(int argc, char **argv)
     cfg.patch = !no_patch;
     cfg.meshlet = !no_meshlet;
     cfg.threads = threads;
+    if (limits.given.batch_indices)
+        cfg.warp_batch = limits.given.batch_indices;
+    if (limits.given.max_unique)
+        cfg.dyn_max_unique = limits.given.max_unique;
+    if (limits.given.max_indices)
+        cfg.dyn_max_indices = limits.given.max_indices;
     if (plot && !strcmp(plot, "-"))
         return vr_cli_fail(VR_CLI_USAGE, "sim", "--plot needs a file name");
     if (vr_sim_config_check(&cfg) != VR_OK)
@@ -313,7 +336,8 @@ int vr_cmd_sim(int argc, char **argv)
     uint32_t report_count = 0;
     int rc = 0;
     for (int i = 0; i < scene_count; ++i)
-        rc |= sim_scene(scenes[i], &orders, seed, &cfg, reports, report_spec, &report_count);
+        rc |= sim_scene(scenes[i], &orders, seed, &cfg, &limits, reports, report_spec,
+                        &report_count);
 
     const int stdout_taken = (csv && !strcmp(csv, "-")) || (json && !strcmp(json, "-"));
     if (report_count && !stdout_taken)

@@ -103,6 +103,22 @@ vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_
     return VR_OK;
 }
 
+vr_status vr_gpu_shape_query(vr_gpu_shape *out)
+{
+    assert(out);
+    const vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    int sms = 0, threads = 0, blocks = 0;
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, 0));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&blocks, cudaDevAttrMaxBlocksPerMultiprocessor, 0));
+    out->sm_count = (uint32_t)sms;
+    out->threads_per_sm = (uint32_t)threads;
+    out->blocks_per_sm = (uint32_t)blocks;
+    return VR_OK;
+}
+
 vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
 {
     assert(bytes_per_second);

@@ -27,6 +27,9 @@ const char *vr_gpu_device_name(void);
  * SM clock in kHz; any pointer may be NULL. VR_ERR_NO_DEVICE without a device. */
 vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_count,
                              int *clock_khz);
+/* Device 0's shape for occupancy-aware batch limits (vr_batch_limits_auto): SM count, most
+ * resident threads and blocks per SM. VR_ERR_NO_DEVICE without a device. */
+vr_status vr_gpu_shape_query(vr_gpu_shape *out);
 /* Measured device-to-device copy bandwidth in bytes per second, counting bytes read plus bytes
  * written: a 2 x 256 MiB cudaMemcpy, one warm-up then the best of 10 (H100: about 3e12). */
 vr_status vr_gpu_copy_bandwidth(double *bytes_per_second);

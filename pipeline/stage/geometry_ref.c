@@ -410,6 +410,12 @@ vr_status vr_gpu_device_info(int *driver_version, int *runtime_version, int *sm_
     return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
 }
 
+vr_status vr_gpu_shape_query(vr_gpu_shape *out)
+{
+    (void)out;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
 vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
 {
     *bytes_per_second = 0;
