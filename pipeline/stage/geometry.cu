@@ -426,8 +426,10 @@ static vr_status vr_geometry_prepare_keyed(vr_geometry *g)
     return st; /* what was allocated is freed by vr_geometry_destroy */
 }
 
-/* Slot i < *count of `out` = slot kept[i] of `in` (one thread per slot; grid-stride over the
- * capacity, so the host needs no count); thread 0 stores the count as queue_count. */
+/* Slot i < *count of `out` = slot kept[i] of `in`, one thread per corner (3 * count of them;
+ * grid-stride over the capacity, so the host needs no count): consecutive threads write
+ * consecutive float4 of clip and normal and consecutive vertex ids, and read runs of them
+ * (kept ids increase); thread 0 stores the count as queue_count. */
 __global__ void vr_queue_gather_kernel(vr_queue out, vr_queue in, const uint32_t *kept,
                                        const uint32_t *count, vr_counters *counters)
 {
@@ -438,14 +440,16 @@ __global__ void vr_queue_gather_kernel(vr_queue out, vr_queue in, const uint32_t
     const float4 *in_normal = reinterpret_cast<const float4 *>(in.normal);
     float4 *out_clip = reinterpret_cast<float4 *>(out.clip);
     float4 *out_normal = reinterpret_cast<float4 *>(out.normal);
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const uint32_t s = kept[i];
-        for (int k = 0; k < 3; ++k) {
-            out_clip[3 * (size_t)i + k] = in_clip[3 * (size_t)s + k];
-            out_normal[3 * (size_t)i + k] = in_normal[3 * (size_t)s + k];
-            out.vertex[3 * (size_t)i + k] = in.vertex[3 * (size_t)s + k];
-        }
-        out.tri_id[i] = in.tri_id[s];
+    const size_t corners = 3 * (size_t)n;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < corners;
+         e += (size_t)gridDim.x * blockDim.x) {
+        const size_t i = e / 3, k = e - 3 * i;
+        const size_t from = 3 * (size_t)__ldg(kept + i) + k;
+        out_clip[e] = __ldg(in_clip + from);
+        out_normal[e] = __ldg(in_normal + from);
+        out.vertex[e] = __ldg(in.vertex + from);
+        if (k == 0)
+            out.tri_id[i] = __ldg(in.tri_id + from / 3);
     }
 }
 
@@ -461,7 +465,7 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
     if (st != VR_OK)
         return st;
     const uint32_t block = 256;
-    const uint32_t blocks = (uint32_t)(((uint64_t)g->triangles + block - 1) / block);
+    const uint32_t blocks = (uint32_t)((3 * (uint64_t)g->triangles + block - 1) / block);
     vr_queue_gather_kernel<<<blocks ? blocks : 1, block, 0, g->stream>>>(
         g->d_queue, g->d_stage_queue, g->d_kept, d_count, g->d_counters);
     VR_LAUNCH_CHECK("vr_queue_gather_kernel", g->stream);
