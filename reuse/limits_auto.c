@@ -108,13 +108,18 @@ vr_status vr_batch_limits_auto(vr_batch_limits *out, vr_reuse_kind kind, uint32_
          * indices, 64 threads, Sec. 5.1); on the shared scenes it keeps dynamic reuse within
          * 4% of N_u 256 (bunny, forsyth: .767 against .796) and above warp voting's (.723),
          * while N_u 32 would drop to .738. sort's radix sort needs max_indices <= 32 x block:
-         * 4 x N_u <= 32 x N_u always holds. */
+         * 4 x N_u <= 32 x N_u always holds; its block radix sort exists only for power-of-two
+         * blocks (reuse/sort.cu), so sort's block is N_u rounded up to one (the H100 run of
+         * 424b812 skipped sort on igea at block 96). */
         uint32_t nu = VR_NU_DEFAULT;
         while (nu > VR_AUTO_NU_MIN && batches_estimate(triangles, vertex_count, nu) < target)
             nu -= 32;
         out->max_unique = nu;
         out->max_indices = max_indices_for(nu);
         out->block_size = nu;
+        if (kind == VR_REUSE_SORT)
+            while (out->block_size & (out->block_size - 1))
+                out->block_size += out->block_size & -out->block_size;
         break;
     }
     case VR_REUSE_NAIVE:

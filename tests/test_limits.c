@@ -44,9 +44,12 @@ static void expect_valid(const vr_batch_limits *l, vr_reuse_kind kind, const cha
     VR_EXPECT(l->batch_indices >= VR_WARP_BATCH_MIN && l->batch_indices <= VR_WARP_BATCH_MAX &&
                   l->batch_indices % 3 == 0,
               "%s: warp batch %u", what, l->batch_indices);
-    if (kind == VR_REUSE_SORT) /* at most 32 keys per thread (reuse/sort.cu) */
+    if (kind == VR_REUSE_SORT) { /* at most 32 keys per thread, power-of-two blocks (sort.cu) */
         VR_EXPECT(l->max_indices <= 32 * l->block_size, "%s: sort with %u indices, block %u",
                   what, l->max_indices, l->block_size);
+        VR_EXPECT((l->block_size & (l->block_size - 1)) == 0, "%s: sort with block %u", what,
+                  l->block_size);
+    }
     if (kind == VR_REUSE_HASH || kind == VR_REUSE_PHASH || kind == VR_REUSE_SORT ||
         kind == VR_REUSE_PATCH || kind == VR_REUSE_MESHLET)
         VR_EXPECT(l->max_unique <= l->block_size, "%s: N_u %u > block %u: idle shading rounds",
@@ -147,7 +150,7 @@ VR_TEST(test_limits_h100, "reuse/limits-h100")
         {VR_REUSE_HASH, 5804, 2903, 64, 64, 255},          /* cow: floor */
         {VR_REUSE_HASH, 30000, 15000, 64, 64, 255},        /* hidden 10-30k meshes: floor */
         {VR_REUSE_HASH, 268686, 134345, 96, 96, 381},      /* igea: 2112 x 127 triangles */
-        {VR_REUSE_SORT, 500000, 250000, 160, 160, 639},
+        {VR_REUSE_SORT, 500000, 250000, 256, 160, 639},    /* sort: power-of-two block */
         {VR_REUSE_HASH, 720192, 360096, 256, 256, 1023},   /* 2112 x 341: paper */
         {VR_REUSE_PHASH, 719851, 359926, 224, 224, 894},   /* 2111 x 341: one batch short */
         {VR_REUSE_HASH, 300000, 900000, 256, 256, 1023},   /* a soup: N_u ends batches (85

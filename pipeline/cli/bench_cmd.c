@@ -376,7 +376,7 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     vr_cli_limits_label(limits, sizeof limits, &o->limits, &o->shape);
     fprintf(f, "; batch limits %s%s (columns block, nu = N_u and max_indices of dynamic batches "
             "and plans, warp_batch); %d timed reps after 1 warm-up (kernels only, cudaEvents)%s\n",
-            limits, o->limits.paper ? "" : ", per scene and strategy", o->reps,
+            limits, !o->limits.automatic ? "" : ", per scene and strategy", o->reps,
             o->reps < 20 ? " - NOTE: fewer than 20 reps" : "");
     fprintf(f, "%sdevice-to-device copy: %.3f TB/s (read + write, measured)\n", prefix,
             m->bandwidth * 1e-12);
@@ -774,7 +774,7 @@ int vr_cmd_bench(int argc, char **argv)
         return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write writes a table and --csv only "
                            "(no --md, no --calibrate)");
     if (o.blocks.count == 0)
-        o.blocks = o.limits.paper || o.queue_write ? (vr_cli_u32s){{64, 128, 256}, 3}
+        o.blocks = !o.limits.automatic || o.queue_write ? (vr_cli_u32s){{64, 128, 256}, 3}
                                                      : (vr_cli_u32s){{0}, 1};
     o.scenes = args.v;
     o.scene_count = args.count;

@@ -190,7 +190,7 @@ int vr_cli_bench_begin(vr_cli_bench_out *b, const char *cmd, const char *csv, co
 
 /* ---- batch limits ------------------------------------------------------------------------- */
 
-const char *const vr_cli_limits_names[] = {"auto", "paper", NULL};
+const char *const vr_cli_limits_names[] = {"paper", "auto", NULL};
 
 static vr_gpu_shape limits_gpu(const vr_cli_limits *l, const vr_gpu_shape *gpu)
 {
@@ -206,7 +206,7 @@ vr_status vr_cli_limits_resolve(vr_batch_limits *out, const vr_cli_limits *l, vr
 {
     assert(out && l);
     *out = vr_batch_limits_paper();
-    if (!l->paper) {
+    if (l->automatic) {
         const vr_gpu_shape g = limits_gpu(l, gpu);
         const vr_status s = vr_batch_limits_auto(out, kind, triangles, vertex_count, &g);
         if (s != VR_OK)
@@ -226,7 +226,7 @@ vr_status vr_cli_limits_resolve(vr_batch_limits *out, const vr_cli_limits *l, vr
 void vr_cli_limits_label(char *buf, size_t size, const vr_cli_limits *l, const vr_gpu_shape *gpu)
 {
     assert(buf && size && l);
-    if (l->paper) {
+    if (!l->automatic) {
         snprintf(buf, size, "paper");
         return;
     }
