@@ -223,7 +223,8 @@ static __device__ __forceinline__ void vr_dyn_shade(const vr_reuse_params &p, co
  * block-uniform, so every warp reaches vr_emit_triangle converged (its culling vote needs whole
  * warps); lanes past the batch take part with valid = 0 and read nothing. tri_ids (the static
  * plans; NULL from the dynamic strategies, where the code folds away) gives each triangle's
- * source id, its slot without culling; slots that are not consecutive take the direct store. */
+ * source id, its tri_id; the slot without culling is the plan position either way, so the
+ * warps store staged and consecutive. */
 static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
                                                        const vr_dyn_smem &s, int via_table,
                                                        const vr_dyn_batch &b,
@@ -262,8 +263,8 @@ static __device__ __forceinline__ void vr_dyn_assemble(const vr_reuse_params &p,
              * an invalid lane's corners are never read */
             const vr_shaded &a = s.shaded[id[0]], &bb = s.shaded[id[1]], &c = s.shaded[id[2]];
             if (passes == 1) {
-                vr_emit_triangle(p, valid, tri_ids ? tri : first_tri + t, a, bb, c, vertex[0],
-                                 vertex[1], vertex[2]);
+                vr_emit_triangle_at(p, valid, first_tri + t, tri_ids ? tri : first_tri + t, a,
+                                    bb, c, vertex[0], vertex[1], vertex[2]);
                 continue;
             }
             int keep;

@@ -196,8 +196,8 @@ static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who
             shaded[j] = vr_ref_shade_vertex(p, unique[j]);
         for (uint32_t i = start; i < end; i += 3) {
             const uint32_t va = idx[i - start], vb = idx[i - start + 1], vc = idx[i - start + 2];
-            vr_ref_emit_triangle(p, ids ? ids[i / 3] : i / 3, &shaded[local[va]],
-                                 &shaded[local[vb]], &shaded[local[vc]], va, vb, vc);
+            vr_ref_emit_triangle_at(p, i / 3, ids ? ids[i / 3] : i / 3, &shaded[local[va]],
+                                    &shaded[local[vb]], &shaded[local[vc]], va, vb, vc);
         }
     }
 done:

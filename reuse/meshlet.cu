@@ -1,7 +1,7 @@
 /* meshlet.cu - meshoptimizer's meshlets as batches (meshopt_buildMeshlets, the clusters mesh
  * shaders draw; reuse/meshlets.c builds them on the CPU at load time): one block per meshlet,
  * each of its distinct vertices shaded once, every triangle written to the queue slot of its
- * source id. The kernel is reuse/plan.cuh (also the patch strategy's); CPU twin:
+ * plan position with its source id. The kernel is reuse/plan.cuh (also the patch strategy's); CPU twin:
  * meshlet_ref.c. Try: `vreuse_tests gpu/`, `vreuse bench bunny.obj --strategy meshlet,hash`.
  */
 #include "reuse/plan.cuh"

@@ -5,7 +5,7 @@
  * patches.c, and meshoptimizer's meshlets (meshopt_buildMeshlets) in meshlets.c. A plan is a
  * triangle permutation plus batch starts; the strategies patch and meshlet (reuse/patch.cu,
  * reuse/meshlet.cu and their twins) run one block per batch over the plan-ordered index buffer
- * and write each triangle to the queue slot of its source id. The simulator counts the same
+ * and write each triangle to the queue slot of its plan position, with its source id. The simulator counts the same
  * batches (sim/sim.h vr_sim_patch, vr_sim_meshlet). Pure C (meshlets.c links meshoptimizer).
  * Try: `vreuse_tests reuse/plan`, `vreuse sim bunny.obj --order random`.
  */

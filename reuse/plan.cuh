@@ -2,7 +2,9 @@
  * one block per batch of the plan, over the plan-ordered index buffer. The block finds its
  * batch's distinct vertices with the hash strategy's table (reuse/dyn_common.cuh: insert,
  * compact, shade, assemble), shades each once and writes every triangle to the queue slot of
- * its source id, p.tri_ids[plan position]. CPU twin: vr_dyn_ref_ids (reuse/dyn_ref_common.h).
+ * its plan position with its source id, p.tri_ids[plan position], as tri_id (consecutive
+ * slots: warp-staged stores however the input was ordered). CPU twin: vr_dyn_ref_ids
+ * (reuse/dyn_ref_common.h).
  *
  * Ribbon vertices: a patch's faces also use vertices owned by neighbouring patches (RXMesh's
  * ribbon). We shade them in every patch that uses them instead of fetching the owner's result,
@@ -25,8 +27,8 @@
 /* Thread mapping, shared memory and sync points as hash.cu's kernel: thread t inserts batch
  * positions t, t + blockDim, ... into the table, then compacts a chunk of slots, shades dense
  * ids and assembles triangles strided by blockDim; qb as there (a culling run compacting per
- * block, stage.cuh). The only difference: the assembly reads each triangle's slot from
- * p.tri_ids (bounds checked: an id >= the triangle count is overflow). Invariant as in hash.cu:
+ * block, stage.cuh). The only difference: the assembly reads each triangle's source id from
+ * p.tri_ids (bounds checked: an id >= the triangle count is overflow, its slot unwritten). Invariant as in hash.cu:
  * one slot per distinct index, so invocations == distinct vertices of the batch == what
  * vr_sim_patch / vr_sim_meshlet count. Every thread calls it. */
 static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,

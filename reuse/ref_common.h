@@ -73,11 +73,14 @@ static inline void vr_ref_store_corner(const vr_queue *q, uint32_t slot, int k, 
     q->vertex[(size_t)3 * slot + (size_t)k] = vertex;
 }
 
-static inline void vr_ref_emit_triangle(const vr_reuse_params *p, uint32_t tri, const vr_shaded *a,
-                                        const vr_shaded *b, const vr_shaded *c, uint32_t va,
-                                        uint32_t vb, uint32_t vc)
+/* The triangle at stream position `pos` with source id `id` (a static plan's; else pos = id):
+ * slot pos without culling, the next free one with it; tri_id = id. As vr_emit_triangle_at. */
+static inline void vr_ref_emit_triangle_at(const vr_reuse_params *p, uint32_t pos, uint32_t id,
+                                           const vr_shaded *a, const vr_shaded *b,
+                                           const vr_shaded *c, uint32_t va, uint32_t vb,
+                                           uint32_t vc)
 {
-    uint32_t slot = tri;
+    uint32_t slot = pos;
     if (p->cull) {
         const vr_cull_reason why = vr_cull_classify(a, b, c, p->two_sided);
         if (why != VR_CULL_KEPT) {
@@ -97,7 +100,14 @@ static inline void vr_ref_emit_triangle(const vr_reuse_params *p, uint32_t tri, 
     vr_ref_store_corner(&p->queue, slot, 0, a, va);
     vr_ref_store_corner(&p->queue, slot, 1, b, vb);
     vr_ref_store_corner(&p->queue, slot, 2, c, vc);
-    p->queue.tri_id[slot] = tri;
+    p->queue.tri_id[slot] = id;
+}
+
+static inline void vr_ref_emit_triangle(const vr_reuse_params *p, uint32_t tri, const vr_shaded *a,
+                                        const vr_shaded *b, const vr_shaded *c, uint32_t va,
+                                        uint32_t vb, uint32_t vc)
+{
+    vr_ref_emit_triangle_at(p, tri, tri, a, b, c, va, vb, vc);
 }
 
 #endif

@@ -37,8 +37,10 @@ typedef enum vr_reuse_kind {
 
 /* The triangle queue, structure of arrays. Slot s holds one triangle: its three vertices'
  * clip positions and normals, the vertex ids, and the source triangle id. Without culling,
- * slot == source triangle id (index-buffer position / 3), so GPU and CPU queues are identical
- * element by element. With culling, the surviving triangles are compacted in the kernel that
+ * slot == the triangle's position in the stream the batcher reads: the source triangle id
+ * (index-buffer position / 3), except for the static plans (patch, meshlet), whose stream is
+ * the plan order (tri_id then holds the source id: a queue in source order would scatter every
+ * store of a randomly ordered mesh). GPU and CPU queues are identical element by element. With culling, the surviving triangles are compacted in the kernel that
  * shades them, by the scheme vr_reuse_params.queue_mode names (vr_queue_mode): in input order
  * by default, so the GPU queue again equals the CPU twin's element by element. */
 typedef struct vr_queue {
@@ -70,11 +72,10 @@ typedef enum vr_queue_mode {
                           atomicAdd per block */
     VR_QUEUE_ATOMIC,   /* one atomicAdd per warp: order within a warp's call only */
     /* The baselines the in-kernel schemes are measured against: the batcher writes every
-     * triangle to a staging queue at slot = source id plus a key per triangle (its id when
+     * triangle to a staging queue at its unculled slot plus a key per triangle (its slot when
      * kept, VR_QUEUE_KEY_DROPPED when culled), then a separate compaction of the keys gives
-     * the kept ids in source order and a gather pass copies those triangles into the queue.
-     * Source order is the input order, except for the static plans (patch, meshlet), whose
-     * stream is the plan's order. Costs a staging queue and the compaction's buffers. */
+     * the kept slots in order and a gather pass copies those triangles into the queue: input
+     * order, as ink. Costs a staging queue and the compaction's buffers. */
     VR_QUEUE_CUB,      /* cub::DeviceSelect::If over the keys */
     VR_QUEUE_HP,       /* a HistoPyramid over the keys (pipeline/compact/histopyramid.h) */
     VR_QUEUE_MODE_COUNT
@@ -134,14 +135,14 @@ typedef struct vr_reuse_params {
     vr_compact_dev queue_dev; /* set by run for its kernels; callers leave it zero */
     /* input of the static plans (patch, meshlet; last, so the other fields keep their offsets):
      * `indices` is then the plan-ordered index buffer (vr_batch_plan_indices) and tri_ids the
-     * plan's tri_order, index_count / 3 source triangle ids - each triangle's queue slot without
-     * culling and its tri_id in the queue - a permutation (the twin refuses anything else; the
+     * plan's tri_order, index_count / 3 source triangle ids - each triangle's tri_id in the
+     * queue (its slot without culling is its plan position) - a permutation (the twin refuses anything else; the
      * GPU skips an id out of range as overflow). NULL: triangle t of `indices` is triangle t.
      * The other strategies ignore it. */
     const uint32_t *tri_ids;
-    /* GPU with cull and queue_mode cub or hp: index_count / 3 keys, written by run (slot =
-     * source id: the id when kept, VR_QUEUE_KEY_DROPPED when culled); `queue` is then the
-     * staging queue, every triangle at slot = source id. The stage (pipeline/stage) compacts
+    /* GPU with cull and queue_mode cub or hp: index_count / 3 keys, written by run (key k for
+     * stream position k: k when kept, VR_QUEUE_KEY_DROPPED when culled); `queue` is then the
+     * staging queue, every triangle at slot = stream position. The stage (pipeline/stage) compacts
      * and gathers afterwards. Ignored otherwise. */
     uint32_t *queue_keys;
 } vr_reuse_params;

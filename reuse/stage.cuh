@@ -58,7 +58,7 @@ static inline int vr_queue_blockwise(const vr_reuse_params *p)
 }
 
 /* Whether a run writes a staging queue and keys for a separate compaction (culling into a cub
- * or hp queue): the QB = 0 kernels, every triangle stored at slot = source id. */
+ * or hp queue): the QB = 0 kernels, every triangle stored at its unculled slot. */
 static inline int vr_queue_keyed(const vr_reuse_params *p)
 {
     return p->cull && (p->queue_mode == VR_QUEUE_CUB || p->queue_mode == VR_QUEUE_HP);
@@ -368,10 +368,18 @@ static __device__ __forceinline__ void vr_queue_block_skip(const vr_reuse_params
 
 /* One round's triangle of a single-round kernel (naive, multi): emits it by the queue mode,
  * block-compacted or not. Every thread of the block calls it when blockwise. */
+static __device__ __forceinline__ void vr_emit_triangle_at(const vr_reuse_params &p, int valid,
+                                                           uint32_t pos, uint32_t id,
+                                                           const vr_shaded &a, const vr_shaded &b,
+                                                           const vr_shaded &c, uint32_t va,
+                                                           uint32_t vb, uint32_t vc);
 static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p, int valid, uint32_t tri,
                                                         const vr_shaded &a, const vr_shaded &b,
                                                         const vr_shaded &c, uint32_t va, uint32_t vb,
-                                                        uint32_t vc);
+                                                        uint32_t vc)
+{
+    vr_emit_triangle_at(p, valid, tri, tri, a, b, c, va, vb, vc);
+}
 static __device__ __forceinline__ void vr_emit_single_round(const vr_reuse_params &p,
                                                             vr_compact_shared *cs, int qb, int valid,
                                                             uint32_t tri, const vr_shaded &a,
@@ -390,12 +398,16 @@ static __device__ __forceinline__ void vr_emit_single_round(const vr_reuse_param
     vr_compact_end(p.queue_dev);
 }
 
-/* Writes triangle `tri` (vertices a, b, c with ids va, vb, vc) to the queue. Without culling
- * the slot is the triangle id: no atomics, deterministic. With culling, the lanes that are
+/* Writes the triangle at stream position `pos` (vertices a, b, c with ids va, vb, vc; source
+ * id `id`, its tri_id: the position itself but for a static plan's) to the queue; vr_emit_triangle
+ * is the call with pos = id. Without culling the slot is the position: no atomics,
+ * deterministic, and consecutive lanes fill consecutive slots even for a plan (its
+ * permutation only shows in tri_id; slot = source id would scatter a randomly ordered mesh's
+ * stores over the whole queue). With culling, the lanes that are
  * active here and keep their triangle are compacted: one atomicAdd per warp reserves
  * popc(keep mask) slots, each lane takes base + its rank. `valid` = 0 lets a lane take part
  * in the vote without a triangle. With keys (culling into a cub or hp queue) the lane writes
- * its triangle's key and the triangle is stored as without culling, at slot = tri.
+ * its position's key and the triangle is stored as without culling, at slot = pos.
  * Without culling and with p.queue_store != 0, a call reached by all 32 lanes whose valid lanes
  * hold tri = base + lane (every batcher's assembly loop: consecutive lanes take consecutive
  * triangles) stores warp-staged (vr_store_warp, or vr_store_warp_shared when the corners are
@@ -403,17 +415,18 @@ static __device__ __forceinline__ void vr_emit_single_round(const vr_reuse_param
  * diverged, or slots not base + lane - falls back to the direct per-lane stores. The queue's
  * bytes are the same either way; a partial warp must not be mistaken for a whole one, hence the
  * __activemask test before the full-mask votes (they then only see lanes known to be here). */
-static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p, int valid, uint32_t tri,
-                                                        const vr_shaded &a, const vr_shaded &b,
-                                                        const vr_shaded &c, uint32_t va, uint32_t vb,
-                                                        uint32_t vc)
+static __device__ __forceinline__ void vr_emit_triangle_at(const vr_reuse_params &p, int valid,
+                                                           uint32_t pos, uint32_t id,
+                                                           const vr_shaded &a, const vr_shaded &b,
+                                                           const vr_shaded &c, uint32_t va,
+                                                           uint32_t vb, uint32_t vc)
 {
-    uint32_t slot = tri;
+    uint32_t slot = pos;
     if (p.cull && p.queue_keys) { /* keyed (cub, hp): a key per triangle, all of them stored */
         const vr_cull_reason why = valid ? vr_cull_classify(&a, &b, &c, p.two_sided) : VR_CULL_KEPT;
         vr_count_culled(p, why);
         if (valid)
-            p.queue_keys[tri] = why == VR_CULL_KEPT ? tri : VR_QUEUE_KEY_DROPPED;
+            p.queue_keys[pos] = why == VR_CULL_KEPT ? pos : VR_QUEUE_KEY_DROPPED;
     }
     if (p.cull && !p.queue_keys) {
         const vr_cull_reason why = valid ? vr_cull_classify(&a, &b, &c, p.two_sided) : VR_CULL_KEPT;
@@ -442,20 +455,20 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
             const uint32_t lane = vr_lane_id();
             /* base from the lowest valid lane; every valid lane must agree, and base + 31 must
              * not wrap (element offsets are computed from base in 64 bits) */
-            const uint32_t base = __shfl_sync(VR_FULL_MASK, tri - lane, __ffs(valid_mask) - 1);
-            if (__all_sync(VR_FULL_MASK, !valid || tri - lane == base) &&
+            const uint32_t base = __shfl_sync(VR_FULL_MASK, pos - lane, __ffs(valid_mask) - 1);
+            if (__all_sync(VR_FULL_MASK, !valid || pos - lane == base) &&
                 base <= UINT32_MAX - (VR_WARP_SIZE - 1)) {
                 if (p.count && !p.cull && lane == 0)
                     atomicAdd(&p.counters->queue_count, (uint32_t)__popc(valid_mask));
                 /* known at compile time once inlined (a corner in registers has no shared
                  * address): -Xptxas -v shows no stack frame in naive, multi and warp */
                 if (__isShared(&a) && __isShared(&b) && __isShared(&c))
-                    vr_store_warp_shared(p.queue, base, valid_mask, tri,
+                    vr_store_warp_shared(p.queue, base, valid_mask, id,
                                          (uint32_t)__cvta_generic_to_shared(&a),
                                          (uint32_t)__cvta_generic_to_shared(&b),
                                          (uint32_t)__cvta_generic_to_shared(&c), va, vb, vc);
                 else
-                    vr_store_warp(p.queue, base, valid_mask, tri, a, b, c, va, vb, vc);
+                    vr_store_warp(p.queue, base, valid_mask, id, a, b, c, va, vb, vc);
                 return;
             }
         }
@@ -467,7 +480,7 @@ static __device__ __forceinline__ void vr_emit_triangle(const vr_reuse_params &p
     vr_store_corner(p.queue, slot, 0, a, va);
     vr_store_corner(p.queue, slot, 1, b, vb);
     vr_store_corner(p.queue, slot, 2, c, vc);
-    p.queue.tri_id[slot] = tri;
+    p.queue.tri_id[slot] = id;
 }
 
 #endif

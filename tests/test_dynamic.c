@@ -743,7 +743,7 @@ static void expect_gpu_matches(vr_geometry_result *gpu, vr_geometry_result *ref,
     st = run_gpu(gpu, kind, m, starts, batch_count, cfg);
     VR_EXPECT(st == VR_OK, "%s: GPU: %s", what, vr_last_error());
     if (st == VR_OK)
-        expect_same(gpu, ref, vr_geometry_compare_mode(&vr_reuse_all[kind], cfg), cfg->count, what);
+        expect_same(gpu, ref, vr_geometry_compare_mode(cfg), cfg->count, what);
 }
 
 /* sort holds at most 32 keys per thread (reuse/sort.cu): for max_indices > 32 x block it must

@@ -132,7 +132,7 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
             if (cfg.count) {
                 const vr_geometry_result *ref =
                     !cfg.cull ? &want : cfg.two_sided ? &want_two : &want_cull;
-                vr_geometry_compare(&d, &got, ref, vr_geometry_compare_mode(ops, &cfg), 1, stderr,
+                vr_geometry_compare(&d, &got, ref, vr_geometry_compare_mode(&cfg), 1, stderr,
                                     rwhat);
             } else {
                 /* counters stay 0 without counting (queue_count too, no culling): compare the
@@ -459,8 +459,8 @@ VR_TEST(test_gpu_plans, "gpu/plans") { return vr_gpu_plans(g_blocks_all, 0); }
 VR_TEST(test_gpu_small_plans, "gpu-small/plans") { return vr_gpu_plans(g_blocks_one, 1); }
 
 /* A static plan whose tri_ids hold an id out of range, straight through vr_patch_run: that
- * triangle is counted as overflow and written nowhere (compute-sanitizer sees no stray store),
- * every other triangle lands in its slot; the twin refuses the ids. */
+ * triangle is counted as overflow and written nowhere (compute-sanitizer sees no stray store,
+ * its slot keeps the poison), every other triangle lands in its slot; the twin refuses the ids. */
 VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
 {
     if (vr_test_no_device())
@@ -515,10 +515,11 @@ VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
         VR_EXPECT_CUDA(cudaMemcpy(ids, q.tri_id, (size_t)tris * 4, cudaMemcpyDeviceToHost));
         VR_EXPECT(c.overflow == 1 && c.queue_count == tris - 1, "overflow %u, queue %u of %u",
                   c.overflow, c.queue_count, tris);
-        uint32_t written = 0;
+        uint32_t written = 0; /* slot = plan position, tri_id = its source id */
         for (uint32_t s = 0; s < tris; ++s)
-            written += ids[s] == s;
+            written += ids[s] == plan.tri_order[s];
         VR_EXPECT_EQ(written, tris - 1);
+        VR_EXPECT(ids[bad] == 0xffffffffu, "the bad id's slot was written: %u", ids[bad]);
         free(ids);
     }
     /* the twin on the same host arrays refuses the ids */

@@ -68,7 +68,7 @@ static void check_stream(const vr_gts *g, const vr_mesh *mesh, const vr_batch_cf
                 continue;
             }
             vr_geometry_diff d;
-            VR_EXPECT(vr_geometry_compare(&d, &packed, &plain, vr_geometry_compare_mode(hash, &p), 1, stderr, name) == 0,
+            VR_EXPECT(vr_geometry_compare(&d, &packed, &plain, vr_geometry_compare_mode(&p), 1, stderr, name) == 0,
                       "%s: compressed differs from plain in %llu places", name,
                       (unsigned long long)d.mismatches);
             VR_EXPECT(packed.counters.overflow == 0, "%s: %u triangles overflowed", name,

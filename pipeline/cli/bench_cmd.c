@@ -192,7 +192,7 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
              c.block_size, vr_store_name(c.queue_store),
              c.cull ? vr_queue_mode_names[c.queue_mode] : "off");
     vr_geometry_diff d;
-    if (vr_geometry_compare(&d, got, want, vr_geometry_compare_mode(ops, &c), 1, stderr, what) != 0) {
+    if (vr_geometry_compare(&d, got, want, vr_geometry_compare_mode(&c), 1, stderr, what) != 0) {
         fprintf(stderr, "%s: %llu mismatches against the CPU twin\n", what,
                 (unsigned long long)d.mismatches);
         return 0;
@@ -739,7 +739,7 @@ int vr_cmd_bench(int argc, char **argv)
          "warp's 32 slots as 512 contiguous bytes) or all; rows for each (default staged)",
          vr_cli_parse_choices, &o.stores, 0, 0, 0, 0, g_store_names},
         {"cull", 0, "LIST",
-         "culling, comma separated: off (every triangle queued, slot = id), or drop triangles "
+         "culling, comma separated: off (every triangle queued in stream order), or drop triangles "
          "outside the frustum, back-facing or of zero area and compact the rest into an ink "
          "(input order, one pass), collate (one atomic per block), atomic (one per warp), "
          "cub or hp queue (the baselines: every triangle staged, then a CUB DeviceSelect or a "

@@ -40,7 +40,7 @@ struct vr_geometry {
     vr_compact_state *queue_state; /* culling into an ink / collate queue; made on first use,
                                       for up to `triangles` blocks (every grid has fewer) */
     /* culling into a cub / hp queue (vr_queue_keyed), made on first use: the staging queue the
-     * batcher fills at slot = source id, its keys, the kept ids, the compaction context */
+     * batcher fills at the unculled slots, its keys, the kept slots, the compaction context */
     vr_queue d_stage_queue;
     uint32_t *d_keys, *d_kept;
     vr_compact_ctx *compact;

@@ -91,17 +91,18 @@ typedef struct vr_geometry_diff {
 
 /* What vr_geometry_compare expects of the queues (its `cull` argument). */
 typedef enum vr_compare_mode {
-    VR_COMPARE_ALL = 0,      /* no culling: slot s holds triangle s in both */
-    VR_COMPARE_KEPT_SET = 1, /* culling, any order (queue modes collate, atomic; cub and hp
-                                against a plan's twin): the same kept triangles */
+    VR_COMPARE_ALL = 0,      /* no culling: slot s holds the triangle at stream position s in
+                                both (triangle s, but for a static plan) */
+    VR_COMPARE_KEPT_SET = 1, /* culling, any order (queue modes collate, atomic): the same kept
+                                triangles */
     VR_COMPARE_KEPT_ORDER = 2 /* culling in input order (queue mode ink): the same kept
                                 triangles in the reference's order - the order of the stream
                                 the batcher read, the plan's for patch and meshlet - so the
                                 same slots up to borderline ones */
 } vr_compare_mode;
-/* The comparison a run of `ops` with configuration `cfg` promises against its CPU twin: ink
- * keeps the stream's order, cub and hp the source order (the same but for a static plan). */
-vr_compare_mode vr_geometry_compare_mode(const vr_reuse_ops *ops, const vr_reuse_params *cfg);
+/* The comparison a run with configuration `cfg` promises against its CPU twin: ink, cub and hp
+ * keep the order of the stream the batcher read, collate and atomic only the set. */
+vr_compare_mode vr_geometry_compare_mode(const vr_reuse_params *cfg);
 
 /* Compares `got` against `want` (same mesh) as `cull` (VR_COMPARE_*) says. Without culling,
  * slot s must hold triangle s in both; with culling, the kept triangle ids must agree - as
