@@ -200,7 +200,8 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
     }
     if (ops->plan) { /* patch, meshlet: the plan's batches, by source triangle */
         vr_batch_plan plan;
-        vr_status st = vr_geometry_plan(&plan, NULL, ops, m, cfg->max_unique, cfg->max_indices);
+        vr_status st = vr_geometry_plan(&plan, NULL, ops, m, cfg->max_unique, cfg->max_indices,
+                                        cfg->patch_builder);
         if (st != VR_OK)
             return st;
         for (uint32_t b = 0; b < plan.batch_count; ++b)

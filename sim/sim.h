@@ -74,6 +74,8 @@ typedef struct vr_sim_config {
     int dynamic;              /* nonzero: simulate dynamic batching (default 1) */
     int patch;                /* nonzero: simulate the patch plan (default 1) */
     int meshlet;              /* nonzero: simulate the meshlet plan (default 1; needs positions) */
+    int patch_builder;        /* the patch plan's builder: 0 the CPU builder (default), 1 the GPU
+                                 builder's CPU reference (the GPU's plan exactly) */
 
     uint32_t threads;      /* worker threads for vr_sim_run_all, 0..VR_SIM_MAX_THREADS;
                               0 = one per online CPU, at most 8 */
