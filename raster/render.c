@@ -41,6 +41,7 @@ struct vr_renderer {
     int d_batch_kind;
     int counts_kind;                /* strategy kind whose counts are cached, -1: none */
     vr_batch_limits limits;         /* the limits every cache above belongs to */
+    int patch_builder;              /* and the patch builder they belong to */
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
 };
@@ -367,9 +368,11 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
     cfg.count = 1;
     const vr_batch_limits limits = o->limits ? *o->limits : vr_batch_limits_paper();
     vr_batch_limits_apply(&cfg, &limits);
-    if (memcmp(&limits, &r->limits, sizeof limits) != 0) {
-        /* batch ids and cached counts belong to the old limits: drop them all */
+    cfg.patch_builder = o->patch_builder;
+    if (memcmp(&limits, &r->limits, sizeof limits) != 0 || o->patch_builder != r->patch_builder) {
+        /* batch ids and cached counts belong to the old limits (or plan): drop them all */
         r->limits = limits;
+        r->patch_builder = o->patch_builder;
         r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
     }
 
