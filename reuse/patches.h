@@ -79,7 +79,7 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
  * between two events around the upload of the indices, every kernel, the per-round flag
  * read-backs, the host packing and the plan's download (not the device allocations).
  * VR_ERR_NO_DEVICE without a device or CUDA. Reference: O(index_count x valence) per round,
- * single-threaded; about 120 bytes per triangle at the peak (GPU: about 150 of device memory). */
+ * single-threaded; about 100 bytes per triangle at the peak (GPU: about 210 of device memory). */
 vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
                                uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
                                float *ms);
