@@ -63,12 +63,8 @@ static void vr_gpatch_gpu_soups(void)
     uint64_t x = 88172645463325252ull;
     static const uint32_t limits[][2] = {{3, 3}, {4, 12}, {16, 60}, {256, 1023}};
     for (uint32_t n = 0; n < 8; ++n) {
-        const uint32_t V = 8 + 15 * n, T = 20 + 37 * n;
-        uint32_t idx[3 * 279];
-        for (uint32_t i = 0; i < 3 * T; ++i) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            idx[i] = (uint32_t)(x % V);
-        }
+        uint32_t V, T, idx[3 * 279];
+        vr_test_soup(idx, &V, &T, n, &x);
         const vr_mesh m = {V, NULL, NULL, NULL, 3 * T, idx};
         for (size_t l = 0; l < sizeof limits / sizeof limits[0]; ++l)
             vr_gpatch_gpu_check(&m, limits[l][0], limits[l][1], NULL);
@@ -99,21 +95,13 @@ VR_TEST(test_gpatch_gpu_scenes, "gpu/gpupatch")
     for (size_t l = 0; l < sizeof limits / sizeof limits[0]; ++l)
         vr_gpatch_gpu_check(&grid, limits[l][0], limits[l][1], "shuffled grid");
     vr_mesh_free(&grid);
-    static const char *const specs[] = {"stanford-bunny.obj", "horse.ply", "igea.ply",
-                                        "fandisk.obj",        "rocker-arm.obj", "spot.obj",
-                                        "cow.obj",            "teapot.obj",     "sphere",
-                                        "foliage:20k"};
+    const char *const *specs = vr_test_plan_scenes;
     static const vr_order orders[] = {VR_ORDER_FILE, VR_ORDER_RANDOM};
-    for (size_t f = 0; f < sizeof specs / sizeof specs[0]; ++f) {
+    for (size_t f = 0; f < VR_TEST_PLAN_SCENE_COUNT; ++f) {
         char path[512], label[64];
-        const char *spec = specs[f];
-        if (strchr(spec, '.')) {
-            if (!vr_test_scene_path(path, sizeof path, spec)) {
-                printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", spec);
-                continue;
-            }
-            spec = path;
-        }
+        const char *spec = vr_test_plan_spec(path, sizeof path, specs[f]);
+        if (!spec)
+            continue;
         for (size_t o = 0; o < sizeof orders / sizeof orders[0]; ++o) {
             vr_mesh m;
             if (!vr_test_load(&m, spec))
@@ -138,13 +126,10 @@ VR_TEST(test_gpatch_gpu_stage, "gpu/gpupatch-stage", "gpu-small/gpupatch-stage")
     const vr_reuse_ops *ops = vr_reuse_find("patch");
     for (size_t f = 0; f < sizeof specs / sizeof specs[0]; ++f) {
         char path[512];
-        const char *spec = specs[f];
-        if (strchr(spec, '.')) {
-            if (!vr_test_scene_path(path, sizeof path, spec))
-                continue;
-            spec = path;
-        }
+        const char *spec = vr_test_plan_spec(path, sizeof path, specs[f]);
         vr_mesh m;
+        if (!spec)
+            continue;
         if (!vr_test_load(&m, spec))
             continue;
         VR_EXPECT_EQ(vr_mesh_reorder(&m, VR_ORDER_RANDOM, 1), VR_OK);
