@@ -178,6 +178,7 @@ typedef struct vr_render_options {
     vr_resolve_params shade;      /* light and background; its arrays are ignored */
     const vr_batch_limits *limits; /* the strategy's batch limits (block, N_u, max indices, warp
                                       batch), or NULL: the paper's (vr_batch_limits_paper) */
+    int patch_builder;            /* strategy patch: vr_reuse_params.patch_builder (0 cpu) */
 } vr_render_options;
 
 /* Counts and stage times of one frame. */

@@ -41,6 +41,7 @@ struct vr_renderer {
     int d_batch_kind;
     int counts_kind;                /* strategy kind whose counts are cached, -1: none */
     vr_batch_limits limits;         /* the limits every cache above belongs to */
+    int patch_builder;              /* and the patch builder they belong to */
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
 };
@@ -200,7 +201,8 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
     }
     if (ops->plan) { /* patch, meshlet: the plan's batches, by source triangle */
         vr_batch_plan plan;
-        vr_status st = vr_geometry_plan(&plan, NULL, ops, m, cfg->max_unique, cfg->max_indices);
+        vr_status st = vr_geometry_plan(&plan, NULL, ops, m, cfg->max_unique, cfg->max_indices,
+                                        cfg->patch_builder);
         if (st != VR_OK)
             return st;
         for (uint32_t b = 0; b < plan.batch_count; ++b)
@@ -366,9 +368,11 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
     cfg.count = 1;
     const vr_batch_limits limits = o->limits ? *o->limits : vr_batch_limits_paper();
     vr_batch_limits_apply(&cfg, &limits);
-    if (memcmp(&limits, &r->limits, sizeof limits) != 0) {
-        /* batch ids and cached counts belong to the old limits: drop them all */
+    cfg.patch_builder = o->patch_builder;
+    if (memcmp(&limits, &r->limits, sizeof limits) != 0 || o->patch_builder != r->patch_builder) {
+        /* batch ids and cached counts belong to the old limits (or plan): drop them all */
         r->limits = limits;
+        r->patch_builder = o->patch_builder;
         r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
     }
 

@@ -68,6 +68,33 @@ vr_status vr_batch_plan_begin(vr_batch_plan *out, uint32_t index_count, uint32_t
 vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
                            uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices);
 
+/* The GPU patch builder (reuse/patch_build.cu; the design is argued there) and its CPU
+ * reference (reuse/patch_build_ref.c): the same scheme as vr_patches_build - seeds per
+ * edge-connected component, region growing, VR_PBG_LLOYD Lloyd updates with seed addition, a
+ * split of what still breaks a limit, small patches packed into batches - rebuilt from
+ * synchronous data-parallel rounds, so its patches differ from vr_patches_build's; the GPU plan
+ * equals the reference's bit for bit. Same limits promise, errors and arguments as
+ * vr_patches_build (the plan depends on the triangle order and the vertex ids). The GPU
+ * version takes host arrays and returns a host plan; *ms (may be NULL) gets the GPU time
+ * between two events around the upload of the indices, every kernel, the per-round flag
+ * read-backs, the host packing and the plan's download (not the device allocations).
+ * VR_ERR_NO_DEVICE without a device or CUDA. Reference: O(index_count x valence) per round,
+ * single-threaded; about 100 bytes per triangle at the peak (GPU: about 210 of device memory). */
+vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
+                               uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
+                               float *ms);
+vr_status vr_patches_build_gpu_ref(vr_batch_plan *out, const uint32_t *indices,
+                                   uint32_t index_count, uint32_t vertex_count,
+                                   uint32_t max_unique, uint32_t max_indices);
+
+/* Which patch builder a run uses (`--patch-builder cpu|gpu`): CPU = vr_patches_build; GPU =
+ * vr_patches_build_gpu on a device, its reference vr_patches_build_gpu_ref on the CPU (the
+ * simulator and the CPU twins), so every path sees the same plan. */
+typedef enum vr_patch_builder {
+    VR_PATCH_BUILDER_CPU = 0,
+    VR_PATCH_BUILDER_GPU = 1
+} vr_patch_builder;
+
 /* The meshlet limits for a batch limit: min(max_unique, 255) vertices (meshoptimizer's
  * maximum) and min(max_indices / 3, 512) triangles rounded down to a multiple of 4 (its
  * granularity), at least 4. The mesh-shader default 64 / 124 is --nu 64 --max-indices 372. */

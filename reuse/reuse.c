@@ -19,15 +19,19 @@ static size_t vr_no_temp_bytes(const vr_reuse_params *p)
 
 /* The static plans of patch and meshlet, from a mesh. */
 static vr_status vr_patch_plan(vr_batch_plan *out, const vr_mesh *m, uint32_t max_unique,
-                               uint32_t max_indices)
+                               uint32_t max_indices, int patch_builder)
 {
-    return vr_patches_build(out, m->indices, m->index_count, m->vertex_count, max_unique,
-                            max_indices);
+    return patch_builder == VR_PATCH_BUILDER_GPU
+               ? vr_patches_build_gpu_ref(out, m->indices, m->index_count, m->vertex_count,
+                                          max_unique, max_indices)
+               : vr_patches_build(out, m->indices, m->index_count, m->vertex_count, max_unique,
+                                  max_indices);
 }
 
 static vr_status vr_meshlet_plan(vr_batch_plan *out, const vr_mesh *m, uint32_t max_unique,
-                                 uint32_t max_indices)
+                                 uint32_t max_indices, int patch_builder)
 {
+    (void)patch_builder;
     return vr_meshlets_build(out, m->indices, m->index_count, m->positions, m->vertex_count,
                              max_unique, max_indices);
 }

@@ -145,6 +145,10 @@ typedef struct vr_reuse_params {
      * staging queue, every triangle at slot = stream position. The stage (pipeline/stage) compacts
      * and gathers afterwards. Ignored otherwise. */
     uint32_t *queue_keys;
+    /* static plan patch: who builds it, VR_PATCH_BUILDER_CPU (default, reuse/patches.c) or
+     * VR_PATCH_BUILDER_GPU (reuse/patch_build.cu on the device; its CPU reference for the twin,
+     * the same plan). The other strategies ignore it. */
+    int patch_builder;
 } vr_reuse_params;
 
 /* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,
@@ -161,10 +165,11 @@ typedef struct vr_reuse_ops {
     int dynamic;        /* 1: needs batch_starts from vr_batches_dynamic */
     int gts_input;      /* 1: `run` decodes compressed batches itself (vr_reuse_params.gts) */
     /* Static plans (patch, meshlet), else NULL: builds the plan of a mesh for N_u and
-     * max_indices (load-time preprocessing, reuse/patches.h); run and ref then take the
+     * max_indices (load-time preprocessing, reuse/patches.h; patch_builder: the field of
+     * vr_reuse_params, on the CPU); run and ref then take the
      * plan-ordered indices, tri_ids = its tri_order and batch_starts = its starts. */
     vr_status (*plan)(vr_batch_plan *out, const vr_mesh *m, uint32_t max_unique,
-                      uint32_t max_indices);
+                      uint32_t max_indices, int patch_builder);
     size_t (*temp_bytes)(const vr_reuse_params *p);
     vr_status (*run)(const vr_reuse_params *p); /* NULL when built without CUDA */
     vr_status (*ref)(const vr_reuse_params *p);

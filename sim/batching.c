@@ -210,7 +210,7 @@ static vr_status vr_sim_plan_count(vr_sim_result *out, const vr_batch_plan *plan
     return VR_OK;
 }
 
-vr_status vr_sim_plan_unchecked(vr_sim_result *out, int meshlet, const uint32_t *indices,
+vr_status vr_sim_plan_unchecked(vr_sim_result *out, int kind, const uint32_t *indices,
                                 uint32_t index_count, const float *positions,
                                 uint32_t vertex_count, uint32_t max_unique,
                                 uint32_t max_indices, uint32_t *shade_counts,
@@ -219,10 +219,15 @@ vr_status vr_sim_plan_unchecked(vr_sim_result *out, int meshlet, const uint32_t 
     vr_batch_plan plan;
     max_indices -= max_indices % 3; /* whole triangles, as dynamic batches take them */
     const double t0 = vr_now_ms();
-    vr_status st = meshlet ? vr_meshlets_build(&plan, indices, index_count, positions,
-                                               vertex_count, max_unique, max_indices)
-                           : vr_patches_build(&plan, indices, index_count, vertex_count,
-                                              max_unique, max_indices);
+    vr_status st =
+        kind == VR_SIM_PLAN_MESHLET
+            ? vr_meshlets_build(&plan, indices, index_count, positions, vertex_count, max_unique,
+                                max_indices)
+        : kind == VR_SIM_PLAN_PATCH_GPU
+            ? vr_patches_build_gpu_ref(&plan, indices, index_count, vertex_count, max_unique,
+                                       max_indices)
+            : vr_patches_build(&plan, indices, index_count, vertex_count, max_unique,
+                               max_indices);
     if (plan_seconds)
         *plan_seconds = (vr_now_ms() - t0) * 1e-3;
     if (st != VR_OK)
@@ -233,12 +238,13 @@ vr_status vr_sim_plan_unchecked(vr_sim_result *out, int meshlet, const uint32_t 
 }
 
 /* The checks of vr_sim_patch and vr_sim_meshlet: the limits as vr_sim_dynamic takes them. */
-static vr_status vr_sim_plan(vr_sim_result *out, int meshlet, const uint32_t *indices,
+static vr_status vr_sim_plan(vr_sim_result *out, int kind, const uint32_t *indices,
                              uint32_t index_count, const float *positions, uint32_t vertex_count,
                              uint32_t max_unique, uint32_t max_indices, uint32_t *shade_counts,
                              double *plan_seconds)
 {
     assert(out != NULL);
+    const int meshlet = kind == VR_SIM_PLAN_MESHLET;
     const char *who = meshlet ? "vr_sim_meshlet" : "vr_sim_patch";
     if (max_unique < VR_NU_MIN || max_unique > VR_NU_MAX || max_indices < VR_MAX_INDICES_MIN ||
         max_indices > VR_MAX_INDICES_MAX)
@@ -250,7 +256,7 @@ static vr_status vr_sim_plan(vr_sim_result *out, int meshlet, const uint32_t *in
                         "clusters triangles in space)", who);
     vr_status s = vr_sim_check_input(indices, index_count, vertex_count, who);
     return s ? s
-             : vr_sim_plan_unchecked(out, meshlet, indices, index_count, positions,
+             : vr_sim_plan_unchecked(out, kind, indices, index_count, positions,
                                      vertex_count, max_unique, max_indices, shade_counts,
                                      plan_seconds);
 }
@@ -259,7 +265,7 @@ vr_status vr_sim_patch(vr_sim_result *out, const uint32_t *indices, uint32_t ind
                        uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices,
                        uint32_t *shade_counts, double *plan_seconds)
 {
-    return vr_sim_plan(out, 0, indices, index_count, NULL, vertex_count, max_unique,
+    return vr_sim_plan(out, VR_SIM_PLAN_PATCH, indices, index_count, NULL, vertex_count, max_unique,
                        max_indices, shade_counts, plan_seconds);
 }
 
@@ -267,7 +273,7 @@ vr_status vr_sim_meshlet(vr_sim_result *out, const uint32_t *indices, uint32_t i
                          const float *positions, uint32_t vertex_count, uint32_t max_unique,
                          uint32_t max_indices, uint32_t *shade_counts, double *plan_seconds)
 {
-    return vr_sim_plan(out, 1, indices, index_count, positions, vertex_count, max_unique,
+    return vr_sim_plan(out, VR_SIM_PLAN_MESHLET, indices, index_count, positions, vertex_count, max_unique,
                        max_indices, shade_counts, plan_seconds);
 }
 
@@ -290,7 +296,11 @@ vr_status vr_sim_strategy(vr_sim_result *out, const char *strategy, const uint32
         return vr_sim_dynamic(out, indices, index_count, vertex_count, cfg->dyn_max_unique,
                               cfg->dyn_max_indices, shade_counts);
     if (!strcmp(strategy, "patch") || !strcmp(strategy, "meshlet"))
-        return vr_sim_plan(out, strategy[0] == 'm', indices, index_count, positions,
+        return vr_sim_plan(out,
+                           strategy[0] == 'm'   ? VR_SIM_PLAN_MESHLET
+                           : cfg->patch_builder ? VR_SIM_PLAN_PATCH_GPU
+                                                : VR_SIM_PLAN_PATCH,
+                           indices, index_count, positions,
                            vertex_count, cfg->dyn_max_unique, cfg->dyn_max_indices, shade_counts,
                            NULL);
     return VR_ERROR(VR_ERR_ARG,

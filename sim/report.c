@@ -179,13 +179,19 @@ static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t cou
                              const vr_sim_config *cfg)
 {
     text_table t;
-    const uint32_t cols = 4 + (cfg->patch ? 1 : 0) + (cfg->meshlet ? 1 : 0);
+    const int gpu = cfg->patch && cfg->patch_builder; /* two more patch columns */
+    const uint32_t cols = 4 + (cfg->patch ? 1 : 0) + (cfg->meshlet ? 1 : 0) + (gpu ? 2 : 0);
     if (!table_begin(f, &t, cols, 2, count + 1))
         return;
     uint32_t c = 2;
     strcpy(table_cell(&t, 0, c++), "tris");
     strcpy(table_cell(&t, 0, c++), "reorder");
     plan_header_cells(&t, &c, cfg);
+    if (gpu) {
+        strcpy(table_cell(&t, 0, c - 1 - (cfg->meshlet ? 1 : 0)), "patch-gpu-ref");
+        strcpy(table_cell(&t, 0, c++), "patch-cpu");
+        strcpy(table_cell(&t, 0, c++), "patch-gpu");
+    }
     for (uint32_t r = 0; r < count; ++r) {
         const vr_sim_report *p = &reports[r];
         c = label_cells(&t, r + 1, p);
@@ -195,11 +201,20 @@ static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t cou
             per_mtri_cell(table_cell(&t, r + 1, c++), p->patch_seconds, p->triangles);
         if (cfg->meshlet)
             per_mtri_cell(table_cell(&t, r + 1, c++), p->meshlet_seconds, p->triangles);
+        if (gpu) {
+            per_mtri_cell(table_cell(&t, r + 1, c++), p->patch_cpu_seconds, p->triangles);
+            per_mtri_cell(table_cell(&t, r + 1, c++), p->patch_gpu_seconds, p->triangles);
+        }
     }
     fprintf(f, "\npreprocessing, seconds per million triangles (wall time; the jobs share the "
                "CPUs unless --threads 1):\nreorder = putting the file's triangles into this "
                "order (forsyth: meshopt_optimizeVertexCache), patch and meshlet = building "
                "the plan\n");
+    if (gpu)
+        fprintf(f, "patch = the GPU builder's plan (--patch-builder gpu): patch-gpu-ref = its "
+                   "CPU reference (the plan simulated), patch-cpu = the CPU builder alone, "
+                   "patch-gpu = the GPU builder on the device (cudaEvents: upload, kernels, "
+                   "packing, download; '-' without a GPU), checked equal to the reference\n");
     table_print(f, &t);
     free(t.cell);
 }

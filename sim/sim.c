@@ -107,6 +107,9 @@ vr_status vr_sim_config_check(const vr_sim_config *c)
                         "simulator: dynamic batches' max indices %u must be in %u..%u (whole "
                         "triangles: 8 acts as 6)",
                         c->dyn_max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
+    if (c->patch_builder != 0 && c->patch_builder != 1)
+        return VR_ERROR(VR_ERR_ARG, "simulator: patch builder %d must be 0 (cpu) or 1 (gpu)",
+                        c->patch_builder);
     return VR_OK;
 }
 
@@ -155,7 +158,11 @@ static vr_status run_job(const sim_input *p, const sim_job *j)
                                         c->dyn_max_unique, c->dyn_max_indices, NULL);
     case JOB_PATCH:
     case JOB_MESHLET:
-        return vr_sim_plan_unchecked(j->dst, j->kind == JOB_MESHLET, p->indices, p->index_count,
+        return vr_sim_plan_unchecked(j->dst,
+                                     j->kind == JOB_MESHLET ? VR_SIM_PLAN_MESHLET
+                                     : c->patch_builder     ? VR_SIM_PLAN_PATCH_GPU
+                                                            : VR_SIM_PLAN_PATCH,
+                                     p->indices, p->index_count,
                                      p->positions, p->vertex_count, c->dyn_max_unique,
                                      c->dyn_max_indices, NULL, j->seconds);
     }

@@ -74,6 +74,8 @@ typedef struct vr_sim_config {
     int dynamic;              /* nonzero: simulate dynamic batching (default 1) */
     int patch;                /* nonzero: simulate the patch plan (default 1) */
     int meshlet;              /* nonzero: simulate the meshlet plan (default 1; needs positions) */
+    int patch_builder;        /* the patch plan's builder: 0 the CPU builder (default), 1 the GPU
+                                 builder's CPU reference (the GPU's plan exactly) */
 
     uint32_t threads;      /* worker threads for vr_sim_run_all, 0..VR_SIM_MAX_THREADS;
                               0 = one per online CPU, at most 8 */
@@ -179,6 +181,11 @@ typedef struct vr_sim_report {
     double meshlet_seconds;       /* building the meshlet plan (preprocessing), wall time */
     double order_seconds;         /* set by the caller: putting the triangles into this order
                                      (the preprocessing a user would do instead), or 0 */
+    double patch_cpu_seconds;     /* set by the caller when cfg.patch_builder is 1 (patch_seconds
+                                     is then the GPU builder's CPU reference): the CPU builder's
+                                     wall time, or 0 */
+    double patch_gpu_seconds;     /* likewise: the GPU builder's device time (cudaEvents), or 0
+                                     when no GPU ran it */
     uint32_t warp_batch;          /* the batch limits simulated (cfg's, copied by
                                      vr_sim_run_all): warp batch in indices, */
     uint32_t dyn_max_unique;      /* N_u and the index limit of dynamic batches and plans; */

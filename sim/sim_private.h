@@ -47,8 +47,13 @@ vr_status vr_sim_warp_unchecked(vr_sim_result *out, const uint32_t *indices,
                                 uint32_t index_count, uint32_t vertex_count,
                                 uint32_t batch_indices, uint32_t warp_size,
                                 uint32_t *shade_counts);
-/* A static plan (meshlet != 0: meshlets, else patches), built and counted; see vr_sim_patch. */
-vr_status vr_sim_plan_unchecked(vr_sim_result *out, int meshlet, const uint32_t *indices,
+/* A static plan, built and counted (see vr_sim_patch): `kind` is one of these. */
+enum {
+    VR_SIM_PLAN_PATCH = 0,     /* vr_patches_build */
+    VR_SIM_PLAN_MESHLET = 1,   /* vr_meshlets_build */
+    VR_SIM_PLAN_PATCH_GPU = 2  /* vr_patches_build_gpu_ref: the GPU builder's plan */
+};
+vr_status vr_sim_plan_unchecked(vr_sim_result *out, int kind, const uint32_t *indices,
                                 uint32_t index_count, const float *positions,
                                 uint32_t vertex_count, uint32_t max_unique,
                                 uint32_t max_indices, uint32_t *shade_counts,

@@ -470,7 +470,7 @@ VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
     const vr_reuse_ops *ops = vr_reuse_find("patch");
     vr_batch_plan plan;
     uint32_t *indices = NULL;
-    VR_EXPECT_EQ(vr_geometry_plan(&plan, &indices, ops, &m, 256, 1023), VR_OK);
+    VR_EXPECT_EQ(vr_geometry_plan(&plan, &indices, ops, &m, 256, 1023, VR_PATCH_BUILDER_CPU), VR_OK);
     const uint32_t tris = m.index_count / 3, bad = 5;
     plan.tri_order[bad] = tris + 7;
     const vr_reuse_params defaults = vr_reuse_params_default();

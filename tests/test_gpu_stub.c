@@ -5,7 +5,7 @@
 #include "tests/test.h"
 
 VR_TEST(test_gpu_unavailable, "gpu/all", "gpu/raster", "gpu/gts-all", "gpu/gts-batch",
-        "gpu/compact")
+        "gpu/compact", "gpu/gpupatch")
 {
     printf("SKIP: no CUDA device (this build has no CUDA; GPU tests run on the H100 via tests/gpu.sh)\n");
     return VR_TEST_SKIP;

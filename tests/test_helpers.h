@@ -2,7 +2,8 @@
  * test and its GPU twin), declared once here so the compiler checks every caller.
  * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
  * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
- * tests/test_scenes.c (vr_test_load), tests/test_limits.c (vr_test_load_forsyth).
+ * tests/test_scenes.c (vr_test_load), tests/test_limits.c (vr_test_load_forsyth), tests/test_plan.c
+ * (vr_test_soup, vr_test_plan_scenes).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -41,6 +42,19 @@ vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, 
 
 /* 1 when a twin (or GPU path) reported that it is still a placeholder. */
 int vr_test_not_implemented(vr_status st);
+
+/* ---- tests/test_plan.c -------------------------------------------------------------------- */
+
+/* Seeded soup n (0..7) of random triangles over few vertices (non-manifold edges, repeated and
+ * degenerate triangles, several components): 3 * *tris indices (<= 3 * 279) into idx over
+ * *vertices vertices; *x is the generator's state (start at 88172645463325252). */
+void vr_test_soup(uint32_t *idx, uint32_t *vertices, uint32_t *tris, uint32_t n, uint64_t *x);
+/* The plan tests' scenes: every shared scene, the default sphere and foliage:20k. */
+#define VR_TEST_PLAN_SCENE_COUNT 10
+extern const char *const vr_test_plan_scenes[VR_TEST_PLAN_SCENE_COUNT];
+/* `spec` as vr_test_load takes it: a shared scene's path in buf (n bytes) or the generator
+ * spec itself; NULL after printing SKIP when the scenes directory is missing. */
+const char *vr_test_plan_spec(char *buf, size_t n, const char *spec);
 
 /* ---- tests/test_limits.c ------------------------------------------------------------------ */
 

@@ -155,18 +155,38 @@ VR_TEST(test_plan_small, "reuse/plan-small")
     uint64_t x = 88172645463325252ull;
     static const uint32_t soup_limits[][2] = {{3, 3}, {4, 12}, {16, 60}, {256, 1023}};
     for (uint32_t n = 0; n < 8; ++n) {
-        const uint32_t V = 8 + 15 * n, T = 20 + 37 * n;
-        uint32_t idx[3 * 279];
-        for (uint32_t i = 0; i < 3 * T; ++i) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            idx[i] = (uint32_t)(x % V);
-        }
+        uint32_t V, T, idx[3 * 279];
+        vr_test_soup(idx, &V, &T, n, &x);
         const vr_mesh m = vr_plan_mesh(idx, 3 * T, V, pos);
         for (size_t l = 0; l < sizeof soup_limits / sizeof soup_limits[0]; ++l)
             for (int meshlet = 0; meshlet < 2; ++meshlet)
                 vr_plan_check(meshlet, &m, soup_limits[l][0], soup_limits[l][1], "soup");
     }
     return VR_TEST_RESULT();
+}
+
+void vr_test_soup(uint32_t *idx, uint32_t *vertices, uint32_t *tris, uint32_t n, uint64_t *x)
+{
+    *vertices = 8 + 15 * n;
+    *tris = 20 + 37 * n;
+    for (uint32_t i = 0; i < 3 * *tris; ++i) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        idx[i] = (uint32_t)(*x % *vertices);
+    }
+}
+
+const char *const vr_test_plan_scenes[VR_TEST_PLAN_SCENE_COUNT] = {
+    "stanford-bunny.obj", "horse.ply", "igea.ply",   "fandisk.obj", "rocker-arm.obj",
+    "spot.obj",           "cow.obj",   "teapot.obj", "sphere",      "foliage:20k"};
+
+const char *vr_test_plan_spec(char *buf, size_t n, const char *spec)
+{
+    if (!strchr(spec, '.'))
+        return spec;
+    if (vr_test_scene_path(buf, n, spec))
+        return buf;
+    printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", spec);
+    return NULL;
 }
 
 /* Reuse of a plan's batches, through the simulator (the strategies' count). */
@@ -223,22 +243,14 @@ VR_TEST(test_plan_grids, "reuse/plan-grids")
  * .01 of the ideal for foliage, whose quads share nothing), within .02 of dyn after Forsyth. */
 VR_TEST(test_plan_scenes, "reuse/plan-scenes")
 {
-    static const char *const specs[] = {"stanford-bunny.obj", "horse.ply", "igea.ply",
-                                        "fandisk.obj",        "rocker-arm.obj", "spot.obj",
-                                        "cow.obj",            "teapot.obj",     "sphere",
-                                        "foliage:20k"};
+    const char *const *specs = vr_test_plan_scenes;
     static const vr_order orders[] = {VR_ORDER_FILE, VR_ORDER_FORSYTH, VR_ORDER_RANDOM};
     int loaded = 0;
-    for (size_t f = 0; f < sizeof specs / sizeof specs[0]; ++f) {
+    for (size_t f = 0; f < VR_TEST_PLAN_SCENE_COUNT; ++f) {
         char path[512];
-        const char *spec = specs[f];
-        if (strchr(spec, '.')) {
-            if (!vr_test_scene_path(path, sizeof path, spec)) {
-                printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", spec);
-                continue;
-            }
-            spec = path;
-        }
+        const char *spec = vr_test_plan_spec(path, sizeof path, specs[f]);
+        if (!spec)
+            continue;
         printf("  %-20s", specs[f]);
         for (size_t o = 0; o < sizeof orders / sizeof orders[0]; ++o) {
             vr_mesh m;

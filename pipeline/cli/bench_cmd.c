@@ -54,6 +54,7 @@ typedef struct vr_bench_opts {
     int queue_write; /* --queue-write: the queue-store microbenchmark instead of the stage */
     int reps;
     vr_cli_limits limits;          /* --limits, --sms and the explicit batch options */
+    int patch_builder;             /* --patch-builder: vr_patch_builder */
     vr_gpu_shape shape;            /* the device's, for --limits auto */
     int calibrate;
 } vr_bench_opts;
@@ -475,6 +476,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
         goto done;
     }
     vr_reuse_params base = vr_reuse_params_default();
+    base.patch_builder = o->patch_builder;
     vr_camera_orbit_shader(&base.shader, &m, 0.5f);
     /* each strategy's limits for this mesh; the block column sweeps --block when given, else
      * the strategy's own block (auto), or 64,128,256 with --limits paper, as bench always did */
@@ -751,6 +753,8 @@ int vr_cmd_bench(int argc, char **argv)
         VR_CLI_SEED(&o.seed),
         VR_CLI_REPS(&o.reps, "20"),
         VR_CLI_LIMITS(&o.limits),
+        VR_CLI_PATCH_BUILDER(&o.patch_builder,
+                             "patch rows run and are checked on that plan (built untimed)"),
         VR_CLI_SMS(&o.limits, "instead of the device's own count"),
         VR_CLI_WARP_BATCH(&o.limits.given.batch_indices),
         VR_CLI_NU(&o.limits.given.max_unique),

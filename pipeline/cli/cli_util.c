@@ -191,6 +191,7 @@ int vr_cli_bench_begin(vr_cli_bench_out *b, const char *cmd, const char *csv, co
 /* ---- batch limits ------------------------------------------------------------------------- */
 
 const char *const vr_cli_limits_names[] = {"paper", "auto", NULL};
+const char *const vr_cli_patch_builder_names[] = {"cpu", "gpu", NULL};
 
 static vr_gpu_shape limits_gpu(const vr_cli_limits *l, const vr_gpu_shape *gpu)
 {

@@ -169,6 +169,7 @@ typedef struct render_job {
     int csv_rows;
     FILE *log;                   /* the text output: stderr when the CSV takes stdout */
     vr_cli_limits limits;        /* --limits, --sms */
+    int patch_builder;           /* --patch-builder: vr_patch_builder */
     vr_gpu_shape shape;          /* the device's, when job->gpu */
     vr_batch_limits limits_of[VR_REUSE_KIND_COUNT]; /* per mesh: each strategy's limits */
     /* CPU path, per mesh: invocations of each strategy kind (estimated) and the progress */
@@ -379,6 +380,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     o.raster.height = job->size[1];
     o.raster.cull_back = job->cull;
     o.raster.big_mode = job->bigs.v[0];
+    o.patch_builder = job->patch_builder;
     const char *order_name = vr_order_name((vr_order)order);
     const int panels = job->strategies.count;
     fprintf(log, "vreuse render: %s: %u triangles, %u vertices, order %s, %ux%u x %d panel%s, "
@@ -653,6 +655,7 @@ int vr_cmd_render(int argc, char **argv)
          NULL, &job.annotate, 1, 0, 0, 0, NULL},
         {"no-annotate", 0, NULL, "never label", NULL, &job.annotate, 0, 0, 0, 0, NULL},
         VR_CLI_LIMITS(&job.limits),
+        VR_CLI_PATCH_BUILDER(&job.patch_builder, "the patch panel's plan"),
         VR_CLI_SMS(&job.limits, "whose batches a CPU run then reproduces (a GPU run takes its "
                    "own device's count unless given)"),
         VR_CLI_CPU(&job.force_cpu),

@@ -6,6 +6,8 @@
  */
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
+#include "pipeline/stage/geometry.h"
+#include "reuse/patches.h"
 #include "scenes/scene.h"
 #include "sim/sim.h"
 
@@ -154,6 +156,40 @@ static const vr_cli_command g_cmd = {
     "attributes, UV seams split); verts in the table counts referenced vertices.",
     VR_CLI_SCENES_OR_DEFAULT};
 
+/* --patch-builder gpu: the CPU builder's time, and on a GPU the GPU builder's (one warm-up
+ * build, then one timed) after its plan is checked equal to the reference's. */
+static vr_status sim_patch_times(vr_sim_report *r, const vr_mesh *m, const vr_sim_config *cfg)
+{
+    vr_batch_plan cpu, gpu, ref;
+    const uint32_t nu = cfg->dyn_max_unique, mi = cfg->dyn_max_indices - cfg->dyn_max_indices % 3;
+    double t0 = vr_now_ms();
+    vr_status st = vr_patches_build(&cpu, m->indices, m->index_count, m->vertex_count, nu, mi);
+    r->patch_cpu_seconds = (vr_now_ms() - t0) * 1e-3;
+    vr_batch_plan_free(&cpu);
+    if (st != VR_OK || !vr_gpu_available())
+        return st;
+    float ms = 0;
+    for (int rep = 0; rep < 2 && st == VR_OK; ++rep) {
+        st = vr_patches_build_gpu(&gpu, m->indices, m->index_count, m->vertex_count, nu, mi, &ms);
+        if (st == VR_OK && rep == 0)
+            vr_batch_plan_free(&gpu);
+    }
+    if (st != VR_OK)
+        return st;
+    st = vr_patches_build_gpu_ref(&ref, m->indices, m->index_count, m->vertex_count, nu, mi);
+    if (st == VR_OK &&
+        (gpu.batch_count != ref.batch_count ||
+         memcmp(gpu.starts, ref.starts, ((size_t)ref.batch_count + 1) * 4) != 0 ||
+         memcmp(gpu.tri_order, ref.tri_order, (size_t)ref.triangle_count * 4) != 0))
+        st = vr_set_error(VR_ERR_FORMAT, "the GPU patch builder's plan differs from its CPU "
+                          "reference (%u / %u batches); please report it", gpu.batch_count,
+                          ref.batch_count);
+    r->patch_gpu_seconds = st == VR_OK ? ms * 1e-3 : 0;
+    vr_batch_plan_free(&gpu);
+    vr_batch_plan_free(&ref);
+    return st;
+}
+
 /* One scene: every order, simulated from a copy of the file-order index buffer. */
 static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t seed,
                      const vr_sim_config *cfg_in, const vr_cli_limits *limits,
@@ -205,6 +241,8 @@ static int sim_scene(const char *spec, const vr_cli_orders *orders, uint64_t see
         if (s == VR_OK)
             s = vr_sim_run_all(r, m.indices, m.index_count, m.positions, m.vertex_count,
                                cfg);
+        if (s == VR_OK && cfg->patch && cfg->patch_builder)
+            s = sim_patch_times(r, &m, cfg);
         free(m.indices);
         free(m.positions);
         if (s != VR_OK) {
@@ -290,6 +328,9 @@ int vr_cmd_sim(int argc, char **argv)
         {"no-dyn", 0, NULL, "do not simulate dynamic batches", NULL, &no_dyn, 1, 0, 0, 0, NULL},
         {"no-patch", 0, NULL, "do not build and simulate the patch plan", NULL, &no_patch, 1, 0, 0,
          0, NULL},
+        VR_CLI_PATCH_BUILDER(&so.cfg.patch_builder,
+                             "with gpu the preprocessing table adds the CPU and GPU builders' "
+                             "times"),
         {"no-meshlet", 0, NULL, "do not build and simulate the meshlet plan", NULL, &no_meshlet,
          1, 0, 0, 0, NULL},
         VR_CLI_CSV(&csv),

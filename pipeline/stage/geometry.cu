@@ -29,9 +29,10 @@ struct vr_geometry {
     uint32_t batch_max_unique;  /* 0: no batches computed yet */
     uint32_t batch_max_indices;
     /* the last static plan (patch or meshlet) on the device: plan_ops's plan for
-     * plan_max_unique, plan_max_indices (plan_ops NULL: none yet) */
+     * plan_max_unique, plan_max_indices, built by plan_builder (plan_ops NULL: none yet) */
     const vr_reuse_ops *plan_ops;
     uint32_t plan_max_unique, plan_max_indices, plan_batch_count;
+    int plan_builder;
     uint32_t *d_plan_indices;   /* index_count, in plan order */
     uint32_t *d_plan_ids;       /* triangles: source triangle id of each plan position */
     uint32_t *d_plan_starts;    /* plan_batch_count + 1 */
@@ -280,16 +281,34 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
 }
 
 /* Makes d_plan_* hold ops's static plan for N_u = max_unique and max_indices: built on the
- * host from the uploaded mesh (load-time work, never timed), then uploaded. */
+ * host from the uploaded mesh, or for patch with the GPU builder on the device from the host
+ * indices (load-time work, never timed), then uploaded. */
 static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *ops,
-                                          uint32_t max_unique, uint32_t max_indices)
+                                          uint32_t max_unique, uint32_t max_indices,
+                                          int patch_builder)
 {
+    if (ops->kind != VR_REUSE_PATCH)
+        patch_builder = VR_PATCH_BUILDER_CPU;
     if (g->plan_ops == ops && g->plan_max_unique == max_unique &&
-        g->plan_max_indices == max_indices)
+        g->plan_max_indices == max_indices && g->plan_builder == patch_builder)
         return VR_OK;
     vr_batch_plan plan;
     uint32_t *indices = NULL;
-    vr_status st = vr_geometry_plan(&plan, &indices, ops, &g->host, max_unique, max_indices);
+    vr_status st;
+    if (patch_builder == VR_PATCH_BUILDER_GPU) {
+        st = vr_patches_build_gpu(&plan, g->host.indices, g->host.index_count,
+                                  g->host.vertex_count, max_unique, max_indices, NULL);
+        indices = st == VR_OK ? (uint32_t *)malloc(((size_t)g->index_count + 1) * 4) : NULL;
+        if (st == VR_OK && !indices) {
+            vr_batch_plan_free(&plan);
+            st = VR_ERROR(VR_ERR_OOM, "patch: plan-ordered copy of %u indices", g->index_count);
+        }
+        if (st == VR_OK)
+            vr_batch_plan_indices(indices, &plan, g->host.indices);
+    } else {
+        st = vr_geometry_plan(&plan, &indices, ops, &g->host, max_unique, max_indices,
+                              patch_builder);
+    }
     if (st != VR_OK)
         return st;
     g->plan_ops = NULL;
@@ -309,6 +328,7 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
         g->plan_ops = ops;
         g->plan_max_unique = max_unique;
         g->plan_max_indices = max_indices;
+        g->plan_builder = patch_builder;
         g->plan_batch_count = plan.batch_count;
     }
     free(indices);
@@ -497,7 +517,8 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
             return VR_ERROR(VR_ERR_ARG, "%s reads its own plan-ordered copy of the uploaded "
                             "indices, not device indices set with "
                             "vr_geometry_set_device_indices (set NULL first)", ops->name);
-        vr_status st = vr_geometry_prepare_plan(g, ops, cfg->max_unique, cfg->max_indices);
+        vr_status st = vr_geometry_prepare_plan(g, ops, cfg->max_unique, cfg->max_indices,
+                                                cfg->patch_builder);
         if (st != VR_OK)
             return st;
         p.indices = g->d_plan_indices;

@@ -61,9 +61,11 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
 /* The static plan of a strategy with one (ops->plan: patch, meshlet) for mesh `m` and N_u =
  * max_unique, max_indices (load-time preprocessing), and, when `indices` is not NULL, the
  * plan-ordered index buffer in *indices (malloc'd, index_count entries; the caller frees it and
- * the plan, vr_batch_plan_free). VR_ERR_ARG when ops has no plan or a limit is out of range. */
+ * the plan, vr_batch_plan_free). patch_builder: vr_reuse_params.patch_builder (on the CPU: the
+ * GPU builder's reference). VR_ERR_ARG when ops has no plan or a limit is out of range. */
 vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reuse_ops *ops,
-                           const vr_mesh *m, uint32_t max_unique, uint32_t max_indices);
+                           const vr_mesh *m, uint32_t max_unique, uint32_t max_indices,
+                           int patch_builder);
 
 /* Runs the CPU twin ops->ref on mesh `m` (single-threaded: O(index_count) plus the shader load
  * per invocation) with the configuration fields of `cfg` (shader,

@@ -79,7 +79,8 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
 }
 
 vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reuse_ops *ops,
-                           const vr_mesh *m, uint32_t max_unique, uint32_t max_indices)
+                           const vr_mesh *m, uint32_t max_unique, uint32_t max_indices,
+                           int patch_builder)
 {
     assert(plan && ops && m);
     memset(plan, 0, sizeof *plan);
@@ -87,7 +88,7 @@ vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reu
         *indices = NULL;
     if (!ops->plan)
         return VR_ERROR(VR_ERR_ARG, "%s has no static plan (only patch and meshlet)", ops->name);
-    vr_status st = ops->plan(plan, m, max_unique, max_indices);
+    vr_status st = ops->plan(plan, m, max_unique, max_indices, patch_builder);
     if (st != VR_OK || !indices)
         return st;
     *indices = malloc(((size_t)m->index_count + 1) * sizeof **indices);
@@ -124,7 +125,7 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
         p.batch_starts = starts;
     } else if (ops->plan) {
         vr_status st = vr_geometry_plan(&plan, &plan_indices, ops, m, cfg->max_unique,
-                                        cfg->max_indices);
+                                        cfg->max_indices, cfg->patch_builder);
         if (st != VR_OK)
             return st;
         p.indices = plan_indices;
