@@ -349,6 +349,9 @@ int vr_cmd_tour(int argc, char **argv)
         printf("\nreuse = 1 - invocations / indices (%s indices); ideal: every referenced vertex "
                "shaded once.\n= sim: the simulator (vreuse sim) counts what the strategy's CPU "
                "twin shades.\n", vr_format_count(b, first.index_count));
+        if (!gpu) /* the twin builds its plan in the call; the GPU stage keeps it, untimed */
+            printf("cpu_ms: the CPU twin's wall time, for patch and meshlet with building the "
+                   "plan.\n");
         rc = tour_picture(&first, spec, vr_order_name((vr_order)orders.v[0]), out, size[0],
                           size[1], gpu);
     }
