@@ -32,6 +32,8 @@ typedef struct dsts {
     float yaw, pitch, zoom, ratio;
     const char *csv, *out, *name;
     vr_cli_choices restart, kinds, many;
+    vr_cli_limits limits;
+    int patch_builder;
 } dsts;
 
 static dsts d;
@@ -61,6 +63,9 @@ static const vr_cli_opt opts[] = {
     VR_CLI_CSV(&d.csv),
     VR_CLI_OUT(&d.out, "output file"),
     VR_CLI_RESTART(&d.restart, "r"),
+    VR_CLI_LIMITS(&d.limits),
+    VR_CLI_SMS(&d.limits, "fuzz"),
+    VR_CLI_PATCH_BUILDER(&d.patch_builder, "fuzz"),
     {"any", 'n', "N", "any 32-bit number", vr_cli_parse_u32, &d.any, 0, 0, 4294967295.0, 0, NULL},
     {"level", 'l', "N", "", vr_cli_parse_int, &d.level, 0, 0, 2147483647.0, 0, NULL},
     {"ratio", 0, "R", "a fraction", vr_cli_parse_float, &d.ratio, 0, -0.5, 0.75, 0, NULL},
