@@ -409,7 +409,7 @@ static __device__ __forceinline__ void vr_emit_single_round(const vr_reuse_param
  * in the vote without a triangle. With keys (culling into a cub or hp queue) the lane writes
  * its position's key and the triangle is stored as without culling, at slot = pos.
  * Without culling and with p.queue_store != 0, a call reached by all 32 lanes whose valid lanes
- * hold tri = base + lane (every batcher's assembly loop: consecutive lanes take consecutive
+ * hold pos = base + lane (every batcher's assembly loop: consecutive lanes take consecutive
  * triangles) stores warp-staged (vr_store_warp, or vr_store_warp_shared when the corners are
  * references into shared memory, as in reuse/dyn_common.cuh); any other warp - partial,
  * diverged, or slots not base + lane - falls back to the direct per-lane stores. The queue's
