@@ -210,8 +210,8 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
                            vr_render_stats *stats);
 /* Batch id of every triangle as strategy `ops` forms batches on mesh `m` (dynamic: batches of
  * vr_batches_dynamic with N_u = max_unique; patch and meshlet: their plan's batches; warp:
- * static batches of batch_indices; naive and multi: thread blocks of block_size triangles). `ids` gets triangles entries; returns the
- * batch count through *batch_count. */
+ * static batches of batch_indices; naive and multi: thread blocks of block_size triangles).
+ * `ids` gets triangles entries; returns the batch count through *batch_count. */
 vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reuse_ops *ops,
                               const vr_mesh *m, const vr_reuse_params *cfg);
 

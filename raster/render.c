@@ -364,7 +364,7 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_camera_shader(&cfg.shader, &o->camera, o->raster.width, o->raster.height);
     cfg.shader.loop_iterations = o->loop_iterations;
-    cfg.cull = 0; /* the rasterizer culls; the queue keeps slot == triangle id */
+    cfg.cull = 0; /* the rasterizer culls; the queue keeps every triangle, slot = stream position */
     cfg.count = 1;
     const vr_batch_limits limits = o->limits ? *o->limits : vr_batch_limits_paper();
     vr_batch_limits_apply(&cfg, &limits);

@@ -266,13 +266,13 @@ void vr_cli_limits_label(char *buf, size_t size, const vr_cli_limits *l, const v
      vr_cli_parse_path, (dst), 0, 0, 0, 0, NULL}
 #define VR_CLI_OUT(dst, what)                                                                   \
     {"out", 'o', "FILE", what, vr_cli_parse_path, (dst), 0, 0, 0, 0, NULL}
-/* GTS restart modes (pipeline/gts/gts.h): index k of the list is vr_gts_restart k. */
 extern const char *const vr_cli_patch_builder_names[]; /* "cpu", "gpu" (vr_patch_builder) */
 #define VR_CLI_PATCH_BUILDER(dst, what)                                                         \
     {"patch-builder", 0, "cpu|gpu",                                                             \
      "who builds the patch plan: cpu (default: the sequential builder) or gpu (the "          \
      "data-parallel builder; where no GPU runs, its CPU reference, the same plan); " what,     \
      vr_cli_parse_choice, (dst), 0, 0, 0, 0, vr_cli_patch_builder_names}
+/* GTS restart modes (pipeline/gts/gts.h): index k of the list is vr_gts_restart k. */
 extern const char *const vr_cli_restart_names[]; /* "r", "deg" */
 #define VR_CLI_RESTART(dst, deflt)                                                              \
     {"restart", 0, "LIST",                                                                      \

@@ -1,5 +1,6 @@
 /* geometry_ref.c - the host half of pipeline/geometry.h: result buffers, dynamic batch starts,
- * static plans, running a strategy's CPU twin on a whole mesh and comparing two results. In a build without CUDA it also provides the GPU entry points as stubs that report
+ * static plans, running a strategy's CPU twin on a whole mesh and comparing two results. In a
+ * build without CUDA it also provides the GPU entry points as stubs that report
  * VR_ERR_NO_DEVICE, so `vreuse bench` and the tests link and say why nothing ran.
  * Try: `vreuse_tests reuse/`, `vreuse_tests gpu/`.
  */
