@@ -176,6 +176,96 @@ static __device__ __forceinline__ uint32_t vr_dyn_hash_insert(const vr_dyn_smem 
     return slot;
 }
 
+/* Linear-probing attempts per thread before the warp takes over its key (phash). */
+#define VR_PHASH_FAST_PROBES 4
+
+/* phash's insertion of keys[0 .. count) (phash.cu and the general reuse API): in round r,
+ * thread t inserts position r * blockDim + t, for ceil(count / blockDim) rounds (batches of up
+ * to 3069 indices may exceed the block); the round loop has a block-uniform bound so warps are
+ * converged for the slow path's shuffles and votes. Each thread first probes alone for
+ * VR_PHASH_FAST_PROBES slots; keys still without a slot are then inserted by their whole warp,
+ * one key at a time, 32 consecutive slots per step. Invariant: slots change only EMPTY -> key,
+ * by atomicCAS; every inserter of a key passes a slot only after seeing it hold another key, so
+ * all stop at the same first empty-or-equal slot and each key occupies exactly one slot.
+ * s.map[i] gets key i's slot; *s_failed is set when the table is full. A __syncthreads must
+ * follow. Every thread calls it. */
+static __device__ __forceinline__ void vr_phash_insert_batch(const vr_dyn_smem &s,
+                                                             const uint32_t *keys, uint32_t count,
+                                                             uint32_t table_log2,
+                                                             uint32_t *s_failed)
+{
+    const uint32_t slots = 1u << table_log2, mask = slots - 1;
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    for (uint32_t base = 0; base < count; base += blockDim.x) {
+        const uint32_t i = base + threadIdx.x;
+        const int has_key = i < count;
+        const uint32_t key = has_key ? __ldg(keys + i) : 0;
+        uint32_t slot = vr_dyn_hash(key, table_log2);
+        uint32_t passed = 0; /* slots seen holding other keys */
+        int pending = has_key;
+
+        /* fast path: the thread probes alone, as in hash.cu */
+        for (int k = 0; k < VR_PHASH_FAST_PROBES && pending; ++k) {
+            const uint32_t prev = atomicCAS(s.table + slot, VR_DYN_EMPTY, key);
+            if (prev == VR_DYN_EMPTY || prev == key) {
+                pending = 0;
+            } else {
+                slot = (slot + 1) & mask;
+                ++passed;
+            }
+        }
+        if (pending && passed >= slots) {
+            pending = 0;
+            atomicOr(s_failed, 1u);
+        }
+
+        /* slow path: the warp serves its lowest pending lane (the leader). Lane j reads slot
+         * leader's next + j with an atomic (other warps are inserting concurrently); the first
+         * slot in probe order that holds the key or is empty decides. Empty: that lane CASes
+         * the key in - a lost race moves the window past the slot. Every lane with the same
+         * key takes the result, so duplicates within the warp cost no extra step. All 32 lanes
+         * run every iteration: the loop condition is a ballot. */
+        unsigned todo = __ballot_sync(VR_FULL_MASK, pending);
+        while (todo) {
+            const int leader = __ffs(todo) - 1;
+            const uint32_t lkey = __shfl_sync(VR_FULL_MASK, key, leader);
+            const uint32_t lslot = __shfl_sync(VR_FULL_MASK, slot, leader);
+            const uint32_t lpassed = __shfl_sync(VR_FULL_MASK, passed, leader);
+            const uint32_t probe = (lslot + lane) & mask; /* tables < 32 slots wrap: harmless */
+            const uint32_t cur = atomicOr(s.table + probe, 0u);
+            const unsigned stop = __ballot_sync(VR_FULL_MASK, cur == lkey || cur == VR_DYN_EMPTY);
+            uint32_t found = VR_DYN_EMPTY, advance = VR_WARP_SIZE;
+            if (stop) {
+                const int first = __ffs(stop) - 1;
+                if ((int)lane == first) {
+                    const uint32_t prev =
+                        cur == lkey ? lkey : atomicCAS(s.table + probe, VR_DYN_EMPTY, lkey);
+                    if (prev == VR_DYN_EMPTY || prev == lkey)
+                        found = probe;
+                }
+                found = __shfl_sync(VR_FULL_MASK, found, first);
+                advance = (uint32_t)first + 1;
+            }
+            if (found != VR_DYN_EMPTY) {
+                if (pending && key == lkey) {
+                    slot = found;
+                    pending = 0;
+                }
+            } else if ((int)lane == leader) {
+                slot = (lslot + advance) & mask;
+                passed = lpassed + advance;
+                if (passed >= slots) { /* every slot holds another key */
+                    pending = 0;
+                    atomicOr(s_failed, 1u);
+                }
+            }
+            todo = __ballot_sync(VR_FULL_MASK, pending);
+        }
+        if (has_key)
+            s.map[i] = (uint16_t)slot;
+    }
+}
+
 /* After insertion (and a __syncthreads): gives the occupied slots dense ids 0..n-1 in slot order,
  * so shading runs on consecutive threads without idle slots in between - the paper shades per
  * slot, which leaves lanes idle whenever the table is larger than the batch's vertex count.
@@ -184,9 +274,9 @@ static __device__ __forceinline__ uint32_t vr_dyn_hash_insert(const vr_dyn_smem 
  * map (position -> slot) needs no rewrite. Returns 0 - before writing anything, block-uniformly
  * - when insertion failed (*s_failed) or the batch has more than max_unique distinct vertices;
  * else 1 with *unique_count set. The caller must __syncthreads before reading the results. */
-static __device__ int vr_dyn_compact_table(const vr_reuse_params &p, const vr_dyn_smem &s,
-                                           uint32_t slots, uint32_t *s_warp,
-                                           const uint32_t *s_failed, uint32_t *unique_count)
+static __device__ int vr_dyn_compact_table_n(uint32_t max_unique, const vr_dyn_smem &s,
+                                             uint32_t slots, uint32_t *s_warp,
+                                             const uint32_t *s_failed, uint32_t *unique_count)
 {
     const uint32_t per = (slots + blockDim.x - 1) / blockDim.x;
     const uint32_t lo = min(slots, threadIdx.x * per), hi = min(slots, lo + per);
@@ -196,7 +286,7 @@ static __device__ int vr_dyn_compact_table(const vr_reuse_params &p, const vr_dy
     uint32_t total;
     uint32_t id = vr_dyn_block_scan(occupied, s_warp, &total);
     /* *s_failed was last written before the __syncthreads that preceded this call */
-    if (*s_failed || total > p.max_unique)
+    if (*s_failed || total > max_unique)
         return 0;
     for (uint32_t i = lo; i < hi; ++i) {
         const uint32_t key = s.table[i];
@@ -207,6 +297,16 @@ static __device__ int vr_dyn_compact_table(const vr_reuse_params &p, const vr_dy
     }
     *unique_count = total;
     return 1;
+}
+
+/* The same for a renderer batch: N_u = p.max_unique. */
+static __device__ __forceinline__ int vr_dyn_compact_table(const vr_reuse_params &p,
+                                                           const vr_dyn_smem &s, uint32_t slots,
+                                                           uint32_t *s_warp,
+                                                           const uint32_t *s_failed,
+                                                           uint32_t *unique_count)
+{
+    return vr_dyn_compact_table_n(p.max_unique, s, slots, s_warp, s_failed, unique_count);
 }
 
 /* Shades dense ids threadIdx.x, + blockDim.x, ...: exactly one invocation per distinct vertex

@@ -7,19 +7,11 @@
  */
 #include "reuse/dyn_common.cuh"
 
-/* Linear-probing attempts per thread before the warp takes over its key. */
-#define VR_PHASH_FAST_PROBES 4
-
-/* Thread mapping: in round r, thread t inserts batch position r * blockDim + t, for
- * ceil(count / blockDim) rounds (batches of up to p.max_indices <= 3069 may exceed the block);
- * the round loop has a block-uniform bound so warps are converged for the slow path's shuffles
- * and votes.
+/* Thread mapping: insertion as vr_phash_insert_batch (reuse/dyn_common.cuh) says.
  * Then as hash.cu: a chunk of slots for compaction, dense ids and triangles strided by
  * blockDim. Shared memory: vr_dyn_smem with a table of 2^table_log2 slots, s_warp, s_failed.
- * Sync points: table cleared | inserted | (scan) compacted | shaded.
- * Invariant: slots change only EMPTY -> key, by atomicCAS; every inserter of a key - fast path
- * or slow path, any warp - passes a slot only after seeing it hold another key, so all of them
- * stop at the same first empty-or-equal slot and each key occupies exactly one slot. */
+ * Sync points: table cleared | inserted | (scan) compacted | shaded. Each key occupies exactly
+ * one slot (the insertion's invariant). */
 template <int QB>
 static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
 vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
@@ -30,8 +22,7 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
     vr_dyn_batch b;
     if (!vr_dyn_block_start(p, &cs, QB, NULL, &b))
         return;
-    const uint32_t slots = 1u << table_log2, mask = slots - 1;
-    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t slots = 1u << table_log2;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, slots);
 
     vr_dyn_clear_table(s, slots);
@@ -39,74 +30,7 @@ vr_phash_kernel(vr_reuse_params p, uint32_t table_log2)
         s_failed = 0;
     __syncthreads();
 
-    for (uint32_t base = 0; base < b.count; base += blockDim.x) {
-        const uint32_t i = base + threadIdx.x;
-        const int has_key = i < b.count;
-        const uint32_t key = has_key ? __ldg(p.indices + b.start + i) : 0;
-        uint32_t slot = vr_dyn_hash(key, table_log2);
-        uint32_t passed = 0; /* slots seen holding other keys */
-        int pending = has_key;
-
-        /* fast path: the thread probes alone, as in hash.cu */
-        for (int k = 0; k < VR_PHASH_FAST_PROBES && pending; ++k) {
-            const uint32_t prev = atomicCAS(s.table + slot, VR_DYN_EMPTY, key);
-            if (prev == VR_DYN_EMPTY || prev == key) {
-                pending = 0;
-            } else {
-                slot = (slot + 1) & mask;
-                ++passed;
-            }
-        }
-        if (pending && passed >= slots) {
-            pending = 0;
-            atomicOr(&s_failed, 1u);
-        }
-
-        /* slow path: the warp serves its lowest pending lane (the leader). Lane j reads slot
-         * leader's next + j with an atomic (other warps are inserting concurrently); the first
-         * slot in probe order that holds the key or is empty decides. Empty: that lane CASes
-         * the key in - a lost race moves the window past the slot. Every lane with the same
-         * key takes the result, so duplicates within the warp cost no extra step. All 32 lanes
-         * run every iteration: the loop condition is a ballot. */
-        unsigned todo = __ballot_sync(VR_FULL_MASK, pending);
-        while (todo) {
-            const int leader = __ffs(todo) - 1;
-            const uint32_t lkey = __shfl_sync(VR_FULL_MASK, key, leader);
-            const uint32_t lslot = __shfl_sync(VR_FULL_MASK, slot, leader);
-            const uint32_t lpassed = __shfl_sync(VR_FULL_MASK, passed, leader);
-            const uint32_t probe = (lslot + lane) & mask; /* tables < 32 slots wrap: harmless */
-            const uint32_t cur = atomicOr(s.table + probe, 0u);
-            const unsigned stop = __ballot_sync(VR_FULL_MASK, cur == lkey || cur == VR_DYN_EMPTY);
-            uint32_t found = VR_DYN_EMPTY, advance = VR_WARP_SIZE;
-            if (stop) {
-                const int first = __ffs(stop) - 1;
-                if ((int)lane == first) {
-                    const uint32_t prev =
-                        cur == lkey ? lkey : atomicCAS(s.table + probe, VR_DYN_EMPTY, lkey);
-                    if (prev == VR_DYN_EMPTY || prev == lkey)
-                        found = probe;
-                }
-                found = __shfl_sync(VR_FULL_MASK, found, first);
-                advance = (uint32_t)first + 1;
-            }
-            if (found != VR_DYN_EMPTY) {
-                if (pending && key == lkey) {
-                    slot = found;
-                    pending = 0;
-                }
-            } else if ((int)lane == leader) {
-                slot = (lslot + advance) & mask;
-                passed = lpassed + advance;
-                if (passed >= slots) { /* every slot holds another key */
-                    pending = 0;
-                    atomicOr(&s_failed, 1u);
-                }
-            }
-            todo = __ballot_sync(VR_FULL_MASK, pending);
-        }
-        if (has_key)
-            s.map[i] = (uint16_t)slot;
-    }
+    vr_phash_insert_batch(s, p.indices + b.start, b.count, table_log2, &s_failed);
     __syncthreads();
     vr_dyn_finish_hashed(p, s, slots, s_warp, &s_failed, b, &cs, QB, NULL);
 }

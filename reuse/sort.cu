@@ -5,111 +5,31 @@
  * once and assembles one triangle per thread. CPU twin: sort_ref.c (reuse/dyn_ref_common.h).
  * Try: `vreuse_tests gpu/dyn`, `vreuse bench --strategy sort --block 128,256,512`.
  */
-#include <cub/block/block_discontinuity.cuh>
-#include <cub/block/block_radix_sort.cuh>
-#include <cub/block/block_scan.cuh>
+#include "reuse/sort_dedup.cuh"
 
-#include "reuse/dyn_common.cuh"
-
-/* Most keys per thread of any instantiation: register arrays keys, pos, heads, ids of ITEMS
- * each; 32 is BLOCK 32 at the default capacity 1024. */
-#define VR_SORT_MAX_ITEMS 32
-
-/* Flag op for BlockDiscontinuity: a head where the sorted key differs from its predecessor. */
-struct vr_key_differs {
-    __device__ __forceinline__ bool operator()(uint32_t a, uint32_t b) const { return a != b; }
-};
-
-/* CUB's block primitives need the block size and the keys per thread at compile time:
- * vr_sort_run instantiates 32..1024 threads for a capacity CAP of 1024, 2048 or 3072 keys
- * (the smallest >= p.max_indices), ITEMS = CAP / BLOCK keys per thread (256 x 4 by default).
- * ITEMS is capped at 32 - what BLOCK 32 at CAP 1024 has always used - so longer batches need
- * larger blocks: 2046 indices at >= 64 threads, 3069 at >= 128.
- * Thread mapping: thread t loads positions j * BLOCK + t (striped, coalesced); after the sort it
- * holds sorted ranks t * ITEMS .. t * ITEMS + ITEMS - 1 (blocked), then shades dense ids and
- * assembles triangles strided by BLOCK. Keys are offset by the batch's smallest index and sorted
- * on just the bits of (largest - smallest + 1): on the Forsyth-ordered test scenes 3.2-4.0 radix
- * passes of 4 bits on average, instead of 8 for whole keys or 4-5 for the vertex count's bits.
- * Padding keys (positions >= count) are VR_DYN_EMPTY, whose low bits exceed every real key, so
- * real keys take exactly sorted ranks 0..count-1 whatever the load order.
- * Shared memory: CUB temp storage (a union, __syncthreads between uses), per-warp min/max, and
- * vr_dyn_smem without table. Sync points: min/max | sorted | heads | scanned and scattered |
- * shaded. */
+/* vr_sort_run instantiates 32..1024 threads for a capacity CAP of 1024, 2048 or 3072 keys (the
+ * smallest >= p.max_indices), ITEMS = CAP / BLOCK keys per thread (256 x 4 by default), at most
+ * VR_SORT_MAX_ITEMS - what BLOCK 32 at CAP 1024 has always used - so longer batches need larger
+ * blocks: 2046 indices at >= 64 threads, 3069 at >= 128.
+ * Thread mapping: the deduplication as reuse/sort_dedup.cuh says, then dense ids shaded and
+ * triangles assembled strided by BLOCK. Shared memory: CUB temp storage and per-warp min/max
+ * (inside vr_sort_dedup), and vr_dyn_smem without table. Sync points: those of vr_sort_dedup |
+ * scattered | shaded. */
 template <int BLOCK, int CAP, int QB>
 static __global__ void __launch_bounds__(BLOCK) vr_sort_kernel(vr_reuse_params p)
 {
-    enum { ITEMS = CAP / BLOCK, WARPS = BLOCK / VR_WARP_SIZE };
-    static_assert(CAP % BLOCK == 0 && ITEMS <= VR_SORT_MAX_ITEMS, "sort: keys per thread");
-    typedef cub::BlockRadixSort<uint32_t, BLOCK, ITEMS, uint16_t> block_sort;
-    typedef cub::BlockDiscontinuity<uint32_t, BLOCK> block_heads;
-    typedef cub::BlockScan<uint32_t, BLOCK> block_scan;
-    __shared__ union {
-        typename block_sort::TempStorage sort;
-        typename block_heads::TempStorage heads;
-        typename block_scan::TempStorage scan;
-    } s_cub;
-    __shared__ uint32_t s_min[WARPS], s_max[WARPS];
     __shared__ vr_compact_shared cs;
-
     vr_dyn_batch b;
     /* the host picked CAP >= p.max_indices, so an accepted batch fits the keys */
     if (!vr_dyn_block_start(p, &cs, QB, NULL, &b))
         return;
     const vr_dyn_smem s = vr_dyn_smem_carve(p.max_unique, 0);
-    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
-
-    uint32_t keys[ITEMS];
-    uint16_t pos[ITEMS];
-    uint32_t lo = VR_DYN_EMPTY, hi = 0;
-    for (int j = 0; j < ITEMS; ++j) {
-        const uint32_t q = (uint32_t)j * BLOCK + threadIdx.x;
-        pos[j] = (uint16_t)q;
-        keys[j] = VR_DYN_EMPTY;
-        if (q < b.count) {
-            keys[j] = __ldg(p.indices + b.start + q);
-            lo = min(lo, keys[j]);
-            hi = max(hi, keys[j]);
-        }
-    }
-    lo = __reduce_min_sync(VR_FULL_MASK, lo);
-    hi = __reduce_max_sync(VR_FULL_MASK, hi);
-    if (lane == 0) {
-        s_min[warp] = lo;
-        s_max[warp] = hi;
-    }
-    __syncthreads();
-    for (int w = 0; w < WARPS; ++w) {
-        lo = min(lo, s_min[w]);
-        hi = max(hi, s_max[w]);
-    }
-    /* hi - lo + 1 < 2^end_bit, so hi - lo < 2^end_bit - 1 = the padding's low bits */
-    const int end_bit = 32 - __clz(hi - lo + 1);
-    for (int j = 0; j < ITEMS; ++j)
-        if (pos[j] < b.count)
-            keys[j] -= lo;
-
-    block_sort(s_cub.sort).Sort(keys, pos, 0, end_bit);
-    __syncthreads();
-    uint32_t heads[ITEMS];
-    block_heads(s_cub.heads).FlagHeads(heads, keys, vr_key_differs());
-    for (int j = 0; j < ITEMS; ++j)
-        if ((uint32_t)threadIdx.x * ITEMS + j >= b.count)
-            heads[j] = 0; /* padding */
-    __syncthreads();
-    uint32_t ids[ITEMS], unique_count;
-    block_scan(s_cub.scan).ExclusiveSum(heads, ids, unique_count);
-    if (unique_count > p.max_unique) { /* block-uniform: the scan's aggregate */
+    uint32_t unique_count;
+    if (!vr_sort_dedup<BLOCK, CAP>(p.indices + b.start, b.count, s, p.max_unique,
+                                   &unique_count)) { /* block-uniform: the scan's aggregate */
         vr_dyn_reject(p, b.count / 3);
         vr_queue_block_skip(p, &cs, QB);
         return;
-    }
-    for (int j = 0; j < ITEMS; ++j) {
-        if ((uint32_t)threadIdx.x * ITEMS + j < b.count) {
-            const uint32_t id = ids[j] + heads[j] - 1; /* inclusive count - 1 */
-            s.map[pos[j]] = (uint16_t)id;
-            if (heads[j])
-                s.unique[id] = keys[j] + lo;
-        }
     }
     __syncthreads();
     vr_dyn_shade(p, s, unique_count);

@@ -9,7 +9,7 @@
  */
 #include "reuse/ref_common.h"
 #include "reuse/stage.cuh"
-#include "reuse/warp_vote.h"
+#include "reuse/warp_round.cuh"
 
 /* Moves a shaded vertex from lane `src` to the calling lane (all 32 lanes must call). */
 static __device__ __forceinline__ vr_shaded vr_shfl_shaded(const vr_shaded &s, int src)
@@ -123,52 +123,9 @@ static __global__ void __launch_bounds__(1024) vr_warp_kernel(vr_reuse_params p)
     uint32_t stash_used = 0;
 
     for (uint32_t start = first; start < end;) {
-        /* loading (Algorithm 1, lines 4-23): 32-index chunks while lanes are free. Each chunk
-         * is one vote step of warp_vote.h: the same lanes, map and stop as the twin's per-index
-         * loop, in `fill` shuffles, a match, two ballots and one more shuffle rather than 32
-         * sequential rounds of shuffle + ballot + branch. */
-        uint32_t my_vertex = VR_VOTE_NO_VERTEX;
-        uint32_t fill = 0, done = 0;
-        for (uint32_t offset = start;;) {
-            const uint32_t chunk = min(end - offset, (uint32_t)VR_WARP_SIZE);
-            const uint32_t incoming =
-                lane < chunk ? __ldg(p.indices + offset + lane) : VR_VOTE_NO_VERTEX;
-            /* (1) owner among this round's lanes, 4 per step: lanes >= fill hold
-             * VR_VOTE_NO_VERTEX, which equals no loaded index, and fill <= 32 keeps j + 3 <= 31 */
-            uint32_t owner = VR_VOTE_NONE;
-            for (uint32_t j = 0; j < fill; j += 4) {
-                const uint32_t v0 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 0);
-                const uint32_t v1 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 1);
-                const uint32_t v2 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 2);
-                const uint32_t v3 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 3);
-                owner = vr_vote_owner_step(owner, v0, incoming, j + 0);
-                owner = vr_vote_owner_step(owner, v1, incoming, j + 1);
-                owner = vr_vote_owner_step(owner, v2, incoming, j + 2);
-                owner = vr_vote_owner_step(owner, v3, incoming, j + 3);
-            }
-            /* (2) group equal indices; leaders take lanes fill + rank */
-            const uint32_t group = __match_any_sync(VR_FULL_MASK, incoming);
-            const int fresh = vr_vote_fresh(lane, chunk, owner);
-            const uint32_t leaders =
-                __ballot_sync(VR_FULL_MASK, vr_vote_leads(fresh, group, lane));
-            const uint32_t rank = vr_vote_rank(leaders, group);
-            /* (3) warp full: the first leader without a free lane opens the next round */
-            const uint32_t blocked =
-                __ballot_sync(VR_FULL_MASK, vr_vote_blocked(fresh, rank, fill));
-            const uint32_t mapped = vr_vote_mapped(blocked, chunk);
-            const uint32_t taken = vr_vote_taken(leaders, fill);
-            const uint32_t newcomer =
-                __shfl_sync(VR_FULL_MASK, incoming, vr_vote_source(leaders, fill, lane));
-            if (vr_vote_gains(lane, fill, taken))
-                my_vertex = newcomer;
-            if (lane < mapped)
-                s_map[done + lane] = (uint8_t)vr_vote_lane(fresh, owner, fill, rank);
-            done += mapped;
-            fill += taken;
-            if (fill == VR_WARP_SIZE || end - offset <= VR_WARP_SIZE)
-                break;
-            offset += VR_WARP_SIZE;
-        }
+        /* loading (Algorithm 1, lines 4-23): reuse/warp_round.cuh */
+        uint32_t my_vertex, fill, done;
+        vr_warp_load_round(p.indices, start, end, lane, s_map, &my_vertex, &fill, &done);
         __syncwarp();
 
         /* shading: one invocation per filled lane, including corners of a trailing incomplete

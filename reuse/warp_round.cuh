@@ -1,0 +1,67 @@
+/* warp_round.cuh - one loading round of warp voting (Kenzel et al. 2018, Algorithm 1, lines
+ * 4-23), shared by the renderer's warp batcher (reuse/warp.cu) and the general reuse API's
+ * (reuse/program.cuh). 32-index chunks of the warp's batch [start, end) are mapped onto lanes
+ * while lanes are free. Each chunk is one vote step of warp_vote.h: the same lanes, map and stop
+ * as the twin's per-index loop (reuse/warp_ref.c), in `fill` shuffles, a match, two ballots and
+ * one more shuffle rather than 32 sequential rounds of shuffle + ballot + branch.
+ */
+#ifndef VR_WARP_ROUND_CUH
+#define VR_WARP_ROUND_CUH
+
+#include "reuse/stage.cuh"
+#include "reuse/warp_vote.h"
+
+/* All 32 lanes call it (start < end). Out: *my_vertex, the element this lane holds
+ * (VR_VOTE_NO_VERTEX for lanes >= *fill); *fill, lanes holding one; *done, leading indices of
+ * [start, end) mapped this round, s_map[0 .. *done) their lanes. The caller __syncwarp()s
+ * before reading s_map. */
+static __device__ __forceinline__ void vr_warp_load_round(const uint32_t *indices, uint32_t start,
+                                                          uint32_t end, uint32_t lane,
+                                                          uint8_t *s_map, uint32_t *my_vertex_out,
+                                                          uint32_t *fill_out, uint32_t *done_out)
+{
+    uint32_t my_vertex = VR_VOTE_NO_VERTEX;
+    uint32_t fill = 0, done = 0;
+    for (uint32_t offset = start;;) {
+        const uint32_t chunk = min(end - offset, (uint32_t)VR_WARP_SIZE);
+        const uint32_t incoming = lane < chunk ? __ldg(indices + offset + lane) : VR_VOTE_NO_VERTEX;
+        /* (1) owner among this round's lanes, 4 per step: lanes >= fill hold
+         * VR_VOTE_NO_VERTEX, which equals no loaded index, and fill <= 32 keeps j + 3 <= 31 */
+        uint32_t owner = VR_VOTE_NONE;
+        for (uint32_t j = 0; j < fill; j += 4) {
+            const uint32_t v0 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 0);
+            const uint32_t v1 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 1);
+            const uint32_t v2 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 2);
+            const uint32_t v3 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 3);
+            owner = vr_vote_owner_step(owner, v0, incoming, j + 0);
+            owner = vr_vote_owner_step(owner, v1, incoming, j + 1);
+            owner = vr_vote_owner_step(owner, v2, incoming, j + 2);
+            owner = vr_vote_owner_step(owner, v3, incoming, j + 3);
+        }
+        /* (2) group equal indices; leaders take lanes fill + rank */
+        const uint32_t group = __match_any_sync(VR_FULL_MASK, incoming);
+        const int fresh = vr_vote_fresh(lane, chunk, owner);
+        const uint32_t leaders = __ballot_sync(VR_FULL_MASK, vr_vote_leads(fresh, group, lane));
+        const uint32_t rank = vr_vote_rank(leaders, group);
+        /* (3) warp full: the first leader without a free lane opens the next round */
+        const uint32_t blocked = __ballot_sync(VR_FULL_MASK, vr_vote_blocked(fresh, rank, fill));
+        const uint32_t mapped = vr_vote_mapped(blocked, chunk);
+        const uint32_t taken = vr_vote_taken(leaders, fill);
+        const uint32_t newcomer =
+            __shfl_sync(VR_FULL_MASK, incoming, vr_vote_source(leaders, fill, lane));
+        if (vr_vote_gains(lane, fill, taken))
+            my_vertex = newcomer;
+        if (lane < mapped)
+            s_map[done + lane] = (uint8_t)vr_vote_lane(fresh, owner, fill, rank);
+        done += mapped;
+        fill += taken;
+        if (fill == VR_WARP_SIZE || end - offset <= VR_WARP_SIZE)
+            break;
+        offset += VR_WARP_SIZE;
+    }
+    *my_vertex_out = my_vertex;
+    *fill_out = fill;
+    *done_out = done;
+}
+
+#endif
