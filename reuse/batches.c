@@ -13,20 +13,36 @@
 
 size_t vr_batches_dynamic_bound(uint32_t index_count) { return (size_t)index_count / 3 + 1; }
 
+size_t vr_batches_dynamic_bound_arity(uint32_t index_count, uint32_t arity)
+{
+    return (size_t)index_count / (arity ? arity : 1) + 1;
+}
+
 vr_status vr_batches_dynamic(uint32_t *starts, size_t *batch_count, const uint32_t *indices,
                              uint32_t index_count, uint32_t vertex_count, uint32_t max_unique,
                              uint32_t max_indices)
 {
+    return vr_batches_dynamic_arity(starts, batch_count, indices, index_count, 3, vertex_count,
+                                    max_unique, max_indices);
+}
+
+vr_status vr_batches_dynamic_arity(uint32_t *starts, size_t *batch_count, const uint32_t *indices,
+                                   uint32_t index_count, uint32_t arity, uint32_t vertex_count,
+                                   uint32_t max_unique, uint32_t max_indices)
+{
     assert(starts != NULL && batch_count != NULL);
     assert(indices != NULL || index_count == 0);
     *batch_count = 0;
-    if (max_unique < VR_NU_MIN || max_indices < VR_MAX_INDICES_MIN) /* a triangle needs 3 */
+    if (arity < 1 || arity > VR_BATCH_ARITY_MAX)
+        return VR_ERROR(VR_ERR_ARG, "dynamic batches: arity %u must be in 1..%u", arity,
+                        VR_BATCH_ARITY_MAX);
+    if (max_unique < arity || max_indices < arity) /* a primitive must fit */
         return VR_ERROR(VR_ERR_ARG,
-                        "dynamic batches: max_unique %u and max_indices %u must be >= 3",
-                        max_unique, max_indices);
-    if (index_count % 3 != 0)
-        return VR_ERROR(VR_ERR_FORMAT, "dynamic batches: index count %u is not a multiple of 3",
-                        index_count);
+                        "dynamic batches: max_unique %u and max_indices %u must be >= %u",
+                        max_unique, max_indices, arity);
+    if (index_count % arity != 0)
+        return VR_ERROR(VR_ERR_FORMAT, "dynamic batches: index count %u is not a multiple of %u",
+                        index_count, arity);
     starts[0] = 0;
     if (index_count == 0)
         return VR_OK;
@@ -36,27 +52,35 @@ vr_status vr_batches_dynamic(uint32_t *starts, size_t *batch_count, const uint32
     uint32_t *stamp = calloc(vertex_count ? vertex_count : 1, sizeof *stamp);
     if (!stamp)
         return VR_ERROR(VR_ERR_OOM, "dynamic batches: %u-vertex scratch array", vertex_count);
-    /* Triangles, not indices, per batch: a batch holds at most this many. */
-    const uint32_t max_tris = max_indices / 3;
+    /* Primitives, not indices, per batch: a batch holds at most this many. */
+    const uint32_t max_prims = max_indices / arity;
     size_t count = 0;
-    uint32_t cur = 1, unique = 0, tris = 0;
-    for (uint32_t i = 0; i < index_count; i += 3) {
-        uint32_t a = indices[i], b = indices[i + 1], c = indices[i + 2];
-        assert(a < vertex_count && b < vertex_count && c < vertex_count);
-        /* Distinct new vertices of this triangle; a repeated index (degenerate triangle)
-         * counts once, as the batch shades it once. */
-        uint32_t fresh = (stamp[a] != cur) + (stamp[b] != cur && b != a) +
-                         (stamp[c] != cur && c != a && c != b);
-        if (unique + fresh > max_unique || tris == max_tris) {
+    uint32_t cur = 1, unique = 0, prims = 0;
+    for (uint32_t i = 0; i < index_count; i += arity) {
+        const uint32_t *v = indices + i;
+        /* Distinct new vertices of this primitive; a repeated index (a degenerate triangle)
+         * counts once, as the batch shades it once. distinct: those not equal to an earlier
+         * corner. */
+        uint32_t fresh = 0, distinct = 0;
+        for (uint32_t k = 0; k < arity; ++k) {
+            assert(v[k] < vertex_count);
+            int first = 1;
+            for (uint32_t j = 0; j < k; ++j)
+                first &= v[j] != v[k];
+            distinct += (uint32_t)first;
+            fresh += (uint32_t)(first && stamp[v[k]] != cur);
+        }
+        if (unique + fresh > max_unique || prims == max_prims) {
             starts[++count] = i;
             ++cur;
             unique = 0;
-            tris = 0;
-            fresh = 1 + (b != a) + (c != a && c != b); /* max_unique >= 3: always fits */
+            prims = 0;
+            fresh = distinct; /* max_unique >= arity: always fits */
         }
-        stamp[a] = stamp[b] = stamp[c] = cur;
+        for (uint32_t k = 0; k < arity; ++k)
+            stamp[v[k]] = cur;
         unique += fresh;
-        ++tris;
+        ++prims;
     }
     starts[++count] = index_count;
     free(stamp);

@@ -32,6 +32,16 @@ vr_status vr_batches_dynamic(uint32_t *starts, size_t *batch_count, const uint32
                              uint32_t index_count, uint32_t vertex_count, uint32_t max_unique,
                              uint32_t max_indices);
 
+/* The same rule for primitives of `arity` (1..VR_BATCH_ARITY_MAX) indices each (the general
+ * reuse API, reuse/program.h): whole primitives per batch, distinct vertices <= max_unique,
+ * indices <= max_indices; arity 3 is vr_batches_dynamic. `starts` needs
+ * vr_batches_dynamic_bound_arity() + 1 entries. */
+#define VR_BATCH_ARITY_MAX 4u
+size_t vr_batches_dynamic_bound_arity(uint32_t index_count, uint32_t arity);
+vr_status vr_batches_dynamic_arity(uint32_t *starts, size_t *batch_count, const uint32_t *indices,
+                                   uint32_t index_count, uint32_t arity, uint32_t vertex_count,
+                                   uint32_t max_unique, uint32_t max_indices);
+
 #ifdef __cplusplus
 }
 #endif

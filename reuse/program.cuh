@@ -1,0 +1,421 @@
+/* program.cuh - the GPU half of the general reuse API (reuse/program.h has the contract and the
+ * CPU twin): vr_program_run<P>(kind, params, program, stream) runs strategy `kind` with program
+ * P's functions inlined into the strategy's kernel. The deduplication is the renderer
+ * batchers' own device code - warp voting (reuse/warp_round.cuh), the hash and phash tables and
+ * the table compaction (reuse/dyn_common.cuh), the block radix sort (reuse/sort_dedup.cuh) - so a
+ * program gets exactly the renderer's batches and invocation counts.
+ *
+ * A program is a struct, passed by value as a kernel argument (device pointers inside):
+ *   struct my_program {
+ *       typedef ... Element;                 // what element() yields; kept in shared memory
+ *       enum { arity = 3 };                  // indices per primitive, 1..VR_PROGRAM_ARITY_MAX
+ *       __device__ Element element(uint32_t id) const;   // once per distinct element of a batch
+ *       __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+ *                                 const Element *const *corners) const;  // once per primitive
+ *   };
+ * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
+ * position, ids and corners the arity corner element ids and their elements. element() must not
+ * depend on which batch calls it (several batches may shade the same element); primitive() runs
+ * once per primitive, in no particular order across threads. Neither may use warp or block
+ * collectives: they run in divergent code.
+ * Included by the .cu files that define programs (pipeline/apps/apps_gpu.cu, tests); every program
+ * instantiates its own kernels.
+ */
+#ifndef VR_PROGRAM_CUH
+#define VR_PROGRAM_CUH
+
+#include "reuse/program.h"
+#include "reuse/sort_dedup.cuh"
+#include "reuse/warp_round.cuh"
+
+/* One element-function call, counted in counting mode. */
+template <class P>
+static __device__ __forceinline__ typename P::Element vr_prog_element(const vr_program_params &p,
+                                                                      const P &prog, uint32_t id)
+{
+    const typename P::Element e = prog.element(id);
+    if (p.count) {
+        atomicAdd(&p.counters->invocations, 1ull);
+        if (p.shade_counts)
+            atomicAdd(p.shade_counts + id, 1u);
+    }
+    return e;
+}
+
+/* One primitive-function call for stream primitive `pos`; a plan's source id out of range is
+ * counted as overflow and skipped (the host checks plans, the GPU only the range). */
+template <class P>
+static __device__ __forceinline__ void vr_prog_primitive(const vr_program_params &p, const P &prog,
+                                                         uint32_t pos, const uint32_t *ids,
+                                                         const typename P::Element *const *e)
+{
+    uint32_t prim = pos;
+    if (p.prim_ids) {
+        prim = __ldg(p.prim_ids + pos);
+        if (prim >= p.index_count / (uint32_t)P::arity) {
+            atomicAdd(&p.counters->overflow, 1u);
+            return;
+        }
+    }
+    prog.primitive(prim, pos, ids, e);
+    if (p.count)
+        atomicAdd(&p.counters->primitives, 1ull);
+}
+
+/* ---- naive: thread t, primitive t, its corners shaded in registers -------------------------- */
+template <class P>
+static __global__ void __launch_bounds__(1024) vr_prog_naive_kernel(vr_program_params p, P prog)
+{
+    const uint32_t A = P::arity;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= p.index_count / A)
+        return;
+    uint32_t ids[A];
+    typename P::Element e[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = __ldg(p.indices + A * t + k);
+        e[k] = vr_prog_element(p, prog, ids[k]);
+        ep[k] = &e[k];
+    }
+    vr_prog_primitive(p, prog, t, ids, ep);
+}
+
+/* ---- warp: one warp per static batch, rounds of up to 32 distinct elements -----------------
+ * Shared memory per warp: 32 elements (the round's lanes) then batch_indices bytes of lane map.
+ * Round: vr_warp_load_round maps the leading indices onto lanes, each filled lane computes its
+ * element into the warp's table, and lane l takes the round's primitives l, l + 32, .... */
+template <class P>
+static __host__ __device__ inline size_t vr_prog_warp_smem(uint32_t batch, uint32_t warps)
+{
+    return (size_t)warps * (32u * sizeof(typename P::Element) + (batch + 15u) / 16u * 16u);
+}
+
+template <class P>
+static __global__ void __launch_bounds__(1024) vr_prog_warp_kernel(vr_program_params p, P prog)
+{
+    typedef typename P::Element E;
+    const uint32_t A = P::arity;
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    const uint32_t B = p.limits.batch_indices;
+    const uint64_t begin = ((uint64_t)blockIdx.x * warps + warp) * B;
+    if (begin >= p.index_count)
+        return; /* the whole warp: past the last batch */
+    E *const s_el = reinterpret_cast<E *>(vr_prog_smem) + (size_t)warp * VR_WARP_SIZE;
+    uint8_t *const s_map = vr_prog_smem + (size_t)warps * VR_WARP_SIZE * sizeof(E) +
+                           (size_t)warp * ((B + 15u) / 16u * 16u);
+    const uint32_t end = (uint32_t)min(begin + B, (uint64_t)p.index_count);
+    for (uint32_t start = (uint32_t)begin; start < end;) {
+        uint32_t mine, fill, done;
+        vr_warp_load_round(p.indices, start, end, lane, s_map, &mine, &fill, &done);
+        /* every filled lane computes, also for a trailing incomplete primitive (as the twin) */
+        if (lane < fill)
+            s_el[lane] = vr_prog_element(p, prog, mine);
+        __syncwarp();
+        const uint32_t prims = done / A;
+        for (uint32_t q = lane; q < prims; q += VR_WARP_SIZE) {
+            uint32_t ids[A];
+            const E *ep[A];
+            for (uint32_t k = 0; k < A; ++k) {
+                const uint32_t l = s_map[A * q + k];
+                ep[k] = s_el + l;
+                ids[k] = __ldg(p.indices + start + A * q + k);
+            }
+            vr_prog_primitive(p, prog, start / A + q, ids, ep);
+        }
+        __syncwarp(); /* the next round overwrites s_el and s_map */
+        start += A * prims;
+    }
+}
+
+/* ---- dynamic batches and plans: one block per batch ----------------------------------------
+ * Shared memory: max_unique elements, then the renderer's table layout (unique ids, hash table,
+ * position map). The deduplication fills s.map and s.unique, then dense ids are computed
+ * strided by the block and primitives assembled strided by the block. */
+template <class P>
+static __host__ __device__ inline size_t vr_prog_dyn_smem(uint32_t max_unique, uint32_t slots,
+                                                          uint32_t max_indices)
+{
+    const size_t el = ((size_t)max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u;
+    return el + (size_t)max_unique * sizeof(uint32_t) + (size_t)slots * sizeof(uint32_t) +
+           (size_t)max_indices * sizeof(uint16_t);
+}
+
+template <class P>
+static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_program_params &p,
+                                                                uint32_t slots,
+                                                                typename P::Element **el)
+{
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    *el = reinterpret_cast<typename P::Element *>(vr_prog_smem);
+    vr_dyn_smem s;
+    s.shaded = NULL; /* the program's elements live at *el */
+    s.unique = reinterpret_cast<uint32_t *>(
+        vr_prog_smem +
+        ((size_t)p.limits.max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u);
+    s.table = s.unique + p.limits.max_unique;
+    s.map = reinterpret_cast<uint16_t *>(s.table + slots);
+    return s;
+}
+
+/* Batch `batch`'s bounds, checked as vr_dyn_batch_bounds does for triangles: 0 (overflow
+ * counted by thread 0) when they break the contract, block-uniformly. */
+template <class P>
+static __device__ __forceinline__ int vr_prog_batch(const vr_program_params &p, uint32_t batch,
+                                                    uint32_t *start, uint32_t *count)
+{
+    const uint32_t A = P::arity;
+    const uint32_t s = __ldg(p.batch_starts + batch), e = __ldg(p.batch_starts + batch + 1);
+    *start = s;
+    *count = e >= s ? e - s : 0;
+    const int ok = e >= s && e <= p.index_count && s % A == 0 && *count % A == 0 &&
+                   *count <= p.limits.max_indices && (batch != 0 || s == 0) &&
+                   (batch + 1 != p.batch_count || e == p.index_count);
+    if (!ok && threadIdx.x == 0)
+        atomicAdd(&p.counters->overflow, *count >= A ? *count / A : 1u);
+    return ok && *count != 0;
+}
+
+/* After deduplication (and a __syncthreads): compute each distinct element once, then every
+ * primitive of the batch. via_table: s.map holds table slots (hash), else dense ids (sort). */
+template <class P>
+static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p, const P &prog,
+                                                      const vr_dyn_smem &s,
+                                                      typename P::Element *el, int via_table,
+                                                      uint32_t start, uint32_t count,
+                                                      uint32_t unique_count)
+{
+    typedef typename P::Element E;
+    const uint32_t A = P::arity;
+    for (uint32_t j = threadIdx.x; j < unique_count; j += blockDim.x)
+        el[j] = vr_prog_element(p, prog, s.unique[j]);
+    __syncthreads();
+    for (uint32_t q = threadIdx.x; q < count / A; q += blockDim.x) {
+        uint32_t ids[A];
+        const E *ep[A];
+        for (uint32_t k = 0; k < A; ++k) {
+            uint32_t id = s.map[A * q + k];
+            if (via_table)
+                id = s.table[id];
+            ep[k] = el + id;
+            ids[k] = s.unique[id];
+        }
+        vr_prog_primitive(p, prog, start / A + q, ids, ep);
+    }
+}
+
+/* hash (HASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
+ * static plans (hash's table over the plan-ordered stream). */
+template <class P, int PHASH>
+static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
+vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
+{
+    __shared__ uint32_t s_warp[VR_WARP_SIZE];
+    __shared__ uint32_t s_failed;
+    uint32_t start, count;
+    if (!vr_prog_batch<P>(p, blockIdx.x, &start, &count))
+        return;
+    const uint32_t slots = 1u << table_log2;
+    typename P::Element *el;
+    const vr_dyn_smem s = vr_prog_dyn_carve<P>(p, slots, &el);
+    vr_dyn_clear_table(s, slots);
+    if (threadIdx.x == 0)
+        s_failed = 0;
+    __syncthreads();
+    if (PHASH)
+        vr_phash_insert_batch(s, p.indices + start, count, table_log2, &s_failed);
+    else
+        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
+            s.map[i] = (uint16_t)vr_dyn_hash_insert(s, __ldg(p.indices + start + i), table_log2,
+                                                    &s_failed);
+    __syncthreads();
+    uint32_t unique_count;
+    if (!vr_dyn_compact_table_n(p.limits.max_unique, s, slots, s_warp, &s_failed,
+                                &unique_count)) {
+        if (threadIdx.x == 0)
+            atomicAdd(&p.counters->overflow, count / P::arity);
+        return;
+    }
+    __syncthreads();
+    vr_prog_finish(p, prog, s, el, 1, start, count, unique_count);
+}
+
+template <class P, int BLOCK, int CAP>
+static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_params p, P prog)
+{
+    uint32_t start, count;
+    if (!vr_prog_batch<P>(p, blockIdx.x, &start, &count))
+        return;
+    typename P::Element *el;
+    const vr_dyn_smem s = vr_prog_dyn_carve<P>(p, 0, &el);
+    uint32_t unique_count;
+    if (!vr_sort_dedup<BLOCK, CAP>(p.indices + start, count, s, p.limits.max_unique,
+                                   &unique_count)) {
+        if (threadIdx.x == 0)
+            atomicAdd(&p.counters->overflow, count / P::arity);
+        return;
+    }
+    __syncthreads();
+    vr_prog_finish(p, prog, s, el, 0, start, count, unique_count);
+}
+
+/* ---- multi: every element into a global table, then every primitive from it ---------------- */
+template <class P>
+static __global__ void __launch_bounds__(1024) vr_prog_multi_elements(vr_program_params p, P prog)
+{
+    const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < p.element_count)
+        static_cast<typename P::Element *>(p.temp)[v] = vr_prog_element(p, prog, v);
+}
+
+template <class P>
+static __global__ void __launch_bounds__(1024) vr_prog_multi_primitives(vr_program_params p, P prog)
+{
+    const uint32_t A = P::arity;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= p.index_count / A)
+        return;
+    const typename P::Element *table = static_cast<const typename P::Element *>(p.temp);
+    uint32_t ids[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = __ldg(p.indices + A * t + k);
+        ep[k] = table + ids[k];
+    }
+    vr_prog_primitive(p, prog, t, ids, ep);
+}
+
+/* ---- host side -------------------------------------------------------------------------- */
+
+/* Opts `kernel` in to `bytes` of dynamic shared memory; VR_ERR_ARG when the GPU has less. */
+static inline vr_status vr_prog_smem_fit(const void *kernel, size_t bytes, const char *who)
+{
+    int device, optin;
+    VR_CUDA_CHECK(cudaGetDevice(&device));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (bytes > (size_t)optin)
+        return VR_ERROR(VR_ERR_ARG, "%s: %zu bytes of shared memory per block (elements x N_u or "
+                        "x 32 lanes), the GPU has %d: lower --nu or the block size", who, bytes,
+                        optin);
+    return vr_dyn_smem_fit(kernel, bytes);
+}
+
+template <class P, int CAP>
+static vr_status vr_prog_sort_launch(const vr_program_params &p, const P &prog, cudaStream_t st,
+                                     size_t smem)
+{
+#define VR_PROG_SORT_CASE(BLOCK)                                                                   \
+    case BLOCK:                                                                                    \
+        if constexpr (CAP / BLOCK <= VR_SORT_MAX_ITEMS) {                                          \
+            vr_status r = vr_prog_smem_fit((const void *)vr_prog_sort_kernel<P, BLOCK, CAP>, smem, \
+                                           "sort");                                                \
+            if (r != VR_OK)                                                                        \
+                return r;                                                                          \
+            vr_prog_sort_kernel<P, BLOCK, CAP><<<p.batch_count, BLOCK, smem, st>>>(p, prog);       \
+            VR_LAUNCH_CHECK("vr_prog_sort_kernel", st);                                            \
+            return VR_OK;                                                                          \
+        }                                                                                          \
+        break;
+    switch (p.limits.block_size) {
+        VR_PROG_SORT_CASE(32)
+        VR_PROG_SORT_CASE(64)
+        VR_PROG_SORT_CASE(128)
+        VR_PROG_SORT_CASE(256)
+        VR_PROG_SORT_CASE(512)
+        VR_PROG_SORT_CASE(1024)
+    default:
+        return VR_ERROR(VR_ERR_ARG, "sort: block size %u not supported (32, 64, ..., 1024)",
+                        p.limits.block_size);
+    }
+#undef VR_PROG_SORT_CASE
+    return VR_ERROR(VR_ERR_ARG, "sort: batches of %u indices need more than %d keys per thread "
+                    "at block %u: use a larger block", p.limits.max_indices, VR_SORT_MAX_ITEMS,
+                    p.limits.block_size);
+}
+
+/* Runs strategy `kind` of program `prog` over p (device pointers; p.arity must be P::arity) on
+ * `stream`, without waiting. Parameter errors as vr_program_check; VR_ERR_CUDA for a failed
+ * launch. */
+template <class P>
+static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, const P &prog,
+                                cudaStream_t stream)
+{
+    typedef typename P::Element E;
+    static_assert(P::arity >= 1 && P::arity <= VR_PROGRAM_ARITY_MAX, "program arity");
+    const char *who = (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name : "program";
+    vr_status st = vr_program_check(kind, &p, who);
+    if (st != VR_OK)
+        return st;
+    if (p.arity != (uint32_t)P::arity)
+        return VR_ERROR(VR_ERR_ARG, "%s: the stream has arity %u, the program %d", who, p.arity,
+                        (int)P::arity);
+    const uint32_t prims = p.index_count / P::arity, block = p.limits.block_size;
+    if (prims == 0 && kind != VR_REUSE_MULTI)
+        return VR_OK;
+    switch (kind) {
+    case VR_REUSE_NAIVE:
+        vr_prog_naive_kernel<P><<<vr_grid_blocks(prims, block), block, 0, stream>>>(p, prog);
+        VR_LAUNCH_CHECK("vr_prog_naive_kernel", stream);
+        return VR_OK;
+    case VR_REUSE_WARP: {
+        const uint32_t warps = vr_grid_blocks(p.index_count, p.limits.batch_indices);
+        const uint32_t per_block = block / VR_WARP_SIZE;
+        const size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
+        if ((st = vr_prog_smem_fit((const void *)vr_prog_warp_kernel<P>, smem, who)) != VR_OK)
+            return st;
+        vr_prog_warp_kernel<P><<<vr_grid_blocks(warps, per_block), block, smem, stream>>>(p, prog);
+        VR_LAUNCH_CHECK("vr_prog_warp_kernel", stream);
+        return VR_OK;
+    }
+    case VR_REUSE_HASH:
+    case VR_REUSE_PHASH:
+    case VR_REUSE_PATCH:
+    case VR_REUSE_MESHLET: {
+        const uint32_t table_log2 = vr_dyn_table_log2(p.limits.max_unique);
+        const size_t smem = vr_prog_dyn_smem<P>(p.limits.max_unique, 1u << table_log2,
+                                                p.limits.max_indices);
+        const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1>
+                                               : (const void *)vr_prog_hashed_kernel<P, 0>;
+        if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK)
+            return st;
+        if (kind == VR_REUSE_PHASH)
+            vr_prog_hashed_kernel<P, 1><<<p.batch_count, block, smem, stream>>>(p, prog, table_log2);
+        else
+            vr_prog_hashed_kernel<P, 0><<<p.batch_count, block, smem, stream>>>(p, prog, table_log2);
+        VR_LAUNCH_CHECK("vr_prog_hashed_kernel", stream);
+        return VR_OK;
+    }
+    case VR_REUSE_SORT: {
+        const size_t smem = vr_prog_dyn_smem<P>(p.limits.max_unique, 0, p.limits.max_indices);
+        if (p.limits.max_indices <= 1024)
+            return vr_prog_sort_launch<P, 1024>(p, prog, stream, smem);
+        if (p.limits.max_indices <= 2048)
+            return vr_prog_sort_launch<P, 2048>(p, prog, stream, smem);
+        return vr_prog_sort_launch<P, 3072>(p, prog, stream, smem);
+    }
+    case VR_REUSE_MULTI: {
+        vr_program_params q = p;
+        if (!q.temp)
+            VR_CUDA_CHECK(cudaMallocAsync(&q.temp, (size_t)(p.element_count ? p.element_count : 1) *
+                                                       sizeof(E), stream));
+        if (p.element_count) {
+            vr_prog_multi_elements<P><<<vr_grid_blocks(p.element_count, block), block, 0, stream>>>(
+                q, prog);
+            VR_LAUNCH_CHECK("vr_prog_multi_elements", stream);
+        }
+        if (prims) {
+            vr_prog_multi_primitives<P><<<vr_grid_blocks(prims, block), block, 0, stream>>>(q, prog);
+            VR_LAUNCH_CHECK("vr_prog_multi_primitives", stream);
+        }
+        if (!p.temp)
+            VR_CUDA_CHECK(cudaFreeAsync(q.temp, stream));
+        return VR_OK;
+    }
+    default:
+        return VR_ERROR(VR_ERR_ARG, "%s: not a strategy of the general API", who);
+    }
+}
+
+#endif
