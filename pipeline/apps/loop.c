@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/apps/loop_math.h"
 #include "scenes/scene_internal.h" /* vr_compute_normals, vr_check_finite3 */
 
 #define NONE UINT32_MAX
@@ -125,55 +126,94 @@ static int crease(uint32_t faces)
     return faces == 1 || faces >= 3;
 }
 
-/* The moved old vertices: rings summed edge by edge (temporary-id order), in double. */
-static vr_status move_vertices(float *dst, const vr_mesh *m, const edge_table *t,
-                               vr_loop_stats *st)
+void vr_loop_topology_free(vr_loop_topology *t)
 {
-    const uint32_t vc = m->vertex_count;
-    double *ring = calloc(3 * (size_t)vc, sizeof *ring), *crs = calloc(3 * (size_t)vc, sizeof *crs);
-    uint32_t *n = calloc(vc, sizeof *n), *nc = calloc(vc, sizeof *nc);
-    if (!ring || !crs || !n || !nc) {
-        free(ring), free(crs), free(n), free(nc);
-        return VR_ERROR(VR_ERR_OOM, "loop subdivision: cannot allocate rings of %u vertices", vc);
+    free(t->edge_of_half), free(t->edge_first_half), free(t->edge_ends), free(t->edge_faces);
+    free(t->edge_opp), free(t->ring_start), free(t->ring), free(t->beta);
+    memset(t, 0, sizeof *t);
+}
+
+/* The flat topology from the edge table: per-edge arrays by final number, and the rings - for
+ * each edge with a face, in temporary-id order, an entry at both ends - as a counting sort by
+ * vertex, so a vertex's entries keep that order (the order the rule sums them in). */
+static vr_status topology_from_table(vr_loop_topology *o, const edge_table *t, const vr_mesh *m,
+                                     vr_loop_stats *st)
+{
+    const uint32_t vc = m->vertex_count, E = t->count, n = m->index_count;
+    o->vertex_count = vc, o->edge_count = E, o->index_count = n;
+    o->edge_of_half = malloc((size_t)(n ? n : 1) * sizeof *o->edge_of_half);
+    o->edge_first_half = malloc((size_t)(E ? E : 1) * sizeof *o->edge_first_half);
+    o->edge_ends = malloc(2 * (size_t)(E ? E : 1) * sizeof *o->edge_ends);
+    o->edge_faces = malloc((size_t)(E ? E : 1) * sizeof *o->edge_faces);
+    o->edge_opp = malloc(2 * (size_t)(E ? E : 1) * sizeof *o->edge_opp);
+    o->ring_start = calloc((size_t)vc + 1, sizeof *o->ring_start);
+    uint32_t *fill = malloc((size_t)(vc ? vc : 1) * sizeof *fill);
+    if (!o->edge_of_half || !o->edge_first_half || !o->edge_ends || !o->edge_faces ||
+        !o->edge_opp || !o->ring_start || !fill) {
+        free(fill);
+        return VR_ERROR(VR_ERR_OOM, "loop subdivision: cannot allocate the topology of %u edges",
+                        E);
     }
-    const float *p = m->positions;
-    for (uint32_t e = 0; e < t->count; ++e) {
+    for (uint32_t e = 0; e < E; ++e)
+        o->edge_first_half[e] = NONE;
+    for (uint32_t h = 0; h < n; ++h) {
+        const uint32_t e = t->number[t->of_half[h]];
+        o->edge_of_half[h] = e;
+        if (o->edge_first_half[e] == NONE)
+            o->edge_first_half[e] = h;
+    }
+    for (uint32_t e = 0; e < E; ++e) {
+        const uint32_t f = t->number[e];
+        o->edge_ends[2 * f] = t->lo[e], o->edge_ends[2 * f + 1] = t->hi[e];
+        o->edge_faces[f] = t->faces[e];
+        o->edge_opp[2 * f] = t->opp[2 * e], o->edge_opp[2 * f + 1] = t->opp[2 * e + 1];
+        if (t->faces[e])
+            o->ring_start[t->lo[e] + 1]++, o->ring_start[t->hi[e] + 1]++;
+    }
+    uint32_t max_n = 0;
+    for (uint32_t v = 0; v < vc; ++v) {
+        max_n = o->ring_start[v + 1] > max_n ? o->ring_start[v + 1] : max_n;
+        o->ring_start[v + 1] += o->ring_start[v];
+    }
+    o->ring = malloc((size_t)(o->ring_start[vc] ? o->ring_start[vc] : 1) * sizeof *o->ring);
+    o->beta = malloc(((size_t)max_n + 1) * sizeof *o->beta);
+    if (!o->ring || !o->beta) {
+        free(fill);
+        return VR_ERROR(VR_ERR_OOM, "loop subdivision: cannot allocate the rings");
+    }
+    memcpy(fill, o->ring_start, (size_t)vc * sizeof *fill);
+    for (uint32_t e = 0; e < E; ++e) {
         if (t->faces[e] == 0)
             continue; /* only in degenerate triangles (or a self pair): no part of a ring */
-        const uint32_t ends[2] = {t->lo[e], t->hi[e]};
-        for (int s = 0; s < 2; ++s) {
-            const uint32_t v = ends[s], o = ends[1 - s];
-            ++n[v];
-            for (int k = 0; k < 3; ++k)
-                ring[3 * (size_t)v + k] += p[3 * (size_t)o + k];
-            if (crease(t->faces[e])) {
-                ++nc[v];
-                for (int k = 0; k < 3; ++k)
-                    crs[3 * (size_t)v + k] += p[3 * (size_t)o + k];
-            }
-        }
+        const uint32_t c = crease(t->faces[e]) ? VR_LOOP_RING_CREASE : 0u;
+        o->ring[fill[t->lo[e]]++] = t->hi[e] << 1 | c;
+        o->ring[fill[t->hi[e]]++] = t->lo[e] << 1 | c;
     }
+    o->max_valence = max_n;
+    o->beta[0] = 0.0;
+    for (uint32_t k = 1; k <= max_n; ++k)
+        o->beta[k] = vr_loop_beta(k);
     for (uint32_t v = 0; v < vc; ++v) {
-        const float *pv = p + 3 * (size_t)v;
-        float *d = dst + 3 * (size_t)v;
-        if (n[v] == 0 || nc[v] >= 3) { /* isolated, or a corner */
-            memcpy(d, pv, 3 * sizeof *d);
-            st->corner_vertices += n[v] != 0;
-        } else if (nc[v] == 2) {
-            for (int k = 0; k < 3; ++k)
-                d[k] = (float)(0.75 * pv[k] + 0.125 * crs[3 * (size_t)v + k]);
+        uint32_t nv = o->ring_start[v + 1] - o->ring_start[v], nc = 0;
+        for (uint32_t j = o->ring_start[v]; j < o->ring_start[v + 1]; ++j)
+            nc += o->ring[j] & VR_LOOP_RING_CREASE;
+        if (nv == 0 || nc >= 3)
+            st->corner_vertices += nv != 0;
+        else if (nc == 2)
             ++st->crease_vertices;
-        } else {
-            const double beta = vr_loop_beta(n[v]), self = 1.0 - n[v] * beta;
-            for (int k = 0; k < 3; ++k)
-                d[k] = (float)(self * pv[k] + beta * ring[3 * (size_t)v + k]);
-        }
     }
-    free(ring), free(crs), free(n), free(nc);
+    for (uint32_t e = 0; e < E; ++e) {
+        st->boundary_edges += t->faces[e] == 1;
+        st->nonmanifold_edges += t->faces[e] >= 3;
+    }
+    for (uint32_t i = 0; i < n; i += 3)
+        st->degenerate_triangles += degenerate(m->indices + i);
+    st->edges = E;
+    free(fill);
     return VR_OK;
 }
 
-vr_status vr_loop_subdivide(vr_mesh *out, const vr_mesh *in, vr_loop_stats *stats)
+vr_status vr_loop_topology_build(vr_loop_topology *out, const vr_mesh *in, vr_loop_stats *stats)
 {
     assert(out && in);
     memset(out, 0, sizeof *out);
@@ -194,58 +234,91 @@ vr_status vr_loop_subdivide(vr_mesh *out, const vr_mesh *in, vr_loop_stats *stat
     edge_table t;
     if ((s = edge_table_build(&t, in)))
         return s;
-    const uint32_t vc = in->vertex_count;
-    const uint64_t total = (uint64_t)vc + t.count;
+    const uint64_t total = (uint64_t)in->vertex_count + t.count;
     if (total > UINT32_MAX) {
         edge_table_free(&t);
         return VR_ERROR(VR_ERR_OVERFLOW,
                         "loop subdivision: %u vertices + %u edges = %llu, over the 2^32-1 limit",
-                        vc, t.count, (unsigned long long)total);
+                        in->vertex_count, t.count, (unsigned long long)total);
     }
+    s = topology_from_table(out, &t, in, &st);
+    edge_table_free(&t);
+    if (s) {
+        vr_loop_topology_free(out);
+        return s;
+    }
+    if (stats)
+        *stats = st;
+    return VR_OK;
+}
+
+vr_status vr_loop_output_alloc(vr_mesh *out, const vr_loop_topology *t)
+{
+    memset(out, 0, sizeof *out);
+    const uint64_t total = (uint64_t)t->vertex_count + t->edge_count;
     out->vertex_count = (uint32_t)total;
-    out->index_count = in->index_count * 4;
-    out->positions = malloc(3 * (size_t)total * sizeof(float));
-    out->normals = malloc(3 * (size_t)total * sizeof(float));
-    out->indices = malloc((size_t)out->index_count * sizeof(uint32_t));
+    out->index_count = t->index_count * 4;
+    out->positions = malloc(3 * (size_t)(total ? total : 1) * sizeof(float));
+    out->normals = malloc(3 * (size_t)(total ? total : 1) * sizeof(float));
+    out->indices = malloc((size_t)(out->index_count ? out->index_count : 1) * sizeof(uint32_t));
     if (!out->positions || !out->normals || !out->indices) {
         vr_mesh_free(out);
-        edge_table_free(&t);
         return VR_ERROR(VR_ERR_OOM, "loop subdivision: cannot allocate %llu vertices",
                         (unsigned long long)total);
     }
-    if ((s = move_vertices(out->positions, in, &t, &st))) {
-        vr_mesh_free(out);
-        edge_table_free(&t);
+    return VR_OK;
+}
+
+void vr_loop_output_prefill(vr_mesh *out, const vr_mesh *in)
+{
+    memset(out->positions, 0xff, 3 * (size_t)out->vertex_count * sizeof(float));
+    memset(out->indices, 0xff, (size_t)out->index_count * sizeof(uint32_t));
+    uint8_t *used = calloc((size_t)in->vertex_count + 1, 1);
+    if (used)
+        for (uint32_t i = 0; i < in->index_count; ++i)
+            used[in->indices[i]] = 1;
+    for (uint32_t v = 0; v < in->vertex_count; ++v)
+        if (!used || !used[v])
+            memcpy(out->positions + 3 * (size_t)v, in->positions + 3 * (size_t)v,
+                   3 * sizeof(float));
+    free(used);
+}
+
+void vr_loop_children(uint32_t child[12], const uint32_t *tri, const uint32_t *edge_of_half,
+                      uint32_t t, uint32_t vertex_count)
+{
+    const uint32_t m01 = vertex_count + edge_of_half[3 * t], m12 = vertex_count + edge_of_half[3 * t + 1],
+                   m20 = vertex_count + edge_of_half[3 * t + 2];
+    const uint32_t c[12] = {tri[0], m01, m20, m01, tri[1], m12, m20, m12, tri[2], m01, m12, m20};
+    memcpy(child, c, sizeof c);
+}
+
+vr_status vr_loop_subdivide(vr_mesh *out, const vr_mesh *in, vr_loop_stats *stats)
+{
+    assert(out && in);
+    memset(out, 0, sizeof *out);
+    vr_loop_topology t;
+    vr_status s = vr_loop_topology_build(&t, in, stats);
+    if (s)
+        return s;
+    if ((s = vr_loop_output_alloc(out, &t))) {
+        vr_loop_topology_free(&t);
         return s;
     }
+    const uint32_t vc = in->vertex_count;
     const float *p = in->positions;
-    for (uint32_t e = 0; e < t.count; ++e) {
-        const float *a = p + 3 * (size_t)t.lo[e], *b = p + 3 * (size_t)t.hi[e];
-        float *d = out->positions + 3 * ((size_t)vc + t.number[e]);
-        if (t.faces[e] == 2) {
-            const float *c = p + 3 * (size_t)t.opp[2 * e], *f = p + 3 * (size_t)t.opp[2 * e + 1];
-            for (int k = 0; k < 3; ++k)
-                d[k] = (float)(0.375 * ((double)a[k] + b[k]) + 0.125 * ((double)c[k] + f[k]));
-        } else {
-            for (int k = 0; k < 3; ++k)
-                d[k] = (float)(0.5 * ((double)a[k] + b[k]));
-        }
-        st.boundary_edges += t.faces[e] == 1;
-        st.nonmanifold_edges += t.faces[e] >= 3;
+    for (uint32_t v = 0; v < vc; ++v)
+        vr_loop_vertex_rule(out->positions + 3 * (size_t)v, p, v, t.ring_start, t.ring, t.beta);
+    for (uint32_t e = 0; e < t.edge_count; ++e) {
+        const uint32_t *ends = t.edge_ends + 2 * (size_t)e, *opp = t.edge_opp + 2 * (size_t)e;
+        const int two = t.edge_faces[e] == 2;
+        vr_loop_edge_rule(out->positions + 3 * ((size_t)vc + e), p + 3 * (size_t)ends[0],
+                          p + 3 * (size_t)ends[1], t.edge_faces[e], two ? p + 3 * (size_t)opp[0] : p,
+                          two ? p + 3 * (size_t)opp[1] : p);
     }
-    for (uint32_t i = 0; i < in->index_count; i += 3) {
-        const uint32_t *tri = in->indices + i;
-        const uint32_t m01 = vc + t.number[t.of_half[i]], m12 = vc + t.number[t.of_half[i + 1]],
-                       m20 = vc + t.number[t.of_half[i + 2]];
-        const uint32_t child[12] = {tri[0], m01, m20, m01, tri[1], m12,
-                                    m20,    m12, tri[2], m01, m12, m20};
-        memcpy(out->indices + 4 * (size_t)i, child, sizeof child);
-        st.degenerate_triangles += degenerate(tri);
-    }
-    st.edges = t.count;
-    edge_table_free(&t);
+    for (uint32_t i = 0; i < in->index_count; i += 3)
+        vr_loop_children(out->indices + 4 * (size_t)i, in->indices + i, t.edge_of_half, i / 3, vc);
+    vr_loop_topology_free(&t);
     vr_compute_normals(out->normals, out);
-    if (stats)
-        *stats = st;
     return VR_OK;
 }

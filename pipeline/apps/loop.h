@@ -71,6 +71,35 @@ double vr_loop_float_tolerance(uint32_t k, double max_abs);
 /* Loop's beta for a vertex of n >= 1 neighbours (double; the reference's own weight). */
 double vr_loop_beta(uint32_t n);
 
+/* The flat topology one step needs (loop_math.h reads it; the GPU program uploads it): edges
+ * numbered by first occurrence in index order. Arrays malloc'd (vr_loop_topology_free). */
+typedef struct vr_loop_topology {
+    uint32_t vertex_count, edge_count, index_count;
+    uint32_t *edge_of_half;    /* index_count: the edge of half-edge h (corner h -> next corner) */
+    uint32_t *edge_first_half; /* edge_count: its first half-edge: the triangle h / 3 owns it */
+    uint32_t *edge_ends;       /* 2 x edge_count: endpoints, smaller first */
+    uint32_t *edge_faces;      /* edge_count: non-degenerate triangles using it */
+    uint32_t *edge_opp;        /* 2 x edge_count: opposite corners of its first two faces */
+    uint32_t *ring_start;      /* vertex_count + 1: CSR offsets into ring */
+    uint32_t *ring;            /* neighbour << 1 | crease, per vertex in edge order */
+    double *beta;              /* max_valence + 1: beta[n] = vr_loop_beta(n), beta[0] = 0 */
+    uint32_t max_valence;
+} vr_loop_topology;
+
+/* Validates `in` (as vr_loop_subdivide) and builds its topology; O(V + I). */
+vr_status vr_loop_topology_build(vr_loop_topology *out, const vr_mesh *in, vr_loop_stats *stats);
+void vr_loop_topology_free(vr_loop_topology *t);
+/* The output mesh's arrays for topology t: V + E vertices, 4x the indices (normals unset). */
+vr_status vr_loop_output_alloc(vr_mesh *out, const vr_loop_topology *t);
+/* Before a run through the reuse API: every output coordinate and index poisoned (all bits set:
+ * a NaN, an index past the mesh) but the kept positions of the vertices no triangle references,
+ * which no element call reaches (as the reference keeps them). Without memory for the marks,
+ * every old vertex is prefilled. */
+void vr_loop_output_prefill(vr_mesh *out, const vr_mesh *in);
+/* The 12 indices of triangle t's 4 children (its corners tri, edge points V + edge ids). */
+void vr_loop_children(uint32_t child[12], const uint32_t *tri, const uint32_t *edge_of_half,
+                      uint32_t t, uint32_t vertex_count);
+
 /* One Loop step of `in` into `out` (arrays malloc'd, owned by the caller: vr_mesh_free).
  * VR_ERR_FORMAT (message naming the problem) for an empty mesh, an index count that is not a
  * multiple of 3, an index out of range, a non-finite position; VR_ERR_OVERFLOW when the result

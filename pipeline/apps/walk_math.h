@@ -32,6 +32,16 @@ VR_HD uint32_t vr_walk_y(uint32_t cell)
     return cell >> 16;
 }
 
+/* A cell's dense index y * 256 + x (the element id of the walk's reuse stream, apps.h), and back. */
+VR_HD uint32_t vr_walk_dense(uint32_t cell)
+{
+    return vr_walk_y(cell) * VR_WALK_GRID + vr_walk_x(cell);
+}
+VR_HD uint32_t vr_walk_packed(uint32_t dense)
+{
+    return vr_walk_pack(dense % VR_WALK_GRID, dense / VR_WALK_GRID);
+}
+
 /* Philox4x32-10: out = the 4 words for counter `ctr` and key `key` (10 rounds, Random123's
  * multipliers and Weyl constants). */
 VR_HD void vr_philox4x32_10(uint32_t out[4], const uint32_t ctr[4], const uint32_t key[2])

@@ -1,0 +1,274 @@
+/* apps.c - Loop subdivision and the random walk through the general reuse API: the batches or
+ * plan each strategy needs, then the GPU program (apps_gpu.cu) or the CPU twin with the same
+ * per-element and per-primitive functions (loop_math.h, walk_math.h), so both give the
+ * reference's bits. Try: `vreuse_tests apps/program`.
+ */
+#include "pipeline/apps/apps.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/apps/loop_math.h"
+#include "reuse/patches.h"
+#include "scenes/scene_internal.h" /* vr_compute_normals */
+
+/* ---- Loop ---------------------------------------------------------------------------------- */
+
+typedef struct loop_user {
+    const float *p;              /* old positions */
+    const vr_loop_topology *t;
+    const uint32_t *indices;     /* the source index buffer (children use source corners) */
+    vr_mesh *out;
+} loop_user;
+
+/* element: the vertex rule into out (the same value from every batch), the old position back */
+static void loop_element(void *user, uint32_t v, void *el)
+{
+    const loop_user *u = user;
+    vr_loop_vertex_rule(u->out->positions + 3 * (size_t)v, u->p, v, u->t->ring_start, u->t->ring,
+                        u->t->beta);
+    memcpy(el, u->p + 3 * (size_t)v, 3 * sizeof(float));
+}
+
+/* primitive: the edge points this triangle owns (first occurrence), and its 4 children */
+static void loop_primitive(void *user, uint32_t tri, uint32_t pos, const uint32_t *ids,
+                           const void *const *el)
+{
+    (void)pos;
+    const loop_user *u = user;
+    const vr_loop_topology *t = u->t;
+    for (uint32_t k = 0; k < 3; ++k) {
+        const uint32_t h = 3 * tri + k, e = t->edge_of_half[h];
+        if (t->edge_first_half[e] != h)
+            continue;
+        const uint32_t *opp = t->edge_opp + 2 * (size_t)e;
+        const int two = t->edge_faces[e] == 2;
+        vr_loop_edge_rule(u->out->positions + 3 * ((size_t)t->vertex_count + e), el[k],
+                          el[(k + 1) % 3], t->edge_faces[e], two ? u->p + 3 * (size_t)opp[0] : u->p,
+                          two ? u->p + 3 * (size_t)opp[1] : u->p);
+    }
+    (void)ids;
+    vr_loop_children(u->out->indices + 12 * (size_t)tri, u->indices + 3 * (size_t)tri,
+                     t->edge_of_half, tri, t->vertex_count);
+}
+
+/* The stream a strategy reads: the mesh's own indices, or a plan's (patch, meshlet) with its
+ * tri_order and starts; dynamic batches for hash, phash, sort. Arrays malloc'd in *s. */
+typedef struct app_stream {
+    uint32_t *indices;  /* plan-ordered copy, or NULL (the input's) */
+    uint32_t *starts;
+    uint32_t batch_count;
+    vr_batch_plan plan;
+} app_stream;
+
+static void app_stream_free(app_stream *s)
+{
+    free(s->indices), free(s->starts);
+    vr_batch_plan_free(&s->plan);
+    memset(s, 0, sizeof *s);
+}
+
+static vr_status app_stream_make(app_stream *s, vr_reuse_kind kind, const vr_mesh *m,
+                                 const uint32_t *indices, uint32_t index_count, uint32_t arity,
+                                 uint32_t element_count, const vr_batch_limits *l)
+{
+    memset(s, 0, sizeof *s);
+    vr_status st = VR_OK;
+    if (vr_program_dynamic(kind))
+        return vr_program_batches(&s->starts, &s->batch_count, indices, index_count, arity,
+                                  element_count, l->max_unique, l->max_indices);
+    if (!vr_program_planned(kind))
+        return VR_OK;
+    if (!m || arity != 3)
+        return VR_ERROR(VR_ERR_ARG, "%s batches a triangle mesh by a static plan; this "
+                        "application has no mesh", vr_reuse_all[kind].name);
+    if ((st = vr_reuse_all[kind].plan(&s->plan, m, l->max_unique, l->max_indices,
+                                      VR_PATCH_BUILDER_CPU)) != VR_OK)
+        return st;
+    s->indices = malloc((size_t)(index_count ? index_count : 1) * sizeof *s->indices);
+    if (!s->indices) {
+        app_stream_free(s);
+        return VR_ERROR(VR_ERR_OOM, "plan-ordered copy of %u indices", index_count);
+    }
+    vr_batch_plan_indices(s->indices, &s->plan, indices);
+    s->batch_count = s->plan.batch_count;
+    return VR_OK;
+}
+
+static vr_program_params app_params(const vr_app_run *r, const app_stream *s,
+                                    const uint32_t *indices, uint32_t index_count, uint32_t arity,
+                                    uint32_t element_count, vr_program_counters *c)
+{
+    vr_program_params p;
+    memset(&p, 0, sizeof p);
+    p.indices = s->indices ? s->indices : indices;
+    p.index_count = index_count;
+    p.arity = arity;
+    p.element_count = element_count;
+    p.batch_starts = s->plan.starts ? s->plan.starts : s->starts;
+    p.batch_count = s->batch_count;
+    p.prim_ids = s->plan.tri_order;
+    p.limits = r->limits;
+    p.count = r->count;
+    p.counters = c;
+    return p;
+}
+
+vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, int gpu,
+                        vr_app_report *rep)
+{
+    assert(out && in && r);
+    memset(out, 0, sizeof *out);
+    vr_app_report rp;
+    memset(&rp, 0, sizeof rp);
+    vr_loop_topology t;
+    vr_status st = vr_loop_topology_build(&t, in, NULL);
+    if (st)
+        return st;
+    app_stream s;
+    double t0 = vr_now_ms();
+    if ((st = app_stream_make(&s, r->kind, in, in->indices, in->index_count, 3, in->vertex_count,
+                              &r->limits))) {
+        vr_loop_topology_free(&t);
+        return st;
+    }
+    rp.prep_ms = vr_now_ms() - t0;
+    rp.batches = s.batch_count;
+    if (gpu) {
+        st = vr_loop_apply_gpu(out, in, &t, r, s.plan.tri_order, s.indices,
+                               s.plan.starts ? s.plan.starts : s.starts, s.batch_count, &rp);
+    } else if ((st = vr_loop_output_alloc(out, &t)) == VR_OK) {
+        vr_loop_output_prefill(out, in);
+        loop_user u = {in->positions, &t, in->indices, out};
+        const vr_program_cpu f = {3 * sizeof(float), loop_element, loop_primitive, &u};
+        const vr_program_params p = app_params(r, &s, in->indices, in->index_count, 3,
+                                               in->vertex_count, &rp.counters);
+        t0 = vr_now_ms();
+        st = vr_program_ref(r->kind, &p, &f);
+        rp.ms = vr_now_ms() - t0;
+    }
+    if (st == VR_OK)
+        vr_compute_normals(out->normals, out);
+    else
+        vr_mesh_free(out);
+    app_stream_free(&s);
+    vr_loop_topology_free(&t);
+    if (rep)
+        *rep = rp;
+    return st;
+}
+
+/* ---- random walk --------------------------------------------------------------------------- */
+
+typedef struct walk_user {
+    const float *activity, *levy;
+    uint32_t *next;  /* dense cells after the step */
+    uint32_t step;
+    uint64_t seed;
+} walk_user;
+
+static void walk_element(void *user, uint32_t dense, void *el)
+{
+    const walk_user *u = user;
+    vr_walk_moves_of(el, u->activity, u->levy, vr_walk_packed(dense));
+}
+
+static void walk_primitive(void *user, uint32_t agent, uint32_t pos, const uint32_t *ids,
+                           const void *const *el)
+{
+    (void)pos, (void)ids;
+    const walk_user *u = user;
+    u->next[agent] = vr_walk_dense(vr_walk_draw(el[0], agent, u->step, u->seed));
+}
+
+static vr_status walk_check(const uint32_t *cells, const vr_walk_config *cfg)
+{
+    if (cfg->agents == 0)
+        return VR_ERROR(VR_ERR_ARG, "random walk: agents is 0; give at least one agent");
+    if (cfg->steps > VR_WALK_MAX_STEPS)
+        return VR_ERROR(VR_ERR_ARG, "random walk: steps is %u, more than the %u a run may take",
+                        cfg->steps, VR_WALK_MAX_STEPS);
+    for (uint32_t a = 0; a < cfg->agents; ++a)
+        if (vr_walk_x(cells[a]) >= VR_WALK_GRID || vr_walk_y(cells[a]) >= VR_WALK_GRID)
+            return VR_ERROR(VR_ERR_ARG, "random walk: agent %u is at cell 0x%08x, off the grid",
+                            a, cells[a]);
+    return VR_OK;
+}
+
+vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
+                        vr_app_report *rep)
+{
+    assert(cells && cfg && r);
+    vr_status st = walk_check(cells, cfg);
+    if (st)
+        return st;
+    if (vr_program_planned(r->kind))
+        return VR_ERROR(VR_ERR_ARG, "random walk: %s needs a triangle mesh; the walk's stream is "
+                        "one cell per agent", vr_reuse_all[r->kind].name);
+    if (gpu)
+        return vr_walk_apply_gpu(cells, cfg, r, rep);
+    vr_app_report rp;
+    memset(&rp, 0, sizeof rp);
+    const size_t grid = (size_t)VR_WALK_GRID * VR_WALK_GRID;
+    float *activity = malloc(grid * sizeof *activity);
+    float levy[(2 * VR_WALK_MAX_DISTANCE + 1) * (2 * VR_WALK_MAX_DISTANCE + 1)];
+    uint32_t *cur = malloc((size_t)cfg->agents * sizeof *cur);
+    uint32_t *next = malloc((size_t)cfg->agents * sizeof *next);
+    if (!activity || !cur || !next) {
+        st = VR_ERROR(VR_ERR_OOM, "random walk: tables for %u agents", cfg->agents);
+        goto done;
+    }
+    vr_walk_activity_table(activity);
+    vr_walk_levy_table(levy);
+    for (uint32_t a = 0; a < cfg->agents; ++a)
+        cur[a] = vr_walk_dense(cells[a]);
+    for (uint32_t step = 0; step < cfg->steps && st == VR_OK; ++step) {
+        app_stream s;
+        double t0 = vr_now_ms();
+        if ((st = app_stream_make(&s, r->kind, NULL, cur, cfg->agents, 1, (uint32_t)grid,
+                                  &r->limits)))
+            break;
+        rp.prep_ms += vr_now_ms() - t0;
+        rp.batches = s.batch_count;
+        walk_user u = {activity, levy, next, step, cfg->seed};
+        const vr_program_cpu f = {sizeof(vr_walk_moves), walk_element, walk_primitive, &u};
+        const vr_program_params p = app_params(r, &s, cur, cfg->agents, 1, (uint32_t)grid,
+                                               &rp.counters);
+        t0 = vr_now_ms();
+        st = vr_program_ref(r->kind, &p, &f);
+        rp.ms += vr_now_ms() - t0;
+        app_stream_free(&s);
+        uint32_t *tmp = cur;
+        cur = next, next = tmp;
+    }
+    if (st == VR_OK)
+        for (uint32_t a = 0; a < cfg->agents; ++a)
+            cells[a] = vr_walk_packed(cur[a]);
+    if (cfg->steps)
+        rp.ms /= cfg->steps;
+done:
+    free(activity), free(cur), free(next);
+    if (rep)
+        *rep = rp;
+    return st;
+}
+
+#ifndef VR_HAVE_CUDA
+vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
+                            const vr_app_run *r, const uint32_t *plan_ids,
+                            const uint32_t *plan_indices, const uint32_t *starts,
+                            uint32_t batch_count, vr_app_report *rep)
+{
+    (void)out, (void)in, (void)t, (void)r, (void)plan_ids, (void)plan_indices, (void)starts;
+    (void)batch_count, (void)rep;
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
+}
+
+vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r,
+                            vr_app_report *rep)
+{
+    (void)cells, (void)cfg, (void)r, (void)rep;
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
+}
+#endif

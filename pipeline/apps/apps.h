@@ -1,0 +1,65 @@
+/* apps.h - the paper's Section 5 applications run through the general reuse API
+ * (reuse/program.h): any strategy, on the GPU (apps_gpu.cu) or through the CPU twin (apps.c),
+ * with the same batches, the same invocation counts and bit-identical outputs. The plain CPU
+ * references they are tested against are loop.h and walk.h.
+ *   Loop subdivision: elements are vertices (arity 3): element = the old position, fetched once
+ *     per batch, with the vertex rule's new position written as a side effect; primitive = the
+ *     triangle's owned edge points (loop_math.h) and its 4 children.
+ *   Random walk: elements are grid cells (arity 1, the agent's cell y * 256 + x as a virtual
+ *     index): element = the cell's 8 best moves (walk_math.h); primitive = the agent's draw.
+ * Try: `vreuse apply subdivide bunny.obj --strategy all`, `vreuse apply walk`.
+ */
+#ifndef VR_APPS_H
+#define VR_APPS_H
+
+#include <stdint.h>
+
+#include "pipeline/apps/loop.h"
+#include "pipeline/apps/walk.h"
+#include "pipeline/vreuse.h"
+#include "reuse/program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How to run an application. */
+typedef struct vr_app_run {
+    vr_reuse_kind kind;    /* any strategy; patch and meshlet need a triangle mesh (not walk) */
+    vr_batch_limits limits;/* multiples of the arity (vr_program_limits_default) */
+    int count;             /* count invocations and primitives (slower; not for timing) */
+    uint32_t reps;         /* GPU: timed repetitions, the best is reported (>= 1) */
+} vr_app_run;
+
+/* What a run measured. */
+typedef struct vr_app_report {
+    double ms;             /* GPU: best kernel time of one run (one walk step: the mean step);
+                              CPU twin: wall time */
+    double prep_ms;        /* host time forming batches or plans (walk: all steps) */
+    vr_program_counters counters; /* with count */
+    uint32_t batches;      /* batches of the last run (dynamic strategies, plans) */
+} vr_app_report;
+
+/* Loop subdivision: `out` as vr_loop_subdivide's (normals recomputed on the host). gpu != 0 runs
+ * the GPU program (VR_ERR_NO_DEVICE without one), else the CPU twin. */
+vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, int gpu,
+                        vr_app_report *rep);
+
+/* The random walk from `cells` (packed, cfg->agents), in place, as vr_walk_run with the same
+ * draws; cfg->steps steps, each one run of the strategy (dynamic batches formed per step on the
+ * host from the current cells). */
+vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
+                        vr_app_report *rep);
+
+/* The GPU halves (apps_gpu.cu; VR_ERR_NO_DEVICE in a build without CUDA). */
+vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
+                            const vr_app_run *r, const uint32_t *plan_ids,
+                            const uint32_t *plan_indices, const uint32_t *starts,
+                            uint32_t batch_count, vr_app_report *rep);
+vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r,
+                            vr_app_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,329 @@
+/* apps_gpu.cu - the GPU halves of Loop subdivision and the random walk (apps.h): each is a
+ * program of the general reuse API (reuse/program.cuh) whose element and primitive functions are
+ * loop_math.h's and walk_math.h's, the same code the CPU twin calls. Compiled with -fmad=false
+ * (CMakeLists.txt): walk_math.h's float products must not fuse into the following sums, so the
+ * bits equal the host's; loop_math.h uses _rn intrinsics anyway.
+ */
+#include "pipeline/apps/apps.h"
+#include "pipeline/apps/loop_math.h"
+#include "reuse/program.cuh"
+#include "scenes/scene.h" /* vr_mesh_free */
+
+#include <string.h>
+
+/* ---- Loop ---------------------------------------------------------------------------------- */
+
+typedef struct vr_loop_point {
+    float p[3];
+} vr_loop_point;
+
+struct vr_loop_program {
+    typedef vr_loop_point Element;
+    enum { arity = 3 };
+    const float *p;              /* old positions */
+    const uint32_t *src_indices; /* the source index buffer */
+    const uint32_t *edge_of_half, *edge_first_half, *edge_faces, *edge_opp;
+    const uint32_t *ring_start, *ring;
+    const double *beta;
+    uint32_t vertex_count;
+    float *out_pos;              /* (V + E) x 3 */
+    uint32_t *out_idx;           /* 12 per triangle */
+
+    __device__ Element element(uint32_t v) const
+    {
+        vr_loop_vertex_rule(out_pos + 3 * (size_t)v, p, v, ring_start, ring, beta);
+        Element e;
+        for (int k = 0; k < 3; ++k)
+            e.p[k] = __ldg(p + 3 * (size_t)v + k);
+        return e;
+    }
+    __device__ void primitive(uint32_t tri, uint32_t pos, const uint32_t *ids,
+                              const Element *const *e) const
+    {
+        (void)pos, (void)ids;
+        for (uint32_t k = 0; k < 3; ++k) {
+            const uint32_t h = 3 * tri + k, edge = __ldg(edge_of_half + h);
+            if (__ldg(edge_first_half + edge) != h)
+                continue;
+            const uint32_t faces = __ldg(edge_faces + edge);
+            const float *c = p, *d = p;
+            if (faces == 2) {
+                c = p + 3 * (size_t)__ldg(edge_opp + 2 * (size_t)edge);
+                d = p + 3 * (size_t)__ldg(edge_opp + 2 * (size_t)edge + 1);
+            }
+            vr_loop_edge_rule(out_pos + 3 * ((size_t)vertex_count + edge), e[k]->p,
+                              e[(k + 1) % 3]->p, faces, c, d);
+        }
+        const uint32_t *t = src_indices + 3 * (size_t)tri;
+        const uint32_t m01 = vertex_count + __ldg(edge_of_half + 3 * tri),
+                       m12 = vertex_count + __ldg(edge_of_half + 3 * tri + 1),
+                       m20 = vertex_count + __ldg(edge_of_half + 3 * tri + 2);
+        const uint32_t c0 = __ldg(t), c1 = __ldg(t + 1), c2 = __ldg(t + 2);
+        uint32_t *o = out_idx + 12 * (size_t)tri;
+        const uint32_t child[12] = {c0, m01, m20, m01, c1, m12, m20, m12, c2, m01, m12, m20};
+        for (int i = 0; i < 12; ++i)
+            o[i] = child[i];
+    }
+};
+
+/* Device copies of host arrays, freed together. */
+typedef struct vr_dev_bufs {
+    void *ptr[24];
+    int n;
+} vr_dev_bufs;
+
+static vr_status vr_dev_upload(vr_dev_bufs *b, void **dst, const void *src, size_t bytes,
+                               const char *what)
+{
+    vr_status st = vr_cuda_alloc(dst, bytes ? bytes : 4, what);
+    if (st != VR_OK)
+        return st;
+    b->ptr[b->n++] = *dst;
+    if (src && bytes)
+        VR_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+    return VR_OK;
+}
+
+static void vr_dev_free(vr_dev_bufs *b)
+{
+    vr_cuda_free_all(b->ptr, b->n);
+    b->n = 0;
+}
+
+#define VR_UP(dst, src, bytes, what)                                                     \
+    do {                                                                                 \
+        if ((st = vr_dev_upload(&bufs, (void **)&(dst), (src), (bytes), (what))) != VR_OK) \
+            goto done;                                                                   \
+    } while (0)
+
+/* Runs `prog` r->reps times (events around the program only) into *best_ms. */
+template <class P>
+static vr_status vr_app_time(vr_reuse_kind kind, const vr_program_params &p, const P &prog,
+                             uint32_t reps, double *best_ms)
+{
+    cudaEvent_t a, b;
+    VR_CUDA_CHECK(cudaEventCreate(&a));
+    VR_CUDA_CHECK(cudaEventCreate(&b));
+    vr_status st = VR_OK;
+    *best_ms = 0;
+    for (uint32_t i = 0; i < (reps ? reps : 1) && st == VR_OK; ++i) {
+        VR_CUDA_GOTO(cudaEventRecord(a, 0));
+        if ((st = vr_program_run(kind, p, prog, 0)) != VR_OK)
+            goto done;
+        VR_CUDA_GOTO(cudaEventRecord(b, 0));
+        VR_CUDA_GOTO(cudaEventSynchronize(b));
+        float ms;
+        VR_CUDA_GOTO(cudaEventElapsedTime(&ms, a, b));
+        if (i == 0 || ms < *best_ms)
+            *best_ms = ms;
+    }
+done:
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return st;
+}
+
+extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
+                                       const vr_app_run *r, const uint32_t *plan_ids,
+                                       const uint32_t *plan_indices, const uint32_t *starts,
+                                       uint32_t batch_count, vr_app_report *rep)
+{
+    vr_dev_bufs bufs = {{0}, 0};
+    vr_status st = vr_loop_output_alloc(out, t);
+    if (st != VR_OK)
+        return st;
+    const size_t V = t->vertex_count, E = t->edge_count, I = t->index_count;
+    vr_loop_program g;
+    memset(&g, 0, sizeof g);
+    uint32_t *d_stream = NULL, *d_ids = NULL, *d_starts = NULL;
+    vr_program_counters *d_counters = NULL;
+    VR_UP(g.p, in->positions, 3 * V * sizeof(float), "loop positions");
+    VR_UP(g.src_indices, in->indices, I * sizeof(uint32_t), "loop indices");
+    VR_UP(g.edge_of_half, t->edge_of_half, I * sizeof(uint32_t), "loop edges of half-edges");
+    VR_UP(g.edge_first_half, t->edge_first_half, E * sizeof(uint32_t), "loop edge owners");
+    VR_UP(g.edge_faces, t->edge_faces, E * sizeof(uint32_t), "loop edge faces");
+    VR_UP(g.edge_opp, t->edge_opp, 2 * E * sizeof(uint32_t), "loop edge opposites");
+    VR_UP(g.ring_start, t->ring_start, (V + 1) * sizeof(uint32_t), "loop ring starts");
+    VR_UP(g.ring, t->ring, t->ring_start[V] * sizeof(uint32_t), "loop rings");
+    VR_UP(g.beta, t->beta, ((size_t)t->max_valence + 1) * sizeof(double), "loop beta");
+    /* poisoned but for unreferenced vertices: an output nobody wrote fails the comparison */
+    vr_loop_output_prefill(out, in);
+    VR_UP(g.out_pos, out->positions, 3 * (V + E) * sizeof(float), "loop output positions");
+    VR_UP(g.out_idx, out->indices, 4 * I * sizeof(uint32_t), "loop output indices");
+    g.vertex_count = t->vertex_count;
+    d_stream = (uint32_t *)g.src_indices;
+    if (plan_indices)
+        VR_UP(d_stream, plan_indices, I * sizeof(uint32_t), "loop plan indices");
+    if (plan_ids)
+        VR_UP(d_ids, plan_ids, I / 3 * sizeof(uint32_t), "loop plan ids");
+    if (starts)
+        VR_UP(d_starts, starts, ((size_t)batch_count + 1) * sizeof(uint32_t), "loop batches");
+    VR_UP(d_counters, NULL, sizeof(vr_program_counters), "loop counters");
+    {
+        vr_program_params p;
+        memset(&p, 0, sizeof p);
+        p.indices = d_stream;
+        p.index_count = (uint32_t)I;
+        p.arity = 3;
+        p.element_count = (uint32_t)V;
+        p.batch_starts = d_starts;
+        p.batch_count = batch_count;
+        p.prim_ids = d_ids;
+        p.limits = r->limits;
+        p.counters = d_counters;
+        double ms = 0;
+        if (r->count) { /* one counted run, then the timed ones without counting */
+            VR_CUDA_GOTO(cudaMemset(d_counters, 0, sizeof *d_counters));
+            p.count = 1;
+            if ((st = vr_program_run(r->kind, p, g, 0)) != VR_OK)
+                goto done;
+            VR_CUDA_GOTO(cudaMemcpy(&rep->counters, d_counters, sizeof rep->counters,
+                                    cudaMemcpyDeviceToHost));
+            p.count = 0;
+        }
+        VR_CUDA_GOTO(cudaMemset(d_counters, 0, sizeof *d_counters));
+        if ((st = vr_app_time(r->kind, p, g, r->reps, &ms)) != VR_OK)
+            goto done;
+        vr_program_counters c;
+        VR_CUDA_GOTO(cudaMemcpy(&c, d_counters, sizeof c, cudaMemcpyDeviceToHost));
+        rep->counters.overflow = c.overflow;
+        rep->ms = ms;
+        if (c.overflow) {
+            st = VR_ERROR(VR_ERR_OVERFLOW, "loop subdivision (%s): %u triangles skipped: a batch "
+                          "broke its limits", vr_reuse_all[r->kind].name, c.overflow);
+            goto done;
+        }
+        VR_CUDA_GOTO(cudaMemcpy(out->positions, g.out_pos, 3 * (V + E) * sizeof(float),
+                                cudaMemcpyDeviceToHost));
+        VR_CUDA_GOTO(cudaMemcpy(out->indices, g.out_idx, 4 * I * sizeof(uint32_t),
+                                cudaMemcpyDeviceToHost));
+    }
+done:
+    vr_dev_free(&bufs);
+    if (st != VR_OK)
+        vr_mesh_free(out);
+    return st;
+}
+
+/* ---- random walk --------------------------------------------------------------------------- */
+
+struct vr_walk_program {
+    typedef vr_walk_moves Element;
+    enum { arity = 1 };
+    const float *activity, *levy;
+    uint32_t *next; /* dense cells after the step */
+    uint32_t step;
+    uint64_t seed;
+
+    __device__ Element element(uint32_t dense) const
+    {
+        Element m;
+        vr_walk_moves_of(&m, activity, levy, vr_walk_packed(dense));
+        return m;
+    }
+    __device__ void primitive(uint32_t agent, uint32_t pos, const uint32_t *ids,
+                              const Element *const *e) const
+    {
+        (void)pos, (void)ids;
+        next[agent] = vr_walk_dense(vr_walk_draw(e[0], agent, step, seed));
+    }
+};
+
+extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cfg,
+                                       const vr_app_run *r, vr_app_report *rep)
+{
+    vr_dev_bufs bufs = {{0}, 0};
+    vr_app_report rp;
+    memset(&rp, 0, sizeof rp);
+    const uint32_t n = cfg->agents, grid = VR_WALK_GRID * VR_WALK_GRID;
+    const int dynamic = vr_program_dynamic(r->kind);
+    vr_status st = VR_OK;
+    float *activity = (float *)malloc(grid * sizeof(float));
+    float levy[(2 * VR_WALK_MAX_DISTANCE + 1) * (2 * VR_WALK_MAX_DISTANCE + 1)];
+    uint32_t *start = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *host = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *d_cur = NULL, *d_next = NULL, *d_start = NULL, *d_starts = NULL;
+    vr_program_counters *d_counters = NULL;
+    vr_walk_program w;
+    memset(&w, 0, sizeof w);
+    if (!activity || !start || !host) {
+        st = VR_ERROR(VR_ERR_OOM, "random walk: host tables for %u agents", n);
+        goto done;
+    }
+    vr_walk_activity_table(activity);
+    vr_walk_levy_table(levy);
+    for (uint32_t a = 0; a < n; ++a)
+        start[a] = vr_walk_dense(cells[a]);
+    VR_UP(w.activity, activity, grid * sizeof(float), "walk activity");
+    VR_UP(w.levy, levy, sizeof levy, "walk levy table");
+    VR_UP(d_start, start, (size_t)n * sizeof(uint32_t), "walk start cells");
+    VR_UP(d_cur, NULL, (size_t)n * sizeof(uint32_t), "walk cells");
+    VR_UP(d_next, NULL, (size_t)n * sizeof(uint32_t), "walk next cells");
+    VR_UP(d_starts, NULL, (vr_batches_dynamic_bound_arity(n, 1) + 1) * sizeof(uint32_t),
+          "walk batches");
+    VR_UP(d_counters, NULL, sizeof(vr_program_counters), "walk counters");
+    w.seed = cfg->seed;
+    /* reps whole walks from the start; the best one's mean step is reported */
+    for (uint32_t rep_i = 0; rep_i < (r->reps ? r->reps : 1); ++rep_i) {
+        VR_CUDA_GOTO(cudaMemcpy(d_cur, d_start, (size_t)n * sizeof(uint32_t),
+                                cudaMemcpyDeviceToDevice));
+        VR_CUDA_GOTO(cudaMemset(d_counters, 0, sizeof(vr_program_counters)));
+        double total = 0, prep = 0;
+        for (uint32_t step = 0; step < cfg->steps; ++step) {
+            vr_program_params p;
+            memset(&p, 0, sizeof p);
+            p.indices = d_cur;
+            p.index_count = n;
+            p.arity = 1;
+            p.element_count = grid;
+            p.limits = r->limits;
+            p.count = r->count && rep_i == 0;
+            p.counters = d_counters;
+            if (dynamic) { /* batches of the current cells, on the host */
+                const double t0 = vr_now_ms();
+                VR_CUDA_GOTO(cudaMemcpy(host, d_cur, (size_t)n * sizeof(uint32_t),
+                                        cudaMemcpyDeviceToHost));
+                uint32_t *s = NULL, count = 0;
+                if ((st = vr_program_batches(&s, &count, host, n, 1, grid, r->limits.max_unique,
+                                             r->limits.max_indices)) != VR_OK)
+                    goto done;
+                const cudaError_t e = cudaMemcpy(d_starts, s, ((size_t)count + 1) * sizeof *s,
+                                                 cudaMemcpyHostToDevice);
+                free(s);
+                VR_CUDA_GOTO(e);
+                p.batch_starts = d_starts;
+                p.batch_count = count;
+                rp.batches = count;
+                prep += vr_now_ms() - t0;
+            }
+            w.next = d_next;
+            w.step = step;
+            double ms;
+            if ((st = vr_app_time(r->kind, p, w, 1, &ms)) != VR_OK)
+                goto done;
+            total += ms;
+            uint32_t *tmp = d_cur;
+            d_cur = d_next, d_next = tmp;
+        }
+        if (rep_i == 0 || total / (cfg->steps ? cfg->steps : 1) < rp.ms)
+            rp.ms = total / (cfg->steps ? cfg->steps : 1);
+        rp.prep_ms = prep;
+        if (rep_i == 0)
+            VR_CUDA_GOTO(cudaMemcpy(&rp.counters, d_counters, sizeof rp.counters,
+                                    cudaMemcpyDeviceToHost));
+    }
+    if (rp.counters.overflow) {
+        st = VR_ERROR(VR_ERR_OVERFLOW, "random walk (%s): %u agents skipped: a batch broke its "
+                      "limits", vr_reuse_all[r->kind].name, rp.counters.overflow);
+        goto done;
+    }
+    VR_CUDA_GOTO(cudaMemcpy(host, d_cur, (size_t)n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    for (uint32_t a = 0; a < n; ++a)
+        cells[a] = vr_walk_packed(host[a]);
+done:
+    vr_dev_free(&bufs);
+    free(activity), free(start), free(host);
+    if (rep)
+        *rep = rp;
+    return st;
+}
