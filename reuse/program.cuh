@@ -208,8 +208,11 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
 
 /* hash (HASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
  * static plans (hash's table over the plan-ordered stream). */
+/* No register cap here (the renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's
+ * element function is its own, and the cap made the Loop and walk programs spill - on the H100,
+ * hash and phash ran 1.7x slower than sort, which has no cap, at the same invocation count. */
 template <class P, int PHASH>
-static __global__ void __maxnreg__(VR_DYN_MAX_REGS)
+static __global__ void __launch_bounds__(1024)
 vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
