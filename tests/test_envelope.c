@@ -359,16 +359,9 @@ VR_TEST(test_envelope_scenes, "apps/envelope-scenes")
                                         "horse.ply", "terrain:20k", "foliage:5k"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; ++i) {
         char path[4096];
-        const char *spec = specs[i];
-        if (strchr(spec, '.')) {
-            if (!vr_test_scene_path(path, sizeof path, spec)) {
-                printf("  %s: no shared scenes folder, skipped\n", spec);
-                continue;
-            }
-            spec = path;
-        }
+        const char *spec = vr_test_plan_spec(path, sizeof path, specs[i]);
         vr_mesh m, out;
-        if (!vr_test_load(&m, spec))
+        if (!spec || !vr_test_load(&m, spec))
             continue;
         float *off = malloc(m.vertex_count * sizeof *off);
         for (int dir = 1; off && dir >= -1; dir -= 2) {
