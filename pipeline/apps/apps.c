@@ -182,25 +182,11 @@ static void walk_primitive(void *user, uint32_t agent, uint32_t pos, const uint3
     u->next[agent] = vr_walk_dense(vr_walk_draw(el[0], agent, u->step, u->seed));
 }
 
-static vr_status walk_check(const uint32_t *cells, const vr_walk_config *cfg)
-{
-    if (cfg->agents == 0)
-        return VR_ERROR(VR_ERR_ARG, "random walk: agents is 0; give at least one agent");
-    if (cfg->steps > VR_WALK_MAX_STEPS)
-        return VR_ERROR(VR_ERR_ARG, "random walk: steps is %u, more than the %u a run may take",
-                        cfg->steps, VR_WALK_MAX_STEPS);
-    for (uint32_t a = 0; a < cfg->agents; ++a)
-        if (vr_walk_x(cells[a]) >= VR_WALK_GRID || vr_walk_y(cells[a]) >= VR_WALK_GRID)
-            return VR_ERROR(VR_ERR_ARG, "random walk: agent %u is at cell 0x%08x, off the grid",
-                            a, cells[a]);
-    return VR_OK;
-}
-
 vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
                         vr_app_report *rep)
 {
     assert(cells && cfg && r);
-    vr_status st = walk_check(cells, cfg);
+    vr_status st = vr_walk_check(cells, cfg);
     if (st)
         return st;
     if (vr_program_planned(r->kind))

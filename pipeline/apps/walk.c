@@ -65,7 +65,7 @@ void vr_walk_density(uint32_t *counts, const uint32_t *cells, uint32_t count)
         counts[vr_walk_y(cells[a]) * VR_WALK_GRID + vr_walk_x(cells[a])]++;
 }
 
-vr_status vr_walk_run(uint32_t *cells, const vr_walk_config *cfg, vr_walk_stats *stats)
+vr_status vr_walk_check(const uint32_t *cells, const vr_walk_config *cfg)
 {
     assert(cells && cfg);
     if (cfg->agents == 0)
@@ -79,6 +79,15 @@ vr_status vr_walk_run(uint32_t *cells, const vr_walk_config *cfg, vr_walk_stats 
                             "random walk: agent %u is at cell 0x%08x, off the %ux%u grid (cells "
                             "are y << 16 | x)",
                             a, cells[a], VR_WALK_GRID, VR_WALK_GRID);
+    return VR_OK;
+}
+
+vr_status vr_walk_run(uint32_t *cells, const vr_walk_config *cfg, vr_walk_stats *stats)
+{
+    assert(cells && cfg);
+    vr_status check = vr_walk_check(cells, cfg);
+    if (check != VR_OK)
+        return check;
     const size_t grid = (size_t)VR_WALK_GRID * VR_WALK_GRID;
     float *activity = malloc(grid * sizeof *activity);
     float levy[(2 * VR_WALK_MAX_DISTANCE + 1) * (2 * VR_WALK_MAX_DISTANCE + 1)];

@@ -73,6 +73,9 @@ typedef struct vr_walk_stats {
  * more than VR_WALK_MAX_STEPS steps or a cell off the grid; VR_ERR_OOM. */
 vr_status vr_walk_run(uint32_t *cells, const vr_walk_config *cfg, vr_walk_stats *stats);
 
+/* vr_walk_run's checks of its arguments alone (the same errors). */
+vr_status vr_walk_check(const uint32_t *cells, const vr_walk_config *cfg);
+
 /* Agents per cell: counts[y * VR_WALK_GRID + x] (VR_WALK_GRID^2 entries, zeroed here). */
 void vr_walk_density(uint32_t *counts, const uint32_t *cells, uint32_t count);
 
