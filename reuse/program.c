@@ -4,6 +4,8 @@
  */
 #include "reuse/program.h"
 
+#include "reuse/ref_common.h" /* vr_ref_warp_round */
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +83,11 @@ vr_status vr_program_batches(uint32_t **starts, uint32_t *batch_count, const uin
     *starts = NULL;
     *batch_count = 0;
     if (arity < 1 || arity > VR_PROGRAM_ARITY_MAX)
-        return VR_ERROR(VR_ERR_ARG, "program batches: arity %u must be in 1..%u", arity,
+        return VR_ERROR(VR_ERR_ARG, "dynamic batches: arity %u must be in 1..%u", arity,
                         VR_PROGRAM_ARITY_MAX);
     uint32_t *s = malloc((vr_batches_dynamic_bound_arity(index_count, arity) + 1) * sizeof *s);
     if (!s)
-        return VR_ERROR(VR_ERR_OOM, "program batches for %u indices", index_count);
+        return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", index_count);
     size_t n = 0;
     vr_status st = vr_batches_dynamic_arity(s, &n, indices, index_count, arity, element_count,
                                             max_unique, max_indices);
@@ -138,8 +140,8 @@ static void vr_twin_naive(const vr_program_twin *t, unsigned char *el)
     }
 }
 
-/* warp: reuse/warp_ref.c's rounds - up to 32 distinct elements per round, the round ends at the
- * first index that finds no lane, its whole primitives are emitted, nothing carries over. */
+/* warp: reuse/warp_ref.c's rounds (vr_ref_warp_round), whole primitives per round, nothing
+ * carries over. */
 static void vr_twin_warp(const vr_program_twin *t, unsigned char *el)
 {
     const vr_program_params *p = t->p;
@@ -150,25 +152,8 @@ static void vr_twin_warp(const vr_program_twin *t, unsigned char *el)
     for (uint64_t begin = 0; begin < p->index_count; begin += batch) {
         const uint64_t end = begin + batch < p->index_count ? begin + batch : p->index_count;
         for (uint64_t start = begin; start < end;) {
-            uint32_t lane_id[32], fill = 0, done = 0;
-            for (uint64_t offset = start; offset < end && fill < 32; offset += 32) {
-                const uint64_t chunk = end - offset < 32 ? end - offset : 32;
-                uint32_t mapped = 0;
-                for (uint32_t i = 0; i < chunk; ++i) {
-                    const uint32_t v = p->indices[offset + i];
-                    uint32_t lane = 0;
-                    while (lane < fill && lane_id[lane] != v)
-                        ++lane;
-                    if (lane == fill) {
-                        if (fill == 32)
-                            break;
-                        lane_id[fill++] = v;
-                    }
-                    map[done + i] = (uint8_t)lane;
-                    ++mapped;
-                }
-                done += mapped;
-            }
+            uint32_t lane_id[32], fill, done;
+            vr_ref_warp_round(p->indices, start, end, lane_id, map, &fill, &done);
             const uint32_t prims = done / a; /* >= 1: 32 lanes hold a whole primitive */
             for (uint32_t lane = 0; lane < fill; ++lane)
                 vr_twin_element(t, lane_id[lane], el + lane * eb);

@@ -49,6 +49,38 @@ static inline vr_status vr_warp_validate(const vr_reuse_params *p)
     return VR_OK;
 }
 
+/* One round of warp voting on the host (reuse/warp_ref.c's rule; reuse/warp_round.cuh is the
+ * device version): 32-index chunks of [start, end) while lanes are free; each index maps to the
+ * lane that holds its vertex or takes the next free one, and once all 32 are taken the first
+ * index without a lane ends the round. lane_vertex[0 .. *fill) gets the round's vertices,
+ * map[0 .. *done) the lanes of the leading mapped indices. */
+static inline void vr_ref_warp_round(const uint32_t *indices, uint64_t start, uint64_t end,
+                                     uint32_t lane_vertex[32], uint8_t *map, uint32_t *fill_out,
+                                     uint32_t *done_out)
+{
+    uint32_t fill = 0, done = 0;
+    for (uint64_t offset = start; offset < end && fill < 32; offset += 32) {
+        const uint64_t chunk = end - offset < 32 ? end - offset : 32;
+        uint32_t mapped = 0;
+        for (uint32_t i = 0; i < chunk; ++i) {
+            const uint32_t v = indices[offset + i];
+            uint32_t lane = 0;
+            while (lane < fill && lane_vertex[lane] != v)
+                ++lane;
+            if (lane == fill) {
+                if (fill == 32)
+                    break; /* warp full: this index starts the next round */
+                lane_vertex[fill++] = v;
+            }
+            map[done + i] = (uint8_t)lane;
+            ++mapped;
+        }
+        done += mapped;
+    }
+    *fill_out = fill;
+    *done_out = done;
+}
+
 static inline vr_shaded vr_ref_shade_vertex(const vr_reuse_params *p, uint32_t v)
 {
     vr_shaded s;

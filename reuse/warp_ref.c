@@ -22,27 +22,9 @@ vr_status vr_warp_ref(const vr_reuse_params *p)
         uint64_t end = begin + batch < p->index_count ? begin + batch : p->index_count;
         uint64_t start = begin;
         while (start < end) {
-            uint32_t lane_vertex[32];
-            uint32_t fill = 0, done = 0;
+            uint32_t lane_vertex[32], fill, done;
             /* loading: whole chunks while lanes are free, as the warp loads 32 indices at once */
-            for (uint64_t offset = start; offset < end && fill < 32; offset += 32) {
-                uint64_t chunk = end - offset < 32 ? end - offset : 32;
-                uint32_t mapped = 0;
-                for (uint32_t i = 0; i < chunk; ++i) {
-                    uint32_t v = p->indices[offset + i];
-                    uint32_t lane = 0;
-                    while (lane < fill && lane_vertex[lane] != v)
-                        ++lane;
-                    if (lane == fill) {
-                        if (fill == 32)
-                            break; /* warp full: this index starts the next round */
-                        lane_vertex[fill++] = v;
-                    }
-                    map[done + i] = (uint8_t)lane;
-                    ++mapped;
-                }
-                done += mapped;
-            }
+            vr_ref_warp_round(p->indices, start, end, lane_vertex, map, &fill, &done);
             uint32_t triangles = done / 3;
             assert(triangles > 0); /* 32 lanes always hold one whole triangle */
 
