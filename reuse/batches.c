@@ -11,11 +11,14 @@
 #include <assert.h>
 #include <stdlib.h>
 
-size_t vr_batches_dynamic_bound(uint32_t index_count) { return (size_t)index_count / 3 + 1; }
-
 size_t vr_batches_dynamic_bound_arity(uint32_t index_count, uint32_t arity)
 {
     return (size_t)index_count / (arity ? arity : 1) + 1;
+}
+
+size_t vr_batches_dynamic_bound(uint32_t index_count)
+{
+    return vr_batches_dynamic_bound_arity(index_count, 3);
 }
 
 vr_status vr_batches_dynamic(uint32_t *starts, size_t *batch_count, const uint32_t *indices,

@@ -7,6 +7,7 @@
 #include "pipeline/stage/geometry.h"
 
 #include "pipeline/vr_mem.h"
+#include "reuse/program.h" /* vr_program_batches */
 
 #include <assert.h>
 #include <math.h>
@@ -64,19 +65,8 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
                         "dynamic batches: max_indices %u must be a multiple of 3 (whole "
                         "triangles) in %u..%u (the batchers' shared-memory bound)",
                         max_indices, VR_MAX_INDICES_MIN, VR_MAX_INDICES_MAX);
-    uint32_t *s = malloc((vr_batches_dynamic_bound(m->index_count) + 1) * sizeof *s);
-    if (!s)
-        return VR_ERROR(VR_ERR_OOM, "dynamic batches: offsets for %u indices", m->index_count);
-    size_t n = 0;
-    vr_status st = vr_batches_dynamic(s, &n, m->indices, m->index_count, m->vertex_count,
-                                      max_unique, max_indices);
-    if (st != VR_OK) {
-        free(s);
-        return st;
-    }
-    *starts = s;
-    *batch_count = (uint32_t)n;
-    return VR_OK;
+    return vr_program_batches(starts, batch_count, m->indices, m->index_count, 3,
+                              m->vertex_count, max_unique, max_indices);
 }
 
 vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reuse_ops *ops,
