@@ -9,6 +9,7 @@
  *                                   synchronizes `stream`, so a fault names its kernel
  *   VR_LAUNCH_GOTO(kernel, stream)  the same into `st` and `done`
  *   vr_cuda_alloc(ptr, bytes, what) cudaMalloc with a message that names the buffer (VR_ERR_OOM)
+ *   vr_cuda_upload(ptr, src, bytes, what)  vr_cuda_alloc, then a copy of host `src` (or none)
  *   vr_cuda_free(ptr, what)         cudaFree of a buffer that is replaced; *ptr is NULL afterwards
  *   vr_cuda_free_all(ptrs, count)   teardown: cudaFree of a list of buffers, results ignored
  *   vr_cuda_device_check()          VR_ERR_NO_DEVICE, saying why, when no device can be used
@@ -131,6 +132,16 @@ static inline vr_status vr_cuda_alloc(void **ptr, size_t bytes, const char *what
                     "cudaMalloc(%s, %.1f MiB) failed: %s (%.1f of %.1f MiB free)%s", what,
                     bytes / 1048576.0, cudaGetErrorString(e), free_b / 1048576.0,
                     total_b / 1048576.0, vr_cuda_hint(e));
+}
+
+/* vr_cuda_alloc of `bytes`, then a copy of `bytes` from host `src` (NULL: allocate only). On a
+ * failed copy *ptr stays set for the caller's teardown. */
+static inline vr_status vr_cuda_upload(void **ptr, const void *src, size_t bytes, const char *what)
+{
+    vr_status st = vr_cuda_alloc(ptr, bytes, what);
+    if (st == VR_OK && bytes && src)
+        VR_CUDA_CHECK(cudaMemcpy(*ptr, src, bytes, cudaMemcpyHostToDevice));
+    return st;
 }
 
 /* cudaFree of a buffer that is about to be replaced or dropped (teardown ignores cudaFree's

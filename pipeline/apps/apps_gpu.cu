@@ -9,6 +9,7 @@
 #include "reuse/program.cuh"
 #include "scenes/scene.h" /* vr_mesh_free */
 
+#include <assert.h>
 #include <string.h>
 
 /* ---- Loop ---------------------------------------------------------------------------------- */
@@ -41,28 +42,11 @@ struct vr_loop_program {
                               const Element *const *e) const
     {
         (void)pos, (void)ids;
-        for (uint32_t k = 0; k < 3; ++k) {
-            const uint32_t h = 3 * tri + k, edge = __ldg(edge_of_half + h);
-            if (__ldg(edge_first_half + edge) != h)
-                continue;
-            const uint32_t faces = __ldg(edge_faces + edge);
-            const float *c = p, *d = p;
-            if (faces == 2) {
-                c = p + 3 * (size_t)__ldg(edge_opp + 2 * (size_t)edge);
-                d = p + 3 * (size_t)__ldg(edge_opp + 2 * (size_t)edge + 1);
-            }
-            vr_loop_edge_rule(out_pos + 3 * ((size_t)vertex_count + edge), e[k]->p,
-                              e[(k + 1) % 3]->p, faces, c, d);
-        }
-        const uint32_t *t = src_indices + 3 * (size_t)tri;
-        const uint32_t m01 = vertex_count + __ldg(edge_of_half + 3 * tri),
-                       m12 = vertex_count + __ldg(edge_of_half + 3 * tri + 1),
-                       m20 = vertex_count + __ldg(edge_of_half + 3 * tri + 2);
-        const uint32_t c0 = __ldg(t), c1 = __ldg(t + 1), c2 = __ldg(t + 2);
-        uint32_t *o = out_idx + 12 * (size_t)tri;
-        const uint32_t child[12] = {c0, m01, m20, m01, c1, m12, m20, m12, c2, m01, m12, m20};
-        for (int i = 0; i < 12; ++i)
-            o[i] = child[i];
+        const float *const a[3] = {e[0]->p, e[1]->p, e[2]->p};
+        vr_loop_owned_edges(out_pos, p, tri, a, edge_of_half, edge_first_half, edge_faces,
+                            edge_opp, vertex_count);
+        vr_loop_children(out_idx + 12 * (size_t)tri, src_indices + 3 * (size_t)tri,
+                         edge_of_half, tri, vertex_count);
     }
 };
 
@@ -75,13 +59,11 @@ typedef struct vr_dev_bufs {
 static vr_status vr_dev_upload(vr_dev_bufs *b, void **dst, const void *src, size_t bytes,
                                const char *what)
 {
-    vr_status st = vr_cuda_alloc(dst, bytes ? bytes : 4, what);
-    if (st != VR_OK)
-        return st;
-    b->ptr[b->n++] = *dst;
-    if (src && bytes)
-        VR_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
-    return VR_OK;
+    assert(b->n < (int)VR_COUNT_OF(b->ptr));
+    const vr_status st = vr_cuda_upload(dst, src, bytes, what);
+    if (*dst)
+        b->ptr[b->n++] = *dst; /* also after a failed copy: freed with the others */
+    return st;
 }
 
 static void vr_dev_free(vr_dev_bufs *b)

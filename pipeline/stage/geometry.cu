@@ -244,15 +244,6 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
     return VR_OK;
 }
 
-/* cudaMalloc + upload of `bytes` (src NULL: allocate only). */
-static vr_status vr_upload(void **dst, const void *src, size_t bytes, const char *what)
-{
-    vr_status st = vr_cuda_alloc(dst, bytes, what);
-    if (st == VR_OK && bytes && src)
-        VR_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
-    return st;
-}
-
 /* Makes d_batch_starts (and the host copy h_batch_starts) hold the dynamic batches for
  * N_u = max_unique and max_indices. */
 static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique,
@@ -270,7 +261,7 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     g->batch_max_unique = 0;
     st = vr_cuda_free((void **)&g->d_batch_starts, "batch starts");
     if (st == VR_OK)
-        st = vr_upload((void **)&g->d_batch_starts, starts, ((size_t)count + 1) * 4,
+        st = vr_cuda_upload((void **)&g->d_batch_starts, starts, ((size_t)count + 1) * 4,
                        "batch starts");
     if (st == VR_OK) {
         g->batch_count = count;
@@ -316,13 +307,13 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0] && st == VR_OK; ++k)
         st = vr_cuda_free((void **)bufs[k], "static plan");
     if (st == VR_OK)
-        st = vr_upload((void **)&g->d_plan_indices, indices, (size_t)g->index_count * 4,
+        st = vr_cuda_upload((void **)&g->d_plan_indices, indices, (size_t)g->index_count * 4,
                        "plan-ordered indices");
     if (st == VR_OK)
-        st = vr_upload((void **)&g->d_plan_ids, plan.tri_order, (size_t)g->triangles * 4,
+        st = vr_cuda_upload((void **)&g->d_plan_ids, plan.tri_order, (size_t)g->triangles * 4,
                        "plan triangle ids");
     if (st == VR_OK)
-        st = vr_upload((void **)&g->d_plan_starts, plan.starts,
+        st = vr_cuda_upload((void **)&g->d_plan_starts, plan.starts,
                        ((size_t)plan.batch_count + 1) * 4, "plan batch starts");
     if (st == VR_OK) {
         g->plan_ops = ops;
@@ -353,7 +344,7 @@ static vr_status vr_geometry_prepare_seeds(vr_geometry *g)
     if (st == VR_OK)
         st = freed;
     if (st == VR_OK)
-        st = vr_upload((void **)&g->d_seeds, seeds, (size_t)count * sizeof *seeds, "seeds");
+        st = vr_cuda_upload((void **)&g->d_seeds, seeds, (size_t)count * sizeof *seeds, "seeds");
     free(seeds);
     if (st == VR_OK) {
         g->seed_max_unique = g->batch_max_unique;
@@ -394,13 +385,13 @@ vr_status vr_geometry_set_gts(vr_geometry *g, const vr_gts *gts)
                         gts->strip_triangle_count, gts->vertex_count, g->triangles,
                         g->vertex_count);
     vr_gts_batch_source_host(&g->gts_src, gts);
-    if ((st = vr_upload((void **)&g->d_gts_c, gts->c, 4 * (size_t)g->gts_src.c_words,
+    if ((st = vr_cuda_upload((void **)&g->d_gts_c, gts->c, 4 * (size_t)g->gts_src.c_words,
                         "GTS strip codes")) ||
-        (st = vr_upload((void **)&g->d_gts_inc, gts->inc, 4 * (size_t)g->gts_src.inc_words,
+        (st = vr_cuda_upload((void **)&g->d_gts_inc, gts->inc, 4 * (size_t)g->gts_src.inc_words,
                         "GTS INC")) ||
-        (st = vr_upload((void **)&g->d_gts_s, gts->s, 4 * (size_t)gts->s_count,
+        (st = vr_cuda_upload((void **)&g->d_gts_s, gts->s, 4 * (size_t)gts->s_count,
                         "GTS Simple-9 words")) ||
-        (st = vr_upload((void **)&g->d_gts_err, NULL, 4, "GTS error word"))) {
+        (st = vr_cuda_upload((void **)&g->d_gts_err, NULL, 4, "GTS error word"))) {
         /* error path: drops the partial upload; a failure there would hide the one reported */
         vr_geometry_set_gts(g, NULL);
         return st;
