@@ -35,20 +35,12 @@ static void loop_element(void *user, uint32_t v, void *el)
 static void loop_primitive(void *user, uint32_t tri, uint32_t pos, const uint32_t *ids,
                            const void *const *el)
 {
-    (void)pos;
+    (void)pos, (void)ids;
     const loop_user *u = user;
     const vr_loop_topology *t = u->t;
-    for (uint32_t k = 0; k < 3; ++k) {
-        const uint32_t h = 3 * tri + k, e = t->edge_of_half[h];
-        if (t->edge_first_half[e] != h)
-            continue;
-        const uint32_t *opp = t->edge_opp + 2 * (size_t)e;
-        const int two = t->edge_faces[e] == 2;
-        vr_loop_edge_rule(u->out->positions + 3 * ((size_t)t->vertex_count + e), el[k],
-                          el[(k + 1) % 3], t->edge_faces[e], two ? u->p + 3 * (size_t)opp[0] : u->p,
-                          two ? u->p + 3 * (size_t)opp[1] : u->p);
-    }
-    (void)ids;
+    const float *const a[3] = {el[0], el[1], el[2]};
+    vr_loop_owned_edges(u->out->positions, u->p, tri, a, t->edge_of_half, t->edge_first_half,
+                        t->edge_faces, t->edge_opp, t->vertex_count);
     vr_loop_children(u->out->indices + 12 * (size_t)tri, u->indices + 3 * (size_t)tri,
                      t->edge_of_half, tri, t->vertex_count);
 }

@@ -284,15 +284,6 @@ void vr_loop_output_prefill(vr_mesh *out, const vr_mesh *in)
     free(used);
 }
 
-void vr_loop_children(uint32_t child[12], const uint32_t *tri, const uint32_t *edge_of_half,
-                      uint32_t t, uint32_t vertex_count)
-{
-    const uint32_t m01 = vertex_count + edge_of_half[3 * t], m12 = vertex_count + edge_of_half[3 * t + 1],
-                   m20 = vertex_count + edge_of_half[3 * t + 2];
-    const uint32_t c[12] = {tri[0], m01, m20, m01, tri[1], m12, m20, m12, tri[2], m01, m12, m20};
-    memcpy(child, c, sizeof c);
-}
-
 vr_status vr_loop_subdivide(vr_mesh *out, const vr_mesh *in, vr_loop_stats *stats)
 {
     assert(out && in);

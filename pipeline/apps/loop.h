@@ -96,9 +96,6 @@ vr_status vr_loop_output_alloc(vr_mesh *out, const vr_loop_topology *t);
  * which no element call reaches (as the reference keeps them). Without memory for the marks,
  * every old vertex is prefilled. */
 void vr_loop_output_prefill(vr_mesh *out, const vr_mesh *in);
-/* The 12 indices of triangle t's 4 children (its corners tri, edge points V + edge ids). */
-void vr_loop_children(uint32_t child[12], const uint32_t *tri, const uint32_t *edge_of_half,
-                      uint32_t t, uint32_t vertex_count);
 
 /* One Loop step of `in` into `out` (arrays malloc'd, owned by the caller: vr_mesh_free).
  * VR_ERR_FORMAT (message naming the problem) for an empty mesh, an index count that is not a

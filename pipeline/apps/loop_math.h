@@ -70,4 +70,41 @@ VR_HD void vr_loop_edge_rule(float out[3], const float *a, const float *b, uint3
     }
 }
 
+/* The per-triangle step of a run through the reuse API: the edge points triangle t owns (its
+ * half-edges that are their edge's first occurrence), from its corners' old positions a[k] (in
+ * corner order) and, across an interior edge, the opposite corners' positions in p. Every edge
+ * has exactly one owner, so each edge point is written once. */
+VR_HD void vr_loop_owned_edges(float *out_pos, const float *p, uint32_t t,
+                               const float *const a[3], const uint32_t *edge_of_half,
+                               const uint32_t *edge_first_half, const uint32_t *edge_faces,
+                               const uint32_t *edge_opp, uint32_t vertex_count)
+{
+    for (uint32_t k = 0; k < 3; ++k) {
+        const uint64_t h = 3 * (uint64_t)t + k;
+        const uint32_t e = edge_of_half[h];
+        if (edge_first_half[e] != h)
+            continue;
+        const uint32_t faces = edge_faces[e];
+        const float *c = p, *d = p; /* unread unless the edge has 2 faces */
+        if (faces == 2)
+            c = p + 3 * (uint64_t)edge_opp[2 * (uint64_t)e],
+            d = p + 3 * (uint64_t)edge_opp[2 * (uint64_t)e + 1];
+        vr_loop_edge_rule(out_pos + 3 * ((uint64_t)vertex_count + e), a[k], a[(k + 1) % 3], faces,
+                          c, d);
+    }
+}
+
+/* The 12 indices of triangle t's 4 children (loop.h: the parent's winding): its corners tri[0..2]
+ * and its edge points vertex_count + edge id of half-edges 3t, 3t + 1, 3t + 2. */
+VR_HD void vr_loop_children(uint32_t child[12], const uint32_t *tri, const uint32_t *edge_of_half,
+                            uint32_t t, uint32_t vertex_count)
+{
+    const uint32_t m01 = vertex_count + edge_of_half[3 * (uint64_t)t],
+                   m12 = vertex_count + edge_of_half[3 * (uint64_t)t + 1],
+                   m20 = vertex_count + edge_of_half[3 * (uint64_t)t + 2];
+    const uint32_t c[12] = {tri[0], m01, m20, m01, tri[1], m12, m20, m12, tri[2], m01, m12, m20};
+    for (int i = 0; i < 12; ++i)
+        child[i] = c[i];
+}
+
 #endif
