@@ -85,10 +85,16 @@ static __global__ void __launch_bounds__(1024) vr_prog_naive_kernel(vr_program_p
  * Shared memory per warp: 32 elements (the round's lanes) then batch_indices bytes of lane map.
  * Round: vr_warp_load_round maps the leading indices onto lanes, each filled lane computes its
  * element into the warp's table, and lane l takes the round's primitives l, l + 32, .... */
+static __host__ __device__ inline size_t vr_prog_warp_map_bytes(uint32_t batch)
+{
+    return (batch + 15u) / 16u * 16u;
+}
+
 template <class P>
 static __host__ __device__ inline size_t vr_prog_warp_smem(uint32_t batch, uint32_t warps)
 {
-    return (size_t)warps * (32u * sizeof(typename P::Element) + (batch + 15u) / 16u * 16u);
+    return (size_t)warps * (VR_WARP_SIZE * sizeof(typename P::Element) +
+                            vr_prog_warp_map_bytes(batch));
 }
 
 template <class P>
@@ -105,7 +111,7 @@ static __global__ void __launch_bounds__(1024) vr_prog_warp_kernel(vr_program_pa
         return; /* the whole warp: past the last batch */
     E *const s_el = reinterpret_cast<E *>(vr_prog_smem) + (size_t)warp * VR_WARP_SIZE;
     uint8_t *const s_map = vr_prog_smem + (size_t)warps * VR_WARP_SIZE * sizeof(E) +
-                           (size_t)warp * ((B + 15u) / 16u * 16u);
+                           (size_t)warp * vr_prog_warp_map_bytes(B);
     const uint32_t end = (uint32_t)min(begin + B, (uint64_t)p.index_count);
     for (uint32_t start = (uint32_t)begin; start < end;) {
         uint32_t mine, fill, done;
@@ -135,12 +141,17 @@ static __global__ void __launch_bounds__(1024) vr_prog_warp_kernel(vr_program_pa
  * position map). The deduplication fills s.map and s.unique, then dense ids are computed
  * strided by the block and primitives assembled strided by the block. */
 template <class P>
+static __host__ __device__ inline size_t vr_prog_elements_bytes(uint32_t max_unique)
+{
+    return ((size_t)max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u;
+}
+
+template <class P>
 static __host__ __device__ inline size_t vr_prog_dyn_smem(uint32_t max_unique, uint32_t slots,
                                                           uint32_t max_indices)
 {
-    const size_t el = ((size_t)max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u;
-    return el + (size_t)max_unique * sizeof(uint32_t) + (size_t)slots * sizeof(uint32_t) +
-           (size_t)max_indices * sizeof(uint16_t);
+    return vr_prog_elements_bytes<P>(max_unique) + (size_t)max_unique * sizeof(uint32_t) +
+           (size_t)slots * sizeof(uint32_t) + (size_t)max_indices * sizeof(uint16_t);
 }
 
 template <class P>
@@ -152,16 +163,17 @@ static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_program
     *el = reinterpret_cast<typename P::Element *>(vr_prog_smem);
     vr_dyn_smem s;
     s.shaded = NULL; /* the program's elements live at *el */
-    s.unique = reinterpret_cast<uint32_t *>(
-        vr_prog_smem +
-        ((size_t)p.limits.max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u);
+    s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem +
+                                            vr_prog_elements_bytes<P>(p.limits.max_unique));
     s.table = s.unique + p.limits.max_unique;
     s.map = reinterpret_cast<uint16_t *>(s.table + slots);
     return s;
 }
 
 /* Batch `batch`'s bounds, checked as vr_dyn_batch_bounds does for triangles: 0 (overflow
- * counted by thread 0) when they break the contract, block-uniformly. */
+ * counted by thread 0) when they break the contract, block-uniformly. A copy with the arity
+ * rather than a shared function: routing the renderer's check through one moved ptxas's register
+ * allocation in several sort instantiations (the renderer's kernels stay as measured). */
 template <class P>
 static __device__ __forceinline__ int vr_prog_batch(const vr_program_params &p, uint32_t batch,
                                                     uint32_t *start, uint32_t *count)
@@ -351,6 +363,8 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     vr_status st = vr_program_check(kind, &p, who);
     if (st != VR_OK)
         return st;
+    if (!p.counters) /* the kernels count a broken batch in overflow, counting or not */
+        return VR_ERROR(VR_ERR_ARG, "%s: the GPU run needs counters (device memory)", who);
     if (p.arity != (uint32_t)P::arity)
         return VR_ERROR(VR_ERR_ARG, "%s: the stream has arity %u, the program %d", who, p.arity,
                         (int)P::arity);
@@ -406,15 +420,19 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         if (p.element_count) {
             vr_prog_multi_elements<P><<<vr_grid_blocks(p.element_count, block), block, 0, stream>>>(
                 q, prog);
-            VR_LAUNCH_CHECK("vr_prog_multi_elements", stream);
+            st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_elements", stream);
         }
-        if (prims) {
+        if (st == VR_OK && prims) {
             vr_prog_multi_primitives<P><<<vr_grid_blocks(prims, block), block, 0, stream>>>(q, prog);
-            VR_LAUNCH_CHECK("vr_prog_multi_primitives", stream);
+            st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_primitives", stream);
         }
-        if (!p.temp)
-            VR_CUDA_CHECK(cudaFreeAsync(q.temp, stream));
-        return VR_OK;
+        if (!p.temp) { /* stream-ordered: freed after the kernels, also when a launch failed */
+            const vr_status f = vr_cuda_status(cudaFreeAsync(q.temp, stream), VR_CUDA_WHERE,
+                                               "cudaFreeAsync(multi elements)");
+            if (st == VR_OK)
+                st = f;
+        }
+        return st;
     }
     default:
         return VR_ERROR(VR_ERR_ARG, "%s: not a strategy of the general API", who);
