@@ -37,7 +37,7 @@ struct vr_hp {
     uint64_t threshold;
     uint32_t select;
     uint32_t build_id;      /* 1, 2, ...: the error word names the build it belongs to */
-    int borrowed;           /* d_levels and d_error are the caller's (vr_hp_create_in) */
+    int borrowed;           /* d_levels (and d_error after it) are the caller's (vr_hp_create_in) */
 };
 
 typedef struct vr_hp_build_params {
@@ -195,28 +195,21 @@ vr_status vr_hp_create(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *s
 {
     assert(out);
     *out = NULL;
-    vr_hp *h = NULL;
-    vr_status st = vr_cuda_host_struct((void **)&h, sizeof *h, "a HistoPyramid");
+    vr_status st = vr_cuda_device_check();
     if (st != VR_OK)
         return st;
-    h->kind = kind;
-    h->max_cells = max_cells;
-    h->stream = (cudaStream_t)stream;
-    vr_hp_layout_make(&h->layout, kind, 0);
-    vr_hp_layout l;
-    vr_hp_layout_make(&l, kind, max_cells);
-    if ((st = vr_cuda_alloc((void **)&h->d_levels, l.words * sizeof(uint32_t),
-                            "HistoPyramid levels")) != VR_OK ||
-        (st = vr_cuda_alloc((void **)&h->d_error, sizeof(uint32_t), "HistoPyramid error word")) !=
-            VR_OK)
-        goto done;
-    VR_CUDA_GOTO(cudaMemsetAsync(h->d_error, 0, sizeof(uint32_t), h->stream));
-    VR_CUDA_GOTO(cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, 0));
-    *out = h;
+    /* one allocation, laid out as vr_hp_create_in lays out the caller's memory */
+    void *d_memory = NULL;
+    if ((st = vr_cuda_alloc(&d_memory, vr_hp_bytes(kind, max_cells), "HistoPyramid levels")) !=
+        VR_OK)
+        return st;
+    if ((st = vr_hp_create_in(out, kind, max_cells, d_memory, stream)) != VR_OK) {
+        void *const bufs[] = {d_memory};
+        vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+        return st;
+    }
+    (*out)->borrowed = 0; /* the memory is the object's own: vr_hp_destroy frees it */
     return VR_OK;
-done:
-    vr_hp_destroy(h);
-    return st;
 }
 
 vr_status vr_hp_create_in(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void *d_memory,
@@ -251,8 +244,8 @@ void vr_hp_destroy(vr_hp *h)
 {
     if (!h)
         return;
-    if (!h->borrowed) {
-        void *const bufs[] = {h->d_levels, h->d_error};
+    if (!h->borrowed) { /* levels and error word: one allocation (vr_hp_create) */
+        void *const bufs[] = {h->d_levels};
         vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     }
     free(h);
