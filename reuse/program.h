@@ -65,7 +65,8 @@ typedef struct vr_program_params {
                                      stream primitive); else NULL (id = stream position) */
     vr_batch_limits limits;       /* block, N_u, max_indices, warp batch: multiples of arity */
     int count;                    /* nonzero: count invocations, primitives and shade_counts */
-    vr_program_counters *counters;/* one struct, cleared by the caller (GPU: device memory) */
+    vr_program_counters *counters;/* one struct, cleared by the caller; the GPU needs it always
+                                     (device memory: broken batches count as overflow) */
     uint32_t *shade_counts;       /* element_count, cleared, or NULL; with count */
     void *temp;                   /* multi on the GPU: element_count elements, or NULL (then
                                      allocated and freed on the stream) */
