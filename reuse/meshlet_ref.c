@@ -7,5 +7,5 @@
 
 vr_status vr_meshlet_ref(const vr_reuse_params *p)
 {
-    return vr_dyn_ref_ids(p, "meshlet", p->tri_ids);
+    return vr_plan_ref(p, "meshlet");
 }

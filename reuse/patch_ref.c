@@ -6,4 +6,4 @@
  */
 #include "reuse/dyn_ref_common.h"
 
-vr_status vr_patch_ref(const vr_reuse_params *p) { return vr_dyn_ref_ids(p, "patch", p->tri_ids); }
+vr_status vr_patch_ref(const vr_reuse_params *p) { return vr_plan_ref(p, "patch"); }
