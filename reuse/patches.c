@@ -92,13 +92,17 @@ static float vr_float_toward(double x, int down)
     return f;
 }
 
-/* One triangle in double from float positions: normal n = (b - a) x (c - a) and the squared
- * longest edge. The differences and products are exact in double for coordinates of similar
- * exponents; each component of n then has one rounding, 2^-53 of L^2 at most, which turns the
- * normal's direction by under 2^-50 / (|n| / L^2) - the margin the cone gets below. */
-static void vr_tri_normal(double n[3], double *l2, const float *pa, const float *pb,
-                          const float *pc)
+/* The triangle at plan position i in double from float positions: normal n = (b - a) x (c - a),
+ * the squared longest edge in *l2, and |n| returned. The differences and products are exact in
+ * double for coordinates of similar exponents; each component of n then has one rounding, 2^-53
+ * of L^2 at most, which turns the normal's direction by under 2^-50 / (|n| / L^2) - the margin
+ * the cone gets below. */
+static double vr_tri_normal(double n[3], double *l2, const vr_batch_plan *plan, uint32_t i,
+                            const uint32_t *indices, const float *positions)
 {
+    const uint32_t *t = indices + 3 * (size_t)plan->tri_order[i];
+    const float *pa = positions + 3 * (size_t)t[0], *pb = positions + 3 * (size_t)t[1],
+                *pc = positions + 3 * (size_t)t[2];
     double e[3][3]; /* b - a, c - a, c - b */
     for (int j = 0; j < 3; ++j) {
         e[0][j] = (double)pb[j] - pa[j];
@@ -115,6 +119,7 @@ static void vr_tri_normal(double n[3], double *l2, const float *pa, const float 
         if (s > *l2)
             *l2 = s;
     }
+    return sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
 }
 
 /* The bounds of plan positions first .. first + count - 1. */
@@ -145,11 +150,8 @@ static void vr_batch_bounds(vr_cluster_bounds *b, const vr_batch_plan *plan, uin
      * minus each normal's rounding margin; shape and edge from the same pass */
     double sum[3] = {0, 0, 0}, shape = INFINITY, l2min = INFINITY;
     for (uint32_t i = first; i < first + count; ++i) {
-        const uint32_t *t = indices + 3 * (size_t)plan->tri_order[i];
         double n[3], l2;
-        vr_tri_normal(n, &l2, positions + 3 * (size_t)t[0], positions + 3 * (size_t)t[1],
-                      positions + 3 * (size_t)t[2]);
-        const double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        const double len = vr_tri_normal(n, &l2, plan, i, indices, positions);
         if (!(len > 0) || !(l2 > 0) || !isfinite(len) || !isfinite(l2))
             return; /* degenerate (or overflowing) triangle: no backface claim */
         for (int j = 0; j < 3; ++j)
@@ -169,11 +171,8 @@ static void vr_batch_bounds(vr_cluster_bounds *b, const vr_batch_plan *plan, uin
     const double alen = sqrt(alen2);
     double cos_min = 1;
     for (uint32_t i = first; i < first + count; ++i) {
-        const uint32_t *t = indices + 3 * (size_t)plan->tri_order[i];
         double n[3], l2;
-        vr_tri_normal(n, &l2, positions + 3 * (size_t)t[0], positions + 3 * (size_t)t[1],
-                      positions + 3 * (size_t)t[2]);
-        const double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        const double len = vr_tri_normal(n, &l2, plan, i, indices, positions);
         const double c = (n[0] * axis[0] + n[1] * axis[1] + n[2] * axis[2]) / (len * alen) -
                          1e-9 - 1e-15 * l2 / len;
         cos_min = c < cos_min ? c : cos_min;

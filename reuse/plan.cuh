@@ -3,8 +3,9 @@
  * batch's distinct vertices with the hash strategy's table (reuse/dyn_common.cuh: insert,
  * compact, shade, assemble), shades each once and writes every triangle to the queue slot of
  * its plan position with its source id, p.tri_ids[plan position], as tri_id (consecutive
- * slots: warp-staged stores however the input was ordered). CPU twin: vr_dyn_ref_ids
- * (reuse/dyn_ref_common.h).
+ * slots: warp-staged stores however the input was ordered). With cull and cluster_cull a batch
+ * whose bounds prove every triangle culled is skipped whole (reuse/cluster_cull.h). CPU twin:
+ * vr_plan_ref (reuse/dyn_ref_common.h).
  *
  * Ribbon vertices: a patch's faces also use vertices owned by neighbouring patches (RXMesh's
  * ribbon). We shade them in every patch that uses them instead of fetching the owner's result,
