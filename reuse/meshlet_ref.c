@@ -2,7 +2,8 @@
  * (reuse/meshlets.c), each batch's distinct vertices shaded once, every triangle written to the
  * slot of its plan position with its source id. The loop is the dynamic strategies' twin
  * (reuse/dyn_ref_common.h) over the plan-ordered indices with tri_ids, skipping a
- * batch whose bounds prove it culled when cluster culling is on (reuse/cluster_cull.h). Try: `vreuse_tests reuse/meshlet`.
+ * batch whose bounds prove it culled when cluster culling is on (reuse/cluster_cull.h).
+ * Try: `vreuse_tests reuse/meshlet`.
  */
 #include "reuse/dyn_ref_common.h"
 
