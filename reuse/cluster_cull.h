@@ -190,13 +190,14 @@ VR_HD int vr_cc_backface(const vr_cluster_bounds *b, const float *m, const doubl
 }
 
 /* 1 when every triangle of the batch with bounds `b` is dropped by vr_cull_classify(.., two_sided)
- * under shader `s` (see the file comment for the proof); 0 when that cannot be shown. Pure: the
- * same arguments give the same answer on the GPU and the host. */
-VR_HD int vr_cluster_culled(const vr_cluster_bounds *b, const vr_shader *s, int two_sided)
+ * under a shader with matrix `mvp` (vr_shader.mvp, column-major: mvp[r + 4 j] is row r, column
+ * j; see the file comment for the proof); 0 when that cannot be shown. Pure: the same arguments
+ * give the same answer on the GPU and the host. */
+VR_HD int vr_cluster_culled(const vr_cluster_bounds *b, const float *mvp, int two_sided)
 {
     if (!(b->flags & VR_CLUSTER_BOX))
         return 0;
-    const float *m = s->mvp; /* column-major: m[r + 4 j] is row r, column j */
+    const float *m = mvp;
     double lo[3], hi[3], P[3], E[4];
     for (int j = 0; j < 3; ++j) {
         lo[j] = b->lo[j];

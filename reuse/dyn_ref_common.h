@@ -174,7 +174,7 @@ static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who
     }
     for (uint32_t b = 0; b < p->batch_count && st == VR_OK; ++b) {
         const uint32_t start = p->batch_starts[b], end = p->batch_starts[b + 1];
-        if (bounds && vr_cluster_culled(&bounds[b], &p->shader, p->two_sided)) {
+        if (bounds && vr_cluster_culled(&bounds[b], p->shader.mvp, p->two_sided)) {
             p->counters->culled[VR_CULL_CLUSTER] += (end - start) / 3;
             continue;
         }

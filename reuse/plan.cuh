@@ -31,7 +31,7 @@
  * source id in overflow, as the assembly counts it - and keyed (cub, hp) runs get a dropped key
  * at each of its stream positions; the block then takes its part in the queue's compaction as a
  * batch with nothing to emit. Every thread calls it (block-uniform; one block scan). */
-static __device__ __noinline__ void vr_plan_skip(const vr_reuse_params &p, const vr_dyn_batch &b,
+static __device__ __forceinline__ void vr_plan_skip(const vr_reuse_params &p, const vr_dyn_batch &b,
                                                  uint32_t *s_warp, vr_compact_shared *cs, int qb)
 {
     const uint32_t tri_count = b.count / 3, first = b.start / 3, tris = p.index_count / 3;
@@ -54,12 +54,14 @@ static __device__ __noinline__ void vr_plan_skip(const vr_reuse_params &p, const
 }
 
 /* Thread 0's cluster test, out of line so that its double arithmetic does not weigh on the
- * registers of the common path (the kernel runs at VR_DYN_MAX_REGS). */
-static __device__ __noinline__ uint32_t vr_plan_cluster_test(const vr_reuse_params &p,
-                                                             uint32_t batch)
+ * registers of the common path (the kernel runs at VR_DYN_MAX_REGS). It takes plain pointers:
+ * the address of the kernel's parameter struct, passed to a call, would make every thread copy
+ * the whole struct to local memory. */
+static __device__ __noinline__ uint32_t vr_plan_cluster_test(const vr_cluster_bounds *b,
+                                                             const float *mvp, int two_sided)
 {
-    const vr_cluster_bounds bounds = p.cluster_bounds[batch];
-    return (uint32_t)vr_cluster_culled(&bounds, &p.shader, p.two_sided);
+    const vr_cluster_bounds bounds = *b;
+    return (uint32_t)vr_cluster_culled(&bounds, mvp, two_sided);
 }
 
 /* Thread mapping, shared memory and sync points as hash.cu's kernel: thread t inserts batch
@@ -86,8 +88,13 @@ static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
     vr_dyn_clear_table(s, slots);
     if (threadIdx.x == 0) {
         *s_failed = 0;
-        *s_skip = p.cull && p.cluster_cull && p.cluster_bounds ? vr_plan_cluster_test(p, batch)
-                                                               : 0u;
+        *s_skip = 0;
+        if (p.cull && p.cluster_cull && p.cluster_bounds) {
+            float mvp[16];
+            for (int k = 0; k < 16; ++k)
+                mvp[k] = p.shader.mvp[k];
+            *s_skip = vr_plan_cluster_test(p.cluster_bounds + batch, mvp, p.two_sided);
+        }
     }
     __syncthreads();
     if (*s_skip) {

@@ -173,7 +173,7 @@ static int vr_cc_check_batch(const float *pos, const uint32_t *idx, uint32_t tri
         VR_EXPECT(0, "%s: %s", what, vr_last_error());
         return -1;
     }
-    const int skip = vr_cluster_culled(&plan.bounds[0], s, two_sided);
+    const int skip = vr_cluster_culled(&plan.bounds[0], s->mvp, two_sided);
     int kept = -1;
     for (uint32_t t = 0; t < tris && kept < 0; ++t) {
         vr_shaded v[3];
