@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "pipeline/gts/gts_batch.h"
+#include "reuse/cluster_cull.h"
 #include "reuse/ref_common.h"
 
 /* Batch limits: N_u in VR_NU_MIN..VR_NU_MAX and max_indices, a multiple of 3 up to
@@ -99,6 +100,23 @@ static inline vr_status vr_dyn_check_batches(const vr_reuse_params *p, const cha
     return VR_OK;
 }
 
+/* Whether a static plan's run skips batches by their bounds (cull and cluster_cull set), and
+ * the check both its paths make first: VR_ERR_ARG naming `who` when it should but has no
+ * bounds. */
+static inline int vr_plan_cluster_cull(const vr_reuse_params *p)
+{
+    return p->cull && p->cluster_cull;
+}
+
+static inline vr_status vr_plan_check_cluster(const vr_reuse_params *p, const char *who)
+{
+    if (vr_plan_cluster_cull(p) && p->index_count > 0 && !p->cluster_bounds)
+        return VR_ERROR(VR_ERR_ARG, "%s: cluster culling needs the plan's batch bounds "
+                        "(vr_reuse_params.cluster_bounds = vr_batch_plan.bounds, from "
+                        "vr_batch_plan_bounds)", who);
+    return VR_OK;
+}
+
 #ifndef __CUDACC__
 /* Checks the tri_ids of a static plan on the host: index_count / 3 ids, a permutation of the
  * triangles (the GPU checks only the range, per triangle). */
@@ -127,9 +145,11 @@ static inline vr_status vr_dyn_check_ids(const vr_reuse_params *p, const char *w
  * triangle from the shaded copies, triangle t into slot ids[t] (ids NULL: slot t). The GPU's
  * unique-vertex order differs (slot or sort order), but the queue, counters and shade counts
  * do not depend on it. A batch with more than max_unique distinct vertices is VR_ERR_FORMAT
- * (the GPU skips it and counts its triangles in counters->overflow). */
+ * (the GPU skips it and counts its triangles in counters->overflow). With `bounds` (a static
+ * plan's, cluster culling on) a batch that vr_cluster_culled proves culled is skipped first, as
+ * reuse/plan.cuh skips it: its triangles counted in culled[VR_CULL_CLUSTER], nothing shaded. */
 static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who,
-                                       const uint32_t *ids)
+                                       const uint32_t *ids, const vr_cluster_bounds *bounds)
 {
     vr_status st = vr_dyn_check(p, who);
     if (st != VR_OK || p->index_count == 0)
@@ -154,6 +174,10 @@ static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who
     }
     for (uint32_t b = 0; b < p->batch_count && st == VR_OK; ++b) {
         const uint32_t start = p->batch_starts[b], end = p->batch_starts[b + 1];
+        if (bounds && vr_cluster_culled(&bounds[b], p->shader.mvp, p->two_sided)) {
+            p->counters->culled[VR_CULL_CLUSTER] += (end - start) / 3;
+            continue;
+        }
         const uint32_t *idx; /* idx[i - start]: index i of the buffer */
         if (!p->gts) {
             idx = p->indices + start;
@@ -211,7 +235,18 @@ done:
 
 static inline vr_status vr_dyn_ref(const vr_reuse_params *p, const char *who)
 {
-    return vr_dyn_ref_ids(p, who, NULL);
+    return vr_dyn_ref_ids(p, who, NULL, NULL);
+}
+
+/* The twin of a static plan strategy (patch, meshlet): vr_dyn_ref_ids over the plan-ordered
+ * indices with the plan's tri_ids, and its bounds when cluster culling is on. */
+static inline vr_status vr_plan_ref(const vr_reuse_params *p, const char *who)
+{
+    const vr_status st = vr_plan_check_cluster(p, who);
+    if (st != VR_OK)
+        return st;
+    return vr_dyn_ref_ids(p, who, p->tri_ids,
+                          vr_plan_cluster_cull(p) ? p->cluster_bounds : NULL);
 }
 #endif
 

@@ -1,11 +1,13 @@
 /* meshlet_ref.c - CPU twin of reuse/meshlet.cu: one batch per meshoptimizer meshlet of the plan
  * (reuse/meshlets.c), each batch's distinct vertices shaded once, every triangle written to the
  * slot of its plan position with its source id. The loop is the dynamic strategies' twin
- * (reuse/dyn_ref_common.h) over the plan-ordered indices with tri_ids. Try: `vreuse_tests reuse/meshlet`.
+ * (reuse/dyn_ref_common.h) over the plan-ordered indices with tri_ids, skipping a
+ * batch whose bounds prove it culled when cluster culling is on (reuse/cluster_cull.h).
+ * Try: `vreuse_tests reuse/meshlet`.
  */
 #include "reuse/dyn_ref_common.h"
 
 vr_status vr_meshlet_ref(const vr_reuse_params *p)
 {
-    return vr_dyn_ref_ids(p, "meshlet", p->tri_ids);
+    return vr_plan_ref(p, "meshlet");
 }

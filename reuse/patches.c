@@ -12,6 +12,7 @@
 #include "reuse/patches.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ void vr_batch_plan_free(vr_batch_plan *plan)
 {
     if (!plan)
         return;
-    void *const bufs[] = {plan->tri_order, plan->starts};
+    void *const bufs[] = {plan->tri_order, plan->starts, plan->bounds};
     vr_free_all(bufs, VR_COUNT_OF(bufs));
     memset(plan, 0, sizeof *plan);
 }
@@ -76,6 +77,132 @@ void vr_batch_plan_indices(uint32_t *dst, const vr_batch_plan *plan, const uint3
         dst[3 * (size_t)i + 1] = indices[3 * t + 1];
         dst[3 * (size_t)i + 2] = indices[3 * t + 2];
     }
+}
+
+/* ---- cluster bounds (reuse/cluster_cull.h) ------------------------------------------------- */
+
+/* x as a float no larger (down != 0) or no smaller than x; x finite and well inside the range. */
+static float vr_float_toward(double x, int down)
+{
+    float f = (float)x;
+    if (down && (double)f > x)
+        f = nextafterf(f, -INFINITY);
+    if (!down && (double)f < x)
+        f = nextafterf(f, INFINITY);
+    return f;
+}
+
+/* The triangle at plan position i in double from float positions: normal n = (b - a) x (c - a),
+ * the squared longest edge in *l2, and |n| returned. The differences and products are exact in
+ * double for coordinates of similar exponents; each component of n then has one rounding, 2^-53
+ * of L^2 at most, which turns the normal's direction by under 2^-50 / (|n| / L^2) - the margin
+ * the cone gets below. */
+static double vr_tri_normal(double n[3], double *l2, const vr_batch_plan *plan, uint32_t i,
+                            const uint32_t *indices, const float *positions)
+{
+    const uint32_t *t = indices + 3 * (size_t)plan->tri_order[i];
+    const float *pa = positions + 3 * (size_t)t[0], *pb = positions + 3 * (size_t)t[1],
+                *pc = positions + 3 * (size_t)t[2];
+    double e[3][3]; /* b - a, c - a, c - b */
+    for (int j = 0; j < 3; ++j) {
+        e[0][j] = (double)pb[j] - pa[j];
+        e[1][j] = (double)pc[j] - pa[j];
+        e[2][j] = (double)pc[j] - pb[j];
+    }
+    for (int j = 0; j < 3; ++j) {
+        const int k = (j + 1) % 3, l = (j + 2) % 3;
+        n[j] = e[0][k] * e[1][l] - e[0][l] * e[1][k];
+    }
+    *l2 = 0;
+    for (int i = 0; i < 3; ++i) {
+        const double s = e[i][0] * e[i][0] + e[i][1] * e[i][1] + e[i][2] * e[i][2];
+        if (s > *l2)
+            *l2 = s;
+    }
+    return sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+}
+
+/* The bounds of plan positions first .. first + count - 1. */
+static void vr_batch_bounds(vr_cluster_bounds *b, const vr_batch_plan *plan, uint32_t first,
+                            uint32_t count, const uint32_t *indices, const float *positions)
+{
+    memset(b, 0, sizeof *b);
+    if (count == 0)
+        return;
+    int finite = 1;
+    for (int j = 0; j < 3; ++j) {
+        b->lo[j] = INFINITY;
+        b->hi[j] = -INFINITY;
+    }
+    for (uint32_t i = first; i < first + count; ++i)
+        for (int k = 0; k < 3; ++k) {
+            const float *p = positions + 3 * (size_t)indices[3 * (size_t)plan->tri_order[i] + k];
+            for (int j = 0; j < 3; ++j) {
+                finite &= isfinite(p[j]) != 0;
+                b->lo[j] = p[j] < b->lo[j] ? p[j] : b->lo[j];
+                b->hi[j] = p[j] > b->hi[j] ? p[j] : b->hi[j];
+            }
+        }
+    if (!finite)
+        return;
+    b->flags = VR_CLUSTER_BOX;
+    /* the cone: axis = the mean unit normal (as a float), half-angle from the farthest normal
+     * minus each normal's rounding margin; shape and edge from the same pass */
+    double sum[3] = {0, 0, 0}, shape = INFINITY, l2min = INFINITY;
+    for (uint32_t i = first; i < first + count; ++i) {
+        double n[3], l2;
+        const double len = vr_tri_normal(n, &l2, plan, i, indices, positions);
+        if (!(len > 0) || !(l2 > 0) || !isfinite(len) || !isfinite(l2))
+            return; /* degenerate (or overflowing) triangle: no backface claim */
+        for (int j = 0; j < 3; ++j)
+            sum[j] += n[j] / len;
+        shape = len / l2 < shape ? len / l2 : shape;
+        l2min = l2 < l2min ? l2 : l2min;
+    }
+    const double slen = sqrt(sum[0] * sum[0] + sum[1] * sum[1] + sum[2] * sum[2]);
+    if (!(slen > 0))
+        return;
+    float axis[3];
+    double alen2 = 0;
+    for (int j = 0; j < 3; ++j) {
+        axis[j] = (float)(sum[j] / slen);
+        alen2 += (double)axis[j] * axis[j];
+    }
+    const double alen = sqrt(alen2);
+    double cos_min = 1;
+    for (uint32_t i = first; i < first + count; ++i) {
+        double n[3], l2;
+        const double len = vr_tri_normal(n, &l2, plan, i, indices, positions);
+        const double c = (n[0] * axis[0] + n[1] * axis[1] + n[2] * axis[2]) / (len * alen) -
+                         1e-9 - 1e-15 * l2 / len;
+        cos_min = c < cos_min ? c : cos_min;
+    }
+    if (!(cos_min > 1e-6))
+        return; /* 90 degrees or wider: a cone says nothing */
+    for (int j = 0; j < 3; ++j)
+        b->axis[j] = axis[j];
+    b->cone_cos = vr_float_toward(cos_min, 1);
+    const double c = b->cone_cos;
+    double sn = sqrt(1.0 - c * c) * (1 + 1e-12) + 1e-12;
+    b->cone_sin = vr_float_toward(sn < 1 ? sn : 1, 0);
+    b->shape = vr_float_toward(shape * (1 - 1e-12), 1);
+    b->edge_min = vr_float_toward(sqrt(l2min) * (1 - 1e-12), 1);
+    if (b->shape > 0 && b->edge_min > 0)
+        b->flags |= VR_CLUSTER_CONE;
+}
+
+vr_status vr_batch_plan_bounds(vr_batch_plan *plan, const uint32_t *indices,
+                               const float *positions)
+{
+    assert(plan && (plan->triangle_count == 0 || (indices && positions)));
+    free(plan->bounds);
+    plan->bounds = malloc(((size_t)plan->batch_count + 1) * sizeof *plan->bounds);
+    if (!plan->bounds)
+        return VR_ERROR(VR_ERR_OOM, "cluster bounds of %u batches", plan->batch_count);
+    for (uint32_t b = 0; b < plan->batch_count; ++b)
+        vr_batch_bounds(&plan->bounds[b], plan, plan->starts[b] / 3,
+                        (plan->starts[b + 1] - plan->starts[b]) / 3, indices, positions);
+    return VR_OK;
 }
 
 vr_status vr_batch_plan_validate(const vr_batch_plan *plan, const uint32_t *indices,

@@ -22,6 +22,23 @@
 extern "C" {
 #endif
 
+/* The bounds of one batch of a plan, in object space (vr_batch_plan_bounds), for the conservative
+ * cluster-culling test of reuse/cluster_cull.h. 64 bytes. */
+typedef struct vr_cluster_bounds {
+    float lo[3], hi[3]; /* box of the batch's vertices: their exact minima and maxima */
+    float axis[3];      /* normal cone axis, unit length up to float rounding */
+    float cone_cos;     /* cos of the cone's half-angle about `axis` (the float axis), rounded
+                           down; in (0, 1] */
+    float cone_sin;     /* sin of that angle, rounded up; the pair describes an angle no smaller */
+    float shape;        /* min over the triangles of |n| / L^2 (2 x area / longest edge^2, at
+                           most sqrt(3) / 2), rounded down */
+    float edge_min;     /* min over the triangles of the longest edge L, rounded down */
+    uint32_t flags;     /* VR_CLUSTER_BOX, VR_CLUSTER_CONE */
+} vr_cluster_bounds;
+
+#define VR_CLUSTER_BOX 1u  /* lo, hi valid: every coordinate of the batch finite */
+#define VR_CLUSTER_CONE 2u /* axis .. edge_min valid: no degenerate triangle, cone < 90 degrees */
+
 /* A static batch plan of a mesh with triangle_count triangles. Arrays are malloc'd by the
  * builder and owned by the plan (vr_batch_plan_free). Batch b holds plan positions
  * starts[b] / 3 .. starts[b + 1] / 3 - 1, i.e. source triangles tri_order[starts[b] / 3 ...]:
@@ -39,6 +56,9 @@ typedef struct vr_batch_plan {
     uint32_t split;          /* patch: patches still over a limit after the iterations, split by
                                 region growing inside them; meshlet: meshlets split because the
                                 triangle limit is below meshoptimizer's minimum of 4 */
+    vr_cluster_bounds *bounds; /* batch_count: each batch's box and normal cone for cluster
+                                culling (reuse/cluster_cull.h), or NULL until
+                                vr_batch_plan_bounds computed them */
 } vr_batch_plan;
 
 /* Frees the arrays; accepts NULL and a zeroed plan, leaves it zeroed. */
@@ -113,6 +133,17 @@ vr_status vr_meshlets_build(vr_batch_plan *out, const uint32_t *indices, uint32_
 /* The plan-ordered index buffer: dst[3 i + k] = indices[3 tri_order[i] + k]; dst holds
  * 3 * plan->triangle_count entries. */
 void vr_batch_plan_indices(uint32_t *dst, const vr_batch_plan *plan, const uint32_t *indices);
+
+/* Computes plan->bounds (replacing any) from the mesh the plan was built for: per batch the box
+ * of its vertices (no VR_CLUSTER_BOX when a coordinate is not finite) and, when no triangle is
+ * degenerate and the face normals fit a cone narrower than 90 degrees, the cone about their mean
+ * direction with the shape and edge bounds of reuse/cluster_cull.h - every value rounded the
+ * safe way, so vr_cluster_culled stays conservative. The geometry stage calls it after either
+ * builder (pipeline/stage: vr_geometry_plan and the GPU builder's path), so it is part of a
+ * plan's building time: O(index_count), one pass in double, 64 bytes per batch. `indices` and
+ * `positions` are the mesh's (source order). VR_ERR_OOM when the array cannot be allocated. */
+vr_status vr_batch_plan_bounds(vr_batch_plan *plan, const uint32_t *indices,
+                               const float *positions);
 
 /* Checks that `plan` fits the mesh and the limits: a permutation of the mesh's triangles,
  * ordered batch starts covering them, every batch within max_indices and max_unique distinct

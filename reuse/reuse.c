@@ -90,6 +90,7 @@ vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t
     p.batch_starts = NULL;
     p.batch_count = 0;
     p.tri_ids = NULL;
+    p.cluster_bounds = NULL;
     return p;
 }
 

@@ -149,6 +149,16 @@ typedef struct vr_reuse_params {
      * VR_PATCH_BUILDER_GPU (reuse/patch_build.cu on the device; its CPU reference for the twin,
      * the same plan). The other strategies ignore it. */
     int patch_builder;
+    /* static plans patch and meshlet with cull (GPU and twin; last, so that every field before
+     * keeps its offset): the plan's per-batch bounds (vr_batch_plan.bounds, batch_count of them;
+     * device memory for `run`), read only when cluster_cull is set. */
+    const vr_cluster_bounds *cluster_bounds;
+    /* nonzero, with cull: skip a whole batch - no table, no shading, no stores - when its bounds
+     * prove that every triangle would be culled (reuse/cluster_cull.h); its triangles count as
+     * culled[VR_CULL_CLUSTER]. The queue is the one without it. Default 0; the other strategies
+     * and runs without cull ignore it; patch and meshlet refuse it without cluster_bounds
+     * (VR_ERR_ARG). */
+    int cluster_cull;
 } vr_reuse_params;
 
 /* A strategy: its registry row. run is the GPU batcher: every pointer in p is device memory,
@@ -184,7 +194,8 @@ const vr_reuse_ops *vr_reuse_find(const char *name);
 vr_reuse_params vr_reuse_params_default(void);
 
 /* `cfg` (configuration, outputs) with these input arrays - host pointers for `ref`, device
- * pointers for `run` - and no batches yet (batch_starts and tri_ids NULL, batch_count 0). */
+ * pointers for `run` - and no batches yet (batch_starts, tri_ids and cluster_bounds NULL,
+ * batch_count 0). */
 vr_reuse_params vr_reuse_params_input(const vr_reuse_params *cfg, const uint32_t *indices,
                                       uint32_t index_count, const float *positions,
                                       const float *normals, uint32_t vertex_count);

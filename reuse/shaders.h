@@ -71,8 +71,14 @@ typedef enum vr_cull_reason {
     VR_CULL_FRUSTUM,   /* all three vertices beyond one clip plane */
     VR_CULL_BACKFACE,  /* in front of the eye and clockwise on screen (unless two-sided) */
     VR_CULL_ZERO_AREA, /* in front of the eye and of zero area on screen */
+    /* Not a result of vr_cull_classify: a whole batch of a static plan dropped before shading
+     * because its bounds prove every triangle above would be dropped for one of the reasons
+     * before (reuse/cluster_cull.h; vr_reuse_params.cluster_cull). */
+    VR_CULL_CLUSTER,
     VR_CULL_REASON_COUNT
 } vr_cull_reason;
+/* The reasons vr_cull_classify returns: VR_CULL_KEPT .. VR_CULL_ZERO_AREA. */
+#define VR_CULL_TRIANGLE_REASONS ((int)VR_CULL_CLUSTER)
 
 /* The culling decision shared by GPU and CPU: VR_CULL_FRUSTUM when all three vertices lie
  * outside one clip plane; otherwise, when all are in front of the eye (w > 0), the projected

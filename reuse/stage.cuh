@@ -272,7 +272,7 @@ static __device__ __forceinline__ void vr_count_culled(const vr_reuse_params &p,
 {
     const unsigned active = __activemask();
     const int leader = __ffs(active) - 1;
-    for (int r = VR_CULL_KEPT + 1; r < VR_CULL_REASON_COUNT; ++r) {
+    for (int r = VR_CULL_KEPT + 1; r < VR_CULL_TRIANGLE_REASONS; ++r) { /* never CLUSTER */
         const unsigned ballot = __ballot_sync(active, why == r);
         if (ballot && (int)(threadIdx.x & (VR_WARP_SIZE - 1)) == leader)
             atomicAdd(&p.counters->culled[r], (uint32_t)__popc(ballot));

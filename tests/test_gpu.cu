@@ -7,7 +7,8 @@
  * Groups: "gpu/" (all scenes, three orders, several block sizes; the static plans at their
  * tightest limits; ctest and tests/gpu.sh) and "gpu-small/" (tiny cases, fandisk, bunny, two
  * plan grids, a plan with a bad triangle id; for compute-sanitizer), both with "limits-auto": the
- * occupancy-aware limits on small meshes. Without a CUDA device every
+ * occupancy-aware limits on small meshes, and "clustercull": the static plans' cluster culling
+ * against its twin. Without a CUDA device every
  * test prints "SKIP: no CUDA device" and skips. Scenes come from $VR_SCENES on the H100.
  */
 #include "tests/test.h"
@@ -543,6 +544,99 @@ VR_TEST(test_gpu_plan_bad_ids, "gpu/plan-bad-ids", "gpu-small/plan-bad-ids")
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
+
+/* Cluster culling (reuse/cluster_cull.h) on the GPU against the twin with it on: patch and
+ * meshlet, cameras outside, zoomed in and inside the mesh, every queue mode (and two-sided into
+ * ink), two block sizes: invocations, per-vertex shade counts, culled[VR_CULL_CLUSTER] and the
+ * queue equal exactly (the decision is bit-identical arithmetic on both sides), and fewer
+ * invocations than without it from outside. */
+static int vr_gpu_clustercull(int small)
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    static const char *const specs[] = {"sphere:20k", "stanford-bunny.obj", "sphere"};
+    static const float zooms[] = {1.0f, 1.6f, 6.0f};
+    static const uint32_t blocks[] = {64, 256};
+    for (size_t i = 0; i < (small ? 1u : 3u); ++i) {
+        char buf[1024];
+        const char *spec = vr_test_plan_spec(buf, sizeof buf, specs[i]);
+        vr_mesh m;
+        if (!spec || !vr_test_load(&m, spec))
+            continue;
+        if (i != 1)
+            VR_EXPECT_EQ(vr_mesh_reorder(&m, VR_ORDER_RANDOM, 5), VR_OK);
+        const uint32_t tris = m.index_count / 3;
+        vr_geometry *g = NULL;
+        vr_geometry_result want, got, plain;
+        VR_EXPECT_EQ(vr_geometry_create(&g, &m), VR_OK);
+        VR_EXPECT_EQ(vr_geometry_result_alloc(&want, tris, m.vertex_count), VR_OK);
+        VR_EXPECT_EQ(vr_geometry_result_alloc(&got, tris, m.vertex_count), VR_OK);
+        VR_EXPECT_EQ(vr_geometry_result_alloc(&plain, tris, m.vertex_count), VR_OK);
+        for (int k = VR_REUSE_PATCH; g && k <= VR_REUSE_MESHLET; ++k)
+            for (int z = 0; z < 3; ++z)
+                for (int q = 0; q <= VR_QUEUE_MODE_COUNT; ++q) { /* the last: ink two-sided */
+                    const vr_reuse_ops *ops = &vr_reuse_all[k];
+                    vr_reuse_params cfg = vr_reuse_params_default();
+                    vr_camera cam;
+                    vr_camera_fit(&cam, &m);
+                    cam.yaw = 30.0f;
+                    cam.zoom = zooms[z];
+                    vr_camera_shader(&cfg.shader, &cam, 256, 256);
+                    cfg.max_unique = 64;
+                    cfg.max_indices = 372;
+                    cfg.count = 1;
+                    cfg.cull = 1;
+                    cfg.queue_mode = q < VR_QUEUE_MODE_COUNT ? (vr_queue_mode)q : VR_QUEUE_INK;
+                    cfg.two_sided = q == VR_QUEUE_MODE_COUNT;
+                    cfg.cluster_cull = 1;
+                    char what[256];
+                    snprintf(what, sizeof what, "cluster culling: %s on %s, zoom %.1f, %s%s",
+                             ops->name, specs[i], zooms[z], vr_queue_mode_names[cfg.queue_mode],
+                             cfg.two_sided ? " two-sided" : "");
+                    VR_EXPECT(vr_geometry_ref(&want, ops, &m, &cfg) == VR_OK, "%s: twin: %s",
+                              what, vr_last_error());
+                    if (q == 0 && z == 0) {
+                        vr_reuse_params off = cfg;
+                        off.cluster_cull = 0;
+                        VR_EXPECT(vr_geometry_ref(&plain, ops, &m, &off) == VR_OK, "%s: %s",
+                                  what, vr_last_error());
+                        VR_EXPECT(want.counters.invocations < plain.counters.invocations,
+                                  "%s: %llu invocations, without cluster culling %llu", what,
+                                  want.counters.invocations, plain.counters.invocations);
+                        printf("  %-58s invocations %llu -> %llu\n", what,
+                               plain.counters.invocations, want.counters.invocations);
+                    }
+                    for (size_t b = 0; b < (small ? 1u : 2u); ++b) {
+                        cfg.block_size = blocks[small ? 1 : b];
+                        vr_status st = vr_geometry_run(g, ops, &cfg, 1, NULL);
+                        VR_EXPECT(st == VR_OK, "%s: GPU: %s", what, vr_last_error());
+                        if (st != VR_OK || vr_geometry_download(g, &got) != VR_OK)
+                            continue;
+                        vr_geometry_diff d;
+                        vr_geometry_compare(&d, &got, &want, vr_geometry_compare_mode(&cfg), 1,
+                                            stderr, what);
+                        VR_EXPECT(d.mismatches == 0 && d.borderline == 0 && d.max_abs == 0,
+                                  "%s, block %u: %llu mismatches, %llu borderline", what,
+                                  cfg.block_size, (unsigned long long)d.mismatches,
+                                  (unsigned long long)d.borderline);
+                        VR_EXPECT(!memcmp(got.counters.culled, want.counters.culled,
+                                          sizeof want.counters.culled),
+                                  "%s, block %u: cluster-culled %u, twin %u", what,
+                                  cfg.block_size, got.counters.culled[VR_CULL_CLUSTER],
+                                  want.counters.culled[VR_CULL_CLUSTER]);
+                    }
+                }
+        vr_geometry_result_free(&want);
+        vr_geometry_result_free(&got);
+        vr_geometry_result_free(&plain);
+        vr_geometry_destroy(g);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_gpu_clustercull, "gpu/clustercull") { return vr_gpu_clustercull(0); }
+VR_TEST(test_gpu_small_clustercull, "gpu-small/clustercull") { return vr_gpu_clustercull(1); }
 
 /* Bad parameters on the GPU path come back as errors, and the context stays usable. */
 VR_TEST(test_gpu_errors, "gpu/errors")

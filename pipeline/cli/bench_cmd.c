@@ -51,6 +51,7 @@ typedef struct vr_bench_opts {
     vr_cli_choices stores;         /* vr_reuse_params.queue_store values: 0 direct, 1 staged */
     vr_cli_choices culls;          /* g_cull_names: 0 no culling, else 1 + vr_queue_mode */
     int two_sided;                 /* with culling: keep back faces */
+    vr_cli_choices ccs;            /* g_cc_names: vr_reuse_params.cluster_cull values */
     int queue_write; /* --queue-write: the queue-store microbenchmark instead of the stage */
     int reps;
     vr_cli_limits limits;          /* --limits, --sms and the explicit batch options */
@@ -70,6 +71,7 @@ typedef struct vr_bench_row {
     vr_batch_limits limits; /* what the row ran with (block_size = block) */
     int store; /* queue_store */
     int cull;  /* g_cull_names index: 0 no culling, else 1 + vr_queue_mode */
+    int cc;    /* cluster culling (static plans with culling only) */
     int ok;
     int skip; /* the strategy does not support this configuration (VR_ERR_ARG): SKIP, not FAIL */
     double ms_med, ms_min;
@@ -81,6 +83,8 @@ typedef struct vr_bench_row {
 static const char *const g_store_names[] = {"direct", "staged", NULL};
 /* --cull and the `cull` column: off, or culling into a queue of this vr_queue_mode */
 static const char *const g_cull_names[] = {"off", "ink", "collate", "atomic", "cub", "hp", NULL};
+/* --cluster-cull and the `cluster_cull` column: vr_reuse_params.cluster_cull */
+static const char *const g_cc_names[] = {"off", "on", NULL};
 
 static const char *vr_store_name(int store)
 {
@@ -182,16 +186,17 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
     if (st == VR_OK)
         st = vr_geometry_download(g, got);
     if (st != VR_OK) {
-        fprintf(stderr, "%s %s on %s, block %u, %s store, cull %s: %s\n",
+        fprintf(stderr, "%s %s on %s, block %u, %s store, cull %s%s: %s\n",
                 st == VR_ERR_ARG ? "SKIP" : "FAIL", ops->name, scene, c.block_size,
                 vr_store_name(c.queue_store), c.cull ? vr_queue_mode_names[c.queue_mode] : "off",
-                vr_last_error());
+                c.cluster_cull ? " + cluster" : "", vr_last_error());
         return st == VR_ERR_ARG ? -1 : 0;
     }
     char what[512];
-    snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store, cull %s", ops->name, scene,
+    snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store, cull %s%s", ops->name, scene,
              c.block_size, vr_store_name(c.queue_store),
-             c.cull ? vr_queue_mode_names[c.queue_mode] : "off");
+             c.cull ? vr_queue_mode_names[c.queue_mode] : "off",
+             c.cluster_cull ? " + cluster" : "");
     vr_geometry_diff d;
     if (vr_geometry_compare(&d, got, want, vr_geometry_compare_mode(&c), 1, stderr, what) != 0) {
         fprintf(stderr, "%s: %llu mismatches against the CPU twin\n", what,
@@ -199,6 +204,13 @@ static int vr_bench_validate(vr_geometry *g, const vr_reuse_ops *ops, const vr_r
         return 0;
     }
     return 1;
+}
+
+/* Whether a row with cluster culling `cc` exists for strategy ops under `cull`: off always,
+ * on only for a static plan (patch, meshlet) with culling - elsewhere it would change nothing. */
+static int vr_bench_cc_applies(const vr_reuse_ops *ops, int cull, int cc)
+{
+    return !cc || (cull && ops->plan);
 }
 
 /* Culling as the `cull` column value `cull` says (0: off). */
@@ -225,9 +237,12 @@ static const char *const g_columns[] = {
     "max_indices", "warp_batch", "store", "cull",
     "ms_med",
     "ms_min", "invocations", "shaded_per_tri", "reuse", "speedup_vs_naive", "speedup_vs_multi",
-    "bound", "frac_of_bound", "mtris_per_s", "floor_ms", "cycles_per_invocation", "status"};
+    "bound", "frac_of_bound", "mtris_per_s", "floor_ms", "cycles_per_invocation", "status",
+    "cluster_cull"};
 #define VR_COLUMN_COUNT (sizeof g_columns / sizeof g_columns[0])
 #define VR_ID_COLUMNS 12 /* scene .. cull: what identifies a row, kept by FAIL rows */
+#define VR_STATUS_COLUMN (VR_COLUMN_COUNT - 2) /* then cluster_cull: appended last, so that
+                                                  older parsers of the columns keep working */
 
 /* The row's cells as strings (FAIL rows keep only the identifying columns). */
 static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
@@ -247,8 +262,9 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(cells[11], 64, "%s", g_cull_names[r->cull]);
     for (size_t c = VR_ID_COLUMNS; c < VR_COLUMN_COUNT; ++c)
         snprintf(cells[c], 64, "-");
+    snprintf(cells[VR_COLUMN_COUNT - 1], 64, "%s", g_cc_names[r->cc]);
     if (!r->ok) {
-        snprintf(cells[VR_COLUMN_COUNT - 1], 64, r->skip ? "SKIP" : "FAIL");
+        snprintf(cells[VR_STATUS_COLUMN], 64, r->skip ? "SKIP" : "FAIL");
         return;
     }
     const double tris = r->tris;
@@ -265,7 +281,7 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(v[9], 64, "%.1f", tris / (r->ms_med * 1e3));
     snprintf(v[10], 64, "%s", vr_fmt(b, sizeof b, "%.4f", r->floor_ms));
     snprintf(v[11], 64, "%s", vr_fmt(b, sizeof b, "%.0f", r->load->cycles));
-    snprintf(cells[VR_COLUMN_COUNT - 1], 64, "ok");
+    snprintf(cells[VR_STATUS_COLUMN], 64, "ok");
 }
 
 static void vr_print_table(FILE *f, const vr_bench_row *rows, size_t n, int markdown)
@@ -300,11 +316,12 @@ static void vr_print_table(FILE *f, const vr_bench_row *rows, size_t n, int mark
     }
 }
 
-/* Rows i and j belong to one summary line: same scene, order, load, store and cull. */
+/* Rows i and j belong to one summary line: same scene, order, load, store, cull and cluster
+ * culling. */
 static int vr_same_group(const vr_bench_row *a, const vr_bench_row *b)
 {
     return a->scene == b->scene && a->order == b->order && a->load == b->load &&
-           a->store == b->store && a->cull == b->cull;
+           a->store == b->store && a->cull == b->cull && a->cc == b->cc;
 }
 
 /* Per scene x order x load x store: each strategy's best median over the block sizes, and its
@@ -347,10 +364,12 @@ static void vr_print_summary(FILE *f, const vr_bench_opts *o, const vr_bench_row
             if (st->v[s]->kind == VR_REUSE_NAIVE)
                 naive_best = best[s];
         }
+        char cull[32]; /* "ink", or "ink+cc" with cluster culling */
+        snprintf(cull, sizeof cull, "%s%s", g_cull_names[rows[i].cull], rows[i].cc ? "+cc" : "");
         fprintf(f, markdown ? "| %s | %s | %s | %s | %s |" : "%-24.24s %-14s %-10s %-6s %-7s",
                 rows[i].scene,
                 vr_order_name((vr_order)rows[i].order), rows[i].load->name,
-                vr_store_name(rows[i].store), g_cull_names[rows[i].cull]);
+                vr_store_name(rows[i].store), cull);
         for (int s = 0; s < st->count; ++s) {
             char cell[64];
             if (best[s] < 0)
@@ -391,6 +410,12 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     fprintf(f, "%sbound = naive invocations / strategy invocations (speedup if shading were all "
             "that costs); frac_of_bound = speedup_vs_naive / bound; reuse = 1 - invocations / "
             "indices\n", prefix);
+    for (int k = 0; k < o->ccs.count; ++k)
+        if (o->ccs.v[k])
+            fprintf(f, "%scluster_cull (last column) = on: patch and meshlet skip a batch before "
+                    "shading when its box and normal cone prove every triangle culled "
+                    "(reuse/cluster_cull.h); same queue, fewer invocations; their "
+                    "speedup_vs_naive compares with naive's row without it\n", prefix);
     fprintf(f, "%sloads:", prefix);
     for (int l = 0; l < o->load_count; ++l)
         fprintf(f, " %s=%u iterations (%.0f cycles/invocation)", o->loads[l].name,
@@ -512,46 +537,59 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
     const vr_cli_strategies *strategies = &o->strategies;
     const vr_cli_u32s *blocks = &o->blocks;
     const vr_cli_choices *stores = &o->stores;
-    /* q: a (store, cull) pair, store fastest */
-    const vr_cli_choices *culls = &o->culls;
-    const int variants = stores->count * culls->count;
-    /* per strategy, block and (store, cull) pair: <= 2 stores x 4 culls (lists hold no repeats) */
+    /* q: a (store, cull, cluster culling) triple, store fastest */
+    const vr_cli_choices *culls = &o->culls, *ccs = &o->ccs;
+    const int variants = stores->count * culls->count * ccs->count;
+    /* per strategy, block and (store, cull, cluster culling) triple: <= 2 stores x 6 culls x 2
+     * (lists hold no repeats) */
     int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][(sizeof g_store_names / sizeof *g_store_names - 1) *
-                                                    (sizeof g_cull_names / sizeof *g_cull_names - 1)];
-    uint64_t invocations[VR_REUSE_KIND_COUNT];
+                                                    (sizeof g_cull_names / sizeof *g_cull_names - 1) * 2];
+    /* invocations per strategy, cull and cluster culling: culling alone shades the same, cluster
+     * culling shades less */
+    uint64_t invocations[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][2];
     for (int s = 0; s < strategies->count; ++s) {
         const vr_reuse_ops *ops = strategies->v[s];
-        for (int c = 0; c < culls->count; ++c) {
+        for (int c = 0; c < culls->count; ++c)
+            for (int k = 0; k < ccs->count; ++k) {
+            const int cc = ccs->v[k];
+            invocations[s][c][cc] = 0;
+            if (!vr_bench_cc_applies(ops, culls->v[c], cc))
+                continue; /* no such rows (see the timing loop) */
             vr_reuse_params cfg = base;
             vr_batch_limits_apply(&cfg, &limits_of[s]);
             cfg.count = 1;
             vr_bench_cull(&cfg, culls->v[c], o->two_sided);
+            cfg.cluster_cull = cc;
             st = vr_geometry_ref(&want, ops, &m, &cfg);
             if (st != VR_OK)
                 fprintf(stderr, "FAIL %s on %s: CPU twin: %s\n", ops->name, name,
                         vr_last_error());
-            if (c == 0)
-                invocations[s] = want.counters.invocations; /* culling shades the same */
+            invocations[s][c][cc] = want.counters.invocations;
             for (int b = 0; b < blocks->count; ++b)
                 for (int q = 0; q < stores->count; ++q) {
                     cfg.block_size = block_of(blocks, &limits_of[s], b);
                     cfg.queue_store = stores->v[q];
-                    valid[s][b][c * stores->count + q] =
+                    valid[s][b][(k * culls->count + c) * stores->count + q] =
                         st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
                 }
-        }
+            }
         if (!vr_progress_quiet)
             fprintf(stderr, "bench: %s: %s validated (%llu invocations)\n", name, ops->name,
-                    (unsigned long long)invocations[s]);
+                    (unsigned long long)invocations[s][0][ccs->v[0]]);
     }
 
     /* time: strategies interleaved per (load, block, store) so clock drift hits all alike */
     for (int l = 0; l < o->load_count; ++l)
-        for (int b = 0; b < blocks->count; ++b)
+        for (int b = 0; b < blocks->count; ++b) {
+        const size_t block_rows = *row_count; /* this (load, block)'s first row */
         for (int q = 0; q < variants; ++q) {
-            const int store = stores->v[q % stores->count], cull = culls->v[q / stores->count];
+            const int store = stores->v[q % stores->count];
+            const int ci = q / stores->count % culls->count, cull = culls->v[ci];
+            const int cc = ccs->v[q / (stores->count * culls->count)];
             size_t group = *row_count;
             for (int s = 0; s < strategies->count; ++s) {
+                if (!vr_bench_cc_applies(strategies->v[s], cull, cc))
+                    continue;
                 vr_bench_row *r = &rows[(*row_count)++];
                 memset(r, 0, sizeof *r);
                 r->scene = label;
@@ -564,7 +602,8 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                 r->limits.block_size = r->block;
                 r->store = store;
                 r->cull = cull;
-                r->invocations = invocations[s];
+                r->cc = cc;
+                r->invocations = invocations[s][cull ? ci : 0][cc];
                 r->index_count = m.index_count;
                 r->floor_ms = cull ? -1 : floor_ms; /* the floor assumes every triangle queued */
                 r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
@@ -577,6 +616,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                 vr_batch_limits_apply(&cfg, &r->limits);
                 cfg.queue_store = store;
                 vr_bench_cull(&cfg, cull, o->two_sided);
+                cfg.cluster_cull = cc;
                 cfg.shader.loop_iterations = o->loads[l].iterations;
                 st = vr_bench_time(&r->ms_med, &r->ms_min, g, r->ops, &cfg, o->reps);
                 if (st != VR_OK) {
@@ -588,13 +628,17 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                 }
                 r->ok = 1;
             }
-            /* derived columns against naive and multi of the same group */
+            /* derived columns against naive and multi of the same group (with cluster culling,
+             * which they do not take part in: of the group without it, timed just before) */
             const vr_bench_row *naive = NULL, *multi = NULL;
-            for (size_t i = group; i < *row_count; ++i) {
-                if (rows[i].ok && rows[i].ops->kind == VR_REUSE_NAIVE)
-                    naive = &rows[i];
-                if (rows[i].ok && rows[i].ops->kind == VR_REUSE_MULTI)
-                    multi = &rows[i];
+            for (size_t i = cc ? block_rows : group; i < *row_count; ++i) {
+                const vr_bench_row *r = &rows[i];
+                if (!r->ok || r->cc || r->store != store || r->cull != cull)
+                    continue;
+                if (r->ops->kind == VR_REUSE_NAIVE)
+                    naive = r;
+                if (r->ops->kind == VR_REUSE_MULTI)
+                    multi = r;
             }
             for (size_t i = group; i < *row_count; ++i) {
                 vr_bench_row *r = &rows[i];
@@ -610,9 +654,10 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                     r->speedup_multi = multi->ms_med / r->ms_med;
             }
             if (!vr_progress_quiet)
-                fprintf(stderr, "bench: %s: load %s, block %u, %s store, cull %s timed\n", name,
-                        o->loads[l].name, block_of(blocks, &limits_of[0], b),
-                        vr_store_name(store), g_cull_names[cull]);
+                fprintf(stderr, "bench: %s: load %s, block %u, %s store, cull %s%s timed\n",
+                        name, o->loads[l].name, block_of(blocks, &limits_of[0], b),
+                        vr_store_name(store), g_cull_names[cull], cc ? " + cluster" : "");
+        }
         }
 done:
     vr_geometry_result_free(&want);
@@ -729,6 +774,7 @@ int vr_cmd_bench(int argc, char **argv)
     o.blocks.count = 0; /* not given: see below */
     o.stores = (vr_cli_choices){{1}, 1};
     o.culls = (vr_cli_choices){{0}, 1};
+    o.ccs = (vr_cli_choices){{0}, 1};
     o.reps = 20;
     const char *csv = NULL, *md = NULL;
     const vr_cli_opt opts[] = {
@@ -749,6 +795,12 @@ int vr_cmd_bench(int argc, char **argv)
          vr_cli_parse_choices, &o.culls, 0, 0, 0, 0, g_cull_names},
         {"two-sided", 0, NULL, "with --cull: keep back-facing triangles", NULL, &o.two_sided, 1,
          0, 0, 0, NULL},
+        {"cluster-cull", 0, "LIST",
+         "with --cull, for patch and meshlet: off, on or all (comma separated; rows for each, "
+         "default off): skip a whole batch before shading when its bounds (box and normal "
+         "cone) prove every triangle culled; the queue stays the same, invocations drop. The "
+         "other strategies' rows are left out for on", vr_cli_parse_choices, &o.ccs, 0, 0, 0,
+         0, g_cc_names},
         VR_CLI_ORDER(&o.orders, "forsyth, the paper's preprocessing; rows for each"),
         VR_CLI_SEED(&o.seed),
         VR_CLI_REPS(&o.reps, "20"),
@@ -777,6 +829,25 @@ int vr_cmd_bench(int argc, char **argv)
     if (o.queue_write && (md || o.calibrate))
         return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write writes a table and --csv only "
                            "(no --md, no --calibrate)");
+    for (int k = 0; k < o.ccs.count; ++k) { /* cluster culling on where it can do nothing */
+        if (!o.ccs.v[k])
+            continue;
+        int culling = 0, plans = 0;
+        for (int c = 0; c < o.culls.count; ++c)
+            culling |= o.culls.v[c] != 0;
+        for (int s = 0; s < o.strategies.count; ++s)
+            plans |= o.strategies.v[s]->plan != NULL;
+        if (!culling)
+            return vr_cli_fail(VR_CLI_USAGE, "bench", "--cluster-cull on skips batches whose "
+                               "triangles culling would drop: it needs --cull (ink, collate, "
+                               "atomic, cub, hp or all)");
+        if (!plans)
+            return vr_cli_fail(VR_CLI_USAGE, "bench", "--cluster-cull on works on the static "
+                               "plans only: add patch or meshlet to --strategy");
+        if (o.queue_write)
+            return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write times queue stores only "
+                               "(no --cluster-cull)");
+    }
     if (o.blocks.count == 0)
         o.blocks = !o.limits.automatic || o.queue_write ? (vr_cli_u32s){{64, 128, 256}, 3}
                                                      : (vr_cli_u32s){{0}, 1};
@@ -807,7 +878,8 @@ int vr_cmd_bench(int argc, char **argv)
 
     /* scene names point into argv and loads into `o`, so rows stay valid to the end */
     const size_t max_rows = (size_t)o.scene_count * o.orders.count * o.load_count *
-                            o.blocks.count * o.stores.count * o.culls.count * o.strategies.count;
+                            o.blocks.count * o.stores.count * o.culls.count * o.ccs.count *
+                            o.strategies.count;
     vr_bench_row *rows = calloc(max_rows + 1, sizeof *rows);
     if (!rows) {
         vr_cli_out_abort(&b.csv);

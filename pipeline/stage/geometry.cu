@@ -36,6 +36,7 @@ struct vr_geometry {
     uint32_t *d_plan_indices;   /* index_count, in plan order */
     uint32_t *d_plan_ids;       /* triangles: source triangle id of each plan position */
     uint32_t *d_plan_starts;    /* plan_batch_count + 1 */
+    vr_cluster_bounds *d_plan_bounds; /* plan_batch_count: the batches' cluster-culling bounds */
     vr_queue d_queue;           /* capacity = triangles */
     vr_counters *d_counters;    /* one */
     vr_compact_state *queue_state; /* culling into an ink / collate queue; made on first use,
@@ -171,7 +172,8 @@ void vr_geometry_destroy(vr_geometry *g)
     void *const bufs[] = {g->d_indices, g->d_positions, g->d_normals, g->d_batch_starts,
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
-                          g->d_plan_indices, g->d_plan_ids, g->d_plan_starts, g->d_keys,
+                          g->d_plan_indices, g->d_plan_ids, g->d_plan_starts, g->d_plan_bounds,
+                          g->d_keys,
                           g->d_kept};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
@@ -273,7 +275,8 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
 
 /* Makes d_plan_* hold ops's static plan for N_u = max_unique and max_indices: built on the
  * host from the uploaded mesh, or for patch with the GPU builder on the device from the host
- * indices (load-time work, never timed), then uploaded. */
+ * indices, with its cluster bounds computed on the host either way (load-time work, never
+ * timed), then uploaded. */
 static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *ops,
                                           uint32_t max_unique, uint32_t max_indices,
                                           int patch_builder)
@@ -296,6 +299,12 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
         }
         if (st == VR_OK)
             vr_batch_plan_indices(indices, &plan, g->host.indices);
+        if (st == VR_OK && (st = vr_batch_plan_bounds(&plan, g->host.indices,
+                                                      g->host.positions)) != VR_OK) {
+            free(indices);
+            indices = NULL;
+            vr_batch_plan_free(&plan);
+        }
     } else {
         st = vr_geometry_plan(&plan, &indices, ops, &g->host, max_unique, max_indices,
                               patch_builder);
@@ -303,9 +312,10 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
     if (st != VR_OK)
         return st;
     g->plan_ops = NULL;
-    uint32_t **bufs[] = {&g->d_plan_indices, &g->d_plan_ids, &g->d_plan_starts};
+    void **bufs[] = {(void **)&g->d_plan_indices, (void **)&g->d_plan_ids,
+                     (void **)&g->d_plan_starts, (void **)&g->d_plan_bounds};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0] && st == VR_OK; ++k)
-        st = vr_cuda_free((void **)bufs[k], "static plan");
+        st = vr_cuda_free(bufs[k], "static plan");
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_plan_indices, indices, (size_t)g->index_count * 4,
                        "plan-ordered indices");
@@ -315,6 +325,9 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_plan_starts, plan.starts,
                        ((size_t)plan.batch_count + 1) * 4, "plan batch starts");
+    if (st == VR_OK)
+        st = vr_upload((void **)&g->d_plan_bounds, plan.bounds,
+                       (size_t)plan.batch_count * sizeof *plan.bounds, "plan cluster bounds");
     if (st == VR_OK) {
         g->plan_ops = ops;
         g->plan_max_unique = max_unique;
@@ -514,6 +527,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
             return st;
         p.indices = g->d_plan_indices;
         p.tri_ids = g->d_plan_ids;
+        p.cluster_bounds = g->d_plan_bounds;
         p.batch_starts = g->d_plan_starts;
         p.batch_count = g->plan_batch_count;
     }

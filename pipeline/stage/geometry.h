@@ -59,7 +59,8 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
                                   uint32_t max_unique, uint32_t max_indices);
 
 /* The static plan of a strategy with one (ops->plan: patch, meshlet) for mesh `m` and N_u =
- * max_unique, max_indices (load-time preprocessing), and, when `indices` is not NULL, the
+ * max_unique, max_indices (load-time preprocessing) with its cluster bounds
+ * (vr_batch_plan_bounds, part of the building), and, when `indices` is not NULL, the
  * plan-ordered index buffer in *indices (malloc'd, index_count entries; the caller frees it and
  * the plan, vr_batch_plan_free). patch_builder: vr_reuse_params.patch_builder (on the CPU: the
  * GPU builder's reference). VR_ERR_ARG when ops has no plan or a limit is out of range. */
@@ -123,7 +124,8 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
  * queue capacity = triangles, counters, per-vertex shade counts, strategy workspace (grown
  * on demand to the largest temp_bytes seen), dynamic batch starts (recomputed when N_u
  * or max_indices changes), the last static plan (patch or meshlet: its plan-ordered indices,
- * triangle ids and batch starts, 16 bytes per triangle; rebuilt on the host when the strategy,
+ * triangle ids and batch starts, 16 bytes per triangle, and its cluster bounds, 64 bytes per
+ * batch; rebuilt on the host when the strategy,
  * N_u or max_indices changes), a stream and two timing events. All device memory is owned by
  * the context. */
 typedef struct vr_geometry vr_geometry;

@@ -80,6 +80,10 @@ vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reu
     if (!ops->plan)
         return VR_ERROR(VR_ERR_ARG, "%s has no static plan (only patch and meshlet)", ops->name);
     vr_status st = ops->plan(plan, m, max_unique, max_indices, patch_builder);
+    if (st == VR_OK) /* part of building the plan: cluster culling's per-batch bounds */
+        st = vr_batch_plan_bounds(plan, m->indices, m->positions);
+    if (st != VR_OK)
+        vr_batch_plan_free(plan);
     if (st != VR_OK || !indices)
         return st;
     *indices = malloc(((size_t)m->index_count + 1) * sizeof **indices);
@@ -121,6 +125,7 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
             return st;
         p.indices = plan_indices;
         p.tri_ids = plan.tri_order;
+        p.cluster_bounds = plan.bounds;
         p.batch_starts = plan.starts;
         p.batch_count = plan.batch_count;
     }
