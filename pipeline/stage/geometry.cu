@@ -326,8 +326,8 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
         st = vr_cuda_upload((void **)&g->d_plan_starts, plan.starts,
                        ((size_t)plan.batch_count + 1) * 4, "plan batch starts");
     if (st == VR_OK)
-        st = vr_upload((void **)&g->d_plan_bounds, plan.bounds,
-                       (size_t)plan.batch_count * sizeof *plan.bounds, "plan cluster bounds");
+        st = vr_cuda_upload((void **)&g->d_plan_bounds, plan.bounds,
+                            (size_t)plan.batch_count * sizeof *plan.bounds, "plan cluster bounds");
     if (st == VR_OK) {
         g->plan_ops = ops;
         g->plan_max_unique = max_unique;
