@@ -12,10 +12,6 @@ VR_PLAN_KERNEL(patch) /* reuse/plan.cuh: one block per patch batch */
 
 extern "C" vr_status vr_patch_run(const vr_reuse_params *p)
 {
-    /* the dynamic strategies' checks (N_u, max_indices, batches present) and launch */
-    const vr_status st = vr_plan_check_cluster(p, "patch");
-    if (st != VR_OK)
-        return st;
-    return vr_dyn_launch_hashed(p, "patch", vr_patch_kernel<0>, vr_patch_kernel<1>,
-                                "vr_patch_kernel");
+    /* the dynamic strategies' checks, the cluster pre-pass and the launch (reuse/plan.cuh) */
+    return vr_plan_launch(p, "patch", vr_patch_kernel<0>, vr_patch_kernel<1>, "vr_patch_kernel");
 }

@@ -26,6 +26,8 @@
 #include "reuse/cluster_cull.h"
 #include "reuse/dyn_common.cuh"
 
+#include <string.h>
+
 /* A batch whose bounds prove every triangle culled (reuse/cluster_cull.h), in place of its
  * table, shading and stores: its triangles are counted in culled[VR_CULL_CLUSTER] - but a bad
  * source id in overflow, as the assembly counts it - and keyed (cub, hp) runs get a dropped key
@@ -53,15 +55,24 @@ static __device__ __forceinline__ void vr_plan_skip(const vr_reuse_params &p, co
     vr_queue_block_skip(p, cs, qb);
 }
 
-/* Thread 0's cluster test, out of line so that its double arithmetic does not weigh on the
- * registers of the common path (the kernel runs at VR_DYN_MAX_REGS). It takes plain pointers:
- * the address of the kernel's parameter struct, passed to a call, would make every thread copy
- * the whole struct to local memory. */
-static __device__ __noinline__ uint32_t vr_plan_cluster_test(const vr_cluster_bounds *b,
-                                                             const float *mvp, int two_sided)
+/* The cluster tests of all batches in one pre-pass, one thread per batch, before the plan kernel
+ * (vr_plan_launch): the kernel then reads one word per block. Testing in the plan kernel's thread
+ * 0 instead (the first version) put ~300 dependent double operations in front of every batch's
+ * table clearing - on the critical path of ink's ordered look-back - and cost the kernel spill
+ * stores: with culling on, sphere:7M random was 1.24x faster at heavy load and 1.35x SLOWER at
+ * simple load. skip[b] = 1 when batch b's bounds prove every triangle culled. */
+struct vr_plan_mvp {
+    float m[16];
+};
+
+__global__ void vr_plan_cluster_kernel(const vr_cluster_bounds *bounds, uint32_t batch_count,
+                                       vr_plan_mvp mvp, int two_sided, uint32_t *skip)
 {
-    const vr_cluster_bounds bounds = *b;
-    return (uint32_t)vr_cluster_culled(&bounds, mvp, two_sided);
+    const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= batch_count)
+        return;
+    const vr_cluster_bounds cb = bounds[b];
+    skip[b] = (uint32_t)vr_cluster_culled(&cb, mvp.m, two_sided);
 }
 
 /* Thread mapping, shared memory and sync points as hash.cu's kernel: thread t inserts batch
@@ -69,9 +80,9 @@ static __device__ __noinline__ uint32_t vr_plan_cluster_test(const vr_cluster_bo
  * ids and assembles triangles strided by blockDim; qb as there (a culling run compacting per
  * block, stage.cuh). The differences: the assembly reads each triangle's source id from
  * p.tri_ids (bounds checked: an id >= the triangle count is overflow, its slot unwritten), and
- * with cluster culling thread 0 first tests the batch's bounds and publishes the answer in
- * *s_skip with the table's clearing (the same __syncthreads), so a culled batch leaves
- * block-uniformly through vr_plan_skip. Invariant as in hash.cu: one slot per distinct index,
+ * with cluster culling thread 0 reads the pre-pass's answer for the batch (p.temp, see
+ * vr_plan_cluster_kernel) into *s_skip with the table's clearing (the same __syncthreads), so a
+ * culled batch leaves block-uniformly through vr_plan_skip. Invariant as in hash.cu: one slot per distinct index,
  * so invocations == distinct vertices of the batch == what vr_sim_patch / vr_sim_meshlet count
  * (with cluster culling: of the batches not skipped). Every thread calls it. */
 static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
@@ -89,12 +100,8 @@ static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
     if (threadIdx.x == 0) {
         *s_failed = 0;
         *s_skip = 0;
-        if (p.cull && p.cluster_cull && p.cluster_bounds) {
-            float mvp[16];
-            for (int k = 0; k < 16; ++k)
-                mvp[k] = p.shader.mvp[k];
-            *s_skip = vr_plan_cluster_test(p.cluster_bounds + batch, mvp, p.two_sided);
-        }
+        if (p.cull && p.cluster_cull)
+            *s_skip = __ldg((const uint32_t *)p.temp + batch);
     }
     __syncthreads();
     if (*s_skip) {
@@ -122,5 +129,30 @@ static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
         __shared__ vr_compact_shared cs;                                                        \
         vr_plan_batch(p, table_log2, s_warp, &s_failed, &s_skip, &cs, QB);                      \
     }
+
+/* patch and meshlet: the checks, the cluster pre-pass when culling whole batches (its flags in
+ * p->temp, vr_plan_temp_bytes) and the plan kernel. */
+static inline vr_status vr_plan_launch(const vr_reuse_params *p, const char *name,
+                                       vr_dyn_hashed_kernel plain, vr_dyn_hashed_kernel blockwise,
+                                       const char *kernel_name)
+{
+    vr_status st = vr_plan_check_cluster(p, name);
+    if (st != VR_OK)
+        return st;
+    if (vr_plan_cluster_cull(p) && p->index_count > 0 && p->batch_count > 0) {
+        if (!p->temp)
+            return VR_ERROR(VR_ERR_ARG, "%s: cluster culling needs vr_plan_temp_bytes of "
+                            "workspace in vr_reuse_params.temp", name);
+        if ((st = vr_dyn_check(p, name)) != VR_OK) /* batch_count, before it sizes a launch */
+            return st;
+        vr_plan_mvp mvp;
+        memcpy(mvp.m, p->shader.mvp, sizeof mvp.m);
+        const uint32_t threads = 128, blocks = (p->batch_count + threads - 1) / threads;
+        vr_plan_cluster_kernel<<<blocks, threads, 0, (cudaStream_t)p->stream>>>(
+            p->cluster_bounds, p->batch_count, mvp, p->two_sided, (uint32_t *)p->temp);
+        VR_LAUNCH_CHECK("vr_plan_cluster_kernel", (cudaStream_t)p->stream);
+    }
+    return vr_dyn_launch_hashed(p, name, plain, blockwise, kernel_name);
+}
 
 #endif

@@ -1,6 +1,7 @@
 /* reuse.c - the strategy registry, in vr_reuse_kind order. To add a strategy: add name.cu and
  * name_ref.c, one row here, and run `vreuse_tests reuse/`. */
 #include "reuse/reuse.h"
+#include "reuse/dyn_ref_common.h" /* vr_plan_cluster_cull */
 
 #include <string.h>
 
@@ -10,11 +11,17 @@
 #define VR_GPU(f) NULL
 #endif
 
-/* Every strategy but multi keeps its working state in registers and shared memory. */
+/* Every strategy but multi (and the plans when culling clusters) keeps its working state in registers and shared memory. */
 static size_t vr_no_temp_bytes(const vr_reuse_params *p)
 {
     (void)p;
     return 0;
+}
+
+/* patch and meshlet: with cluster culling, the pre-pass's flag per batch (reuse/plan.cuh). */
+static size_t vr_plan_temp_bytes(const vr_reuse_params *p)
+{
+    return vr_plan_cluster_cull(p) ? (size_t)p->batch_count * sizeof(uint32_t) : 0;
 }
 
 /* The static plans of patch and meshlet, from a mesh. */
@@ -46,8 +53,8 @@ const vr_reuse_ops vr_reuse_all[VR_REUSE_KIND_COUNT] = {
     VR_ROW(phash, VR_REUSE_PHASH, 1, 0, NULL, vr_no_temp_bytes),
     VR_ROW(sort, VR_REUSE_SORT, 1, 0, NULL, vr_no_temp_bytes),
     VR_ROW(multi, VR_REUSE_MULTI, 0, 0, NULL, vr_multi_temp_bytes),
-    VR_ROW(patch, VR_REUSE_PATCH, 0, 0, vr_patch_plan, vr_no_temp_bytes),
-    VR_ROW(meshlet, VR_REUSE_MESHLET, 0, 0, vr_meshlet_plan, vr_no_temp_bytes),
+    VR_ROW(patch, VR_REUSE_PATCH, 0, 0, vr_patch_plan, vr_plan_temp_bytes),
+    VR_ROW(meshlet, VR_REUSE_MESHLET, 0, 0, vr_meshlet_plan, vr_plan_temp_bytes),
 };
 
 const vr_reuse_ops *vr_reuse_find(const char *name)
