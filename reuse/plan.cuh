@@ -65,7 +65,7 @@ struct vr_plan_mvp {
     float m[16];
 };
 
-__global__ void vr_plan_cluster_kernel(const vr_cluster_bounds *bounds, uint32_t batch_count,
+static __global__ void vr_plan_cluster_kernel(const vr_cluster_bounds *bounds, uint32_t batch_count,
                                        vr_plan_mvp mvp, int two_sided, uint32_t *skip)
 {
     const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;

@@ -2,8 +2,8 @@
 # corpus.sh VREUSE [OUT.md] - `vreuse info` on every file of Debian's assimp-testmodels
 # (/usr/share/assimp/models, ~600 models, textures and deliberately broken files), each with a
 # 10 s timeout (for hangs; 2 s failed a slow file on a loaded 2-core machine) and a 1 GiB
-# address-space limit. Each outcome is one of: loaded, refused (exit 1 with a message), timeout, out of memory (the limit was hit: a message saying so, or
-# std::bad_alloc), crash (killed by a signal), other (any other exit code). Writes OUT.md (default
+# address-space limit. Each outcome is one of: loaded, refused (exit 1 with a message), timeout,
+# out of memory (the limit was hit: a message saying so, or std::bad_alloc), crash (killed by a signal), other (any other exit code). Writes OUT.md (default
 # corpus.md): a summary by outcome and by format folder, the failures, then one row per file.
 # Fails (exit 1) on any crash, timeout, out of memory or other, and when a file under invalid/
 # loads; exit 77 (SKIP) when the models are not installed. Run by ctest ("corpus"); the committed
