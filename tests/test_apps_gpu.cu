@@ -3,8 +3,11 @@
  * vr_loop_subdivide for every strategy (a sphere, a shuffled grid with boundary, the bunny,
  * non-manifold soups), invocations equal to the CPU twin's; the random walk agent for agent
  * against vr_walk_run (the paper's 300,000 agents and 10 steps, placed at random and sorted by
- * cell). "gpu-small/apps-*" are small cases for compute-sanitizer. "apps-bench/" (not run by
- * ctest) prints the timing tables of bench/results/apps-h100.md.
+ * cell); outer and inner envelopes bit for bit against vr_envelope_build for every strategy
+ * (near plates with unnamed vertices, the paper's sphere, a torus, spot.obj, the bunny),
+ * invocations equal to the renderer's CPU twin's. "gpu-small/apps-*" are small cases for
+ * compute-sanitizer. "apps-bench/" (not run by ctest) prints the timing tables of
+ * bench/results/apps-h100.md (apps-bench/envelope: Table 4).
  * Without a CUDA device every test prints "SKIP: no CUDA device" and skips.
  */
 #include "tests/test.h"
@@ -154,6 +157,28 @@ VR_TEST(test_apps_walk_gpu, "gpu/apps-walk")
     return VR_TEST_RESULT();
 }
 
+/* ---- simplification envelopes --------------------------------------------------------------- */
+
+/* A few hundred vertices per mesh: memcheck, racecheck and synccheck run this; outputs against
+ * vr_envelope_build, invocations against the renderer's and the API's CPU twins. */
+VR_TEST(test_apps_envelope_gpu_small, "gpu-small/apps-envelope")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    vr_test_envelope_meshes(VR_TEST_ENVELOPE_SMALL, VR_TEST_ENVELOPE_BUNNY, 1, UINT32_MAX);
+    return VR_TEST_RESULT();
+}
+
+/* The CPU tests' meshes with the paper's sphere (81,920 triangles) and the bunny; the API's CPU
+ * twin only where it is cheap (it runs every strategy's shader calls on one core). */
+VR_TEST(test_apps_envelope_gpu, "gpu/apps-envelope")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    vr_test_envelope_meshes(VR_TEST_ENVELOPE_GPU, VR_TEST_ENVELOPE_BUNNY, 1, 2000);
+    return VR_TEST_RESULT();
+}
+
 /* ---- timing tables (apps-bench/, not run by ctest) ------------------------------------------ */
 
 static void apps_bench_loop(const vr_mesh *m, const char *name)
@@ -178,12 +203,90 @@ static void apps_bench_loop(const vr_mesh *m, const char *name)
     }
 }
 
+/* The CSV header of the apps-bench/ rows (bench/results/apps-h100.csv). */
+static void apps_bench_header(void)
+{
+    printf("app,scene,triangles,strategy,ms,speedup_vs_naive,invocations,invocations_per_vertex,"
+           "prep_ms\n");
+}
+
+/* Outer envelopes (epsilon 2% of the diagonal, as the paper), every strategy, validated against
+ * vr_envelope_build first (a FAIL row instead of numbers when they differ). */
+static void apps_bench_envelope(const vr_mesh *m, const char *name, uint32_t nu, uint32_t reps)
+{
+    const vr_envelope_config cfg = vr_envelope_config_default();
+    vr_mesh want;
+    if (vr_envelope_build(&want, NULL, m, &cfg, NULL) != VR_OK) {
+        printf("envelope,%s,FAIL reference: %s\n", name, vr_last_error());
+        return;
+    }
+    double naive = 0;
+    for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
+        const char *sn = vr_reuse_all[kind].name;
+        vr_app_run r = {(vr_reuse_kind)kind, vr_test_envelope_limits((vr_reuse_kind)kind, nu), 1,
+                        reps};
+        vr_mesh got;
+        vr_app_report rep;
+        memset(&rep, 0, sizeof rep);
+        if (vr_envelope_apply(&got, m, &cfg, &r, 1, &rep, NULL) != VR_OK) {
+            printf("envelope,%s,%s,FAIL %s\n", name, sn, vr_last_error());
+            continue;
+        }
+        const int same = vr_test_envelope_equal(&got, &want);
+        vr_mesh_free(&got);
+        if (!same) {
+            printf("envelope,%s,%s,FAIL output differs from vr_envelope_build\n", name, sn);
+            continue;
+        }
+        if (kind == VR_REUSE_NAIVE)
+            naive = rep.ms;
+        printf("envelope,%s,%u,%s,%.4f,%.2f,%llu,%.3f,%.1f\n", name, m->index_count / 3, sn,
+               rep.ms, naive / rep.ms, rep.counters.invocations,
+               (double)rep.counters.invocations / m->vertex_count, rep.prep_ms);
+        fflush(stdout);
+    }
+    vr_mesh_free(&want);
+}
+
+/* Table 4: bunny (file and forsyth order), the paper's sphere, sphere:1.3M for the 1M+ mesh, with
+ * the paper's limits; the sphere also with the defaults (the Loop table's limits). The best of 5
+ * runs, 2 on the large sphere, after one counted run. */
+VR_TEST(test_apps_bench_envelope, "apps-bench/envelope")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    printf("# envelope: outer, epsilon 2%% of the bounding-box diagonal; the limits of the paper's "
+           "Table 4 (naive block 32; warp batch 96, block 64; hash N_u 128, 576 indices; phash, "
+           "sort, multi, patch, meshlet N_u 128, 768 indices; block 128), @default-limits: block "
+           "256, N_u 256, 1023 indices, warp batch 96\n");
+    apps_bench_header();
+    static const struct {
+        const char *spec, *name;
+        int forsyth;
+        uint32_t nu, reps; /* nu 0: Table 4's limits */
+    } cases[] = {{"stanford-bunny.obj", "stanford-bunny", 0, 0, 5},
+                 {"stanford-bunny.obj", "stanford-bunny@forsyth", 1, 0, 5},
+                 {"sphere", "sphere", 0, 0, 5},
+                 {"sphere", "sphere@default-limits", 0, 256, 5},
+                 {"sphere:1.3M", "sphere:1.3M", 0, 0, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char buf[512];
+        vr_mesh m;
+        const char *spec = vr_test_plan_spec(buf, sizeof buf, cases[i].spec);
+        if (!spec || !(cases[i].forsyth ? vr_test_load_forsyth(&m, cases[i].spec)
+                                        : vr_test_load(&m, spec)))
+            continue;
+        apps_bench_envelope(&m, cases[i].name, cases[i].nu, cases[i].reps);
+        vr_mesh_free(&m);
+    }
+    return VR_TEST_RESULT();
+}
+
 VR_TEST(test_apps_bench, "apps-bench/all")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
-    printf("app,scene,triangles,strategy,ms,speedup_vs_naive,invocations,invocations_per_vertex,"
-           "prep_ms\n");
+    apps_bench_header();
     char buf[512];
     vr_mesh m;
     const char *spec = vr_test_plan_spec(buf, sizeof buf, "stanford-bunny.obj");

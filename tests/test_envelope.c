@@ -60,8 +60,8 @@ static void add_box(float *pos, uint32_t *vc, uint32_t *idx, uint32_t *ic, const
         }
 }
 
-/* Two boxes [0,1]^2 x [0,0.1] and [0,1]^2 x [0.1+gap, 0.2+gap]. */
-static int plates(vr_mesh *m, float gap, uint32_t n)
+/* Two boxes [0,1]^2 x [0,0.1] and [0,1]^2 x [0.1+gap, 0.2+gap] (tests/test_helpers.h). */
+int vr_test_plates(vr_mesh *m, float gap, uint32_t n)
 {
     const uint32_t vmax = 2 * 6 * (n + 1) * (n + 1), imax = 2 * 6 * 6 * n * n;
     float *pos = malloc(3 * (size_t)vmax * sizeof *pos);
@@ -75,8 +75,8 @@ static int plates(vr_mesh *m, float gap, uint32_t n)
     return own_mesh(m, pos, vc, idx, ic);
 }
 
-/* A torus (ring radius R, tube radius r), u x v quads, outward CCW. */
-static int torus(vr_mesh *m, float R, float r, uint32_t nu, uint32_t nv)
+/* A torus (ring radius R, tube radius r), u x v quads, outward CCW (tests/test_helpers.h). */
+int vr_test_torus(vr_mesh *m, float R, float r, uint32_t nu, uint32_t nv)
 {
     float *pos = malloc(3 * (size_t)nu * nv * sizeof *pos);
     uint32_t *idx = malloc(6 * (size_t)nu * nv * sizeof *idx);
@@ -288,7 +288,7 @@ VR_TEST(test_envelope_plates, "apps/envelope-plates")
 {
     const float gap = 0.01f;
     vr_mesh m, out;
-    VR_EXPECT(plates(&m, gap, 8), "plates");
+    VR_EXPECT(vr_test_plates(&m, gap, 8), "plates");
     float *off = malloc(m.vertex_count * sizeof *off);
     vr_envelope_stats st;
     if (!off || !envelope_checked(&out, off, &st, &m, 1, "two plates")) {
@@ -336,7 +336,7 @@ VR_TEST(test_envelope_plates, "apps/envelope-plates")
 VR_TEST(test_envelope_torus, "apps/envelope-torus")
 {
     vr_mesh m, out;
-    VR_EXPECT(torus(&m, 1.0f, 0.3f, 96, 32), "torus");
+    VR_EXPECT(vr_test_torus(&m, 1.0f, 0.3f, 96, 32), "torus");
     float *off = malloc(m.vertex_count * sizeof *off);
     for (int dir = 1; off && dir >= -1; dir -= 2) {
         vr_envelope_stats st;
@@ -414,7 +414,7 @@ VR_TEST(test_envelope_counter, "apps/envelope-counter")
 VR_TEST(test_envelope_errors, "apps/envelope-errors")
 {
     vr_mesh m, out;
-    VR_EXPECT(plates(&m, 0.01f, 2), "plates");
+    VR_EXPECT(vr_test_plates(&m, 0.01f, 2), "plates");
     vr_envelope_config cfg = vr_envelope_config_default();
     const uint32_t ic = m.index_count;
     m.index_count = 0;

@@ -3,7 +3,8 @@
  * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
  * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
  * tests/test_scenes.c (vr_test_load), tests/test_limits.c (vr_test_load_forsyth), tests/test_plan.c
- * (vr_test_soup, vr_test_plan_scenes).
+ * (vr_test_soup, vr_test_plan_scenes), tests/test_envelope.c (vr_test_plates, vr_test_torus),
+ * tests/test_program.c (vr_test_envelope_mesh).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -55,6 +56,44 @@ extern const char *const vr_test_plan_scenes[VR_TEST_PLAN_SCENE_COUNT];
 /* `spec` as vr_test_load takes it: a shared scene's path in buf (n bytes) or the generator
  * spec itself; NULL after printing SKIP when the scenes directory is missing. */
 const char *vr_test_plan_spec(char *buf, size_t n, const char *spec);
+
+/* ---- tests/test_envelope.c ---------------------------------------------------------------- */
+
+/* Two boxes [0,1]^2 x [0,0.1] and [0,1]^2 x [0.1+gap, 0.2+gap], each face an n x n grid with
+ * its own vertices (copies on the edges weld); a torus (ring radius R, tube radius r) of nu x nv
+ * quads. Meshes with normals (free with vr_mesh_free); 0 when out of memory. */
+int vr_test_plates(vr_mesh *m, float gap, uint32_t n);
+int vr_test_torus(vr_mesh *m, float R, float r, uint32_t nu, uint32_t nv);
+
+/* ---- tests/test_program.c ----------------------------------------------------------------- */
+
+/* Mesh `which` (0..VR_TEST_ENVELOPE_BUNNY) of the envelope comparisons, its name in name[n]:
+ * two near plates with an unnamed -0 representative and a lone point, a sphere, a torus,
+ * spot.obj (texture seams) and the bunny (these two not when small; SKIP printed without
+ * scenes). Sizes: SMALL a few hundred vertices (compute-sanitizer), CPU a few thousand (the
+ * twin's tests), GPU the same with the paper's sphere. 0 when not available. */
+#define VR_TEST_ENVELOPE_BUNNY 4
+#define VR_TEST_ENVELOPE_SMALL 0
+#define VR_TEST_ENVELOPE_CPU 1
+#define VR_TEST_ENVELOPE_GPU 2
+int vr_test_envelope_mesh(vr_mesh *m, int which, int size, char *name, size_t n);
+/* The limits of the envelope tests: the defaults with N_u = nu, or for nu = 0 the paper's
+ * Table 4 configuration (Section 5.2): naive 96-index batches in blocks of 32, warp 96 in blocks
+ * of 64, the dynamic methods blocks of 128 = N_u with 576 indices (hash) or 768 (phash, sort);
+ * multi, patch and meshlet, not in the paper, as phash and sort. */
+vr_batch_limits vr_test_envelope_limits(vr_reuse_kind kind, uint32_t nu);
+/* 1 when two envelopes have the same bits: positions, normals, indices. */
+int vr_test_envelope_equal(const vr_mesh *a, const vr_mesh *b);
+/* Envelopes of m, outer and inner, through every strategy (vr_test_envelope_limits) on the GPU
+ * (gpu) or the CPU twin: equal to vr_envelope_build bit for bit (positions, normals, the
+ * statistics; check: with the intersection counter), invocations equal to the renderer's CPU
+ * twin's (the same batches), and with `twin` to the API's CPU twin's. */
+void vr_test_envelope_check(const vr_mesh *m, const char *name, int gpu, int twin, uint32_t nu,
+                            int check);
+/* vr_test_envelope_check (N_u 256, with the counter) of meshes 0..last of `size`, the plates
+ * also with N_u 16, the plates and the sphere with Table 4's limits; with gpu, the API's twin
+ * compared below twin_below vertices. */
+void vr_test_envelope_meshes(int size, int last, int gpu, uint32_t twin_below);
 
 /* ---- tests/test_limits.c ------------------------------------------------------------------ */
 

@@ -3,9 +3,12 @@
  * primitive exactly once with its own corners, invocations = what each strategy's batching
  * implies); the renderer's invocation counts equal the API's for every strategy (the same
  * batches); Loop subdivision through every strategy equals vr_loop_subdivide bit for bit on
- * shared scenes, a sphere, a shuffled grid with boundary and non-manifold soups; the random
- * walk through every strategy equals vr_walk_run, agent for agent. The GPU halves are compared
- * against these in tests/test_apps_gpu.cu. Try: `vreuse_tests apps/program`.
+ * shared scenes, a sphere, a shuffled grid with boundary and non-manifold soups; simplification
+ * envelopes (outer and inner) through every strategy equal vr_envelope_build bit for bit on two
+ * near plates with unnamed and -0 vertices, a sphere, a torus and the bunny, with the
+ * renderer's invocations; the random walk through every strategy equals vr_walk_run, agent for
+ * agent. The GPU halves are compared against these in tests/test_apps_gpu.cu.
+ * Try: `vreuse_tests apps/program`.
  */
 #include "tests/test.h"
 
@@ -217,6 +220,245 @@ VR_TEST(test_program_loop, "apps/program-loop")
         }
         vr_mesh_free(&want);
         free(pos);
+    }
+    return VR_TEST_RESULT();
+}
+
+/* ---- simplification envelopes through every strategy -------------------------------------- */
+
+/* Two plates 0.01 apart (n x n per face; the facing sides must stop short of each other) with
+ * two vertices in front that no triangle names: a copy of the plates' corner (0, 0, 0) written
+ * -0, which becomes the welded representative of the corner's named copies (the smallest id;
+ * -0 == +0), and a lone point (offset 0). */
+static int plates_unnamed(vr_mesh *m, uint32_t n)
+{
+    vr_mesh p;
+    if (!vr_test_plates(&p, 0.01f, n))
+        return 0;
+    memset(m, 0, sizeof *m);
+    m->vertex_count = p.vertex_count + 2, m->index_count = p.index_count;
+    m->positions = malloc(3 * (size_t)m->vertex_count * sizeof(float));
+    m->normals = malloc(3 * (size_t)m->vertex_count * sizeof(float));
+    m->indices = malloc((size_t)m->index_count * sizeof(uint32_t));
+    if (!m->positions || !m->normals || !m->indices) {
+        vr_mesh_free(&p), vr_mesh_free(m);
+        return 0;
+    }
+    const float front[6] = {-0.0f, -0.0f, -0.0f, 0.5f, 0.5f, 3.0f};
+    memcpy(m->positions, front, sizeof front);
+    memcpy(m->normals, front, sizeof front); /* any: the envelope computes its own */
+    memcpy(m->positions + 6, p.positions, 3 * (size_t)p.vertex_count * sizeof(float));
+    memcpy(m->normals + 6, p.normals, 3 * (size_t)p.vertex_count * sizeof(float));
+    for (uint32_t i = 0; i < p.index_count; ++i)
+        m->indices[i] = p.indices[i] + 2;
+    vr_mesh_free(&p);
+    return 1;
+}
+
+int vr_test_envelope_mesh(vr_mesh *m, int which, int size, char *name, size_t n)
+{
+    static const char *const spheres[] = {"sphere:320", "sphere:5k", "sphere"};
+    const int small = size == VR_TEST_ENVELOPE_SMALL;
+    char buf[512];
+    switch (which) {
+    case 0:
+        snprintf(name, n, "two plates %s, unnamed vertices", small ? "2x2" : "4x4");
+        return plates_unnamed(m, small ? 2 : 4);
+    case 1:
+        snprintf(name, n, "%s", spheres[size]);
+        return vr_test_load(m, spheres[size]);
+    case 2:
+        snprintf(name, n, "torus %s", small ? "16x8" : "64x24");
+        return small ? vr_test_torus(m, 1.0f, 0.3f, 16, 8) : vr_test_torus(m, 1.0f, 0.3f, 64, 24);
+    case 3: /* texture seams: welded copies on a real scene */
+    case 4: {
+        const char *file = which == 3 ? "spot.obj" : "stanford-bunny.obj";
+        if (small)
+            return 0;
+        const char *spec = vr_test_plan_spec(buf, sizeof buf, file);
+        snprintf(name, n, "%s", file);
+        return spec && vr_test_load(m, spec);
+    }
+    default:
+        return 0;
+    }
+}
+
+int vr_test_envelope_equal(const vr_mesh *a, const vr_mesh *b)
+{
+    const size_t v = 3 * (size_t)a->vertex_count * sizeof(float);
+    return mesh_equal(a, b) && a->normals && b->normals && !memcmp(a->normals, b->normals, v);
+}
+
+/* The summaries of the offsets agree bit for bit (times aside). */
+static int envelope_stats_equal(const vr_envelope_stats *a, const vr_envelope_stats *b)
+{
+    return !memcmp(&a->epsilon, &b->epsilon, sizeof a->epsilon) &&
+           a->welded_vertices == b->welded_vertices && a->full_vertices == b->full_vertices &&
+           !memcmp(&a->offset_min, &b->offset_min, sizeof a->offset_min) &&
+           !memcmp(&a->offset_mean, &b->offset_mean, sizeof a->offset_mean) &&
+           !memcmp(&a->offset_max, &b->offset_max, sizeof a->offset_max) &&
+           a->octree_nodes == b->octree_nodes && a->octree_depth == b->octree_depth &&
+           a->input_intersections == b->input_intersections &&
+           a->output_intersections == b->output_intersections;
+}
+
+vr_batch_limits vr_test_envelope_limits(vr_reuse_kind kind, uint32_t nu)
+{
+    vr_batch_limits l = vr_program_limits_default(3);
+    if (nu) {
+        l.max_unique = nu;
+        return l;
+    }
+    l.batch_indices = 96;
+    l.block_size = 128, l.max_unique = 128, l.max_indices = 768;
+    if (kind == VR_REUSE_NAIVE)
+        l.block_size = 32;
+    else if (kind == VR_REUSE_WARP)
+        l.block_size = 64;
+    else if (kind == VR_REUSE_HASH)
+        l.max_indices = 576;
+    return l;
+}
+
+void vr_test_envelope_check(const vr_mesh *m, const char *name, int gpu, int twin, uint32_t nu,
+                            int check)
+{
+    const double t0 = vr_now_ms();
+    const char *path = gpu ? "GPU" : "twin";
+    /* the renderer's invocations: the same batches, whatever the direction */
+    unsigned long long renderer[VR_REUSE_KIND_COUNT];
+    for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
+        const vr_batch_limits lim = vr_test_envelope_limits((vr_reuse_kind)kind, nu);
+        vr_reuse_params cfg = vr_reuse_params_default();
+        cfg.count = 1;
+        cfg.block_size = lim.block_size, cfg.max_unique = lim.max_unique;
+        cfg.max_indices = lim.max_indices, cfg.batch_indices = lim.batch_indices;
+        vr_geometry_result g;
+        VR_EXPECT_EQ(vr_geometry_result_alloc(&g, m->index_count / 3, m->vertex_count), VR_OK);
+        VR_EXPECT_EQ(vr_geometry_ref(&g, &vr_reuse_all[kind], m, &cfg), VR_OK);
+        renderer[kind] = g.counters.invocations;
+        vr_geometry_result_free(&g);
+    }
+    for (int dir = 1; dir >= -1; dir -= 2) {
+        const char *dn = dir > 0 ? "outer" : "inner";
+        vr_envelope_config cfg = vr_envelope_config_default();
+        cfg.direction = dir, cfg.check = check;
+        vr_mesh want;
+        vr_envelope_stats ws;
+        if (vr_envelope_build(&want, NULL, m, &cfg, &ws) != VR_OK) {
+            VR_EXPECT(0, "%s: %s", name, vr_last_error());
+            return;
+        }
+        for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
+            const char *sn = vr_reuse_all[kind].name;
+            vr_app_run r = {(vr_reuse_kind)kind, vr_test_envelope_limits((vr_reuse_kind)kind, nu),
+                            1, 1};
+            vr_mesh got;
+            vr_app_report rep;
+            vr_envelope_stats gs;
+            memset(&rep, 0, sizeof rep);
+            if (vr_envelope_apply(&got, m, &cfg, &r, gpu, &rep, &gs) != VR_OK) {
+                VR_EXPECT(0, "%s %s, %s (%s): %s", name, dn, sn, path, vr_last_error());
+                continue;
+            }
+            VR_EXPECT(vr_test_envelope_equal(&got, &want), "%s %s, %s: %s output differs from "
+                      "vr_envelope_build", name, dn, sn, path);
+            VR_EXPECT(envelope_stats_equal(&gs, &ws), "%s %s, %s: %s statistics differ from "
+                      "vr_envelope_build's", name, dn, sn, path);
+            VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)(m->index_count / 3));
+            VR_EXPECT(rep.counters.invocations == renderer[kind], "%s, %s: renderer %llu "
+                      "invocations, reuse API (%s) %llu", name, sn, renderer[kind], path,
+                      rep.counters.invocations);
+            vr_mesh_free(&got);
+            if (!twin)
+                continue;
+            vr_app_report c;
+            memset(&c, 0, sizeof c);
+            VR_EXPECT(vr_envelope_apply(&got, m, &cfg, &r, 0, &c, NULL) == VR_OK, "%s: %s", name,
+                      vr_last_error());
+            VR_EXPECT(rep.counters.invocations == c.counters.invocations &&
+                          rep.counters.primitives == c.counters.primitives,
+                      "%s, %s: %s %llu invocations / %llu primitives, twin %llu / %llu", name, sn,
+                      path, rep.counters.invocations, rep.counters.primitives,
+                      c.counters.invocations, c.counters.primitives);
+            vr_mesh_free(&got);
+        }
+        vr_mesh_free(&want);
+    }
+    printf("  %-32s %6u vertices, shaded per vertex: naive %.2f, hash %.2f, multi %.2f; %s, "
+           "both directions, every strategy: %.0f ms\n", name, m->vertex_count,
+           (double)renderer[VR_REUSE_NAIVE] / m->vertex_count,
+           (double)renderer[VR_REUSE_HASH] / m->vertex_count,
+           (double)renderer[VR_REUSE_MULTI] / m->vertex_count, path, vr_now_ms() - t0);
+}
+
+void vr_test_envelope_meshes(int size, int last, int gpu, uint32_t twin_below)
+{
+    for (int which = 0; which <= last; ++which) {
+        vr_mesh m;
+        char name[64];
+        if (!vr_test_envelope_mesh(&m, which, size, name, sizeof name))
+            continue; /* a scene may be missing (SKIP printed) */
+        const int twin = gpu && m.vertex_count < twin_below;
+        vr_test_envelope_check(&m, name, gpu, twin, 256, 1);
+        if (which == 0) { /* small batches: many batch boundaries through the welded corners */
+            vr_test_envelope_check(&m, "two plates, N_u 16", gpu, twin, 16, 1);
+            vr_test_envelope_check(&m, "two plates, Table 4 limits", gpu, twin, 0, 1);
+        } else if (which == 1) { /* the bench's limits */
+            snprintf(name + strlen(name), sizeof name - strlen(name), ", Table 4 limits");
+            vr_test_envelope_check(&m, name, gpu, twin, 0, 1);
+        }
+        vr_mesh_free(&m);
+    }
+}
+
+VR_TEST(test_program_envelope, "apps/program-envelope")
+{
+    vr_test_envelope_meshes(VR_TEST_ENVELOPE_CPU, VR_TEST_ENVELOPE_BUNNY - 1, 0, 0);
+    return VR_TEST_RESULT();
+}
+
+/* Bad input through the API: clear errors, `out` and the statistics zeroed. */
+VR_TEST(test_program_envelope_errors, "apps/program-envelope-errors")
+{
+    vr_mesh m, out;
+    VR_EXPECT(vr_test_plates(&m, 0.01f, 2), "plates");
+    vr_envelope_config cfg = vr_envelope_config_default();
+    vr_app_run r = {VR_REUSE_HASH, vr_program_limits_default(3), 0, 1};
+    vr_envelope_stats st;
+    const uint32_t keep = m.indices[4];
+    m.indices[4] = m.vertex_count + 5;
+    VR_EXPECT_EQ(vr_envelope_apply(&out, &m, &cfg, &r, 0, NULL, &st), VR_ERR_FORMAT);
+    VR_EXPECT(strstr(vr_last_error(), "out of range") != NULL, "message: %s", vr_last_error());
+    VR_EXPECT(out.positions == NULL && st.welded_vertices == 0, "output not zeroed");
+    m.indices[4] = keep;
+    cfg.direction = 0;
+    VR_EXPECT_EQ(vr_envelope_apply(&out, &m, &cfg, &r, 0, NULL, NULL), VR_ERR_ARG);
+    VR_EXPECT(strstr(vr_last_error(), "direction is 0") != NULL, "message: %s", vr_last_error());
+    cfg.direction = 1;
+    r.limits.max_indices = 100; /* not a multiple of 3 */
+    VR_EXPECT_EQ(vr_envelope_apply(&out, &m, &cfg, &r, 0, NULL, NULL), VR_ERR_ARG);
+    VR_EXPECT(strstr(vr_last_error(), "100") != NULL, "message: %s", vr_last_error());
+    VR_EXPECT(out.positions == NULL, "output not zeroed");
+    r.kind = VR_REUSE_WARP, r.limits = vr_program_limits_default(3);
+    r.limits.block_size = 48;
+    VR_EXPECT_EQ(vr_envelope_apply(&out, &m, &cfg, &r, 0, NULL, NULL), VR_ERR_ARG);
+    VR_EXPECT(strstr(vr_last_error(), "block size 48") != NULL, "message: %s", vr_last_error());
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+/* The bunny alone: about 1.8 million shader calls on one core (two minutes; the file order
+ * leaves hash 3.9 calls per vertex). */
+VR_TEST(test_program_envelope_bunny, "apps/program-envelope-bunny")
+{
+    vr_mesh m;
+    char name[64];
+    if (vr_test_envelope_mesh(&m, VR_TEST_ENVELOPE_BUNNY, VR_TEST_ENVELOPE_CPU, name,
+                              sizeof name)) {
+        vr_test_envelope_check(&m, name, 0, 0, 256, 0);
+        vr_mesh_free(&m);
     }
     return VR_TEST_RESULT();
 }

@@ -1,7 +1,7 @@
-/* apps.c - Loop subdivision and the random walk through the general reuse API: the batches or
- * plan each strategy needs, then the GPU program (apps_gpu.cu) or the CPU twin with the same
- * per-element and per-primitive functions (loop_math.h, walk_math.h), so both give the
- * reference's bits. Try: `vreuse_tests apps/program`.
+/* apps.c - Loop subdivision, the random walk and simplification envelopes through the general
+ * reuse API: the batches or plan each strategy needs, then the GPU program (apps_gpu.cu) or the
+ * CPU twin with the same per-element and per-primitive functions (loop_math.h, walk_math.h,
+ * envelope_math.h), so both give the reference's bits. Try: `vreuse_tests apps/program`.
  */
 #include "pipeline/apps/apps.h"
 
@@ -232,6 +232,138 @@ done:
     return st;
 }
 
+/* ---- simplification envelopes -------------------------------------------------------------- */
+
+/* Why every vertex gets vr_envelope_build's bits: the reference sets out[v] = move(w, off[w]) with
+ * w = weld[v] and off[w] = vr_envelope_offset(w) (w is its own representative). The element
+ * function of vertex v evaluates exactly that - the same pure VR_HD functions of the same
+ * prepared input and the same w - so whichever batch (or how many) shades v, and whether v is w
+ * or a welded copy of it, the bits agree; envelope_math.h rounds each operation once
+ * (VR_FMUL/VR_FADD, correctly rounded / and sqrtf on both sides). */
+typedef struct env_user {
+    const vr_envelope_prep *p;
+    float *positions; /* 3 x vertex_count: the moved positions */
+    float *offsets;   /* vertex_count: each vertex's offset (its representative's) */
+} env_user;
+
+static void env_element(void *user, uint32_t v, void *el)
+{
+    const env_user *u = user;
+    const uint32_t w = u->p->weld[v];
+    const float d = vr_envelope_offset(&u->p->input, w);
+    vr_envelope_move(u->positions + 3 * (size_t)v, &u->p->input, w, d);
+    u->offsets[v] = d;
+    memcpy(el, &d, sizeof d);
+}
+
+/* the paper's per-triangle work is nil: the triangles keep their corners */
+static void env_primitive(void *user, uint32_t tri, uint32_t pos, const uint32_t *ids,
+                          const void *const *el)
+{
+    (void)user, (void)tri, (void)pos, (void)ids, (void)el;
+}
+
+/* Vertices the index buffer does not name (only multi shades them): the reference's value,
+ * move(w, off[w]) - the bits of any named vertex u welded to the same point, whose output the
+ * program wrote, or, when no named vertex is welded there, move(w, 0) (w is on no triangle, its
+ * offset is 0). */
+static vr_status env_unnamed(float *pos, float *off, const vr_mesh *in, const vr_envelope_prep *p)
+{
+    const uint32_t vc = in->vertex_count;
+    uint32_t *named = malloc((size_t)vc * sizeof *named); /* per representative: a named vertex */
+    unsigned char *is_named = calloc(vc, 1);
+    if (!named || !is_named) {
+        free(named), free(is_named);
+        return VR_ERROR(VR_ERR_OOM, "envelope: cannot allocate the vertex marks of %u vertices",
+                        vc);
+    }
+    memset(named, 0xFF, (size_t)vc * sizeof *named);
+    for (uint32_t i = 0; i < in->index_count; ++i) {
+        is_named[in->indices[i]] = 1;
+        named[p->weld[in->indices[i]]] = in->indices[i];
+    }
+    for (uint32_t v = 0; v < vc; ++v) {
+        if (is_named[v])
+            continue;
+        const uint32_t w = p->weld[v], u = named[w];
+        if (u != UINT32_MAX) {
+            memcpy(pos + 3 * (size_t)v, pos + 3 * (size_t)u, 3 * sizeof *pos);
+            off[v] = off[u];
+        } else {
+            vr_envelope_move(pos + 3 * (size_t)v, &p->input, w, 0.0f);
+            off[v] = 0.0f;
+        }
+    }
+    free(named), free(is_named);
+    return VR_OK;
+}
+
+vr_status vr_envelope_apply(vr_mesh *out, const vr_mesh *in, const vr_envelope_config *cfg,
+                            const vr_app_run *r, int gpu, vr_app_report *rep,
+                            vr_envelope_stats *stats)
+{
+    assert(out && in && cfg && r);
+    vr_app_report rp;
+    vr_envelope_stats es;
+    vr_envelope_prep p;
+    memset(&rp, 0, sizeof rp);
+    vr_status st = vr_envelope_start(&p, out, &es, stats, in, cfg);
+    if (st)
+        return st;
+    double t0 = vr_now_ms();
+    app_stream s;
+    if ((st = app_stream_make(&s, r->kind, in, in->indices, in->index_count, 3, in->vertex_count,
+                              &r->limits))) {
+        vr_envelope_prep_free(&p);
+        return st;
+    }
+    rp.prep_ms = es.prepare_ms + (vr_now_ms() - t0);
+    rp.batches = s.batch_count;
+    const uint32_t vc = in->vertex_count;
+    float *off = malloc((size_t)vc * sizeof *off);
+    if (!off)
+        st = VR_ERROR(VR_ERR_OOM, "envelope: cannot allocate %u offsets", vc);
+    else
+        st = vr_mesh_copy(out, in);
+    if (st == VR_OK) {
+        /* poisoned (NaN): a vertex the program should have written and did not fails the
+         * comparison with the reference */
+        memset(out->positions, 0xFF, 3 * (size_t)vc * sizeof *out->positions);
+        memset(off, 0xFF, (size_t)vc * sizeof *off);
+        const vr_program_params pp = app_params(r, &s, in->indices, in->index_count, 3, vc,
+                                                &rp.counters);
+        if (gpu) {
+            st = vr_envelope_apply_gpu(out->positions, off, &p, r, pp.indices, pp.prim_ids,
+                                       pp.batch_starts, pp.batch_count, &rp);
+        } else {
+            env_user u = {&p, out->positions, off};
+            const vr_program_cpu f = {sizeof(float), env_element, env_primitive, &u};
+            t0 = vr_now_ms();
+            st = vr_program_ref(r->kind, &pp, &f);
+            rp.ms = vr_now_ms() - t0;
+        }
+        es.offsets_ms = rp.ms;
+    }
+    if (st == VR_OK)
+        st = env_unnamed(out->positions, off, in, &p);
+    if (st == VR_OK) {
+        vr_envelope_tally(&es, &p, off);
+        st = vr_envelope_normals(out);
+    }
+    if (st == VR_OK && cfg->check)
+        st = vr_envelope_check(&es, in, out, &p);
+    if (st != VR_OK)
+        vr_mesh_free(out);
+    else if (stats)
+        *stats = es;
+    free(off);
+    app_stream_free(&s);
+    vr_envelope_prep_free(&p);
+    if (rep)
+        *rep = rp;
+    return st;
+}
+
 #ifndef VR_HAVE_CUDA
 vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
                             const vr_app_run *r, const uint32_t *plan_ids,
@@ -247,6 +379,16 @@ vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cfg, const vr
                             vr_app_report *rep)
 {
     (void)cells, (void)cfg, (void)r, (void)rep;
+    return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
+}
+
+vr_status vr_envelope_apply_gpu(float *positions, float *offsets, const vr_envelope_prep *prep,
+                                const vr_app_run *r, const uint32_t *stream,
+                                const uint32_t *plan_ids, const uint32_t *starts,
+                                uint32_t batch_count, vr_app_report *rep)
+{
+    (void)positions, (void)offsets, (void)prep, (void)r, (void)stream, (void)plan_ids;
+    (void)starts, (void)batch_count, (void)rep;
     return VR_ERROR(VR_ERR_NO_DEVICE, VR_NO_CUDA_BUILD);
 }
 #endif

@@ -1,12 +1,16 @@
 /* apps.h - the paper's Section 5 applications run through the general reuse API
  * (reuse/program.h): any strategy, on the GPU (apps_gpu.cu) or through the CPU twin (apps.c),
- * with the same batches, the same invocation counts and bit-identical outputs. The plain CPU
- * references they are tested against are loop.h and walk.h.
+ * with the same batches, the same invocation counts and outputs bit-identical to the plain CPU
+ * references (loop.h, walk.h, envelope.h):
  *   Loop subdivision: elements are vertices (arity 3): element = the old position, fetched once
  *     per batch, with the vertex rule's new position written as a side effect; primitive = the
  *     triangle's owned edge points (loop_math.h) and its 4 children.
  *   Random walk: elements are grid cells (arity 1, the agent's cell y * 256 + x as a virtual
  *     index): element = the cell's 8 best moves (walk_math.h); primitive = the agent's draw.
+ *   Simplification envelopes: elements are vertices (arity 3, the mesh's own index buffer, so
+ *     the batches are the renderer's): element = the expensive shader, the safe offset of the
+ *     vertex's welded representative (envelope_math.h, an octree walk) and the moved position;
+ *     primitive = nothing (the paper's per-triangle work is nil).
  * Try: `vreuse apply subdivide bunny.obj --strategy all`, `vreuse apply walk`.
  */
 #ifndef VR_APPS_H
@@ -14,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "pipeline/apps/envelope.h"
 #include "pipeline/apps/loop.h"
 #include "pipeline/apps/walk.h"
 #include "pipeline/vreuse.h"
@@ -51,6 +56,19 @@ vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, in
 vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
                         vr_app_report *rep);
 
+/* The envelope of `in` (cfg as vr_envelope_build's; stats may be NULL): `out` equal to
+ * vr_envelope_build's bit for bit (positions, normals recomputed on the host the same way,
+ * topology and texcoords copied), stats too. Welding, normals, fans and the octree
+ * (vr_envelope_prepare) and the batches run once on the host, in rep->prep_ms (stats->prepare_ms:
+ * vr_envelope_prepare alone); rep->ms and stats->offsets_ms time the program (GPU: the best of
+ * r->reps, kernels only). Vertices the index buffer does not name get the reference's values on
+ * the host (no strategy but multi shades them). gpu != 0 runs the GPU program
+ * (VR_ERR_NO_DEVICE without one), else the CPU twin. Errors as vr_envelope_build's; `out` is
+ * zeroed on failure. */
+vr_status vr_envelope_apply(vr_mesh *out, const vr_mesh *in, const vr_envelope_config *cfg,
+                            const vr_app_run *r, int gpu, vr_app_report *rep,
+                            vr_envelope_stats *stats);
+
 /* The GPU halves (apps_gpu.cu; VR_ERR_NO_DEVICE in a build without CUDA). */
 vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
                             const vr_app_run *r, const uint32_t *plan_ids,
@@ -58,6 +76,13 @@ vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topol
                             uint32_t batch_count, vr_app_report *rep);
 vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r,
                             vr_app_report *rep);
+/* positions (3 x vertex_count) and offsets (vertex_count): host arrays the program writes for
+ * every vertex it shades (the others are left undefined); `stream` is the mesh's index buffer or
+ * a plan's (plan_ids its tri_order), starts the batches. */
+vr_status vr_envelope_apply_gpu(float *positions, float *offsets, const vr_envelope_prep *prep,
+                                const vr_app_run *r, const uint32_t *stream,
+                                const uint32_t *plan_ids, const uint32_t *starts,
+                                uint32_t batch_count, vr_app_report *rep);
 
 #ifdef __cplusplus
 }

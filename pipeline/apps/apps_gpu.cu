@@ -1,8 +1,10 @@
-/* apps_gpu.cu - the GPU halves of Loop subdivision and the random walk (apps.h): each is a
- * program of the general reuse API (reuse/program.cuh) whose element and primitive functions are
- * loop_math.h's and walk_math.h's, the same code the CPU twin calls. Compiled with -fmad=false
- * (CMakeLists.txt): walk_math.h's float products must not fuse into the following sums, so the
- * bits equal the host's; loop_math.h uses _rn intrinsics anyway.
+/* apps_gpu.cu - the GPU halves of Loop subdivision, the random walk and simplification envelopes
+ * (apps.h): each is a program of the general reuse API (reuse/program.cuh) whose element and
+ * primitive functions are loop_math.h's, walk_math.h's and envelope_math.h's, the same code the
+ * CPU twin calls. Compiled with -fmad=false (CMakeLists.txt): walk_math.h's float products must
+ * not fuse into the following sums, so the bits equal the host's; loop_math.h and
+ * envelope_math.h use _rn intrinsics anyway (VR_FMUL/VR_FADD/VR_FSUB), and their / and sqrtf
+ * are IEEE-rounded under nvcc's defaults (-prec-div=true -prec-sqrt=true, no fast math).
  */
 #include "pipeline/apps/apps.h"
 #include "pipeline/apps/loop_math.h"
@@ -105,6 +107,63 @@ done:
     return st;
 }
 
+/* A triangle program over a mesh: its index stream (h_stream, a host array uploaded - a plan's,
+ * or the mesh's own - or else d_stream, already on the device), the plan ids and batch starts
+ * (host, or NULL; uploads join `bufs`, freed with them), then one counted run when r->count
+ * (the counters into rep) and r->reps timed runs without counting (the best into rep->ms).
+ * VR_ERR_OVERFLOW naming `what` when a batch broke its limits. */
+template <class P>
+static vr_status vr_app_run_mesh(vr_dev_bufs *bufs, const P &prog, const vr_app_run *r,
+                                 const uint32_t *d_stream, const uint32_t *h_stream,
+                                 uint32_t index_count, uint32_t vertex_count,
+                                 const uint32_t *plan_ids, const uint32_t *starts,
+                                 uint32_t batch_count, vr_app_report *rep, const char *what)
+{
+    vr_program_params p;
+    memset(&p, 0, sizeof p);
+    vr_status st = VR_OK;
+    uint32_t *d_up = NULL, *d_ids = NULL, *d_starts = NULL;
+    vr_program_counters *d_counters = NULL, c;
+    double ms = 0;
+    if ((h_stream && (st = vr_dev_upload(bufs, (void **)&d_up, h_stream,
+                                         index_count * sizeof(uint32_t), "index stream"))) ||
+        (plan_ids && (st = vr_dev_upload(bufs, (void **)&d_ids, plan_ids,
+                                         index_count / 3 * sizeof(uint32_t), "plan ids"))) ||
+        (starts && (st = vr_dev_upload(bufs, (void **)&d_starts, starts,
+                                       ((size_t)batch_count + 1) * sizeof(uint32_t),
+                                       "batch starts"))) ||
+        (st = vr_dev_upload(bufs, (void **)&d_counters, NULL, sizeof *d_counters, "counters")))
+        return st;
+    p.indices = h_stream ? d_up : d_stream;
+    p.index_count = index_count;
+    p.arity = 3;
+    p.element_count = vertex_count;
+    p.batch_starts = d_starts;
+    p.batch_count = batch_count;
+    p.prim_ids = d_ids;
+    p.limits = r->limits;
+    p.counters = d_counters;
+    if (r->count) { /* one counted run, then the timed ones without counting */
+        VR_CUDA_CHECK(cudaMemset(d_counters, 0, sizeof *d_counters));
+        p.count = 1;
+        if ((st = vr_program_run(r->kind, p, prog, 0)) != VR_OK)
+            return st;
+        VR_CUDA_CHECK(cudaMemcpy(&rep->counters, d_counters, sizeof rep->counters,
+                                 cudaMemcpyDeviceToHost));
+        p.count = 0;
+    }
+    VR_CUDA_CHECK(cudaMemset(d_counters, 0, sizeof *d_counters));
+    if ((st = vr_app_time(r->kind, p, prog, r->reps, &ms)) != VR_OK)
+        return st;
+    VR_CUDA_CHECK(cudaMemcpy(&c, d_counters, sizeof c, cudaMemcpyDeviceToHost));
+    rep->counters.overflow = c.overflow;
+    rep->ms = ms;
+    if (c.overflow)
+        return VR_ERROR(VR_ERR_OVERFLOW, "%s (%s): %u triangles skipped: a batch broke its "
+                        "limits", what, vr_reuse_all[r->kind].name, c.overflow);
+    return VR_OK;
+}
+
 extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
                                        const vr_app_run *r, const uint32_t *plan_ids,
                                        const uint32_t *plan_indices, const uint32_t *starts,
@@ -117,8 +176,6 @@ extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr
     const size_t V = t->vertex_count, E = t->edge_count, I = t->index_count;
     vr_loop_program g;
     memset(&g, 0, sizeof g);
-    uint32_t *d_stream = NULL, *d_ids = NULL, *d_starts = NULL;
-    vr_program_counters *d_counters = NULL;
     VR_UP(g.p, in->positions, 3 * V * sizeof(float), "loop positions");
     VR_UP(g.src_indices, in->indices, I * sizeof(uint32_t), "loop indices");
     VR_UP(g.edge_of_half, t->edge_of_half, I * sizeof(uint32_t), "loop edges of half-edges");
@@ -133,53 +190,13 @@ extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr
     VR_UP(g.out_pos, out->positions, 3 * (V + E) * sizeof(float), "loop output positions");
     VR_UP(g.out_idx, out->indices, 4 * I * sizeof(uint32_t), "loop output indices");
     g.vertex_count = t->vertex_count;
-    d_stream = (uint32_t *)g.src_indices;
-    if (plan_indices)
-        VR_UP(d_stream, plan_indices, I * sizeof(uint32_t), "loop plan indices");
-    if (plan_ids)
-        VR_UP(d_ids, plan_ids, I / 3 * sizeof(uint32_t), "loop plan ids");
-    if (starts)
-        VR_UP(d_starts, starts, ((size_t)batch_count + 1) * sizeof(uint32_t), "loop batches");
-    VR_UP(d_counters, NULL, sizeof(vr_program_counters), "loop counters");
-    {
-        vr_program_params p;
-        memset(&p, 0, sizeof p);
-        p.indices = d_stream;
-        p.index_count = (uint32_t)I;
-        p.arity = 3;
-        p.element_count = (uint32_t)V;
-        p.batch_starts = d_starts;
-        p.batch_count = batch_count;
-        p.prim_ids = d_ids;
-        p.limits = r->limits;
-        p.counters = d_counters;
-        double ms = 0;
-        if (r->count) { /* one counted run, then the timed ones without counting */
-            VR_CUDA_GOTO(cudaMemset(d_counters, 0, sizeof *d_counters));
-            p.count = 1;
-            if ((st = vr_program_run(r->kind, p, g, 0)) != VR_OK)
-                goto done;
-            VR_CUDA_GOTO(cudaMemcpy(&rep->counters, d_counters, sizeof rep->counters,
-                                    cudaMemcpyDeviceToHost));
-            p.count = 0;
-        }
-        VR_CUDA_GOTO(cudaMemset(d_counters, 0, sizeof *d_counters));
-        if ((st = vr_app_time(r->kind, p, g, r->reps, &ms)) != VR_OK)
-            goto done;
-        vr_program_counters c;
-        VR_CUDA_GOTO(cudaMemcpy(&c, d_counters, sizeof c, cudaMemcpyDeviceToHost));
-        rep->counters.overflow = c.overflow;
-        rep->ms = ms;
-        if (c.overflow) {
-            st = VR_ERROR(VR_ERR_OVERFLOW, "loop subdivision (%s): %u triangles skipped: a batch "
-                          "broke its limits", vr_reuse_all[r->kind].name, c.overflow);
-            goto done;
-        }
-        VR_CUDA_GOTO(cudaMemcpy(out->positions, g.out_pos, 3 * (V + E) * sizeof(float),
-                                cudaMemcpyDeviceToHost));
-        VR_CUDA_GOTO(cudaMemcpy(out->indices, g.out_idx, 4 * I * sizeof(uint32_t),
-                                cudaMemcpyDeviceToHost));
-    }
+    if ((st = vr_app_run_mesh(&bufs, g, r, g.src_indices, plan_indices, (uint32_t)I, (uint32_t)V,
+                              plan_ids, starts, batch_count, rep, "loop subdivision")) != VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMemcpy(out->positions, g.out_pos, 3 * (V + E) * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+    VR_CUDA_GOTO(cudaMemcpy(out->indices, g.out_idx, 4 * I * sizeof(uint32_t),
+                            cudaMemcpyDeviceToHost));
 done:
     vr_dev_free(&bufs);
     if (st != VR_OK)
@@ -307,5 +324,85 @@ done:
     free(activity), free(start), free(host);
     if (rep)
         *rep = rp;
+    return st;
+}
+
+/* ---- simplification envelopes -------------------------------------------------------------- */
+
+/* The shader: one non-inlined copy, called by every strategy's kernel. It is a few thousand
+ * instructions of divergent octree walk: inlined into each of the ~20 kernel instantiations it
+ * would multiply the compile time, and one copy makes every strategy run the same shader code,
+ * so the table compares reuse alone. */
+static __device__ __noinline__ float vr_envelope_offset_dev(const vr_envelope_input *in,
+                                                            uint32_t w)
+{
+    return vr_envelope_offset(in, w);
+}
+
+/* Element: vertex v of the mesh's index buffer; its welded representative's offset (the
+ * reference computes it once per representative: the same pure function of the same w) and the
+ * moved position, written for v. Several batches may shade v: they write the same bits. */
+struct vr_envelope_program {
+    typedef float Element; /* the offset */
+    enum { arity = 3 };
+    vr_envelope_input in;  /* device copies of the prepared arrays */
+    const uint32_t *weld;  /* vertex_count */
+    float *out_pos;        /* 3 x vertex_count */
+    float *out_off;        /* vertex_count */
+
+    __device__ Element element(uint32_t v) const
+    {
+        const uint32_t w = __ldg(weld + v);
+        const float d = vr_envelope_offset_dev(&in, w);
+        vr_envelope_move(out_pos + 3 * (size_t)v, &in, w, d);
+        out_off[v] = d;
+        return d;
+    }
+    /* the paper's per-triangle work is nil: the triangles keep their corners */
+    __device__ void primitive(uint32_t tri, uint32_t pos, const uint32_t *ids,
+                              const Element *const *e) const
+    {
+        (void)tri, (void)pos, (void)ids, (void)e;
+    }
+};
+
+extern "C" vr_status vr_envelope_apply_gpu(float *positions, float *offsets,
+                                           const vr_envelope_prep *prep, const vr_app_run *r,
+                                           const uint32_t *stream, const uint32_t *plan_ids,
+                                           const uint32_t *starts, uint32_t batch_count,
+                                           vr_app_report *rep)
+{
+    vr_dev_bufs bufs = {{0}, 0};
+    vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    const vr_envelope_input *h = &prep->input; /* host arrays */
+    const size_t V = prep->vertex_count, I = 3 * (size_t)prep->triangle_count;
+    const size_t N = h->tree.node_count, F = h->fan_first[V];
+    vr_envelope_program g;
+    memset(&g, 0, sizeof g);
+    g.in = *h; /* the scalars; every pointer is replaced by its device copy below */
+    VR_UP(g.in.positions, h->positions, 3 * V * sizeof(float), "envelope positions");
+    VR_UP(g.in.normals, h->normals, 3 * V * sizeof(float), "envelope normals");
+    VR_UP(g.in.indices, h->indices, I * sizeof(uint32_t), "envelope welded indices");
+    VR_UP(g.in.fan_first, h->fan_first, (V + 1) * sizeof(uint32_t), "envelope fan starts");
+    VR_UP(g.in.fan, h->fan, F * sizeof(uint32_t), "envelope fans");
+    VR_UP(g.in.tree.box, h->tree.box, 6 * N * sizeof(float), "envelope octree boxes");
+    VR_UP(g.in.tree.nbox, h->tree.nbox, 6 * N * sizeof(float), "envelope octree normal boxes");
+    VR_UP(g.in.tree.link, h->tree.link, 4 * N * sizeof(uint32_t), "envelope octree links");
+    VR_UP(g.in.tree.tris, h->tree.tris, I / 3 * sizeof(uint32_t), "envelope octree triangles");
+    VR_UP(g.weld, prep->weld, V * sizeof(uint32_t), "envelope weld");
+    VR_UP(g.out_pos, NULL, 3 * V * sizeof(float), "envelope output positions");
+    VR_UP(g.out_off, NULL, V * sizeof(float), "envelope offsets");
+    /* poisoned (NaN): a vertex no strategy shaded stays so (the host fills the unnamed ones) */
+    VR_CUDA_GOTO(cudaMemset(g.out_pos, 0xFF, 3 * V * sizeof(float)));
+    VR_CUDA_GOTO(cudaMemset(g.out_off, 0xFF, V * sizeof(float)));
+    if ((st = vr_app_run_mesh(&bufs, g, r, NULL, stream, (uint32_t)I, (uint32_t)V, plan_ids,
+                              starts, batch_count, rep, "envelope")) != VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMemcpy(positions, g.out_pos, 3 * V * sizeof(float), cudaMemcpyDeviceToHost));
+    VR_CUDA_GOTO(cudaMemcpy(offsets, g.out_off, V * sizeof(float), cudaMemcpyDeviceToHost));
+done:
+    vr_dev_free(&bufs);
     return st;
 }

@@ -301,21 +301,73 @@ vr_status vr_envelope_prepare(vr_envelope_prep *p, const vr_mesh *in, const vr_e
 
 /* ---- the envelope ------------------------------------------------------------------------ */
 
+vr_status vr_envelope_start(vr_envelope_prep *p, vr_mesh *out, vr_envelope_stats *st,
+                            vr_envelope_stats *stats, const vr_mesh *in,
+                            const vr_envelope_config *cfg)
+{
+    assert(p && out && st && in && cfg);
+    memset(out, 0, sizeof *out);
+    memset(st, 0, sizeof *st);
+    if (stats)
+        *stats = *st;
+    const double t0 = vr_now_ms();
+    const vr_status s = vr_envelope_prepare(p, in, cfg);
+    st->prepare_ms = vr_now_ms() - t0;
+    return s;
+}
+
+void vr_envelope_tally(vr_envelope_stats *st, const vr_envelope_prep *p, const float *off)
+{
+    assert(st && p && off);
+    double sum = 0;
+    st->welded_vertices = st->full_vertices = 0;
+    st->offset_min = FLT_MAX, st->offset_max = 0;
+    for (uint32_t v = 0; v < p->vertex_count; ++v)
+        if (p->weld[v] == v && p->fan_first[v] != p->fan_first[v + 1]) {
+            ++st->welded_vertices;
+            sum += off[v];
+            st->full_vertices += off[v] == p->epsilon;
+            st->offset_min = fminf(st->offset_min, off[v]);
+            st->offset_max = fmaxf(st->offset_max, off[v]);
+        }
+    if (!st->welded_vertices)
+        st->offset_min = 0;
+    st->offset_mean = st->welded_vertices ? (float)(sum / st->welded_vertices) : 0.0f;
+    st->epsilon = p->epsilon;
+    st->octree_nodes = p->node_count, st->octree_depth = p->depth;
+}
+
+vr_status vr_envelope_normals(vr_mesh *out)
+{
+    assert(out);
+    if (!out->normals && !(out->normals = malloc(3 * (size_t)out->vertex_count * sizeof(float))))
+        return VR_ERROR(VR_ERR_OOM, "envelope: cannot allocate the normals of %u vertices",
+                        out->vertex_count);
+    vr_compute_normals(out->normals, out);
+    return VR_OK;
+}
+
+vr_status vr_envelope_check(vr_envelope_stats *st, const vr_mesh *in, const vr_mesh *out,
+                            const vr_envelope_prep *p)
+{
+    assert(st && in && out && p);
+    const double t0 = vr_now_ms();
+    vr_status s = vr_envelope_count_intersections(&st->input_intersections, in, p->weld);
+    if (!s)
+        s = vr_envelope_count_intersections(&st->output_intersections, out, p->weld);
+    st->check_ms = vr_now_ms() - t0;
+    return s;
+}
+
 vr_status vr_envelope_build(vr_mesh *out, float *offsets, const vr_mesh *in,
                             const vr_envelope_config *cfg, vr_envelope_stats *stats)
 {
     assert(out && in && cfg);
-    memset(out, 0, sizeof *out);
     vr_envelope_stats st;
-    memset(&st, 0, sizeof st);
-    if (stats)
-        *stats = st;
-    double t0 = vr_now_ms();
     vr_envelope_prep p;
-    vr_status s = vr_envelope_prepare(&p, in, cfg);
+    vr_status s = vr_envelope_start(&p, out, &st, stats, in, cfg);
     if (s)
         return s;
-    st.prepare_ms = vr_now_ms() - t0;
     const uint32_t vc = in->vertex_count;
     float *off = malloc((size_t)vc * sizeof *off);
     if (!off || (s = vr_mesh_copy(out, in))) {
@@ -323,45 +375,26 @@ vr_status vr_envelope_build(vr_mesh *out, float *offsets, const vr_mesh *in,
         vr_envelope_prep_free(&p);
         return off ? s : VR_ERROR(VR_ERR_OOM, "envelope: cannot allocate %u offsets", vc);
     }
-    t0 = vr_now_ms();
+    const double t0 = vr_now_ms();
     /* every welded vertex once; the pure per-vertex function makes the order irrelevant */
 #pragma omp parallel for schedule(dynamic, 64)
     for (int64_t v = 0; v < (int64_t)vc; ++v)
         off[v] = p.weld[v] == (uint32_t)v ? vr_envelope_offset(&p.input, (uint32_t)v) : 0.0f;
     st.offsets_ms = vr_now_ms() - t0;
-    double sum = 0;
-    st.offset_min = FLT_MAX;
+    vr_envelope_tally(&st, &p, off);
     for (uint32_t v = 0; v < vc; ++v) {
         const uint32_t w = p.weld[v];
-        if (w == v && p.fan_first[v] != p.fan_first[v + 1]) {
-            ++st.welded_vertices;
-            sum += off[v];
-            st.full_vertices += off[v] == p.epsilon;
-            st.offset_min = fminf(st.offset_min, off[v]);
-            st.offset_max = fmaxf(st.offset_max, off[v]);
-        }
         vr_envelope_move(out->positions + 3 * (size_t)v, &p.input, w, off[w]);
         if (offsets)
             offsets[v] = off[w];
     }
-    if (!st.welded_vertices)
-        st.offset_min = 0;
-    st.offset_mean = st.welded_vertices ? (float)(sum / st.welded_vertices) : 0.0f;
-    st.epsilon = p.epsilon;
-    st.octree_nodes = p.node_count, st.octree_depth = p.depth;
-    if (!out->normals && !(out->normals = malloc(3 * (size_t)vc * sizeof(float)))) {
-        free(off), vr_envelope_prep_free(&p), vr_mesh_free(out);
-        return VR_ERROR(VR_ERR_OOM, "envelope: cannot allocate the normals of %u vertices", vc);
-    }
-    vr_compute_normals(out->normals, out);
     free(off);
-    if (cfg->check) {
-        t0 = vr_now_ms();
-        s = vr_envelope_count_intersections(&st.input_intersections, in, p.weld);
-        if (!s)
-            s = vr_envelope_count_intersections(&st.output_intersections, out, p.weld);
-        st.check_ms = vr_now_ms() - t0;
+    if ((s = vr_envelope_normals(out))) {
+        vr_envelope_prep_free(&p), vr_mesh_free(out);
+        return s;
     }
+    if (cfg->check)
+        s = vr_envelope_check(&st, in, out, &p);
     vr_envelope_prep_free(&p);
     if (s) {
         vr_mesh_free(out);

@@ -81,6 +81,24 @@ typedef struct vr_envelope_stats {
 vr_status vr_envelope_build(vr_mesh *out, float *offsets, const vr_mesh *in,
                             const vr_envelope_config *cfg, vr_envelope_stats *stats);
 
+/* The parts of vr_envelope_build that every path to the same output shares (pipeline/apps/apps.h
+ * runs the offsets through the general reuse API):
+ *   vr_envelope_start   out, *st and *stats (may be NULL) zeroed, then vr_envelope_prepare
+ *                       timed into st->prepare_ms (its errors; p zeroed on failure).
+ *   vr_envelope_tally   the offsets' summary into *st (epsilon, welded and full vertices,
+ *                       min / mean / max, octree size) from off[w] of every welded
+ *                       representative w (weld[w] == w) on some triangle; other entries unread.
+ *   vr_envelope_normals the output's normals recomputed (allocated when the copy had none;
+ *                       VR_ERR_OOM).
+ *   vr_envelope_check   input and output intersections and check_ms into *st (cfg->check). */
+vr_status vr_envelope_start(vr_envelope_prep *p, vr_mesh *out, vr_envelope_stats *st,
+                            vr_envelope_stats *stats, const vr_mesh *in,
+                            const vr_envelope_config *cfg);
+void vr_envelope_tally(vr_envelope_stats *st, const vr_envelope_prep *p, const float *off);
+vr_status vr_envelope_normals(vr_mesh *out);
+vr_status vr_envelope_check(vr_envelope_stats *st, const vr_mesh *in, const vr_mesh *out,
+                            const vr_envelope_prep *p);
+
 /* Intersecting pairs of non-adjacent triangles of `m` (adjacent: sharing a vertex id through
  * `weld`, or, when weld is NULL, a position). Closed triangles meet when an edge of one meets the
  * other (segment-triangle tests on orientation signs in double, coplanar cases in 2-D): touching
