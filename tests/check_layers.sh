@@ -21,7 +21,7 @@ pipeline/apps: pipeline reuse scenes
 pipeline/lib: pipeline pipeline/gts pipeline/compact reuse sim pipeline/stage
 raster: pipeline pipeline/gts pipeline/compact reuse pipeline/stage
 bench: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster
-pipeline/cli: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage raster bench
+pipeline/cli: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage pipeline/apps raster bench
 tests: pipeline pipeline/gts pipeline/compact reuse scenes sim pipeline/stage pipeline/apps raster bench pipeline/cli tests
 tests/example:
 '

@@ -34,6 +34,9 @@ typedef struct dsts {
     vr_cli_choices restart, kinds, many;
     vr_cli_limits limits;
     int patch_builder;
+    float epsilon;                          /* vreuse apply's own options */
+    int device, placement, slice, inner, check;
+    uint32_t agents, steps;
 } dsts;
 
 static dsts d;
@@ -41,6 +44,9 @@ static const char *const kinds[] = {"x", "all", "y", NULL}; /* "all" is itself a
 static const char *const many[] = {"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9",
                                    "c10", "c11", "c12", "c13", "c14", "c15", "c16", "c17", NULL};
 static const char *const modes[] = {"fast", "exact", "off", NULL};
+static const char *const devices[] = {"auto", "cpu", "gpu", NULL};
+static const char *const placements[] = {"random", "sorted", NULL};
+static const char *const slices[] = {"auto", "x", "y", "z", NULL};
 
 /* every shared option, then one entry per parser with other parameters (short names, no
  * multiple, a range to UINT32_MAX, fractions, more choices than a list holds, a label too long
@@ -77,6 +83,17 @@ static const vr_cli_opt opts[] = {
     {"many", 0, "LIST", "c0..c17", vr_cli_parse_choices, &d.many, 0, 0, 0, 0, many},
     {"verbose-option-with-a-label-longer-than-its-column", 'v', NULL, NULL, NULL, &d.verbose, 7,
      0, 0, 0, NULL},
+    /* `vreuse apply`'s own options (pipeline/cli/apply_cmd.c), as its tables declare them */
+    {"epsilon", 0, "FRACTION", "a fraction of the box diagonal", vr_cli_parse_float, &d.epsilon,
+     0, 1e-4, 1, 0, NULL},
+    {"device", 0, "auto|cpu|gpu", "where", vr_cli_parse_choice, &d.device, 0, 0, 0, 0, devices},
+    {"placement", 0, "random|sorted", "order", vr_cli_parse_choice, &d.placement, 0, 0, 0, 0,
+     placements},
+    {"slice", 0, "auto|x|y|z", "axis", vr_cli_parse_choice, &d.slice, 0, 0, 0, 0, slices},
+    {"agents", 0, "N", "agents", vr_cli_parse_u32, &d.agents, 0, 1, 1e8, 0, NULL},
+    {"steps", 0, "N", "steps", vr_cli_parse_u32, &d.steps, 0, 1, 1000, 0, NULL},
+    {"inner", 0, NULL, "a flag", NULL, &d.inner, 1, 0, 0, 0, NULL},
+    {"check", 0, NULL, "a flag", NULL, &d.check, 1, 0, 0, 0, NULL},
     {0}};
 #define OPT_COUNT ((int)(sizeof opts / sizeof opts[0]) - 1)
 

@@ -24,6 +24,7 @@ int vr_cmd_view(int argc, char **argv);   /* argv[0] == "view"; built with VR_HA
 int vr_cmd_plot_bench(int argc, char **argv); /* argv[0] == "plot-bench" */
 int vr_cmd_export(int argc, char **argv);     /* argv[0] == "export" */
 int vr_cmd_dice(int argc, char **argv);       /* argv[0] == "dice" */
+int vr_cmd_apply(int argc, char **argv);      /* argv[0] == "apply" */
 
 /* render_cmd.c, for view's screenshots too: writes an RGBA image (row 0 at the top) to `path`
  * as PNG through vr_cli_write_via (a temporary renamed into place, never over an input);

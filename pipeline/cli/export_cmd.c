@@ -21,19 +21,6 @@
 static const char *const g_format_titles[VR_MESH_FORMAT_COUNT] = {
     "OBJ", "PLY, binary", "glTF 2.0 binary", "GTS, compressed"};
 
-typedef struct export_job {
-    const vr_mesh *mesh;
-    vr_mesh_format format;
-    const char *comment;
-} export_job;
-
-/* vr_cli_write_via's writer: the mesh into the temporary it names */
-static vr_status write_job(const char *file, void *ctx)
-{
-    const export_job *j = (const export_job *)ctx;
-    return vr_mesh_write(file, j->format, j->mesh, j->comment);
-}
-
 /* Whether `back` holds m's triangles in m's order with corners in the same rotation, its
  * vertices a one-to-one renaming of m's; *first_bad = the first triangle where it does not.
  * diff[0..2]: the largest difference of a position, normal, texcoord value between renamed
@@ -215,8 +202,8 @@ int vr_cmd_export(int argc, char **argv)
         snprintf(seed_note, sizeof seed_note, ", seed %llu", (unsigned long long)seed);
     snprintf(comment, sizeof comment, "vreuse export of %s, order %s%s", vr_cli_scene_label(spec),
              vr_order_name(order), seed_note);
-    export_job job = {&m, (vr_mesh_format)fmt, comment};
-    if (vr_cli_write_via(out, what, write_job, &job) != VR_OK) {
+    vr_mesh_write_job job = {&m, (vr_mesh_format)fmt, comment};
+    if (vr_cli_write_via(out, what, vr_mesh_write_job_run, &job) != VR_OK) {
         vr_mesh_free(&m);
         return vr_cli_fail_last("export");
     }

@@ -35,6 +35,8 @@ static const command g_commands[] = {
      vr_cmd_bench_compact},
     {"dice", "SCENE", "the paper's Dicer: surface voxels of an N^3 volume as a point cloud (PLY)",
      vr_cmd_dice},
+    {"apply", "APP [SCENE]", "Section 5: subdivide, envelope, walk through every strategy",
+     vr_cmd_apply},
     {"render", "SCENE ...", "rasterize to PNG: shaded, --heatmap (shading counts), --batches",
      vr_cmd_render},
 #ifdef VR_HAVE_SDL2

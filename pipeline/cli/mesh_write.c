@@ -120,6 +120,12 @@ static void write_ply(FILE *f, const vr_mesh *m, const char *comment)
     }
 }
 
+vr_status vr_mesh_write_job_run(const char *file, void *job)
+{
+    const vr_mesh_write_job *j = (const vr_mesh_write_job *)job;
+    return vr_mesh_write(file, j->format, j->mesh, j->comment);
+}
+
 vr_status vr_points_write_ply(const char *path, const float *xyz, uint32_t count,
                               const char *comment)
 {

@@ -45,6 +45,15 @@ int vr_mesh_format_of(const char *path);
 vr_status vr_mesh_write(const char *path, vr_mesh_format f, const vr_mesh *m,
                         const char *comment);
 
+/* vr_mesh_write as a writer for vr_cli_write_via (pipeline/cli/cli.h), which names the file:
+ * vr_cli_write_via(path, what, vr_mesh_write_job_run, &job) (export, apply). */
+typedef struct vr_mesh_write_job {
+    const vr_mesh *mesh;
+    vr_mesh_format format;
+    const char *comment;
+} vr_mesh_write_job;
+vr_status vr_mesh_write_job_run(const char *file, void *job);
+
 /* Writes a point cloud: PLY, binary little endian, `count` vertices with float x y z (xyz: 3 *
  * count floats) and no faces; `comment` as for vr_mesh_write. VR_ERR_IO naming `path`. */
 vr_status vr_points_write_ply(const char *path, const float *xyz, uint32_t count,
