@@ -41,13 +41,13 @@ expect apply-same-outputs 2 "'$TMP/x\.png' is named for two outputs" -- \
     "$VREUSE" apply walk --png "$TMP/x.png" --csv "$TMP/x.png"
 
 # ---- devices --------------------------------------------------------------------------------
-expect apply-envelope-gpu 1 "--device gpu: the envelope has no GPU path" -- \
-    "$VREUSE" apply envelope sphere:200 --device gpu
 if "$VREUSE" apply subdivide sphere:200 --strategy naive -q 2>&1 | grep -q "times: CPU twins"; then
     expect apply-gpu-none 1 "vreuse apply subdivide: --device gpu: no CUDA device" -- \
         "$VREUSE" apply subdivide sphere:200 --device gpu
 else
     expect apply-gpu 0 "naive +gpu " -- "$VREUSE" apply subdivide sphere:200 --device gpu --strategy naive,hash
+    expect apply-envelope-gpu 0 "identical outputs" -- \
+        "$VREUSE" apply envelope sphere:200 --device gpu --strategy naive,sort
 fi
 
 # ---- inputs and outputs ---------------------------------------------------------------------
@@ -98,17 +98,17 @@ if [ -f "$SCENES/teapot.obj" ]; then
         "$VREUSE" apply subdivide "$SCENES/teapot.obj" --strategy all --device cpu
 fi
 
-# ---- envelope: the CPU reference, both directions, the check --------------------------------
+# ---- envelope: every strategy through the CPU twins, both directions, the check --------------------------------
 expect apply-envelope 0 "offsets min .*; octree" -- \
     "$VREUSE" apply envelope sphere:2k --strategy all --device cpu --check -o "$TMP/env.ply" \
     --png "$TMP/env.png" --csv "$TMP/env.csv" --size 200x160
 cp "$TMP/out" "$TMP/run"
-expect apply-envelope-note 0 "note: --strategy is ignored" -- cat "$TMP/run"
-expect apply-envelope-row 0 "^reference +cpu " -- cat "$TMP/run"
+expect apply-envelope-same 0 "identical outputs: every strategy's mesh equals naive's" -- cat "$TMP/run"
+expect apply-envelope-row 0 "^meshlet +cpu " -- cat "$TMP/run"
 expect apply-envelope-check 0 "input 0, output 0, no new ones" -- cat "$TMP/run"
 expect apply-envelope-info 0 "triangles +2,000" -- "$VREUSE" info "$TMP/env.ply"
 expect apply-envelope-png 0 "PNG image data, 200 x 220" -- file "$TMP/env.png"
-expect apply-envelope-csv 0 "^envelope,sphere:2k,2000,reference,cpu," -- cat "$TMP/env.csv"
+expect apply-envelope-csv 0 "^envelope,sphere:2k,2000,naive,cpu," -- cat "$TMP/env.csv"
 expect apply-envelope-inner 0 "envelope \(inner\): epsilon .* \(10% of the box diagonal\)" -- \
     "$VREUSE" apply envelope sphere:2k --inner --epsilon 0.1 --device cpu -o "$TMP/inner.glb"
 expect apply-envelope-glb-info 0 "triangles +2,000" -- "$VREUSE" info "$TMP/inner.glb"

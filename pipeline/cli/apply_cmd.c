@@ -79,10 +79,8 @@ typedef vr_status (*app_run_fn)(app_output *out, const app_input *in, const vr_a
 typedef struct app_def {
     const char *name;        /* vreuse apply NAME */
     uint32_t arity;          /* of the stream the strategies batch: 3 triangles, 1 agents */
-    int through_api;         /* 1: a row per strategy, GPU or CPU twin; 0: one row, the CPU
-                                reference (no per-strategy path in pipeline/apps yet) */
     const char *per;         /* the per-unit column: invocations per vertex, per walk step */
-    app_run_fn run_one;      /* one strategy (or the reference) into *out */
+    app_run_fn run_one;      /* one strategy into *out, on the GPU or through the CPU twin */
 } app_def;
 
 static vr_status subdivide_one(app_output *out, const app_input *in, const vr_app_run *r,
@@ -91,26 +89,12 @@ static vr_status subdivide_one(app_output *out, const app_input *in, const vr_ap
     return vr_loop_apply(&out->mesh, &in->mesh, r, gpu, rep);
 }
 
-/* The envelope. pipeline/apps has no per-strategy path for it yet, so this runs the CPU
- * reference for the one row (through_api 0 in g_apps) and reports its offsets as that row's
- * invocations: one per welded vertex. When vr_envelope_apply (the envelope through every
- * strategy, like vr_loop_apply) exists, this body becomes
- *     return vr_envelope_apply(&out->mesh, &in->mesh, &in->env, r, gpu, rep, &out->env);
- * and g_apps' envelope row gets through_api 1: the table, the identical-output check, the
- * outputs and the picture need nothing else. */
+/* The envelope through one strategy (the element function: a vertex's safe offset, an octree
+ * walk, once per distinct vertex of a batch); out->env gets the reference's statistics. */
 static vr_status envelope_one(app_output *out, const app_input *in, const vr_app_run *r, int gpu,
                               vr_app_report *rep)
 {
-    (void)r, (void)gpu;
-    const vr_status st = vr_envelope_build(&out->mesh, NULL, &in->mesh, &in->env, &out->env);
-    memset(rep, 0, sizeof *rep);
-    if (st == VR_OK) {
-        rep->ms = out->env.offsets_ms;
-        rep->prep_ms = out->env.prepare_ms;
-        rep->counters.invocations = out->env.welded_vertices;
-        rep->counters.primitives = in->mesh.index_count / 3;
-    }
-    return st;
+    return vr_envelope_apply(&out->mesh, &in->mesh, &in->env, r, gpu, rep, &out->env);
 }
 
 static vr_status walk_one(app_output *out, const app_input *in, const vr_app_run *r, int gpu,
@@ -127,9 +111,9 @@ static vr_status walk_one(app_output *out, const app_input *in, const vr_app_run
 
 enum { APP_SUBDIVIDE, APP_ENVELOPE, APP_WALK, APP_COUNT };
 static const app_def g_apps[APP_COUNT] = {
-    {"subdivide", 3, 1, "per_vertex", subdivide_one},
-    {"envelope", 3, 0, "per_vertex", envelope_one},
-    {"walk", 1, 1, "per_step", walk_one},
+    {"subdivide", 3, "per_vertex", subdivide_one},
+    {"envelope", 3, "per_vertex", envelope_one},
+    {"walk", 1, "per_step", walk_one},
 };
 
 /* Bit for bit: positions, normals, texcoords and indices, or the cells. */
@@ -494,7 +478,7 @@ static vr_status write_cells(const char *path, const uint32_t *counts)
 /* ---- the table ------------------------------------------------------------------------------ */
 
 typedef struct app_row {
-    const char *name;        /* strategy, or "reference" */
+    const char *name;        /* strategy */
     int gpu;
     vr_status status;
     char message[256];       /* when it failed */
@@ -590,14 +574,17 @@ static const vr_cli_command g_cmd_envelope = {
     "Simplification envelopes (Cohen et al. 1996; the paper's Section 5.2): every vertex\n"
     "moves along its normal by a safe offset of at most epsilon (2% of the bounding-box\n"
     "diagonal by default), computed against an octree of the mesh so no new\n"
-    "self-intersections appear. Runs the CPU reference (pipeline/apps/envelope.h, OpenMP)\n"
-    "and prints its statistics: epsilon, the offsets' min/mean/max, the octree, and with\n"
-    "--check the self-intersections of input and output. The envelope through every\n"
-    "strategy is not in this build yet: the table has the reference's one row, --strategy\n"
-    "is ignored and --device gpu is refused. -o writes the envelope mesh; --png draws a\n"
-    "cross-section through the box centre: the input (black), the outer (red) and the inner\n"
-    "envelope (blue; --png computes the other envelope too, doubling the time).",
-    "A 1M-triangle mesh takes tens of seconds on 2 cores; progress goes to stderr.",
+    "self-intersections appear. The offset of a vertex is the expensive \"shader\" each\n"
+    "strategy runs once per distinct vertex of its batches (naive: once per triangle\n"
+    "corner); a table per strategy, every output checked equal to the first one's and to\n"
+    "the CPU reference's by the tests. Prints the statistics: epsilon, the offsets'\n"
+    "min/mean/max, the octree, and with --check the self-intersections of input and output.\n"
+    "-o writes the envelope mesh; --png draws a cross-section through the box centre: the\n"
+    "input (black), the outer (red) and the inner envelope (blue; --png computes the other\n"
+    "envelope too, with the CPU reference).",
+    "Without a GPU the CPU twins repeat the octree walks as the GPU would: the bunny takes\n"
+    "about 10 s per strategy on 2 cores (naive's 6 walks per vertex); pick strategies with\n"
+    "--strategy. Progress goes to stderr.",
     VR_CLI_ONE_SCENE};
 
 static const vr_cli_command g_cmd_walk = {
@@ -722,9 +709,6 @@ static int apply_check(const app_def *app, const char *cmd, apply_opts *o, const
         o->strategies.count = VR_REUSE_KIND_COUNT;
         for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
             o->strategies.v[k] = &vr_reuse_all[k];
-    } else if (!app->through_api) {
-        fprintf(stderr, "vreuse %s: note: --strategy is ignored: the envelope runs its CPU "
-                "reference alone (no per-strategy path in this build)\n", cmd);
     }
     if (app->arity == 1) { /* the walk: no plans; "all" leaves them out, naming one is an error */
         vr_cli_strategies kept = {{0}, 0};
@@ -784,14 +768,14 @@ static int apply_rows(app_table *t, app_output *first, app_input *in, const appl
                       int gpu, const char *cmd)
 {
     const app_def *app = t->app;
-    const int rows = app->through_api ? o->strategies.count : 1;
+    const int rows = o->strategies.count;
     char progress[64];
     snprintf(progress, sizeof progress, "vreuse %s: strategies", cmd);
     int bad = 0;
     for (int i = 0; i < rows; ++i) {
         app_row *r = &t->rows[t->count++];
-        const vr_reuse_ops *ops = app->through_api ? o->strategies.v[i] : &vr_reuse_all[0];
-        r->name = app->through_api ? ops->name : "reference";
+        const vr_reuse_ops *ops = o->strategies.v[i];
+        r->name = ops->name;
         r->gpu = gpu;
         vr_app_run run = {(vr_reuse_kind)(ops - vr_reuse_all),
                           vr_program_limits_default(app->arity), 1, (uint32_t)o->reps};
@@ -810,7 +794,7 @@ static int apply_rows(app_table *t, app_output *first, app_input *in, const appl
         }
         if (i > 0)
             app_output_free(&got);
-        if (r->status == VR_OK && run.kind == VR_REUSE_NAIVE && app->through_api)
+        if (r->status == VR_OK && run.kind == VR_REUSE_NAIVE)
             t->naive_ms = r->rep.ms;
         if (i == 0 && r->status != VR_OK) { /* nothing to compare the others with */
             for (int k = 1; k < rows; ++k) {
@@ -848,7 +832,7 @@ static void apply_summary(FILE *log, const app_table *t, const app_output *first
                 "step\n");
     else
         fprintf(log, "prep_ms: host time forming batches or plans%s\n",
-                app->through_api ? "" : " (the reference: welding, normals, fans and octree)");
+                app == &g_apps[APP_ENVELOPE] ? ", and welding, normals, fans and octree" : "");
     if (app == &g_apps[APP_ENVELOPE] && t->rows[0].status == VR_OK) {
         const vr_envelope_stats *s = &first->env;
         fprintf(log, "envelope (%s): epsilon %.4g (%.3g%% of the box diagonal); offsets min %.4g, "
@@ -997,10 +981,7 @@ int vr_cmd_apply(int argc, char **argv)
         return rc;
     if ((rc = apply_check(app, cmd, &o, &args)) != VR_CLI_CONTINUE)
         return rc;
-    if (o.device == DEVICE_GPU && !app->through_api)
-        return vr_cli_fail(1, cmd, "--device gpu: the envelope has no GPU path in this build yet "
-                           "(only its CPU reference); use --device cpu or auto");
-    const int gpu = app->through_api && o.device != DEVICE_CPU && vr_gpu_available();
+    const int gpu = o.device != DEVICE_CPU && vr_gpu_available();
     if (o.device == DEVICE_GPU && !gpu)
         return vr_cli_fail(1, cmd, "--device gpu: %s; use --device cpu or auto",
                            vr_gpu_device_name());
@@ -1024,9 +1005,6 @@ int vr_cmd_apply(int argc, char **argv)
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
-    else if (!app->through_api)
-        fprintf(log, "times: the CPU reference, wall clock (the envelope through every strategy "
-                "is not in this build)\n");
     else
         fprintf(log, "times: CPU twins, wall clock (%s)\n",
                 o.device == DEVICE_CPU ? "--device cpu" : vr_gpu_device_name());
