@@ -87,9 +87,12 @@ int vr_test_envelope_equal(const vr_mesh *a, const vr_mesh *b);
 /* Envelopes of m, outer and inner, through every strategy (vr_test_envelope_limits) on the GPU
  * (gpu) or the CPU twin: equal to vr_envelope_build bit for bit (positions, normals, the
  * statistics; check: with the intersection counter), invocations equal to the renderer's CPU
- * twin's (the same batches), and with `twin` to the API's CPU twin's. */
+ * twin's (the same batches), and with `twin` to the API's CPU twin's. flags: VR_TEST_ENV_CHECK
+ * counts intersections; VR_TEST_ENV_QUICK runs the outer envelope through hash, multi and patch
+ * only (a large mesh on the CPU: the per-strategy batching is covered on the small ones). */
+enum { VR_TEST_ENV_CHECK = 1, VR_TEST_ENV_QUICK = 2 };
 void vr_test_envelope_check(const vr_mesh *m, const char *name, int gpu, int twin, uint32_t nu,
-                            int check);
+                            int flags);
 /* vr_test_envelope_check (N_u 256, with the counter) of meshes 0..last of `size`, the plates
  * also with N_u 16, the plates and the sphere with Table 4's limits; with gpu, the API's twin
  * compared below twin_below vertices. */
