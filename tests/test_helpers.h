@@ -56,6 +56,8 @@ extern const char *const vr_test_plan_scenes[VR_TEST_PLAN_SCENE_COUNT];
 /* `spec` as vr_test_load takes it: a shared scene's path in buf (n bytes) or the generator
  * spec itself; NULL after printing SKIP when the scenes directory is missing. */
 const char *vr_test_plan_spec(char *buf, size_t n, const char *spec);
+/* 1 when `spec` names a file (a '.' before any ':'), 0 for a generator ("sphere:1.3M"). */
+int vr_test_spec_is_file(const char *spec);
 
 /* ---- tests/test_envelope.c ---------------------------------------------------------------- */
 

@@ -209,7 +209,7 @@ int vr_test_load_forsyth(vr_mesh *m, const char *spec)
 {
     char path[512];
     const char *file = spec;
-    if (strchr(spec, '.') && !(file = vr_test_scene_path(path, sizeof path, spec))) {
+    if (vr_test_spec_is_file(spec) && !(file = vr_test_scene_path(path, sizeof path, spec))) {
         printf("SKIP: %s: scenes directory missing (set VR_SCENES)\n", spec);
         return 0;
     }

@@ -179,9 +179,15 @@ const char *const vr_test_plan_scenes[VR_TEST_PLAN_SCENE_COUNT] = {
     "stanford-bunny.obj", "horse.ply", "igea.ply",   "fandisk.obj", "rocker-arm.obj",
     "spot.obj",           "cow.obj",   "teapot.obj", "sphere",      "foliage:20k"};
 
+int vr_test_spec_is_file(const char *spec)
+{
+    const char *dot = strchr(spec, '.'), *colon = strchr(spec, ':');
+    return dot && !(colon && colon < dot); /* "sphere:1.3M" is a generator */
+}
+
 const char *vr_test_plan_spec(char *buf, size_t n, const char *spec)
 {
-    if (!strchr(spec, '.'))
+    if (!vr_test_spec_is_file(spec))
         return spec;
     if (vr_test_scene_path(buf, n, spec))
         return buf;
