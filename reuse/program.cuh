@@ -13,6 +13,10 @@
  *       __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
  *                                 const Element *const *corners) const;  // once per primitive
  *   };
+ * Optional: `enum { max_threads = 256 };` - the largest block the program runs with (default
+ * 1024). The kernels are compiled with __launch_bounds__(max_threads): at 1024 a thread gets at
+ * most 64 registers, and a heavy element function (the envelope's octree walk) spills there;
+ * at 256 it may take 255. Larger blocks are then refused (VR_ERR_ARG).
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
@@ -27,6 +31,16 @@
 #include "reuse/program.h"
 #include "reuse/sort_dedup.cuh"
 #include "reuse/warp_round.cuh"
+
+/* P::max_threads when the program declares it, else 1024 (see the header comment). */
+template <class P, class = void>
+struct vr_prog_threads {
+    static constexpr int value = 1024;
+};
+template <class P>
+struct vr_prog_threads<P, decltype((void)P::max_threads, void())> {
+    static constexpr int value = P::max_threads;
+};
 
 /* One element-function call, counted in counting mode. */
 template <class P>
@@ -64,7 +78,8 @@ static __device__ __forceinline__ void vr_prog_primitive(const vr_program_params
 
 /* ---- naive: thread t, primitive t, its corners shaded in registers -------------------------- */
 template <class P>
-static __global__ void __launch_bounds__(1024) vr_prog_naive_kernel(vr_program_params p, P prog)
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_naive_kernel(vr_program_params p, P prog)
 {
     const uint32_t A = P::arity;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -98,7 +113,8 @@ static __host__ __device__ inline size_t vr_prog_warp_smem(uint32_t batch, uint3
 }
 
 template <class P>
-static __global__ void __launch_bounds__(1024) vr_prog_warp_kernel(vr_program_params p, P prog)
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_warp_kernel(vr_program_params p, P prog)
 {
     typedef typename P::Element E;
     const uint32_t A = P::arity;
@@ -224,7 +240,7 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
  * element function is its own, and the cap made the Loop and walk programs spill - on the H100,
  * hash and phash ran 1.7x slower than sort, which has no cap, at the same invocation count. */
 template <class P, int PHASH>
-static __global__ void __launch_bounds__(1024)
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
@@ -278,7 +294,8 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
 
 /* ---- multi: every element into a global table, then every primitive from it ---------------- */
 template <class P>
-static __global__ void __launch_bounds__(1024) vr_prog_multi_elements(vr_program_params p, P prog)
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_multi_elements(vr_program_params p, P prog)
 {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v < p.element_count)
@@ -286,7 +303,8 @@ static __global__ void __launch_bounds__(1024) vr_prog_multi_elements(vr_program
 }
 
 template <class P>
-static __global__ void __launch_bounds__(1024) vr_prog_multi_primitives(vr_program_params p, P prog)
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_multi_primitives(vr_program_params p, P prog)
 {
     const uint32_t A = P::arity;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -369,6 +387,9 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         return VR_ERROR(VR_ERR_ARG, "%s: the stream has arity %u, the program %d", who, p.arity,
                         (int)P::arity);
     const uint32_t prims = p.index_count / P::arity, block = p.limits.block_size;
+    if (block > (uint32_t)vr_prog_threads<P>::value)
+        return VR_ERROR(VR_ERR_ARG, "%s: block size %u exceeds the program's max_threads %d",
+                        who, block, vr_prog_threads<P>::value);
     if (prims == 0 && kind != VR_REUSE_MULTI)
         return VR_OK;
     switch (kind) {

@@ -344,7 +344,9 @@ static __device__ __noinline__ float vr_envelope_offset_dev(const vr_envelope_in
  * moved position, written for v. Several batches may shade v: they write the same bits. */
 struct vr_envelope_program {
     typedef float Element; /* the offset */
-    enum { arity = 3 };
+    /* blocks of at most 256 threads: the offset function spilled ~200 B at 1024's 64-register
+     * cap (every kernel but sort's), and the hashed kernels ran 28-36% behind sort */
+    enum { arity = 3, max_threads = 256 };
     vr_envelope_input in;  /* device copies of the prepared arrays */
     const uint32_t *weld;  /* vertex_count */
     float *out_pos;        /* 3 x vertex_count */
