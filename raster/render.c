@@ -378,8 +378,12 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
 
     /* batch ids depend on the strategy only (not on the camera): recomputed when it changes */
     if (r->batch_kind != (int)o->strategy->kind) {
-        if ((s = vr_render_batch_ids(r->batch_ids, &r->batch_count, o->strategy, r->mesh,
-                                     &cfg)) != VR_OK)
+        /* a plan on the GPU: the stage's own (not built a second time on the host) */
+        s = r->gpu && o->strategy->plan
+                ? vr_geometry_plan_batch_ids(r->geometry, o->strategy, &cfg, r->batch_ids,
+                                             &r->batch_count)
+                : vr_render_batch_ids(r->batch_ids, &r->batch_count, o->strategy, r->mesh, &cfg);
+        if (s != VR_OK)
             return s;
         r->batch_kind = (int)o->strategy->kind;
     }

@@ -363,6 +363,25 @@ VR_TEST(test_gpu_raster_render, "gpu/raster-render")
                        gs.raster.resolve_ms, differ);
         }
     }
+    /* patch with the GPU builder: the GPU frame's batch colours come from the stage's plan
+     * (vr_geometry_plan_batch_ids), the CPU frame's from the builder's reference */
+    o.strategy = vr_reuse_find("patch");
+    o.patch_builder = VR_PATCH_BUILDER_GPU;
+    for (int mode = 0; mode < VR_SHADE_MODE_COUNT && gpu && cpu; ++mode) {
+        o.mode = (vr_shade_mode)mode;
+        vr_render_stats gs, cs;
+        VR_EXPECT(vr_renderer_draw(gpu, a, &o, &gs) == VR_OK, "patch (GPU builder): GPU frame: "
+                  "%s", vr_last_error());
+        VR_EXPECT(vr_renderer_draw(cpu, b, &o, &cs) == VR_OK, "patch (GPU builder): CPU frame: "
+                  "%s", vr_last_error());
+        VR_EXPECT(gs.batches == cs.batches && gs.invocations == cs.invocations,
+                  "patch (GPU builder): GPU %u batches / %llu invocations, CPU %u / %llu",
+                  gs.batches, (unsigned long long)gs.invocations, cs.batches,
+                  (unsigned long long)cs.invocations);
+        VR_EXPECT(memcmp(a, b, pixels * 4) == 0, "patch (GPU builder), mode %d: frames differ",
+                  mode);
+    }
+    o.patch_builder = VR_PATCH_BUILDER_CPU;
     vr_renderer_destroy(gpu);
     vr_renderer_destroy(cpu);
 

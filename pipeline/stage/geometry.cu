@@ -340,6 +340,43 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
     return st;
 }
 
+extern "C" vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_ops *ops,
+                                               const vr_reuse_params *cfg, uint32_t *ids,
+                                               uint32_t *batch_count)
+{
+    assert(g && ops && cfg && ids && batch_count);
+    *batch_count = 0;
+    if (!ops->plan)
+        return VR_ERROR(VR_ERR_ARG, "%s has no static plan", ops->name);
+    vr_status st = vr_geometry_prepare_plan(g, ops, cfg->max_unique, cfg->max_indices,
+                                            cfg->patch_builder);
+    if (st != VR_OK)
+        return st;
+    const uint32_t n = g->plan_batch_count;
+    uint32_t *starts = (uint32_t *)malloc(((size_t)n + 1) * 4);
+    uint32_t *order = (uint32_t *)malloc(((size_t)g->triangles + 1) * 4);
+    if (!starts || !order) {
+        free(starts);
+        free(order);
+        return VR_ERROR(VR_ERR_OOM, "%s: batch ids of %u triangles", ops->name, g->triangles);
+    }
+    cudaError_t e = cudaMemcpy(starts, g->d_plan_starts, ((size_t)n + 1) * 4,
+                               cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && g->triangles)
+        e = cudaMemcpy(order, g->d_plan_ids, (size_t)g->triangles * 4, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess)
+        st = VR_ERROR(VR_ERR_CUDA, "%s: downloading the plan's batches: %s", ops->name,
+                      cudaGetErrorString(e));
+    for (uint32_t b = 0; st == VR_OK && b < n; ++b)
+        for (uint32_t i = starts[b] / 3; i < starts[b + 1] / 3; ++i)
+            ids[order[i]] = b;
+    if (st == VR_OK)
+        *batch_count = n;
+    free(starts);
+    free(order);
+    return st;
+}
+
 /* Makes d_seeds hold one seed per current dynamic batch, computed on the host from the batch
  * starts vr_geometry_prepare_batches made. */
 static vr_status vr_geometry_prepare_seeds(vr_geometry *g)

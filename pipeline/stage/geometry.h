@@ -151,6 +151,15 @@ void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms);
 
+/* The batch of every source triangle (ids: the stage's triangle count) under the static plan
+ * `ops` (patch, meshlet) that vr_geometry_run uses for cfg's limits and patch_builder: the
+ * stage's own plan (built or reused, then downloaded), so a caller never builds it a second
+ * time on the host - with the GPU builder, the host's would be its slow reference.
+ * VR_ERR_ARG when ops has no plan; VR_ERR_CUDA, VR_ERR_OOM. */
+vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_ops *ops,
+                                     const vr_reuse_params *cfg, uint32_t *ids,
+                                     uint32_t *batch_count);
+
 /* Makes later runs read their indices from `d_indices` (device memory, index_count entries, owned
  * by the caller and left alive while runs use it) instead of the uploaded copy; NULL switches
  * back. For a producer on the device, e.g. the GTS decoder (vr_gts_gpu_device_indices). The

@@ -427,6 +427,15 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
 
 void vr_geometry_destroy(vr_geometry *g) { (void)g; }
 
+vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_ops *ops,
+                                     const vr_reuse_params *cfg, uint32_t *ids,
+                                     uint32_t *batch_count)
+{
+    (void)g, (void)ops, (void)cfg, (void)ids;
+    *batch_count = 0;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
 void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices)
 {
     (void)g, (void)d_indices;
