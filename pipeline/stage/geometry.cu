@@ -292,19 +292,8 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
     if (patch_builder == VR_PATCH_BUILDER_GPU) {
         st = vr_patches_build_gpu(&plan, g->host.indices, g->host.index_count,
                                   g->host.vertex_count, max_unique, max_indices, NULL);
-        indices = st == VR_OK ? (uint32_t *)malloc(((size_t)g->index_count + 1) * 4) : NULL;
-        if (st == VR_OK && !indices) {
-            vr_batch_plan_free(&plan);
-            st = VR_ERROR(VR_ERR_OOM, "patch: plan-ordered copy of %u indices", g->index_count);
-        }
         if (st == VR_OK)
-            vr_batch_plan_indices(indices, &plan, g->host.indices);
-        if (st == VR_OK && (st = vr_batch_plan_bounds(&plan, g->host.indices,
-                                                      g->host.positions)) != VR_OK) {
-            free(indices);
-            indices = NULL;
-            vr_batch_plan_free(&plan);
-        }
+            st = vr_geometry_plan_finish(&plan, &indices, &g->host, "patch");
     } else {
         st = vr_geometry_plan(&plan, &indices, ops, &g->host, max_unique, max_indices,
                               patch_builder);

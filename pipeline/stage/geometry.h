@@ -68,6 +68,12 @@ vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reu
                            const vr_mesh *m, uint32_t max_unique, uint32_t max_indices,
                            int patch_builder);
 
+/* The rest of vr_geometry_plan for a plan built elsewhere (the GPU patch builder): its cluster
+ * bounds and, with `indices`, the plan-ordered index buffer. Frees the plan on failure; `who`
+ * names it in errors. */
+vr_status vr_geometry_plan_finish(vr_batch_plan *plan, uint32_t **indices, const vr_mesh *m,
+                                  const char *who);
+
 /* Runs the CPU twin ops->ref on mesh `m` (single-threaded: O(index_count) plus the shader load
  * per invocation) with the configuration fields of `cfg` (shader,
  * block_size, batch_indices, max_unique, max_indices, cull, count; its pointers and queue_store, a GPU-only

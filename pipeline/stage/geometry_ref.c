@@ -69,6 +69,24 @@ vr_status vr_geometry_dyn_batches(uint32_t **starts, uint32_t *batch_count, cons
                               m->vertex_count, max_unique, max_indices);
 }
 
+vr_status vr_geometry_plan_finish(vr_batch_plan *plan, uint32_t **indices, const vr_mesh *m,
+                                  const char *who)
+{
+    /* part of building the plan: cluster culling's per-batch bounds */
+    vr_status st = vr_batch_plan_bounds(plan, m->indices, m->positions);
+    if (st == VR_OK && indices) {
+        *indices = malloc(((size_t)m->index_count + 1) * sizeof **indices);
+        if (*indices)
+            vr_batch_plan_indices(*indices, plan, m->indices);
+        else
+            st = VR_ERROR(VR_ERR_OOM, "%s: plan-ordered copy of %u indices", who,
+                          m->index_count);
+    }
+    if (st != VR_OK)
+        vr_batch_plan_free(plan);
+    return st;
+}
+
 vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reuse_ops *ops,
                            const vr_mesh *m, uint32_t max_unique, uint32_t max_indices,
                            int patch_builder)
@@ -80,20 +98,11 @@ vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reu
     if (!ops->plan)
         return VR_ERROR(VR_ERR_ARG, "%s has no static plan (only patch and meshlet)", ops->name);
     vr_status st = ops->plan(plan, m, max_unique, max_indices, patch_builder);
-    if (st == VR_OK) /* part of building the plan: cluster culling's per-batch bounds */
-        st = vr_batch_plan_bounds(plan, m->indices, m->positions);
-    if (st != VR_OK)
+    if (st != VR_OK) {
         vr_batch_plan_free(plan);
-    if (st != VR_OK || !indices)
         return st;
-    *indices = malloc(((size_t)m->index_count + 1) * sizeof **indices);
-    if (!*indices) {
-        vr_batch_plan_free(plan);
-        return VR_ERROR(VR_ERR_OOM, "%s: plan-ordered copy of %u indices", ops->name,
-                        m->index_count);
     }
-    vr_batch_plan_indices(*indices, plan, m->indices);
-    return VR_OK;
+    return vr_geometry_plan_finish(plan, indices, m, ops->name);
 }
 
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
