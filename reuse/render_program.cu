@@ -47,7 +47,10 @@ extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_pa
                          : NULL;
     VR_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof *counters, stream));
     const vr_program_params q = vr_render_program_params(kind, p, counters, elements);
-    if ((st = vr_program_run(kind, q, vr_render_program_of(p), stream)) != VR_OK)
+    st = p->queue_store
+             ? vr_program_run(kind, q, vr_render_program_of<vr_render_program_staged>(p), stream)
+             : vr_program_run(kind, q, vr_render_program_of<vr_render_program>(p), stream);
+    if (st != VR_OK)
         return st;
     vr_render_program_fold<<<1, 1, 0, stream>>>(p->counters, counters, p->count);
     VR_LAUNCH_CHECK("vr_render_program_fold", stream);

@@ -4,9 +4,10 @@
  * primitive = the renderer's direct store (vr_store_corner x 3 + tri_id) at slot = stream
  * position `pos` (a plan's position for patch and meshlet), tri_id = the source id `prim`.
  * Direct and not warp-staged: a program's primitive() runs in divergent code and may not use
- * warp collectives (program.cuh's contract); the bytes are the same either way.
+ * warp collectives (program.cuh's contract). vr_render_program_staged is the experiment that
+ * stores warp-staged anyway (see vr_render_program_store_warp); the bytes are the same.
  * Included by reuse/render_program.cu and the benchmark in tests/test_render_program.cu, which
- * calls vr_program_run<vr_render_program> itself so that its events enclose the kernels only.
+ * calls vr_program_run<P> itself so that its events enclose the kernels only.
  */
 #ifndef VR_RENDER_PROGRAM_CUH
 #define VR_RENDER_PROGRAM_CUH
@@ -17,7 +18,36 @@
 
 #include <string.h>
 
-struct vr_render_program {
+/* The staged variant's store (vr_render_program_staged): when all 32 lanes are here and hold
+ * positions base + lane - every kernel of program.cuh hands consecutive primitives to
+ * consecutive lanes - the warp stores its 32 records warp-staged exactly as vr_emit_triangle_at
+ * does (vr_store_warp_shared when the corners are in shared memory, else vr_store_warp) and
+ * returns 1; otherwise 0 and the caller stores directly. This steps outside program.cuh's
+ * letter (primitive() "may not use warp collectives") the way the renderer's own assembly loops
+ * do: the full-mask votes run only after __activemask() saw the whole warp, so a partial or
+ * diverged warp never reaches them. The bytes are the direct store's. */
+static __device__ __forceinline__ int vr_render_program_store_warp(const vr_queue &q, uint32_t prim,
+                                                                   uint32_t pos,
+                                                                   const uint32_t *ids,
+                                                                   const vr_shaded *const *c)
+{
+    if (__activemask() != VR_FULL_MASK)
+        return 0;
+    const uint32_t lane = vr_lane_id();
+    const uint32_t base = __shfl_sync(VR_FULL_MASK, pos - lane, 0);
+    if (!__all_sync(VR_FULL_MASK, pos - lane == base) || base > UINT32_MAX - (VR_WARP_SIZE - 1))
+        return 0;
+    if (__isShared(c[0]) && __isShared(c[1]) && __isShared(c[2]))
+        vr_store_warp_shared(q, base, VR_FULL_MASK, prim, (uint32_t)__cvta_generic_to_shared(c[0]),
+                             (uint32_t)__cvta_generic_to_shared(c[1]),
+                             (uint32_t)__cvta_generic_to_shared(c[2]), ids[0], ids[1], ids[2]);
+    else
+        vr_store_warp(q, base, VR_FULL_MASK, prim, *c[0], *c[1], *c[2], ids[0], ids[1], ids[2]);
+    return 1;
+}
+
+template <int STAGED>
+struct vr_render_program_t {
     typedef vr_shaded Element;
     enum { arity = 3 };
     const float *positions; /* 3 * vertex_count */
@@ -39,16 +69,23 @@ struct vr_render_program {
     __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
                               const Element *const *c) const
     {
+        if (STAGED && vr_render_program_store_warp(queue, prim, pos, ids, c))
+            return;
         for (int k = 0; k < 3; ++k)
             vr_store_corner(queue, pos, k, *c[k], ids[k]);
         queue.tri_id[pos] = prim;
     }
 };
+/* The program with the renderer's direct store (the API's contract: no warp collectives). */
+typedef vr_render_program_t<0> vr_render_program;
+/* The experiment: the renderer's warp-staged store from inside primitive(). */
+typedef vr_render_program_t<1> vr_render_program_staged;
 
-/* The program of the renderer's parameters p (device pointers). */
-static inline vr_render_program vr_render_program_of(const vr_reuse_params *p)
+/* The program of the renderer's parameters p (device pointers); P one of the two above. */
+template <class P>
+static inline P vr_render_program_of(const vr_reuse_params *p)
 {
-    vr_render_program r;
+    P r;
     r.positions = p->positions;
     r.normals = p->normals;
     r.shader = p->shader;

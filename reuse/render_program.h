@@ -30,7 +30,9 @@ size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p
 /* Runs strategy `kind` (naive .. meshlet) over p as the render program: p as for
  * vr_reuse_all[kind].run (device pointers; dynamic batch starts, or a plan's plan-ordered
  * indices, tri_ids and starts), with p->temp holding vr_render_program_temp_bytes(kind, p)
- * bytes. Without culling only (cull, gts: VR_ERR_ARG). Enqueued on p->stream without waiting:
+ * bytes. Without culling only (cull, gts: VR_ERR_ARG). p->queue_store picks the program:
+ * 0 vr_render_program (the direct store), nonzero vr_render_program_staged (warp-staged
+ * stores from inside primitive(); render_program.cuh), the same bytes. Enqueued on p->stream without waiting:
  * the workspace's counters are cleared, the program runs, and its counts are added to
  * p->counters (invocations; queue_count += primitives when counting; overflow). Errors as the
  * renderer's run (the same checks) and as vr_program_run. Both functions are defined only in

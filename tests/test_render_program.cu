@@ -2,13 +2,16 @@
  * (reuse/render_program.h, issue 13). "gpu/render-program": for every strategy, a few meshes
  * and two sets of limits, without culling, the program's queue (poisoned first) equals the
  * renderer's byte for byte - vr_geometry_run with the warp-staged and with the direct queue
- * store - and so do invocations, queue counts and per-vertex shade counts.
+ * store - and so do invocations, queue counts and per-vertex shade counts; both programs, the
+ * direct vr_render_program and the warp-staged experiment vr_render_program_staged.
  * "apps-bench/render-program" (not run by ctest) times sphere:7M and stanford-bunny.obj@7M in
  * forsyth order, loads simple and heavy, the paper's limits (block 256): the renderer's kernels
  * (staged and direct store) against vr_program_run<vr_render_program>, the median of 10 runs
  * after a warm-up, events around the kernels only, as CSV rows
  * render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,ratio
- * (ratio = program / the faster renderer store). Without a CUDA device both print SKIP.
+ * (ratio = program / the faster renderer store; program = vr_render_program, the direct store),
+ * and the same columns again as render-api-staged rows with vr_render_program_staged.
+ * Without a CUDA device both print SKIP.
  */
 #include "tests/test.h"
 
@@ -227,17 +230,23 @@ static void rp_check(const vr_mesh *m, const char *what, const vr_batch_limits *
         cfg.queue_store = 0;
         VR_EXPECT_EQ(vr_geometry_run(g, ops, &cfg, 1, NULL), VR_OK);
         VR_EXPECT_EQ(vr_geometry_download(g, &direct), VR_OK);
-        vr_reuse_params p;
-        vr_status st = rp_prepare(&d, m, ops, &cfg, &p);
-        if (st == VR_OK)
-            st = rp_run(&d, (vr_reuse_kind)kind, &p);
-        if (st == VR_OK)
-            st = rp_download(&d, &got);
-        VR_EXPECT(st == VR_OK, "%s, %s: render program: %s", what, ops->name, vr_last_error());
-        if (st != VR_OK)
-            continue;
-        rp_expect_same(&got, &staged, what, ops->name, "staged");
-        rp_expect_same(&got, &direct, what, ops->name, "direct");
+        for (int store = 0; store < 2; ++store) { /* the direct and the staged program */
+            cfg.queue_store = store;
+            vr_reuse_params p;
+            vr_status st = rp_prepare(&d, m, ops, &cfg, &p);
+            if (st == VR_OK)
+                st = rp_run(&d, (vr_reuse_kind)kind, &p);
+            if (st == VR_OK)
+                st = rp_download(&d, &got);
+            VR_EXPECT(st == VR_OK, "%s, %s: render program (%s): %s", what, ops->name,
+                      store ? "staged" : "direct", vr_last_error());
+            if (st != VR_OK)
+                continue;
+            char sn[64];
+            snprintf(sn, sizeof sn, "%s (%s program)", ops->name, store ? "staged" : "direct");
+            rp_expect_same(&got, &staged, what, sn, "staged");
+            rp_expect_same(&got, &direct, what, sn, "direct");
+        }
         VR_EXPECT(got.counters.invocations > 0 && got.counters.queue_count == tris,
                   "%s, %s: %llu invocations, %u of %u triangles queued", what, ops->name,
                   got.counters.invocations, got.counters.queue_count, tris);
@@ -303,7 +312,8 @@ static vr_status rp_time_renderer(vr_geometry *g, const vr_reuse_ops *ops,
     return st;
 }
 
-/* The render program through vr_program_run, events around it alone: median ms. */
+/* Render program P through vr_program_run, events around it alone: median ms. */
+template <class P>
 static vr_status rp_time_program(rp_dev *d, const vr_mesh *m, const vr_reuse_ops *ops,
                                  const vr_reuse_params *cfg, float *median)
 {
@@ -317,7 +327,7 @@ static vr_status rp_time_program(rp_dev *d, const vr_mesh *m, const vr_reuse_ops
                          ? (unsigned char *)d->temp + VR_RENDER_PROGRAM_COUNTERS_BYTES
                          : NULL; /* vr_render_program_run's layout of the workspace */
     const vr_program_params q = vr_render_program_params(ops->kind, &p, counters, elements);
-    const vr_render_program prog = vr_render_program_of(&p);
+    const P prog = vr_render_program_of<P>(&p);
     cudaEvent_t a, b;
     VR_CUDA_CHECK(cudaEventCreate(&a));
     VR_CUDA_CHECK(cudaEventCreate(&b));
@@ -360,7 +370,7 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             const vr_batch_limits paper = vr_batch_limits_paper();
             vr_batch_limits_apply(&cfg, &paper);
             cfg.shader.loop_iterations = vr_load_iterations[loads[li]];
-            float staged = 0, direct = 0, prog = 0;
+            float staged = 0, direct = 0, prog = 0, prog_staged = 0;
             vr_status st;
             cfg.queue_store = 1;
             if ((st = rp_time_renderer(g, ops, &cfg, &staged)) == VR_OK) {
@@ -368,7 +378,9 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
                 st = rp_time_renderer(g, ops, &cfg, &direct);
             }
             if (st == VR_OK)
-                st = rp_time_program(&d, m, ops, &cfg, &prog);
+                st = rp_time_program<vr_render_program>(&d, m, ops, &cfg, &prog);
+            if (st == VR_OK)
+                st = rp_time_program<vr_render_program_staged>(&d, m, ops, &cfg, &prog_staged);
             if (st != VR_OK) {
                 printf("render-api,%s,%s,%s,FAIL %s\n", name, vr_load_names[loads[li]],
                        ops->name, vr_last_error());
@@ -377,6 +389,9 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             const float best = staged < direct ? staged : direct;
             printf("render-api,%s,%s,%s,%.4f,%.4f,%.4f,%.3f\n", name, vr_load_names[loads[li]],
                    ops->name, staged, direct, prog, prog / best);
+            printf("render-api-staged,%s,%s,%s,%.4f,%.4f,%.4f,%.3f\n", name,
+                   vr_load_names[loads[li]], ops->name, staged, direct, prog_staged,
+                   prog_staged / best);
             fflush(stdout);
         }
     rp_free(&d);
@@ -389,7 +404,8 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
         return VR_TEST_SKIP;
     printf("# render program vs renderer: forsyth order, paper limits (block 256, N_u 256, 1023 "
            "indices, warp 96), no culling; median of %d runs after a warm-up, events around the "
-           "kernels; ratio = program / faster renderer store\n", RP_RUNS);
+           "kernels; ratio = program / faster renderer store; render-api rows: the direct-store "
+           "program, render-api-staged rows: the warp-staged experiment\n", RP_RUNS);
     printf("render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,"
            "ratio\n");
     static const char *const specs[] = {"sphere:7M", "stanford-bunny.obj@7M"};
