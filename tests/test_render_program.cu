@@ -3,7 +3,8 @@
  * and two sets of limits, without culling, the program's queue (poisoned first) equals the
  * renderer's byte for byte - vr_geometry_run with the warp-staged and with the direct queue
  * store - and so do invocations, queue counts and per-vertex shade counts; both programs, the
- * direct vr_render_program and the warp-staged experiment vr_render_program_staged.
+ * direct vr_render_program and the warp-staged experiment vr_render_program_staged;
+ * "gpu-small/render-program" the same on a small grid for compute-sanitizer.
  * "apps-bench/render-program" (not run by ctest) times sphere:7M and stanford-bunny.obj@7M in
  * forsyth order, loads simple and heavy, the paper's limits (block 256): the renderer's kernels
  * (staged and direct store) against vr_program_run<vr_render_program>, the median of 10 runs
@@ -256,6 +257,21 @@ done:
     vr_geometry_result_free(&got);
     rp_free(&d);
     vr_geometry_destroy(g);
+}
+
+/* A few hundred triangles for compute-sanitizer (memcheck, racecheck, synccheck): the staged
+ * program's warp votes inside primitive() among them. */
+VR_TEST(test_render_program_gpu_small, "gpu-small/render-program")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    vr_batch_limits small = vr_batch_limits_paper();
+    small.block_size = 64, small.max_unique = 32, small.max_indices = 96;
+    vr_mesh m;
+    VR_EXPECT_EQ(vr_test_grid_mesh(&m, 12, 10, 2, 1, 3), VR_OK);
+    rp_check(&m, "shuffled grid 12x10", &small, 0);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
 }
 
 VR_TEST(test_render_program_gpu, "gpu/render-program")
