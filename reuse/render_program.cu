@@ -1,0 +1,58 @@
+/* render_program.cu - vr_render_program_run (reuse/render_program.h): the renderer's parameters
+ * through the general reuse API's kernels with the render program (reuse/render_program.cuh),
+ * its counters folded into the renderer's. No CPU twin of its own: the renderer's twins
+ * (reuse/NAME_ref.c) are the oracle, since the queue must equal the renderer's.
+ */
+#include "reuse/ref_common.h"
+#include "reuse/render_program.cuh"
+
+extern "C" size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p)
+{
+    assert(p);
+    size_t bytes = VR_RENDER_PROGRAM_COUNTERS_BYTES;
+    if (kind == VR_REUSE_MULTI)
+        bytes += (size_t)(p->vertex_count ? p->vertex_count : 1) * sizeof(vr_shaded);
+    return bytes;
+}
+
+/* Adds the program's counts to the renderer's counters: one thread. */
+static __global__ void vr_render_program_fold(vr_counters *out, const vr_program_counters *c,
+                                              int count)
+{
+    if (count) {
+        out->invocations += c->invocations;
+        out->queue_count += (uint32_t)c->primitives;
+    }
+    out->overflow += c->overflow;
+}
+
+extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p)
+{
+    const char *who = (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name
+                                                           : "render program";
+    vr_status st = vr_reuse_validate(p, who);
+    if (st != VR_OK)
+        return st;
+    if (p->cull || p->gts)
+        return VR_ERROR(VR_ERR_ARG, "%s: the render program runs without culling and on an "
+                        "index buffer (cull %d, compressed input %s)", who, p->cull,
+                        p->gts ? "set" : "none");
+    if (!p->temp)
+        return VR_ERROR(VR_ERR_ARG, "%s: the render program needs its workspace "
+                        "(vr_render_program_temp_bytes)", who);
+    cudaStream_t stream = (cudaStream_t)p->stream;
+    vr_program_counters *counters = (vr_program_counters *)p->temp;
+    void *elements = kind == VR_REUSE_MULTI
+                         ? (void *)((unsigned char *)p->temp + VR_RENDER_PROGRAM_COUNTERS_BYTES)
+                         : NULL;
+    VR_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof *counters, stream));
+    const vr_program_params q = vr_render_program_params(kind, p, counters, elements);
+    st = p->queue_store
+             ? vr_program_run(kind, q, vr_render_program_of<vr_render_program_staged>(p), stream)
+             : vr_program_run(kind, q, vr_render_program_of<vr_render_program>(p), stream);
+    if (st != VR_OK)
+        return st;
+    vr_render_program_fold<<<1, 1, 0, stream>>>(p->counters, counters, p->count);
+    VR_LAUNCH_CHECK("vr_render_program_fold", stream);
+    return VR_OK;
+}

@@ -1,0 +1,122 @@
+/* render_program.cuh - the render program (reuse/render_program.h) as a struct for
+ * vr_program_run<P> (reuse/program.cuh): Element = vr_shaded, the record the renderer's kernels
+ * shade into (vr_shade_vertex, reuse/stage.cuh, without its counting: the API counts), and
+ * primitive = the renderer's direct store (vr_store_corner x 3 + tri_id) at slot = stream
+ * position `pos` (a plan's position for patch and meshlet), tri_id = the source id `prim`.
+ * Direct and not warp-staged: a program's primitive() runs in divergent code and may not use
+ * warp collectives (program.cuh's contract). vr_render_program_staged is the experiment that
+ * stores warp-staged anyway (see vr_render_program_store_warp); the bytes are the same.
+ * Included by reuse/render_program.cu and the benchmark in tests/test_render_program.cu, which
+ * calls vr_program_run<P> itself so that its events enclose the kernels only.
+ */
+#ifndef VR_RENDER_PROGRAM_CUH
+#define VR_RENDER_PROGRAM_CUH
+
+#include "reuse/program.cuh"
+#include "reuse/render_program.h"
+#include "reuse/stage.cuh"
+
+#include <string.h>
+
+/* The staged variant's store (vr_render_program_staged): when all 32 lanes are here and hold
+ * positions base + lane - every kernel of program.cuh hands consecutive primitives to
+ * consecutive lanes - the warp stores its 32 records warp-staged exactly as vr_emit_triangle_at
+ * does (vr_store_warp_shared when the corners are in shared memory, else vr_store_warp) and
+ * returns 1; otherwise 0 and the caller stores directly. This steps outside program.cuh's
+ * letter (primitive() "may not use warp collectives") the way the renderer's own assembly loops
+ * do: the full-mask votes run only after __activemask() saw the whole warp, so a partial or
+ * diverged warp never reaches them. The bytes are the direct store's. */
+static __device__ __forceinline__ int vr_render_program_store_warp(const vr_queue &q, uint32_t prim,
+                                                                   uint32_t pos,
+                                                                   const uint32_t *ids,
+                                                                   const vr_shaded *const *c)
+{
+    if (__activemask() != VR_FULL_MASK)
+        return 0;
+    const uint32_t lane = vr_lane_id();
+    const uint32_t base = __shfl_sync(VR_FULL_MASK, pos - lane, 0);
+    if (!__all_sync(VR_FULL_MASK, pos - lane == base) || base > UINT32_MAX - (VR_WARP_SIZE - 1))
+        return 0;
+    if (__isShared(c[0]) && __isShared(c[1]) && __isShared(c[2]))
+        vr_store_warp_shared(q, base, VR_FULL_MASK, prim, (uint32_t)__cvta_generic_to_shared(c[0]),
+                             (uint32_t)__cvta_generic_to_shared(c[1]),
+                             (uint32_t)__cvta_generic_to_shared(c[2]), ids[0], ids[1], ids[2]);
+    else
+        vr_store_warp(q, base, VR_FULL_MASK, prim, *c[0], *c[1], *c[2], ids[0], ids[1], ids[2]);
+    return 1;
+}
+
+template <int STAGED>
+struct vr_render_program_t {
+    typedef vr_shaded Element;
+    enum { arity = 3 };
+    const float *positions; /* 3 * vertex_count */
+    const float *normals;   /* 3 * vertex_count */
+    vr_shader shader;
+    vr_queue queue;         /* capacity >= triangles */
+
+    __device__ Element element(uint32_t v) const
+    {
+        float pos[3], nrm[3];
+        for (int k = 0; k < 3; ++k) {
+            pos[k] = __ldg(positions + 3 * (size_t)v + k);
+            nrm[k] = __ldg(normals + 3 * (size_t)v + k);
+        }
+        vr_shaded s;
+        vr_shade(&shader, pos, nrm, &s);
+        return s;
+    }
+    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                              const Element *const *c) const
+    {
+        if (STAGED && vr_render_program_store_warp(queue, prim, pos, ids, c))
+            return;
+        for (int k = 0; k < 3; ++k)
+            vr_store_corner(queue, pos, k, *c[k], ids[k]);
+        queue.tri_id[pos] = prim;
+    }
+};
+/* The program with the renderer's direct store (the API's contract: no warp collectives). */
+typedef vr_render_program_t<0> vr_render_program;
+/* The experiment: the renderer's warp-staged store from inside primitive(). */
+typedef vr_render_program_t<1> vr_render_program_staged;
+
+/* The program of the renderer's parameters p (device pointers); P one of the two above. */
+template <class P>
+static inline P vr_render_program_of(const vr_reuse_params *p)
+{
+    P r;
+    r.positions = p->positions;
+    r.normals = p->normals;
+    r.shader = p->shader;
+    r.queue = p->queue;
+    return r;
+}
+
+/* The API's parameters for strategy `kind` with the renderer's p: the same stream, batches or
+ * plan (tri_ids only for a plan: the renderer's other strategies ignore them), limits and
+ * counting; `counters` device memory (cleared by the caller), `elements` multi's workspace
+ * (vertex_count vr_shaded) or NULL. */
+static inline vr_program_params vr_render_program_params(vr_reuse_kind kind,
+                                                         const vr_reuse_params *p,
+                                                         vr_program_counters *counters,
+                                                         void *elements)
+{
+    vr_program_params q;
+    memset(&q, 0, sizeof q);
+    q.indices = p->indices;
+    q.index_count = p->index_count;
+    q.arity = 3;
+    q.element_count = p->vertex_count;
+    q.batch_starts = p->batch_starts;
+    q.batch_count = p->batch_count;
+    q.prim_ids = vr_program_planned(kind) ? p->tri_ids : NULL;
+    q.limits = vr_batch_limits_of(p);
+    q.count = p->count;
+    q.counters = counters;
+    q.shade_counts = p->shade_counts;
+    q.temp = elements;
+    return q;
+}
+
+#endif

@@ -1,0 +1,45 @@
+/* render_program.h - the renderer's vertex stage as a program of the general reuse API
+ * (reuse/program.h; issue 13): element(v) = vr_shade of vertex v (the renderer's fetch and
+ * shader, reuse/shaders.h), primitive = the triangle's queue record stored directly at the
+ * slot of its stream position, tri_id its source id - the queue of the renderer's strategies
+ * (reuse/reuse.h) without culling, byte for byte, and the same invocations. The device half,
+ * the program struct for vr_program_run, is reuse/render_program.cuh; the C entry point below
+ * runs it with the renderer's parameters, so tests and benchmarks compare it with ops->run.
+ * First step of issue 13: measure what the general API costs the renderer; the renderer's own
+ * kernels stay as they are. Try: `vreuse_tests gpu/render-program`,
+ * `vreuse_tests apps-bench/render-program`.
+ */
+#ifndef VR_RENDER_PROGRAM_H
+#define VR_RENDER_PROGRAM_H
+
+#include <stddef.h>
+
+#include "pipeline/vreuse.h"
+#include "reuse/reuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Workspace vr_render_program_run needs in p->temp, in bytes: the program counters
+ * (vr_program_counters in the first VR_RENDER_PROGRAM_COUNTERS_BYTES) and for multi then
+ * vertex_count shaded vertices (28 bytes each). Never 0. */
+#define VR_RENDER_PROGRAM_COUNTERS_BYTES 256u /* keeps multi's elements 256-byte aligned */
+size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p);
+
+/* Runs strategy `kind` (naive .. meshlet) over p as the render program: p as for
+ * vr_reuse_all[kind].run (device pointers; dynamic batch starts, or a plan's plan-ordered
+ * indices, tri_ids and starts), with p->temp holding vr_render_program_temp_bytes(kind, p)
+ * bytes. Without culling only (cull, gts: VR_ERR_ARG). p->queue_store picks the program:
+ * 0 vr_render_program (the direct store), nonzero vr_render_program_staged (warp-staged
+ * stores from inside primitive(); render_program.cuh), the same bytes. Enqueued on p->stream without waiting:
+ * the workspace's counters are cleared, the program runs, and its counts are added to
+ * p->counters (invocations; queue_count += primitives when counting; overflow). Errors as the
+ * renderer's run (the same checks) and as vr_program_run. Both functions are defined only in
+ * a CUDA build (render_program.cu); only GPU tests call them. */
+vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
