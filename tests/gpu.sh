@@ -36,12 +36,12 @@ fi
 # ---- tests ----------------------------------------------------------------------------------
 if [ "${GPU_SKIP_TESTS:-0}" = 1 ]; then
     record tests skip 0 "GPU_SKIP_TESTS=1"
-elif [ "$(limit 200)" -le 0 ]; then  # `timeout 0` would mean no limit at all
+elif [ "$(limit 330)" -le 0 ]; then  # `timeout 0` would mean no limit at all
     record tests skip 0 "time budget spent"
 else
     t0=$SECONDS
     echo "== vreuse_tests ${GPU_TESTS:-gpu/}"
-    timeout "$(limit 200)" "$BIN/vreuse_tests" "${GPU_TESTS:-gpu/}" 2>&1 | tee "$OUTDIR/tests.log"
+    timeout "$(limit 330)" "$BIN/vreuse_tests" "${GPU_TESTS:-gpu/}" 2>&1 | tee "$OUTDIR/tests.log"
     rc=$?
     line=$(grep -E '^[0-9]+ passed' "$OUTDIR/tests.log" | tail -1)
     case $rc in
