@@ -134,6 +134,7 @@ fuzz_seeds() {
     cli_seed choices --restart r,deg --mode exact --kinds all --many c0,c17 --counts 1,2,3 -m off
     cli_seed errors --order sideways --block 48 --size 0x5 --load loop:-1 --csv --quiet -x
     cli_seed help --help
+    cli_seed apply --epsilon 0.02 --inner --check --slice auto --agents 300k --steps 10 --seed 2018 --placement sorted --device cpu
     cli_seed split --order file,,forsyth --strategy naive,naive --level 99999999999999999999
 }
 
