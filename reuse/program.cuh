@@ -17,6 +17,9 @@
  * 1024). The kernels are compiled with __launch_bounds__(max_threads): at 1024 a thread gets at
  * most 64 registers, and a heavy element function (the envelope's octree walk) spills there;
  * at 256 it may take 255. Larger blocks are then refused (VR_ERR_ARG).
+ * Optional: `enum { hashed_max_regs = 32 };` - a register budget for the hashed kernel (hash,
+ * phash, patch, meshlet) alone, as the renderer's own hash kernels have (VR_DYN_MAX_REGS): more
+ * resident blocks for a cheap element function; a heavy one spills under it (default: none).
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
@@ -40,6 +43,18 @@ struct vr_prog_threads {
 template <class P>
 struct vr_prog_threads<P, decltype((void)P::max_threads, void())> {
     static constexpr int value = P::max_threads;
+};
+
+/* The hashed kernel's minimum resident blocks per SM: what keeps it within P::hashed_max_regs
+ * registers at P's max_threads (1: no budget beyond the launch bounds). */
+template <class P, class = void>
+struct vr_prog_hashed_blocks {
+    static constexpr int value = 1;
+};
+template <class P>
+struct vr_prog_hashed_blocks<P, decltype((void)P::hashed_max_regs, void())> {
+    static constexpr int per = 65536 / (vr_prog_threads<P>::value * P::hashed_max_regs);
+    static constexpr int value = per > 1 ? per : 1;
 };
 
 /* One element-function call, counted in counting mode. */
@@ -236,11 +251,12 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
 
 /* hash (HASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
  * static plans (hash's table over the plan-ordered stream). */
-/* No register cap here (the renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's
- * element function is its own, and the cap made the Loop and walk programs spill - on the H100,
- * hash and phash ran 1.7x slower than sort, which has no cap, at the same invocation count. */
+/* No register cap by default (the renderer's hash and phash take 32, VR_DYN_MAX_REGS): a
+ * program's element function is its own, and the cap made the Loop and walk programs spill - on
+ * the H100, hash and phash ran 1.7x slower than sort, which has no cap, at the same invocation
+ * count. A program opts in with hashed_max_regs. */
 template <class P, int PHASH>
-static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
 vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];

@@ -49,7 +49,9 @@ static __device__ __forceinline__ int vr_render_program_store_warp(const vr_queu
 template <int STAGED>
 struct vr_render_program_t {
     typedef vr_shaded Element;
-    enum { arity = 3 };
+    /* the renderer's hash kernels run at 32 registers (VR_DYN_MAX_REGS); uncapped, the program's
+     * phash took 50 and ran 12-29% behind them on the H100 (fewer resident blocks) */
+    enum { arity = 3, hashed_max_regs = VR_DYN_MAX_REGS };
     const float *positions; /* 3 * vertex_count */
     const float *normals;   /* 3 * vertex_count */
     vr_shader shader;
