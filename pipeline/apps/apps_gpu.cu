@@ -345,8 +345,10 @@ static __device__ __noinline__ float vr_envelope_offset_dev(const vr_envelope_in
 struct vr_envelope_program {
     typedef float Element; /* the offset */
     /* blocks of at most 256 threads: the offset function spilled ~200 B at 1024's 64-register
-     * cap (every kernel but sort's), and the hashed kernels ran 28-36% behind sort */
-    enum { arity = 3, max_threads = 256 };
+     * cap (every kernel but sort's), and the hashed kernels ran 28-36% behind sort. The hashed
+     * kernel at 128 registers, two blocks per SM: left free, ptxas took 149 and hash ran 45%
+     * slower (one block per SM) */
+    enum { arity = 3, max_threads = 256, hashed_max_regs = 128 };
     vr_envelope_input in;  /* device copies of the prepared arrays */
     const uint32_t *weld;  /* vertex_count */
     float *out_pos;        /* 3 x vertex_count */
