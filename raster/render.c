@@ -205,9 +205,7 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
                                         cfg->patch_builder);
         if (st != VR_OK)
             return st;
-        for (uint32_t b = 0; b < plan.batch_count; ++b)
-            for (uint32_t i = plan.starts[b] / 3; i < plan.starts[b + 1] / 3; ++i)
-                ids[plan.tri_order[i]] = b;
+        vr_batch_plan_tri_batches(ids, &plan);
         *batch_count = plan.batch_count;
         vr_batch_plan_free(&plan);
         return VR_OK;

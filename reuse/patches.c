@@ -79,6 +79,14 @@ void vr_batch_plan_indices(uint32_t *dst, const vr_batch_plan *plan, const uint3
     }
 }
 
+void vr_batch_plan_tri_batches(uint32_t *ids, const vr_batch_plan *plan)
+{
+    assert(ids && plan);
+    for (uint32_t b = 0; b < plan->batch_count; ++b)
+        for (uint32_t i = plan->starts[b] / 3; i < plan->starts[b + 1] / 3; ++i)
+            ids[plan->tri_order[i]] = b;
+}
+
 /* ---- cluster bounds (reuse/cluster_cull.h) ------------------------------------------------- */
 
 /* x as a float no larger (down != 0) or no smaller than x; x finite and well inside the range. */

@@ -134,6 +134,10 @@ vr_status vr_meshlets_build(vr_batch_plan *out, const uint32_t *indices, uint32_
  * 3 * plan->triangle_count entries. */
 void vr_batch_plan_indices(uint32_t *dst, const vr_batch_plan *plan, const uint32_t *indices);
 
+/* Each source triangle's batch: ids[tri_order[i]] = b for the plan positions i of batch b; ids
+ * holds plan->triangle_count entries (only tri_order, starts and the counts are read). */
+void vr_batch_plan_tri_batches(uint32_t *ids, const vr_batch_plan *plan);
+
 /* Computes plan->bounds (replacing any) from the mesh the plan was built for: per batch the box
  * of its vertices (no VR_CLUSTER_BOX when a coordinate is not finite) and, when no triangle is
  * degenerate and the face normals fit a cone narrower than 90 degrees, the cone about their mean

@@ -173,8 +173,7 @@ void vr_geometry_destroy(vr_geometry *g)
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
                           g->d_plan_indices, g->d_plan_ids, g->d_plan_starts, g->d_plan_bounds,
-                          g->d_keys,
-                          g->d_kept};
+                          g->d_keys, g->d_kept};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
     vr_queue_device_free(&g->d_stage_queue);
@@ -264,7 +263,7 @@ static vr_status vr_geometry_prepare_batches(vr_geometry *g, uint32_t max_unique
     st = vr_cuda_free((void **)&g->d_batch_starts, "batch starts");
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_batch_starts, starts, ((size_t)count + 1) * 4,
-                       "batch starts");
+                            "batch starts");
     if (st == VR_OK) {
         g->batch_count = count;
         g->batch_max_unique = max_unique;
@@ -307,13 +306,13 @@ static vr_status vr_geometry_prepare_plan(vr_geometry *g, const vr_reuse_ops *op
         st = vr_cuda_free(bufs[k], "static plan");
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_plan_indices, indices, (size_t)g->index_count * 4,
-                       "plan-ordered indices");
+                            "plan-ordered indices");
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_plan_ids, plan.tri_order, (size_t)g->triangles * 4,
-                       "plan triangle ids");
+                            "plan triangle ids");
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_plan_starts, plan.starts,
-                       ((size_t)plan.batch_count + 1) * 4, "plan batch starts");
+                            ((size_t)plan.batch_count + 1) * 4, "plan batch starts");
     if (st == VR_OK)
         st = vr_cuda_upload((void **)&g->d_plan_bounds, plan.bounds,
                             (size_t)plan.batch_count * sizeof *plan.bounds, "plan cluster bounds");
@@ -356,11 +355,14 @@ extern "C" vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_o
     if (e != cudaSuccess)
         st = VR_ERROR(VR_ERR_CUDA, "%s: downloading the plan's batches: %s", ops->name,
                       cudaGetErrorString(e));
-    for (uint32_t b = 0; st == VR_OK && b < n; ++b)
-        for (uint32_t i = starts[b] / 3; i < starts[b + 1] / 3; ++i)
-            ids[order[i]] = b;
-    if (st == VR_OK)
+    if (st == VR_OK) {
+        vr_batch_plan view; /* the downloaded plan's order and starts */
+        memset(&view, 0, sizeof view);
+        view.tri_order = order, view.starts = starts;
+        view.triangle_count = g->triangles, view.batch_count = n;
+        vr_batch_plan_tri_batches(ids, &view);
         *batch_count = n;
+    }
     free(starts);
     free(order);
     return st;
@@ -425,11 +427,11 @@ vr_status vr_geometry_set_gts(vr_geometry *g, const vr_gts *gts)
                         g->vertex_count);
     vr_gts_batch_source_host(&g->gts_src, gts);
     if ((st = vr_cuda_upload((void **)&g->d_gts_c, gts->c, 4 * (size_t)g->gts_src.c_words,
-                        "GTS strip codes")) ||
+                             "GTS strip codes")) ||
         (st = vr_cuda_upload((void **)&g->d_gts_inc, gts->inc, 4 * (size_t)g->gts_src.inc_words,
-                        "GTS INC")) ||
+                             "GTS INC")) ||
         (st = vr_cuda_upload((void **)&g->d_gts_s, gts->s, 4 * (size_t)gts->s_count,
-                        "GTS Simple-9 words")) ||
+                             "GTS Simple-9 words")) ||
         (st = vr_cuda_upload((void **)&g->d_gts_err, NULL, 4, "GTS error word"))) {
         /* error path: drops the partial upload; a failure there would hide the one reported */
         vr_geometry_set_gts(g, NULL);
