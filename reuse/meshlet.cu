@@ -11,5 +11,6 @@ VR_PLAN_KERNEL(meshlet) /* reuse/plan.cuh: one block per meshlet */
 extern "C" vr_status vr_meshlet_run(const vr_reuse_params *p)
 {
     /* the dynamic strategies' checks, the cluster pre-pass and the launch (reuse/plan.cuh) */
-    return vr_plan_launch(p, "meshlet", vr_meshlet_kernel<0>, vr_meshlet_kernel<1>, "vr_meshlet_kernel");
+    return vr_plan_launch(p, "meshlet", vr_meshlet_kernel<0>, vr_meshlet_kernel<1>,
+                          "vr_meshlet_kernel");
 }

@@ -33,8 +33,9 @@
  * source id in overflow, as the assembly counts it - and keyed (cub, hp) runs get a dropped key
  * at each of its stream positions; the block then takes its part in the queue's compaction as a
  * batch with nothing to emit. Every thread calls it (block-uniform; one block scan). */
-static __device__ __forceinline__ void vr_plan_skip(const vr_reuse_params &p, const vr_dyn_batch &b,
-                                                 uint32_t *s_warp, vr_compact_shared *cs, int qb)
+static __device__ __forceinline__ void vr_plan_skip(const vr_reuse_params &p,
+                                                    const vr_dyn_batch &b, uint32_t *s_warp,
+                                                    vr_compact_shared *cs, int qb)
 {
     const uint32_t tri_count = b.count / 3, first = b.start / 3, tris = p.index_count / 3;
     uint32_t bad = 0;
@@ -65,8 +66,9 @@ struct vr_plan_mvp {
     float m[16];
 };
 
-static __global__ void vr_plan_cluster_kernel(const vr_cluster_bounds *bounds, uint32_t batch_count,
-                                       vr_plan_mvp mvp, int two_sided, uint32_t *skip)
+static __global__ void vr_plan_cluster_kernel(const vr_cluster_bounds *bounds,
+                                              uint32_t batch_count, vr_plan_mvp mvp, int two_sided,
+                                              uint32_t *skip)
 {
     const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= batch_count)
@@ -82,9 +84,10 @@ static __global__ void vr_plan_cluster_kernel(const vr_cluster_bounds *bounds, u
  * p.tri_ids (bounds checked: an id >= the triangle count is overflow, its slot unwritten), and
  * with cluster culling thread 0 reads the pre-pass's answer for the batch (p.temp, see
  * vr_plan_cluster_kernel) into *s_skip with the table's clearing (the same __syncthreads), so a
- * culled batch leaves block-uniformly through vr_plan_skip. Invariant as in hash.cu: one slot per distinct index,
- * so invocations == distinct vertices of the batch == what vr_sim_patch / vr_sim_meshlet count
- * (with cluster culling: of the batches not skipped). Every thread calls it. */
+ * culled batch leaves block-uniformly through vr_plan_skip. Invariant as in hash.cu: one slot
+ * per distinct index, so invocations == distinct vertices of the batch == what vr_sim_patch /
+ * vr_sim_meshlet count (with cluster culling: of the batches not skipped). Every thread calls
+ * it. */
 static __device__ __forceinline__ void vr_plan_batch(const vr_reuse_params &p,
                                                      uint32_t table_log2, uint32_t *s_warp,
                                                      uint32_t *s_failed, uint32_t *s_skip,

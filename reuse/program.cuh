@@ -249,14 +249,15 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
     }
 }
 
-/* hash (HASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
- * static plans (hash's table over the plan-ordered stream). */
-/* No register cap by default (the renderer's hash and phash take 32, VR_DYN_MAX_REGS): a
- * program's element function is its own, and the cap made the Loop and walk programs spill - on
- * the H100, hash and phash ran 1.7x slower than sort, which has no cap, at the same invocation
- * count. A program opts in with hashed_max_regs. */
+/* hash (PHASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
+ * static plans (hash's table over the plan-ordered stream). No register cap by default (the
+ * renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's element function is its own,
+ * and the cap made the Loop and walk programs spill - on the H100, hash and phash ran 1.7x slower
+ * than sort, which has no cap, at the same invocation count. A program opts in with
+ * hashed_max_regs. */
 template <class P, int PHASH>
-static __global__ void __launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
+static __global__ void
+__launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
 vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
@@ -434,10 +435,11 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
                                                : (const void *)vr_prog_hashed_kernel<P, 0>;
         if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK)
             return st;
+        const uint32_t batches = p.batch_count;
         if (kind == VR_REUSE_PHASH)
-            vr_prog_hashed_kernel<P, 1><<<p.batch_count, block, smem, stream>>>(p, prog, table_log2);
+            vr_prog_hashed_kernel<P, 1><<<batches, block, smem, stream>>>(p, prog, table_log2);
         else
-            vr_prog_hashed_kernel<P, 0><<<p.batch_count, block, smem, stream>>>(p, prog, table_log2);
+            vr_prog_hashed_kernel<P, 0><<<batches, block, smem, stream>>>(p, prog, table_log2);
         VR_LAUNCH_CHECK("vr_prog_hashed_kernel", stream);
         return VR_OK;
     }
@@ -460,7 +462,8 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_elements", stream);
         }
         if (st == VR_OK && prims) {
-            vr_prog_multi_primitives<P><<<vr_grid_blocks(prims, block), block, 0, stream>>>(q, prog);
+            const uint32_t grid = vr_grid_blocks(prims, block);
+            vr_prog_multi_primitives<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_primitives", stream);
         }
         if (!p.temp) { /* stream-ordered: freed after the kernels, also when a launch failed */

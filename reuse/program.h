@@ -26,8 +26,9 @@
  *            dynamic batches (vr_program_batches): one invocation per distinct element of a batch;
  *   multi    every element 0..element_count-1 once, then the primitives;
  *   patch, meshlet
- *            a static plan's batches over a plan-ordered triangle stream (arity 3; reuse/patches.h):
- *            one invocation per distinct element of a batch, prim_ids the source ids.
+ *            a static plan's batches over a plan-ordered triangle stream (arity 3;
+ *            reuse/patches.h): one invocation per distinct element of a batch, prim_ids the
+ *            source ids.
  * Try: `vreuse_tests reuse/program`, `vreuse apply walk --strategy all`.
  */
 #ifndef VR_PROGRAM_H

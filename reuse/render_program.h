@@ -32,8 +32,8 @@ size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p
  * indices, tri_ids and starts), with p->temp holding vr_render_program_temp_bytes(kind, p)
  * bytes. Without culling only (cull, gts: VR_ERR_ARG). p->queue_store picks the program:
  * 0 vr_render_program (the direct store), nonzero vr_render_program_staged (warp-staged
- * stores from inside primitive(); render_program.cuh), the same bytes. Enqueued on p->stream without waiting:
- * the workspace's counters are cleared, the program runs, and its counts are added to
+ * stores from inside primitive(); render_program.cuh), the same bytes. Enqueued on p->stream
+ * without waiting: the workspace's counters are cleared, the program runs, and its counts are added to
  * p->counters (invocations; queue_count += primitives when counting; overflow). Errors as the
  * renderer's run (the same checks) and as vr_program_run. Both functions are defined only in
  * a CUDA build (render_program.cu); only GPU tests call them. */

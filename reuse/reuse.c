@@ -11,7 +11,8 @@
 #define VR_GPU(f) NULL
 #endif
 
-/* Every strategy but multi (and the plans when culling clusters) keeps its working state in registers and shared memory. */
+/* Every strategy but multi (and the plans when culling clusters) keeps its working state in
+ * registers and shared memory. */
 static size_t vr_no_temp_bytes(const vr_reuse_params *p)
 {
     (void)p;

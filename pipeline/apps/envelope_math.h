@@ -15,8 +15,9 @@
  *   (global) H_d(T) and H_d(U) are disjoint for every triangle U sharing no vertex with T: shown
  *            by a separating plane (candidate normals: the direction between the centroids and
  *            its part tangent to T, both face normals, each edge x its face normal, the axes) or
- *            else d shrinks to 0.9 x the largest height such a plane still separates. Octree nodes are skipped whole when a
- *            plane separates H_d(T) from the box of their corners and normals.
+ *            else d shrinks to 0.9 x the largest height such a plane still separates. Octree
+ *            nodes are skipped whole when a plane separates H_d(T) from the box of their corners
+ *            and normals.
  */
 #ifndef VR_ENVELOPE_MATH_H
 #define VR_ENVELOPE_MATH_H

@@ -542,8 +542,9 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
     const int variants = stores->count * culls->count * ccs->count;
     /* per strategy, block and (store, cull, cluster culling) triple: <= 2 stores x 6 culls x 2
      * (lists hold no repeats) */
-    int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][(sizeof g_store_names / sizeof *g_store_names - 1) *
-                                                    (sizeof g_cull_names / sizeof *g_cull_names - 1) * 2];
+    enum { STORES = sizeof g_store_names / sizeof *g_store_names - 1,
+           CULLS = sizeof g_cull_names / sizeof *g_cull_names - 1 };
+    int valid[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][STORES * CULLS * 2];
     /* invocations per strategy, cull and cluster culling: culling alone shades the same, cluster
      * culling shades less */
     uint64_t invocations[VR_REUSE_KIND_COUNT][VR_CLI_MAX_LIST][2];
@@ -551,27 +552,27 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
         const vr_reuse_ops *ops = strategies->v[s];
         for (int c = 0; c < culls->count; ++c)
             for (int k = 0; k < ccs->count; ++k) {
-            const int cc = ccs->v[k];
-            invocations[s][c][cc] = 0;
-            if (!vr_bench_cc_applies(ops, culls->v[c], cc))
-                continue; /* no such rows (see the timing loop) */
-            vr_reuse_params cfg = base;
-            vr_batch_limits_apply(&cfg, &limits_of[s]);
-            cfg.count = 1;
-            vr_bench_cull(&cfg, culls->v[c], o->two_sided);
-            cfg.cluster_cull = cc;
-            st = vr_geometry_ref(&want, ops, &m, &cfg);
-            if (st != VR_OK)
-                fprintf(stderr, "FAIL %s on %s: CPU twin: %s\n", ops->name, name,
-                        vr_last_error());
-            invocations[s][c][cc] = want.counters.invocations;
-            for (int b = 0; b < blocks->count; ++b)
-                for (int q = 0; q < stores->count; ++q) {
-                    cfg.block_size = block_of(blocks, &limits_of[s], b);
-                    cfg.queue_store = stores->v[q];
-                    valid[s][b][(k * culls->count + c) * stores->count + q] =
-                        st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
-                }
+                const int cc = ccs->v[k];
+                invocations[s][c][cc] = 0;
+                if (!vr_bench_cc_applies(ops, culls->v[c], cc))
+                    continue; /* no such rows (see the timing loop) */
+                vr_reuse_params cfg = base;
+                vr_batch_limits_apply(&cfg, &limits_of[s]);
+                cfg.count = 1;
+                vr_bench_cull(&cfg, culls->v[c], o->two_sided);
+                cfg.cluster_cull = cc;
+                st = vr_geometry_ref(&want, ops, &m, &cfg);
+                if (st != VR_OK)
+                    fprintf(stderr, "FAIL %s on %s: CPU twin: %s\n", ops->name, name,
+                            vr_last_error());
+                invocations[s][c][cc] = want.counters.invocations;
+                for (int b = 0; b < blocks->count; ++b)
+                    for (int q = 0; q < stores->count; ++q) {
+                        cfg.block_size = block_of(blocks, &limits_of[s], b);
+                        cfg.queue_store = stores->v[q];
+                        valid[s][b][(k * culls->count + c) * stores->count + q] =
+                            st == VR_OK ? vr_bench_validate(g, ops, &cfg, &want, &got, name) : 0;
+                    }
             }
         if (!vr_progress_quiet)
             fprintf(stderr, "bench: %s: %s validated (%llu invocations)\n", name, ops->name,
@@ -581,83 +582,85 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
     /* time: strategies interleaved per (load, block, store) so clock drift hits all alike */
     for (int l = 0; l < o->load_count; ++l)
         for (int b = 0; b < blocks->count; ++b) {
-        const size_t block_rows = *row_count; /* this (load, block)'s first row */
-        for (int q = 0; q < variants; ++q) {
-            const int store = stores->v[q % stores->count];
-            const int ci = q / stores->count % culls->count, cull = culls->v[ci];
-            const int cc = ccs->v[q / (stores->count * culls->count)];
-            size_t group = *row_count;
-            for (int s = 0; s < strategies->count; ++s) {
-                if (!vr_bench_cc_applies(strategies->v[s], cull, cc))
-                    continue;
-                vr_bench_row *r = &rows[(*row_count)++];
-                memset(r, 0, sizeof *r);
-                r->scene = label;
-                r->order = order;
-                r->tris = tris;
-                r->ops = strategies->v[s];
-                r->load = &o->loads[l];
-                r->block = block_of(blocks, &limits_of[s], b);
-                r->limits = limits_of[s];
-                r->limits.block_size = r->block;
-                r->store = store;
-                r->cull = cull;
-                r->cc = cc;
-                r->invocations = invocations[s][cull ? ci : 0][cc];
-                r->index_count = m.index_count;
-                r->floor_ms = cull ? -1 : floor_ms; /* the floor assumes every triangle queued */
-                r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
-                if (valid[s][b][q] != 1) {
-                    r->skip = valid[s][b][q] < 0;
-                    failed |= !r->skip;
-                    continue;
+            const size_t block_rows = *row_count; /* this (load, block)'s first row */
+            for (int q = 0; q < variants; ++q) {
+                const int store = stores->v[q % stores->count];
+                const int ci = q / stores->count % culls->count, cull = culls->v[ci];
+                const int cc = ccs->v[q / (stores->count * culls->count)];
+                size_t group = *row_count;
+                for (int s = 0; s < strategies->count; ++s) {
+                    if (!vr_bench_cc_applies(strategies->v[s], cull, cc))
+                        continue;
+                    vr_bench_row *r = &rows[(*row_count)++];
+                    memset(r, 0, sizeof *r);
+                    r->scene = label;
+                    r->order = order;
+                    r->tris = tris;
+                    r->ops = strategies->v[s];
+                    r->load = &o->loads[l];
+                    r->block = block_of(blocks, &limits_of[s], b);
+                    r->limits = limits_of[s];
+                    r->limits.block_size = r->block;
+                    r->store = store;
+                    r->cull = cull;
+                    r->cc = cc;
+                    r->invocations = invocations[s][ci][cc];
+                    r->index_count = m.index_count;
+                    /* the floor assumes every triangle queued */
+                    r->floor_ms = cull ? -1 : floor_ms;
+                    r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
+                    if (valid[s][b][q] != 1) {
+                        r->skip = valid[s][b][q] < 0;
+                        failed |= !r->skip;
+                        continue;
+                    }
+                    vr_reuse_params cfg = base;
+                    vr_batch_limits_apply(&cfg, &r->limits);
+                    cfg.queue_store = store;
+                    vr_bench_cull(&cfg, cull, o->two_sided);
+                    cfg.cluster_cull = cc;
+                    cfg.shader.loop_iterations = o->loads[l].iterations;
+                    st = vr_bench_time(&r->ms_med, &r->ms_min, g, r->ops, &cfg, o->reps);
+                    if (st != VR_OK) {
+                        fprintf(stderr, "FAIL %s on %s, block %u, %s store, cull %s: %s\n",
+                                r->ops->name, name, r->block, vr_store_name(r->store),
+                                g_cull_names[cull], vr_last_error());
+                        failed = 1;
+                        continue;
+                    }
+                    r->ok = 1;
                 }
-                vr_reuse_params cfg = base;
-                vr_batch_limits_apply(&cfg, &r->limits);
-                cfg.queue_store = store;
-                vr_bench_cull(&cfg, cull, o->two_sided);
-                cfg.cluster_cull = cc;
-                cfg.shader.loop_iterations = o->loads[l].iterations;
-                st = vr_bench_time(&r->ms_med, &r->ms_min, g, r->ops, &cfg, o->reps);
-                if (st != VR_OK) {
-                    fprintf(stderr, "FAIL %s on %s, block %u, %s store, cull %s: %s\n",
-                            r->ops->name, name, r->block, vr_store_name(r->store),
-                            g_cull_names[cull], vr_last_error());
-                    failed = 1;
-                    continue;
+                /* derived columns against naive and multi of the same group (with cluster culling,
+                 * which they do not take part in: of the group without it, timed just before) */
+                const vr_bench_row *naive = NULL, *multi = NULL;
+                for (size_t i = cc ? block_rows : group; i < *row_count; ++i) {
+                    const vr_bench_row *r = &rows[i];
+                    if (!r->ok || r->cc || r->store != store || r->cull != cull)
+                        continue;
+                    if (r->ops->kind == VR_REUSE_NAIVE)
+                        naive = r;
+                    if (r->ops->kind == VR_REUSE_MULTI)
+                        multi = r;
                 }
-                r->ok = 1;
-            }
-            /* derived columns against naive and multi of the same group (with cluster culling,
-             * which they do not take part in: of the group without it, timed just before) */
-            const vr_bench_row *naive = NULL, *multi = NULL;
-            for (size_t i = cc ? block_rows : group; i < *row_count; ++i) {
-                const vr_bench_row *r = &rows[i];
-                if (!r->ok || r->cc || r->store != store || r->cull != cull)
-                    continue;
-                if (r->ops->kind == VR_REUSE_NAIVE)
-                    naive = r;
-                if (r->ops->kind == VR_REUSE_MULTI)
-                    multi = r;
-            }
-            for (size_t i = group; i < *row_count; ++i) {
-                vr_bench_row *r = &rows[i];
-                if (!r->ok)
-                    continue;
-                if (naive) {
-                    r->speedup_naive = naive->ms_med / r->ms_med;
-                    r->bound = r->invocations ? (double)naive->invocations / r->invocations : -1;
-                    if (r->bound > 0)
-                        r->frac_bound = r->speedup_naive / r->bound;
+                for (size_t i = group; i < *row_count; ++i) {
+                    vr_bench_row *r = &rows[i];
+                    if (!r->ok)
+                        continue;
+                    if (naive) {
+                        r->speedup_naive = naive->ms_med / r->ms_med;
+                        r->bound =
+                            r->invocations ? (double)naive->invocations / r->invocations : -1;
+                        if (r->bound > 0)
+                            r->frac_bound = r->speedup_naive / r->bound;
+                    }
+                    if (multi)
+                        r->speedup_multi = multi->ms_med / r->ms_med;
                 }
-                if (multi)
-                    r->speedup_multi = multi->ms_med / r->ms_med;
+                if (!vr_progress_quiet)
+                    fprintf(stderr, "bench: %s: load %s, block %u, %s store, cull %s%s timed\n",
+                            name, o->loads[l].name, block_of(blocks, &limits_of[0], b),
+                            vr_store_name(store), g_cull_names[cull], cc ? " + cluster" : "");
             }
-            if (!vr_progress_quiet)
-                fprintf(stderr, "bench: %s: load %s, block %u, %s store, cull %s%s timed\n",
-                        name, o->loads[l].name, block_of(blocks, &limits_of[0], b),
-                        vr_store_name(store), g_cull_names[cull], cc ? " + cluster" : "");
-        }
         }
 done:
     vr_geometry_result_free(&want);

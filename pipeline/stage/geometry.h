@@ -130,9 +130,8 @@ uint64_t vr_geometry_compare(vr_geometry_diff *d, const vr_geometry_result *got,
  * queue capacity = triangles, counters, per-vertex shade counts, strategy workspace (grown
  * on demand to the largest temp_bytes seen), dynamic batch starts (recomputed when N_u
  * or max_indices changes), the last static plan (patch or meshlet: its plan-ordered indices,
- * triangle ids and batch starts, 16 bytes per triangle, and its cluster bounds, 64 bytes per
- * batch; rebuilt on the host when the strategy,
- * N_u or max_indices changes), a stream and two timing events. All device memory is owned by
+ * triangle ids and batch starts, 16 bytes per triangle, and its cluster bounds, 56 bytes per
+ * batch; rebuilt on the host when the strategy, N_u or max_indices changes), a stream and two timing events. All device memory is owned by
  * the context. */
 typedef struct vr_geometry vr_geometry;
 
