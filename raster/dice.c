@@ -148,7 +148,7 @@ static vr_status dice_cpu(vr_dice_result *r, const vr_mesh *m, uint32_t k0, uint
         s = VR_ERROR(VR_ERR_OOM, "out of memory for %u x %u slice buffers", v, v);
     if (!s)
         s = vr_geometry_result_alloc(&g, tris, m->vertex_count);
-    const vr_raster_config rc = {v, v, 0, VR_RASTER_BIG_LIST};
+    const vr_raster_config rc = {v, v, 0, VR_RASTER_BIG_LIST, 0};
     vr_reuse_params cfg = vr_reuse_params_default();
     cfg.cull = 0;
     for (uint32_t k = k0; k < k1 && !s; ++k) {

@@ -34,7 +34,7 @@ extern "C" vr_status vr_dice_gpu(vr_dice_result *r, const vr_mesh *m)
     void *d_vis = NULL, *d_key = NULL, *d_list = NULL, *d_scratch = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     uint32_t *list = (uint32_t *)malloc((size_t)n * sizeof *list);
-    const vr_raster_config rc = {v, v, 0, VR_RASTER_BIG_LIST};
+    const vr_raster_config rc = {v, v, 0, VR_RASTER_BIG_LIST, 0};
     vr_reuse_params cfg = vr_reuse_params_default();
     cfg.cull = 0;
     const uint32_t blocks = (n + VR_DICE_KEY_BLOCK - 1) / VR_DICE_KEY_BLOCK;

@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
                         continue;
                     ++fragments;
                     const unsigned long long w =
-                        vr_raster_word(&t, vr_raster_centre(px), y, slot);
+                        vr_raster_word(&t, vr_raster_centre(px), y, p.view.slot_base + slot);
                     if (w < row[px])
                         atomicMin(row + px, w);
                 }
@@ -267,7 +267,7 @@ static __device__ __forceinline__ void vr_raster_big_tile(const vr_raster_params
         return;
     ++*fragments;
     unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
-    const unsigned long long word = vr_raster_word(&t, x, y, slot);
+    const unsigned long long word = vr_raster_word(&t, x, y, p.view.slot_base + slot);
     atomicMin(pixel, word); /* result unused: a reduction that does not wait */
 }
 

@@ -39,6 +39,9 @@ typedef struct vr_raster_config {
     uint32_t width, height; /* pixels, 1..VR_RASTER_MAX_SIZE each */
     int cull_back;          /* nonzero: drop back faces (front = counter-clockwise in NDC) */
     int big_mode;           /* vr_raster_big_mode (GPU only; the CPU twin has no large-box path) */
+    uint32_t slot_base;     /* sort-last part (raster/sortlast.h): the stream position of the
+                               queue's slot 0, added to every word's slot, so the parts' buffers
+                               composite by minimum into the words of one whole run; 0 else */
 } vr_raster_config;
 
 /* "list", "hp" (the CLI's --big names), NULL past the modes. */
@@ -102,6 +105,9 @@ typedef struct vr_resolve_params {
     uint32_t tri_batch_count;     /* entries of tri_batch */
     float light[3];               /* unit vector towards the light in view space (the normals' space) */
     uint32_t background;          /* RGBA8 packed with red in the low byte */
+    int part;                     /* sort-last part: a pixel whose word names a slot outside this
+                                     queue (another part's triangle) gets 0 instead of the error
+                                     colour, so the parts' images composite by maximum */
 } vr_resolve_params;
 
 /* Lambert, light from the upper left behind the viewer, dark grey background. */
@@ -192,7 +198,12 @@ typedef struct vr_render_stats {
     uint32_t batches;       /* batches the strategy formed (BATCHES mode colours them) */
     double shaded_per_tri;  /* invocations / triangles */
     double reuse;           /* 1 - invocations / (3 * triangles) */
-    vr_raster_stats raster; /* rasterizer and resolve */
+    vr_raster_stats raster; /* rasterizer and resolve (sort-last: counts summed over the parts,
+                               times the slowest part's) */
+    uint32_t parts;         /* sort-last parts (vr_renderer_set_parts), 1 for one run */
+    double composite_ms;    /* sort-last: the visibility buffers' minimum and the images'
+                               maximum (the slowest part's, cudaEvents), else 0 */
+    double frame_ms;        /* wall clock of the whole vr_renderer_draw */
 } vr_render_stats;
 
 /* Owns every buffer a frame of mesh `m` needs (host, and device when `use_gpu`); `m` must stay
@@ -208,6 +219,33 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts);
 /* Renders one frame into `rgba` (o->raster.width * height * 4 bytes, host, owned by caller). */
 vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_options *o,
                            vr_render_stats *stats);
+/* Sort-last rendering (raster/sortlast.c): later frames cut the strategy's batches into `parts`
+ * parts of equal batch counts (pipeline/stage/parts.h); each part runs the geometry stage and the
+ * rasterizer into its own visibility buffer, the buffers are composited by an element-wise
+ * minimum (a word is depth << 32 | stream position: the nearest wins, ties to the earlier
+ * triangle, as in one run), each part resolves the pixels its triangles won, and the images are
+ * composited by maximum. Image, visibility words, invocations and counts equal one run's for
+ * every strategy but multi, which cannot be cut (VR_ERR_ARG at the next frame). */
+typedef enum vr_composite {
+    VR_COMPOSITE_LOCAL = 0, /* every part on the renderer's device (or its CPU), composited
+                               there: kernels (loops) instead of a transport, for one GPU and
+                               for tests */
+    VR_COMPOSITE_NCCL,      /* part k on device k, one NCCL rank each (ncclCommInitAll):
+                               ncclAllReduce min of the visibility buffers, ncclReduce max of the
+                               images to device 0; shade counts and counters summed with
+                               ncclAllReduce */
+    VR_COMPOSITE_COUNT
+} vr_composite;
+/* parts 1 with LOCAL switches back to one run. NCCL needs a GPU renderer and `parts` devices
+ * (parts 1: one rank); VR_ERR_ARG for a CPU renderer or fewer devices, or a build without NCCL;
+ * VR_ERR_NO_DEVICE when libnccl.so.2 cannot be loaded. Device memory per part: its share of the
+ * mesh's indices, the whole vertex buffer and its share of the queue. */
+vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how);
+extern const char *const vr_composite_names[VR_COMPOSITE_COUNT]; /* "local", "nccl" */
+/* Copies the last frame's visibility buffer (sort-last: the composite) into `vis` (host,
+ * `pixels` words: the frame's width * height). VR_ERR_ARG before any frame or for another size. */
+vr_status vr_renderer_read_vis(vr_renderer *r, uint64_t *vis, size_t pixels);
+
 /* Batch id of every triangle as strategy `ops` forms batches on mesh `m` (dynamic: batches of
  * vr_batches_dynamic with N_u = max_unique; patch and meshlet: their plan's batches; warp:
  * static batches of batch_indices; naive and multi: thread blocks of block_size triangles).

@@ -109,6 +109,7 @@ typedef struct vr_raster_view {
     float guard_x, guard_y;         /* guard band in NDC units: |x| <= guard_x * w */
     float pixel_ndc_x, pixel_ndc_y; /* 2 / width, 2 / height: one pixel in NDC units */
     int cull_back;
+    uint32_t slot_base;             /* vr_raster_config.slot_base */
 } vr_raster_view;
 
 /* Built once on the host and passed to kernels by value, so both sides use the same floats. */
@@ -124,6 +125,7 @@ static inline vr_raster_view vr_raster_view_make(const vr_raster_config *cfg)
     v.pixel_ndc_x = 2.0f / (float)cfg->width;
     v.pixel_ndc_y = 2.0f / (float)cfg->height;
     v.cull_back = cfg->cull_back != 0;
+    v.slot_base = cfg->slot_base;
     return v;
 }
 
@@ -435,9 +437,9 @@ VR_HD uint32_t vr_resolve_pixel(uint64_t word, int32_t i, int32_t j, const vr_ra
 {
     if (word == VR_VIS_EMPTY)
         return p->background;
-    const uint32_t slot = (uint32_t)word;
+    const uint32_t slot = (uint32_t)word - view->slot_base; /* below the base: wraps, too big */
     if (slot >= tri_count)
-        return VR_RESOLVE_ERROR_RGBA;
+        return p->part ? 0u : VR_RESOLVE_ERROR_RGBA;
     const float nx = VR_FSUB(VR_FMUL(VR_FADD((float)i, 0.5f), view->pixel_ndc_x), 1.0f);
     const float ny = VR_FSUB(1.0f, VR_FMUL(VR_FADD((float)j, 0.5f), view->pixel_ndc_y));
     const float *c = q->clip + 12 * (size_t)slot;

@@ -40,9 +40,10 @@ vr_status vr_raster_check_input(const vr_raster_config *cfg, const vr_queue *q, 
     if (tri_count > q->capacity)
         return VR_ERROR(VR_ERR_ARG, "raster: %u triangles, but the queue holds %u slots", tri_count,
                         q->capacity);
-    if (tri_count == 0xffffffffu)
-        return VR_ERROR(VR_ERR_OVERFLOW, "raster: %u triangles; slot ~0 is reserved for empty "
-                                         "pixels (at most 2^32 - 2)", tri_count);
+    if ((uint64_t)cfg->slot_base + tri_count >= 0xffffffffu)
+        return VR_ERROR(VR_ERR_OVERFLOW, "raster: %u triangles from stream position %u; slot ~0 "
+                                         "is reserved for empty pixels (at most 2^32 - 2 in all)",
+                        tri_count, cfg->slot_base);
     if (tri_count > 0)
         assert(q->clip);
     return VR_OK;
@@ -85,7 +86,8 @@ static void vr_raster_slots(uint64_t *vis, uint32_t *counts, const vr_queue *q, 
                         ++counts[at];
                         continue;
                     }
-                    const uint64_t w = vr_raster_word(&t, vr_raster_centre(px), y, slot);
+                    const uint64_t w =
+                        vr_raster_word(&t, vr_raster_centre(px), y, view->slot_base + slot);
                     if (w < vis[at])
                         vis[at] = w;
                 }

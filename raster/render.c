@@ -17,6 +17,7 @@
 
 #include "pipeline/stage/geometry.h"
 #include "raster/raster_common.h"
+#include "raster/sortlast.h"
 #ifdef VR_HAVE_CUDA
 #include "pipeline/vr_check.h"
 #endif
@@ -44,6 +45,8 @@ struct vr_renderer {
     int patch_builder;              /* and the patch builder they belong to */
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
+    vr_sortlast *sortlast;          /* sort-last parts (vr_renderer_set_parts), or NULL */
+    size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
 };
 
 /* ---- device buffers (CUDA runtime; the stubs below keep a CPU-only build linking) ---------- */
@@ -135,6 +138,7 @@ void vr_renderer_destroy(vr_renderer *r)
     vr_geometry_destroy(r->geometry);
     if (r->gpu)
         vr_render_dev_free(r);
+    vr_sortlast_destroy(r->sortlast);
     free(r);
 }
 
@@ -179,6 +183,35 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
     if (!r->geometry)
         return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: compressed batches need the GPU stage");
     return vr_geometry_set_gts(r->geometry, gts);
+}
+
+vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how)
+{
+    assert(r);
+    vr_sortlast *s = NULL;
+    if (parts != 1 || how != VR_COMPOSITE_LOCAL) {
+        vr_status st = vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
+        if (st != VR_OK)
+            return st;
+    }
+    vr_sortlast_destroy(r->sortlast);
+    r->sortlast = s;
+    return VR_OK;
+}
+
+vr_status vr_renderer_read_vis(vr_renderer *r, uint64_t *vis, size_t pixels)
+{
+    assert(r && vis);
+    if (r->sortlast)
+        return vr_sortlast_read_vis(r->sortlast, vis, pixels);
+    if (pixels == 0 || pixels != r->last_pixels)
+        return VR_ERROR(VR_ERR_ARG, "renderer: no frame of %zu pixels to read", pixels);
+    if (!r->gpu) {
+        memcpy(vis, r->vis, pixels * sizeof *vis);
+        return VR_OK;
+    }
+    return vr_render_dev_copy(vis, r->dev.d_vis, pixels * sizeof *vis,
+                              "cudaMemcpy of the visibility buffer (download)");
 }
 
 vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reuse_ops *ops,
@@ -355,6 +388,9 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
     vr_render_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     st->gpu = r->gpu;
+    st->parts = 1;
+    const double t_frame = vr_now_ms();
+    r->last_pixels = 0;
     vr_status s = vr_raster_config_check(&o->raster);
     if (s != VR_OK)
         return s;
@@ -374,6 +410,12 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
         r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
     }
 
+    vr_resolve_params shade = o->shade;
+    shade.mode = o->mode;
+    if (r->sortlast) { /* the parts keep their own batch ids, counts and buffers */
+        s = vr_sortlast_frame(r->sortlast, rgba, o, &cfg, &shade, st);
+        goto done;
+    }
     /* batch ids depend on the strategy only (not on the camera): recomputed when it changes */
     if (r->batch_kind != (int)o->strategy->kind) {
         /* a plan on the GPU: the stage's own (not built a second time on the host) */
@@ -385,13 +427,14 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
             return s;
         r->batch_kind = (int)o->strategy->kind;
     }
-    vr_resolve_params shade = o->shade;
-    shade.mode = o->mode;
     s = r->gpu ? vr_render_frame_gpu(r, rgba, o, &cfg, &shade, st)
                : vr_render_frame_cpu(r, rgba, o, &cfg, &shade, st);
+    st->batches = r->batch_count;
+done:
     if (s != VR_OK)
         return s;
-    st->batches = r->batch_count;
+    st->frame_ms = vr_now_ms() - t_frame;
+    r->last_pixels = (size_t)o->raster.width * o->raster.height;
     st->shaded_per_tri = st->triangles ? (double)st->invocations / st->triangles : 0;
     st->reuse = st->triangles ? 1.0 - (double)st->invocations / (3.0 * st->triangles) : 0;
     return VR_OK;

@@ -447,7 +447,7 @@ static uint32_t *single(const double tri[6], uint32_t w, uint32_t h, int cull)
     if (queue_alloc(&q, 1))
         return NULL;
     queue_screen(&q, 0, w, h, tri, 0.0f);
-    vr_raster_config cfg = {w, h, cull, VR_RASTER_BIG_LIST};
+    vr_raster_config cfg = {w, h, cull, VR_RASTER_BIG_LIST, 0};
     uint32_t *c = overdraw(&q, 1, &cfg);
     vr_test_raster_queue_free(&q);
     return c;
@@ -588,7 +588,7 @@ VR_TEST(test_raster_near_clip, "raster/near-clip")
 VR_TEST(test_raster_depth_order, "raster/depth-order")
 {
     const uint32_t W = 32, H = 32;
-    vr_raster_config cfg = {W, H, 0, VR_RASTER_BIG_LIST};
+    vr_raster_config cfg = {W, H, 0, VR_RASTER_BIG_LIST, 0};
     static const double t_near[6] = {2.3, 3.1, 27.7, 6.2, 10.4, 29.5};
     static const double t_far[6] = {4.1, 28.3, 15.2, 1.7, 30.6, 25.9};
     vr_queue q;
@@ -669,7 +669,7 @@ VR_TEST(test_raster_grid, "raster/grid")
         VR_EXPECT_EQ(queue_alloc(&q, 2 * cols * rows), 0);
         g_rng = 99 + seed;
         queue_grid(&q, 0, cols, rows, -1000.0, 1000.0, 10.0, -900.0, 1);
-        vr_raster_config cfg = {80, 64, 0, VR_RASTER_BIG_LIST};
+        vr_raster_config cfg = {80, 64, 0, VR_RASTER_BIG_LIST, 0};
         uint32_t *cov = overdraw(&q, 2 * cols * rows, &cfg);
         uint32_t bad = 0;
         for (uint32_t j = 0; j < cfg.height; ++j)
@@ -722,7 +722,7 @@ VR_TEST(test_raster_random, "raster/random")
     VR_EXPECT(differ < pixels / 1000 + 1, "%u pixels show another triangle after reversal",
               differ);
     /* argument errors */
-    vr_raster_config bad = {0, 10, 0, VR_RASTER_BIG_LIST};
+    vr_raster_config bad = {0, 10, 0, VR_RASTER_BIG_LIST, 0};
     VR_EXPECT_EQ(vr_raster_ref(v1, &q, n, &bad, NULL), VR_ERR_ARG);
     bad.width = VR_RASTER_MAX_SIZE + 1;
     VR_EXPECT_EQ(vr_raster_ref(v1, &q, n, &bad, NULL), VR_ERR_ARG);
@@ -789,7 +789,7 @@ VR_TEST(test_raster_resolve, "raster/resolve")
     vr_resolve_params p = vr_resolve_params_default();
     /* one triangle covering the whole 16x16 screen, normals towards the light */
     const uint32_t W = 16, H = 16;
-    vr_raster_config cfg = {W, H, 0, VR_RASTER_BIG_LIST};
+    vr_raster_config cfg = {W, H, 0, VR_RASTER_BIG_LIST, 0};
     vr_queue q;
     VR_EXPECT_EQ(queue_alloc(&q, 2), 0);
     const double big[6] = {-20, -20, 60, -20, -20, 60};
@@ -937,7 +937,7 @@ VR_TEST(test_raster_bunny, "raster/bunny")
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_camera cam;
     vr_camera_fit(&cam, &m);
-    vr_raster_config rc = {1920, 1080, 0, VR_RASTER_BIG_LIST};
+    vr_raster_config rc = {1920, 1080, 0, VR_RASTER_BIG_LIST, 0};
     vr_camera_shader(&cfg.shader, &cam, rc.width, rc.height);
     cfg.count = 1;
     VR_EXPECT_EQ(vr_geometry_ref(&res, vr_reuse_find("naive"), &m, &cfg), VR_OK);

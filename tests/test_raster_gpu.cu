@@ -182,7 +182,7 @@ static void check_big_cases(int large)
         free(counts);
         vr_test_raster_queue_free(&q);
     }
-    vr_raster_config cfg = {64, 32, 0, VR_RASTER_BIG_LIST};
+    vr_raster_config cfg = {64, 32, 0, VR_RASTER_BIG_LIST, 0};
     vr_queue dq;
     memset(&dq, 0, sizeof dq);
     uint64_t *d_vis = NULL, vis[64 * 32];
@@ -239,7 +239,7 @@ static int check_scene(const char *file, int reverse)
     const float views[3][3] = {{0, 15, 1}, {120, -30, 1.3f}, {200, 10, 6}}; /* yaw pitch zoom */
     for (int v = 0; v < 3; ++v) {
         cam.yaw = views[v][0], cam.pitch = views[v][1], cam.zoom = views[v][2];
-        vr_raster_config cfg = {1920, 1080, v == 1};
+        vr_raster_config cfg = {1920, 1080, v == 1, 0, 0};
         vr_reuse_params p = vr_reuse_params_default();
         vr_camera_shader(&p.shader, &cam, cfg.width, cfg.height);
         p.count = 1;
@@ -414,7 +414,7 @@ VR_TEST(test_gpu_raster_render, "gpu/raster-render")
            "resolve %.3f, download %.3f ms\n",
            tris, st.upload_ms, st.clear_ms, st.raster_ms, st.resolve_ms, st.download_ms);
     /* bad input: a size out of range is refused, not launched */
-    vr_raster_config bad = {0, 10, 0, VR_RASTER_BIG_LIST};
+    vr_raster_config bad = {0, 10, 0, VR_RASTER_BIG_LIST, 0};
     VR_EXPECT(vr_raster_device_draw(d, a, NULL, NULL, tris, &bad, &rp, &st) == VR_ERR_ARG,
               "size 0x10 accepted");
     vr_raster_device_destroy(d);
@@ -443,7 +443,7 @@ VR_TEST(test_gpu_raster_big_list, "gpu/raster-big-list")
     vr_camera cam;
     vr_camera_fit(&cam, &m);
     cam.zoom = 1.6f;
-    vr_raster_config cfg = {4096, 4096, 0};
+    vr_raster_config cfg = {4096, 4096, 0, 0, 0};
     vr_reuse_params p = vr_reuse_params_default();
     vr_camera_shader(&p.shader, &cam, cfg.width, cfg.height);
     p.count = 1;

@@ -257,7 +257,7 @@ static vr_status draw_flat_edges(uint8_t *rgba, uint32_t img_w, uint32_t img_h, 
         const double e = (side - EDGE_NONE_PX) / (EDGE_FULL_PX - EDGE_NONE_PX);
         lit[2 * t + 1] = (float)(e < 0 ? 0 : e > 1 ? 1 : e);
     }
-    const vr_raster_config cfg = {w, h, 0, 0};
+    const vr_raster_config cfg = {w, h, 0, 0, 0};
     if ((st = vr_raster_ref(vis, &q, tris, &cfg, NULL)) != VR_OK)
         goto done;
     for (uint32_t y = 0; y < h; ++y)

@@ -13,6 +13,7 @@
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/stage/geometry.h"
+#include "pipeline/stage/parts.h"
 #include "pipeline/gts/gts.h"
 #include "scenes/scene.h"
 #include "raster/raster.h"
@@ -170,6 +171,8 @@ typedef struct render_job {
     FILE *log;                   /* the text output: stderr when the CSV takes stdout */
     vr_cli_limits limits;        /* --limits, --sms */
     int patch_builder;           /* --patch-builder: vr_patch_builder */
+    int gpus, parts;             /* --gpus N (sort-last over NCCL), --parts N (on one device);
+                                    0: not given, one run */
     vr_gpu_shape shape;          /* the device's, when job->gpu */
     vr_batch_limits limits_of[VR_REUSE_KIND_COUNT]; /* per mesh: each strategy's limits */
     /* CPU path, per mesh: invocations of each strategy kind (estimated) and the progress */
@@ -185,6 +188,7 @@ typedef struct render_timing {
     double raster_total_ms; /* clear + rasterization: the CSV's raster_ms */
     double resolve_ms;
     double frame_ms;     /* wall time of the whole frame, image left on the device */
+    double composite_ms; /* sort-last: the visibility minimum and the image maximum */
 } render_timing;
 
 static const char *mode_name(vr_shade_mode m)
@@ -226,22 +230,26 @@ static vr_status choose_limits(render_job *job, const vr_mesh *mesh)
     return VR_OK;
 }
 
-static void print_header(FILE *f, int show_big)
+static void print_header(FILE *f, int show_big, int show_parts)
 {
     fprintf(f, "  %-8s %9s ", "strategy", "load");
     if (show_big)
         fprintf(f, "%4s ", "big");
+    if (show_parts)
+        fprintf(f, "%5s %7s ", "parts", "comp_ms");
     fprintf(f, "%9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "geom_ms", "clear_ms",
             "raster_ms", "resolve_ms", "frame_ms", "xfer_ms", "invocations", "shd/tri", "reuse",
             "batches", "fragments", "clipped");
 }
 
 static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats *st,
-                      const render_timing *t, int show_big)
+                      const render_timing *t, int show_big, int show_parts)
 {
     fprintf(f, "  %-8s %9u ", o->strategy->name, o->loop_iterations);
     if (show_big)
         fprintf(f, "%4s ", vr_raster_big_mode_name(o->raster.big_mode));
+    if (show_parts)
+        fprintf(f, "%5u %7.3f ", st->parts, t->composite_ms);
     fprintf(f, "%9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu "
             "%8llu\n", t->geometry_ms, t->clear_ms,
             t->raster_ms, t->resolve_ms, t->frame_ms, st->transfer_ms,
@@ -269,7 +277,7 @@ static vr_status draw(render_job *job, vr_renderer *r, uint8_t *rgba, const vr_r
 static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_options *o,
                              vr_render_stats *st, render_timing *t)
 {
-    enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, SERIES };
+    enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, COMPOSITE, SERIES };
     const int n = job->reps;
     double *v = malloc((size_t)n * SERIES * sizeof *v);
     if (!v)
@@ -287,6 +295,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         v[RASTER_TOTAL * n + i] = st->raster.clear_ms + st->raster.raster_ms;
         v[RESOLVE * n + i] = st->raster.resolve_ms;
         v[FRAME * n + i] = wall;
+        v[COMPOSITE * n + i] = st->composite_ms;
         if (!job->progress.running) /* the CPU estimate shows the whole run instead */
             vr_progress("  timing", (uint64_t)i + 1, (uint64_t)n);
     }
@@ -297,6 +306,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         t->raster_total_ms = vr_cli_median(v + RASTER_TOTAL * n, n);
         t->resolve_ms = vr_cli_median(v + RESOLVE * n, n);
         t->frame_ms = vr_cli_median(v + FRAME * n, n);
+        t->composite_ms = vr_cli_median(v + COMPOSITE * n, n);
     }
     free(v);
     return s;
@@ -426,6 +436,22 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         vr_cli_fail_last("render");
         goto done;
     }
+    const int show_parts = job->gpus || job->parts;
+    if (show_parts) {
+        const uint32_t n = (uint32_t)(job->gpus ? job->gpus : job->parts);
+        if (vr_renderer_set_parts(r, n, job->gpus ? VR_COMPOSITE_NCCL : VR_COMPOSITE_LOCAL) !=
+            VR_OK) {
+            vr_cli_fail_last("render");
+            goto done;
+        }
+        if (job->gpus)
+            fprintf(log, "  sort-last: %u GPU%s, one NCCL rank each: an equal share of the "
+                    "batches per GPU, visibility words composited by ncclAllReduce (min), "
+                    "images by ncclReduce (max) to GPU 0\n", n, n == 1 ? "" : "s");
+        else
+            fprintf(log, "  sort-last: %u parts on %s, composited there (no transport)\n", n,
+                    job->gpu ? "one GPU" : "the CPU twins");
+    }
     if (job->gts_batches) {
         /* the loaded mesh is the stream's own decode (file order), so its batches and the
          * stream's triangles agree */
@@ -464,7 +490,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     if (job->reps > 0) {
         fprintf(log, "  medians of %d frames (raster_ms without clear_ms; frame_ms: wall time of "
                 "the whole frame)\n", job->reps);
-        print_header(log, job->show_big);
+        print_header(log, job->show_big, show_parts);
         for (int l = 0; l < job->loads.count; ++l)
             for (int p = 0; p < panels; ++p)
                 for (int b = 0; b < job->bigs.count; ++b) {
@@ -472,21 +498,23 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                     o.loop_iterations = job->loads.v[l];
                     o.raster.big_mode = job->bigs.v[b];
                     vr_render_stats st;
-                    render_timing t = {0, 0, 0, 0, 0, 0};
+                    render_timing t = {0, 0, 0, 0, 0, 0, 0};
                     if (time_frames(job, r, &o, &st, &t) != VR_OK) {
                         vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
                         goto done;
                     }
-                    print_row(log, &o, &st, &t, job->show_big);
+                    print_row(log, &o, &st, &t, job->show_big, show_parts);
                     if (job->csv.f) {
                         FILE *f = job->csv.f;
                         vr_cli_csv_field(f, vr_cli_scene_label(spec));
-                        fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f,%s\n",
+                        fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f,%s,%u,%s,"
+                                "%.4f\n",
                                 order_name, st.triangles, o.strategy->name, o.loop_iterations,
                                 o.raster.width, o.raster.height, t.geometry_ms,
                                 t.raster_total_ms, t.resolve_ms, t.frame_ms,
                                 (unsigned long long)st.invocations, st.reuse,
-                                vr_raster_big_mode_name(o.raster.big_mode));
+                                vr_raster_big_mode_name(o.raster.big_mode), st.parts,
+                                job->gpus ? "nccl" : "local", t.composite_ms);
                         ++job->csv_rows;
                     }
                 }
@@ -496,7 +524,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     /* the image: one frame per strategy at the first load */
     if (!job->no_image) {
         if (job->reps == 0)
-            print_header(log, job->show_big);
+            print_header(log, job->show_big, show_parts);
         for (int p = 0; p < panels; ++p) {
             set_strategy(job, &o, job->strategies.v[p]);
             o.loop_iterations = job->loads.v[0];
@@ -511,8 +539,9 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                                          st.raster.raster_ms,
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
-                                         vr_now_ms() - t0 - st.raster.download_ms};
-                print_row(log, &o, &st, &t, job->show_big);
+                                         vr_now_ms() - t0 - st.raster.download_ms,
+                                         st.composite_ms};
+                print_row(log, &o, &st, &t, job->show_big, show_parts);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
                           o.raster.width, o.raster.height);
@@ -659,6 +688,16 @@ int vr_cmd_render(int argc, char **argv)
         VR_CLI_SMS(&job.limits, "whose batches a CPU run then reproduces (a GPU run takes its "
                    "own device's count unless given)"),
         VR_CLI_CPU(&job.force_cpu),
+        {"gpus", 0, "N",
+         "sort-last over N GPUs of this machine, one NCCL rank each (NCCL loaded at run time): "
+         "each renders an equal share of the batches into its own visibility buffer; the "
+         "buffers composite by minimum, so the image is word for word one GPU's (N 1: one rank, "
+         "the transport's own cost; not for multi)",
+         vr_cli_parse_int, &job.gpus, 0, 1, VR_PARTS_MAX, 0, NULL},
+        {"parts", 0, "N",
+         "the same cut into N parts on one device (or the CPU twins), composited there without "
+         "a transport: checks the cut and the compositing anywhere",
+         vr_cli_parse_int, &job.parts, 0, 1, VR_PARTS_MAX, 0, NULL},
         {"gts-batches", 0, NULL,
          "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
          "each batch from the stream itself, no index buffer on the device (hash only, file "
@@ -685,6 +724,17 @@ int vr_cmd_render(int argc, char **argv)
     if (job.gts_batches && (job.orders.count > 1 || job.orders.v[0] != VR_ORDER_FILE))
         return vr_cli_fail(VR_CLI_USAGE, "render", "--gts-batches renders the stream's own "
                            "triangle order; leave --order at file");
+    if (job.gpus && job.parts)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--gpus and --parts exclude each other "
+                           "(--gpus N puts one part on each of N GPUs)");
+    for (int p = 0; p < job.strategies.count && (job.gpus > 1 || job.parts > 1); ++p)
+        if (job.strategies.v[p]->kind == VR_REUSE_MULTI)
+            return vr_cli_fail(VR_CLI_USAGE, "render", "multi cannot be cut into parts (it "
+                               "shades the whole vertex buffer in every part); leave it out of "
+                               "--strategy with --gpus/--parts");
+    if (job.gpus && job.force_cpu)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--gpus needs the GPU renderer; use --parts "
+                           "N with --cpu");
     if (job.csv_path && job.reps == 0)
         return vr_cli_fail(VR_CLI_USAGE, "render", "--csv needs --reps N (it records medians)");
     if (job.no_image && job.reps == 0)
@@ -706,12 +756,15 @@ int vr_cmd_render(int argc, char **argv)
         if (vr_cli_out_open(&job.csv, job.csv_path, "CSV") != VR_OK)
             return vr_cli_fail_last("render");
         fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
-                "resolve_ms,frame_ms,invocations,reuse,big\n");
+                "resolve_ms,frame_ms,invocations,reuse,big,parts,composite,composite_ms\n");
     }
 
     job.gpu = !job.force_cpu && vr_gpu_available();
     if (job.gpu && vr_gpu_shape_query(&job.shape) != VR_OK)
         return vr_cli_fail_last("render");
+    if (job.gpus && !job.gpu)
+        return vr_cli_fail(1, "render", "--gpus %d: %s (--parts N runs the same cut on the CPU "
+                           "twins)", job.gpus, vr_gpu_device_name());
     if (job.gpu)
         fprintf(job.log, "vreuse render: device %s (GPU geometry stage and rasterizer)\n",
                 vr_gpu_device_name());

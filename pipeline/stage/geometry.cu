@@ -37,6 +37,11 @@ struct vr_geometry {
     uint32_t *d_plan_ids;       /* triangles: source triangle id of each plan position */
     uint32_t *d_plan_starts;    /* plan_batch_count + 1 */
     vr_cluster_bounds *d_plan_bounds; /* plan_batch_count: the batches' cluster-culling bounds */
+    /* batches given by the caller (vr_geometry_set_batches; given_count + 1 starts, NULL: none),
+     * used instead of the computed ones and the plan */
+    uint32_t *d_given_starts;
+    vr_cluster_bounds *d_given_bounds; /* given_count, or NULL */
+    uint32_t given_count;
     vr_queue d_queue;           /* capacity = triangles */
     vr_counters *d_counters;    /* one */
     vr_compact_state *queue_state; /* culling into an ink / collate queue; made on first use,
@@ -173,7 +178,7 @@ void vr_geometry_destroy(vr_geometry *g)
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
                           g->d_plan_indices, g->d_plan_ids, g->d_plan_starts, g->d_plan_bounds,
-                          g->d_keys, g->d_kept};
+                          g->d_keys, g->d_kept, g->d_given_starts, g->d_given_bounds};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
     vr_queue_device_free(&g->d_stage_queue);
@@ -538,7 +543,14 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     vr_reuse_params p = vr_reuse_params_input(
         cfg, g->d_external_indices ? g->d_external_indices : g->d_indices, g->index_count,
         g->d_positions, g->d_normals, g->vertex_count);
-    if (ops->dynamic) {
+    if (g->d_given_starts && (ops->dynamic || ops->plan)) {
+        if (g->gts)
+            return VR_ERROR(VR_ERR_ARG, "%s: given batches and compressed input do not go "
+                            "together (the seeds belong to the computed batches)", ops->name);
+        p.batch_starts = g->d_given_starts; /* a plan's part: the mesh is in plan order */
+        p.batch_count = g->given_count;
+        p.cluster_bounds = ops->plan ? g->d_given_bounds : NULL;
+    } else if (ops->dynamic) {
         vr_status st = vr_geometry_prepare_batches(g, cfg->max_unique, cfg->max_indices);
         if (st != VR_OK)
             return st;
@@ -652,6 +664,30 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
                             "%s", ops->name, err, vr_gts_error_text(err));
     }
     return VR_OK;
+}
+
+vr_status vr_geometry_set_batches(vr_geometry *g, const vr_batches_given *given)
+{
+    assert(g);
+    VR_CUDA_CHECK(cudaStreamSynchronize(g->stream)); /* no run reads the old ones any more */
+    vr_status st = vr_cuda_free((void **)&g->d_given_starts, "given batch starts");
+    if (st == VR_OK)
+        st = vr_cuda_free((void **)&g->d_given_bounds, "given cluster bounds");
+    g->given_count = 0;
+    if (st != VR_OK || !given)
+        return st;
+    assert(given->starts);
+    if (given->starts[0] != 0 || given->starts[given->count] != g->index_count)
+        return VR_ERROR(VR_ERR_ARG, "given batches span indices %u..%u, the mesh has %u",
+                        given->starts[0], given->starts[given->count], g->index_count);
+    st = vr_cuda_upload((void **)&g->d_given_starts, given->starts,
+                        ((size_t)given->count + 1) * 4, "given batch starts");
+    if (st == VR_OK && given->bounds && given->count)
+        st = vr_cuda_upload((void **)&g->d_given_bounds, given->bounds,
+                            (size_t)given->count * sizeof *given->bounds, "given cluster bounds");
+    if (st == VR_OK)
+        g->given_count = given->count;
+    return st;
 }
 
 void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices)

@@ -84,6 +84,24 @@ vr_status vr_geometry_plan_finish(vr_batch_plan *plan, uint32_t **indices, const
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
                           const vr_reuse_params *cfg);
 
+/* Batches given by the caller instead of computed from the mesh: the mesh is a part of a larger
+ * stream (raster/sortlast.h cuts a run's batches into parts), and its batches must be exactly
+ * the whole stream's. A dynamic strategy takes `starts` as its batch starts. A static plan
+ * (patch, meshlet) takes the mesh as already in plan order - triangle t is plan position t, its
+ * tri_id is t - with these starts and bounds, and builds no plan. naive, warp and multi ignore
+ * them (their batches are fixed by the block size and the warp batch). Host arrays. */
+typedef struct vr_batches_given {
+    const uint32_t *starts;          /* count + 1 index offsets: 0 ... the mesh's index_count */
+    uint32_t count;
+    const vr_cluster_bounds *bounds; /* plans: count bounds (read with cluster culling), or NULL */
+} vr_batches_given;
+
+/* vr_geometry_ref with the batches `given` (NULL: as vr_geometry_ref). The strategy checks the
+ * starts as it checks computed ones. */
+vr_status vr_geometry_ref_given(vr_geometry_result *out, const vr_reuse_ops *ops,
+                                const vr_mesh *m, const vr_reuse_params *cfg,
+                                const vr_batches_given *given);
+
 /* How two results differ. Counts and ids must match exactly; clip and normal values may
  * differ by max(abs_tol, rel_tol * scale) where scale is the largest magnitude in `want`'s
  * array (GPU FMA contraction vs. CPU rounding, a few ulps). */
@@ -164,6 +182,11 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
 vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_ops *ops,
                                      const vr_reuse_params *cfg, uint32_t *ids,
                                      uint32_t *batch_count);
+
+/* Makes later runs use the batches `given` (copied to the device here) instead of computing
+ * them; NULL switches back. Runs with compressed input refuse them (VR_ERR_ARG). VR_ERR_ARG when
+ * the starts do not end at the uploaded index count; VR_ERR_OOM, VR_ERR_CUDA. */
+vr_status vr_geometry_set_batches(vr_geometry *g, const vr_batches_given *given);
 
 /* Makes later runs read their indices from `d_indices` (device memory, index_count entries, owned
  * by the caller and left alive while runs use it) instead of the uploaded copy; NULL switches

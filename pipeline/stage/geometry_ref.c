@@ -108,6 +108,13 @@ vr_status vr_geometry_plan(vr_batch_plan *plan, uint32_t **indices, const vr_reu
 vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, const vr_mesh *m,
                           const vr_reuse_params *cfg)
 {
+    return vr_geometry_ref_given(out, ops, m, cfg, NULL);
+}
+
+vr_status vr_geometry_ref_given(vr_geometry_result *out, const vr_reuse_ops *ops,
+                                const vr_mesh *m, const vr_reuse_params *cfg,
+                                const vr_batches_given *given)
+{
     assert(out && ops && m && cfg);
     assert(out->triangles == m->index_count / 3 && out->vertex_count == m->vertex_count);
     vr_reuse_params p = vr_reuse_params_input(cfg, m->indices, m->index_count, m->positions,
@@ -121,7 +128,12 @@ vr_status vr_geometry_ref(vr_geometry_result *out, const vr_reuse_ops *ops, cons
     uint32_t *starts = NULL, *plan_indices = NULL;
     vr_batch_plan plan;
     memset(&plan, 0, sizeof plan);
-    if (ops->dynamic) {
+    if (given && (ops->dynamic || ops->plan)) {
+        /* a part of a larger stream: its batches are the whole stream's (plans: in plan order) */
+        p.batch_starts = given->starts;
+        p.batch_count = given->count;
+        p.cluster_bounds = ops->plan ? given->bounds : NULL;
+    } else if (ops->dynamic) {
         vr_status st = vr_geometry_dyn_batches(&starts, &p.batch_count, m, cfg->max_unique,
                                                cfg->max_indices);
         if (st != VR_OK)
@@ -448,6 +460,12 @@ vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_ops *ops,
 void vr_geometry_set_device_indices(vr_geometry *g, const uint32_t *d_indices)
 {
     (void)g, (void)d_indices;
+}
+
+vr_status vr_geometry_set_batches(vr_geometry *g, const vr_batches_given *given)
+{
+    (void)g, (void)given;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
 }
 
 const struct vr_gts_batch_source *vr_geometry_gts_source(const vr_geometry *g)

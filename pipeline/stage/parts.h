@@ -1,0 +1,66 @@
+/* parts.h - a run's batches cut into parts: the unit of sort-last rendering (raster/sortlast.c),
+ * where every GPU runs the geometry stage and the rasterizer on its share of the batches.
+ *
+ * A part is a contiguous range of the batches of the stream the strategy reads (the mesh's
+ * index buffer, or the plan-ordered copy for patch and meshlet), cut so that every part gets
+ * the same number of batches (not of triangles: each batch stays exactly the one a single run
+ * forms, so reuse, invocations and shading counts summed over the parts equal the single run's).
+ * Each part is a mesh of its own - a view of its range of the stream over the whole vertex
+ * buffer - with its batches given (pipeline/stage/geometry.h, vr_batches_given), and its first
+ * stream position, which the rasterizer adds to its queue slots (vr_raster_config.slot_base) so
+ * the parts' visibility words are the single run's.
+ *
+ * multi is refused with more than one part: it shades the whole vertex buffer before it
+ * assembles, so every part would shade it again (the multi-GPU form of multi is a different
+ * algorithm: shade a share of the vertices each, then an all-gather of the shaded buffer).
+ * Try: `vreuse_tests raster/sortlast`, `vreuse render bunny.obj --parts 3 --heatmap`.
+ */
+#ifndef VR_PARTS_H
+#define VR_PARTS_H
+
+#include <stdint.h>
+
+#include "pipeline/stage/geometry.h"
+#include "reuse/reuse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vr_part {
+    vr_mesh mesh;            /* a view: indices into the stream, the whole mesh's vertex arrays;
+                                index_count 0 for an empty part (more parts than batches) */
+    uint32_t first_tri;      /* stream position of the part's triangle 0 */
+    uint32_t batch_begin;    /* the part's batches [batch_begin, batch_end) of the stream */
+    uint32_t batch_end;
+    vr_batches_given given;  /* dynamic strategies and plans: the part's batches, rebased to its
+                                first index (starts owned by the parts); count 0 otherwise */
+} vr_part;
+
+typedef struct vr_parts {
+    uint32_t count;
+    vr_part *part;           /* count parts */
+    uint32_t batch_count;    /* batches of the whole stream */
+    uint32_t triangles;      /* of the whole stream */
+    uint32_t *stream_batch;  /* triangles: batch id of each stream position; a part's triangle t
+                                (its tri_id) has batch stream_batch[first_tri + t] */
+    /* owned storage behind the views */
+    uint32_t *plan_indices;  /* plans: the plan-ordered index buffer */
+    uint32_t *starts;        /* every part's rebased starts, back to back */
+    vr_batch_plan plan;      /* plans: the whole stream's plan (its bounds are the parts') */
+} vr_parts;
+
+/* Cuts the batches strategy `ops` forms on mesh `m` under cfg's limits (block_size,
+ * batch_indices, max_unique, max_indices; patch_builder for patch) into `count` parts of equal
+ * batch counts (part k: batches [B k / count, B (k + 1) / count)). `m` must outlive `out`.
+ * Dynamic batches and plans are computed here (load-time work). VR_ERR_ARG when count is 0 or
+ * above VR_PARTS_MAX, or for multi with count > 1 (see above); VR_ERR_OOM. */
+#define VR_PARTS_MAX 64u
+vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                        const vr_reuse_params *cfg, uint32_t count);
+void vr_parts_free(vr_parts *p); /* accepts a zeroed struct */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
