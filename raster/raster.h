@@ -203,6 +203,7 @@ typedef struct vr_render_stats {
     uint32_t parts;         /* sort-last parts (vr_renderer_set_parts), 1 for one run */
     double composite_ms;    /* sort-last: the visibility buffers' minimum and the images'
                                maximum (the slowest part's, cudaEvents), else 0 */
+    double composite_vis_ms; /* of which the visibility buffers' minimum */
     double frame_ms;        /* wall clock of the whole vr_renderer_draw */
 } vr_render_stats;
 

@@ -41,7 +41,7 @@ typedef struct vr_sl_part {
     /* this frame */
     vr_status status;
     char error[512];
-    double geometry_ms, composite_ms;
+    double geometry_ms, composite_ms, composite_vis_ms;
     vr_raster_stats raster;
     uint64_t invocations, counters[2]; /* counted run: invocations, queue length */
 } vr_sl_part;
@@ -103,10 +103,35 @@ static void vr_sl_part_free(vr_sortlast *s, vr_sl_part *p)
     p->geometry = NULL, p->timer = NULL, p->d_counters = NULL;
 }
 
+/* The caller's current device, restored when a call that switched devices returns (the
+ * renderer the caller holds next to this one lives on it). */
+static int vr_sl_device_save(int gpu)
+{
+    int d = -1;
+#ifdef VR_HAVE_CUDA
+    if (gpu && vr_sl_get_device(&d) != VR_OK)
+        d = -1;
+#else
+    (void)gpu;
+#endif
+    return d;
+}
+
+static void vr_sl_device_restore(int d)
+{
+#ifdef VR_HAVE_CUDA
+    if (d >= 0)
+        vr_sl_set_device(d); /* it was current a moment ago: nothing new can fail here */
+#else
+    (void)d;
+#endif
+}
+
 void vr_sortlast_destroy(vr_sortlast *s)
 {
     if (!s)
         return;
+    const int saved = vr_sl_device_save(s->gpu);
     for (uint32_t k = 0; s->p && k < s->count; ++k)
         vr_sl_part_free(s, &s->p[k]);
 #ifdef VR_HAVE_CUDA
@@ -120,6 +145,7 @@ void vr_sortlast_destroy(vr_sortlast *s)
     free(s->shade_counts);
     free(s->p);
     free(s);
+    vr_sl_device_restore(saved);
 }
 
 vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts, int gpu,
@@ -145,6 +171,7 @@ vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts
     s->how = how;
     s->cut_kind = -1;
     vr_status st = VR_OK;
+    const int saved = vr_sl_device_save(s->gpu);
 #ifdef VR_HAVE_CUDA
     if (s->gpu) {
         int devices = 0, current = 0;
@@ -175,6 +202,7 @@ vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts
     } else if (st == VR_OK) {
         s->sync_made = 1;
     }
+    vr_sl_device_restore(saved);
     if (st != VR_OK) {
         vr_sortlast_destroy(s);
         return st;
@@ -272,6 +300,7 @@ static void vr_sl_sum_stats(vr_sortlast *s, vr_render_stats *st)
         VR_SL_MAX(r->resolve_ms, p->raster.resolve_ms);
         VR_SL_MAX(st->geometry_ms, p->geometry_ms);
         VR_SL_MAX(st->composite_ms, p->composite_ms);
+        VR_SL_MAX(st->composite_vis_ms, p->composite_vis_ms);
 #undef VR_SL_MAX
     }
     st->triangles = s->parts.triangles;
@@ -337,6 +366,7 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
             if (s->p[k].vis[i] < vis[i])
                 vis[i] = s->p[k].vis[i];
     double composite = vr_now_ms() - c0;
+    const double composite_vis = composite;
     /* each part resolves the pixels its triangles won; images composite by maximum */
     uint8_t *out = rgba ? rgba : s->p[0].rgba;
     for (uint32_t k = 0; k < s->count && e == VR_OK; ++k) {
@@ -366,6 +396,7 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
         return e;
     vr_sl_sum_stats(s, st);
     st->composite_ms = composite;
+    st->composite_vis_ms = composite_vis;
     return VR_OK;
 }
 
@@ -394,7 +425,7 @@ static vr_status vr_sl_part_local(vr_sortlast *s, vr_sl_part *p, int count_now)
 {
     const vr_render_options *o = s->o;
     memset(&p->raster, 0, sizeof p->raster);
-    p->geometry_ms = p->composite_ms = 0;
+    p->geometry_ms = p->composite_ms = p->composite_vis_ms = 0;
     vr_status st = vr_sl_set_device(p->device);
     if (st != VR_OK)
         return st;
@@ -508,6 +539,7 @@ static vr_status vr_sl_frame_local(vr_sortlast *s, vr_render_stats *st)
     s->counted = 1;
     vr_sl_sum_stats(s, st);
     st->composite_ms = min_ms + max_ms;
+    st->composite_vis_ms = min_ms;
     return VR_OK;
 }
 
@@ -558,6 +590,7 @@ static vr_status vr_sl_rank(vr_sortlast *s, uint32_t k)
         (e = vr_sl_timer_ms(timer, &max_ms)) != VR_OK)
         return vr_sl_keep(p, e);
     p->composite_ms = min_ms + max_ms;
+    p->composite_vis_ms = min_ms;
     return VR_OK;
 }
 
@@ -624,9 +657,24 @@ static vr_status vr_sl_frame_nccl(vr_sortlast *s, vr_render_stats *st)
 }
 #endif
 
+static vr_status vr_sl_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_options *o,
+                             const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                             vr_render_stats *st);
+
 vr_status vr_sortlast_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_options *o,
                             const vr_reuse_params *cfg, const vr_resolve_params *shade,
                             vr_render_stats *st)
+{
+    assert(s);
+    const int saved = vr_sl_device_save(s->gpu);
+    const vr_status e = vr_sl_frame(s, rgba, o, cfg, shade, st);
+    vr_sl_device_restore(saved);
+    return e;
+}
+
+static vr_status vr_sl_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_options *o,
+                             const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                             vr_render_stats *st)
 {
     assert(s && o && cfg && shade && st);
     /* the shading arrays are the parts' own (summed shade counts, stream batch ids) */
@@ -673,10 +721,14 @@ vr_status vr_sortlast_read_vis(vr_sortlast *s, uint64_t *vis, size_t pixels)
     }
 #ifdef VR_HAVE_CUDA
     vr_sl_part *p0 = &s->p[0];
+    const int saved = vr_sl_device_save(1);
     vr_status e = vr_sl_set_device(p0->device);
     if (e == VR_OK)
         e = vr_sl_copy(vis, p0->frame.d_vis, pixels * sizeof *vis, p0->frame.stream);
-    return e == VR_OK ? vr_sl_sync(p0->frame.stream) : e;
+    if (e == VR_OK)
+        e = vr_sl_sync(p0->frame.stream);
+    vr_sl_device_restore(saved);
+    return e;
 #else
     return VR_ERROR(VR_ERR_NO_DEVICE, "sort-last: built without CUDA");
 #endif

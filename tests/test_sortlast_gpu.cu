@@ -81,9 +81,9 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
                       (unsigned long long)sb.raster.fragments);
             if (mode == 0)
                 printf("     %-18s %-6s %2u parts %-5s: frame %.3f ms (one run %.3f), "
-                       "composite %.3f ms, %llu invocations\n",
+                       "composite %.3f ms (visibility %.3f), %llu invocations\n",
                        spec, *s, parts, vr_composite_names[how], sb.frame_ms, sa.frame_ms,
-                       sb.composite_ms, (unsigned long long)sb.invocations);
+                       sb.composite_ms, sb.composite_vis_ms, (unsigned long long)sb.invocations);
         }
     }
     vr_renderer_destroy(cut);

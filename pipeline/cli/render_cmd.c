@@ -189,6 +189,7 @@ typedef struct render_timing {
     double resolve_ms;
     double frame_ms;     /* wall time of the whole frame, image left on the device */
     double composite_ms; /* sort-last: the visibility minimum and the image maximum */
+    double composite_vis_ms; /* of which the visibility minimum */
 } render_timing;
 
 static const char *mode_name(vr_shade_mode m)
@@ -277,7 +278,7 @@ static vr_status draw(render_job *job, vr_renderer *r, uint8_t *rgba, const vr_r
 static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_options *o,
                              vr_render_stats *st, render_timing *t)
 {
-    enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, COMPOSITE, SERIES };
+    enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, COMPOSITE, COMPOSITE_VIS, SERIES };
     const int n = job->reps;
     double *v = malloc((size_t)n * SERIES * sizeof *v);
     if (!v)
@@ -296,6 +297,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         v[RESOLVE * n + i] = st->raster.resolve_ms;
         v[FRAME * n + i] = wall;
         v[COMPOSITE * n + i] = st->composite_ms;
+        v[COMPOSITE_VIS * n + i] = st->composite_vis_ms;
         if (!job->progress.running) /* the CPU estimate shows the whole run instead */
             vr_progress("  timing", (uint64_t)i + 1, (uint64_t)n);
     }
@@ -307,6 +309,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         t->resolve_ms = vr_cli_median(v + RESOLVE * n, n);
         t->frame_ms = vr_cli_median(v + FRAME * n, n);
         t->composite_ms = vr_cli_median(v + COMPOSITE * n, n);
+        t->composite_vis_ms = vr_cli_median(v + COMPOSITE_VIS * n, n);
     }
     free(v);
     return s;
@@ -498,7 +501,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                     o.loop_iterations = job->loads.v[l];
                     o.raster.big_mode = job->bigs.v[b];
                     vr_render_stats st;
-                    render_timing t = {0, 0, 0, 0, 0, 0, 0};
+                    render_timing t = {0, 0, 0, 0, 0, 0, 0, 0};
                     if (time_frames(job, r, &o, &st, &t) != VR_OK) {
                         vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
                         goto done;
@@ -508,13 +511,14 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                         FILE *f = job->csv.f;
                         vr_cli_csv_field(f, vr_cli_scene_label(spec));
                         fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f,%s,%u,%s,"
-                                "%.4f\n",
+                                "%.4f,%.4f\n",
                                 order_name, st.triangles, o.strategy->name, o.loop_iterations,
                                 o.raster.width, o.raster.height, t.geometry_ms,
                                 t.raster_total_ms, t.resolve_ms, t.frame_ms,
                                 (unsigned long long)st.invocations, st.reuse,
                                 vr_raster_big_mode_name(o.raster.big_mode), st.parts,
-                                job->gpus ? "nccl" : "local", t.composite_ms);
+                                job->gpus ? "nccl" : "local", t.composite_ms,
+                                t.composite_vis_ms);
                         ++job->csv_rows;
                     }
                 }
@@ -540,7 +544,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
                                          vr_now_ms() - t0 - st.raster.download_ms,
-                                         st.composite_ms};
+                                         st.composite_ms, st.composite_vis_ms};
                 print_row(log, &o, &st, &t, job->show_big, show_parts);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
@@ -756,7 +760,8 @@ int vr_cmd_render(int argc, char **argv)
         if (vr_cli_out_open(&job.csv, job.csv_path, "CSV") != VR_OK)
             return vr_cli_fail_last("render");
         fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
-                "resolve_ms,frame_ms,invocations,reuse,big,parts,composite,composite_ms\n");
+                "resolve_ms,frame_ms,invocations,reuse,big,parts,composite,composite_ms,"
+                "composite_vis_ms\n");
     }
 
     job.gpu = !job.force_cpu && vr_gpu_available();
