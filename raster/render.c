@@ -180,8 +180,11 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 {
     assert(r);
-    if (!r->geometry)
+    if (!r->gpu)
         return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: compressed batches need the GPU stage");
+    if (!r->geometry)
+        return VR_ERROR(VR_ERR_ARG, "renderer: compressed batches and sort-last parts do not "
+                        "go together (each part's batches are cut from the index buffer)");
     return vr_geometry_set_gts(r->geometry, gts);
 }
 
@@ -196,6 +199,20 @@ vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how
     }
     vr_sortlast_destroy(r->sortlast);
     r->sortlast = s;
+    /* the parts own their devices' buffers: the whole mesh's stage and frame go while they are
+     * in use (memory per GPU is then its share of the scene), and come back after */
+    r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
+    if (r->gpu && s) {
+        vr_geometry_destroy(r->geometry);
+        r->geometry = NULL;
+        vr_render_dev_free(r);
+    } else if (r->gpu && !r->geometry) {
+        vr_status st = vr_geometry_create(&r->geometry, r->mesh);
+        if (st == VR_OK)
+            st = vr_render_dev_create(r, r->mesh->index_count / 3, r->mesh->vertex_count);
+        if (st != VR_OK)
+            return st;
+    }
     return VR_OK;
 }
 
@@ -412,6 +429,9 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
 
     vr_resolve_params shade = o->shade;
     shade.mode = o->mode;
+    if (r->gpu && !r->sortlast && !r->geometry)
+        return VR_ERROR(VR_ERR_OOM, "renderer: its device buffers could not be made again after "
+                        "vr_renderer_set_parts; create the renderer anew");
     if (r->sortlast) { /* the parts keep their own batch ids, counts and buffers */
         s = vr_sortlast_frame(r->sortlast, rgba, o, &cfg, &shade, st);
         goto done;

@@ -35,6 +35,23 @@ else
     bad render-seed "seed 1 must be the default and seed 2 must differ"
 fi
 
+# ---- sort-last parts: the same image as one run; --gpus on a machine without a device --------
+"$VREUSE" render sphere:3k --strategy naive,hash,patch --heatmap --size 96x64 -o "$TMP/p1.png" \
+    --quiet > /dev/null 2>&1
+expect render-parts 0 "sort-last: 3 parts" -- "$VREUSE" render sphere:3k --strategy naive,hash,patch \
+    --heatmap --size 96x64 --parts 3 -o "$TMP/p3.png"
+if cmp -s "$TMP/p1.png" "$TMP/p3.png"; then ok render-parts-same; else bad render-parts-same \
+    "3 parts and one run gave different images"; fi
+expect render-parts-multi 2 "multi cannot be cut into parts" -- \
+    "$VREUSE" render sphere:1k --strategy naive,multi --parts 2 -o "$TMP/x.png"
+expect render-parts-gpus 2 "--gpus and --parts exclude each other" -- \
+    "$VREUSE" render sphere:1k --parts 2 --gpus 2 -o "$TMP/x.png"
+expect render-parts-range 2 "--parts '65'" -- "$VREUSE" render sphere:1k --parts 65
+if "$VREUSE" render sphere:1k --size 8x8 -o "$TMP/g.png" 2>&1 | grep -q "device CPU twins"; then
+    expect render-gpus-no-device 1 "--gpus 2: no CUDA device" -- \
+        "$VREUSE" render sphere:1k --gpus 2 -o "$TMP/x.png"
+fi
+
 # ---- CSV: written (not appended), one header, scene names as CSV fields -----------------------
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n' > "$TMP/a,b.obj"
 for run in 1 2; do
