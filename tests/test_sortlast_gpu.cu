@@ -3,7 +3,8 @@
  * GPU run of the same frame - visibility words, image, invocations and raster counts equal.
  * gpu/sortlast: every shared scene, the default sphere, foliage:20k and the 7M meshes;
  * gpu-small/sortlast: fandisk for the sanitizers (NCCL over 2 devices when present).
- * NCCL runs report SKIP with the reason where the library or a second device is missing.
+ * NCCL runs report SKIP with the reason where the library or a second device is missing, and are
+ * left out with VR_TEST_NCCL=0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,13 @@ static void check_scene(const char *spec, int big, int max_devices, int *nccl_mi
     vr_sl_device_count(&devices);
     if (devices > max_devices)
         devices = max_devices;
+    const char *nccl = getenv("VR_TEST_NCCL"); /* 0: local parts only (tests/gpu.sh sanitizes
+                                                  NCCL's runs in a step of their own) */
+    if (nccl && !strcmp(nccl, "0")) {
+        if (!*nccl_missing)
+            printf("     NCCL runs left out: VR_TEST_NCCL=0\n");
+        *nccl_missing = 1;
+    }
     if (one) {
         check_config(spec, &m, one, 3, VR_COMPOSITE_LOCAL, strategies, modes, w, h,
                      nccl_missing);
