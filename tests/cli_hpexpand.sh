@@ -15,8 +15,8 @@ expect big-empty 2 "--big ''" -- "$VREUSE" render --big ''
 # the CSV: one row per mode, the mode in the last column (the header's last name)
 if "$VREUSE" render sphere:2k --size 96x64 --big list,hp --reps 1 --no-image --csv "$TMP/b.csv" \
     --quiet > "$TMP/out" 2>&1 && [ "$(wc -l < "$TMP/b.csv")" -eq 3 ] &&
-    head -1 "$TMP/b.csv" | grep -q ',reuse,big$' && grep -q '^sphere:2k,file,.*,list$' "$TMP/b.csv" &&
-    grep -q '^sphere:2k,file,.*,hp$' "$TMP/b.csv"; then
+    head -1 "$TMP/b.csv" | grep -q ',reuse,big,' && grep -q '^sphere:2k,file,.*,list,' "$TMP/b.csv" &&
+    grep -q '^sphere:2k,file,.*,hp,' "$TMP/b.csv"; then
     ok big-csv
 else
     bad big-csv "$(cat "$TMP/b.csv" 2>/dev/null)"
@@ -24,7 +24,7 @@ fi
 # the default writes the list's rows and no big column in the table
 "$VREUSE" render sphere:2k --size 96x64 --reps 1 --no-image --csv "$TMP/d.csv" --quiet \
     > "$TMP/out" 2>&1
-if [ "$(wc -l < "$TMP/d.csv")" -eq 2 ] && tail -1 "$TMP/d.csv" | grep -q ',list$' &&
+if [ "$(wc -l < "$TMP/d.csv")" -eq 2 ] && tail -1 "$TMP/d.csv" | grep -q ',list,' &&
     ! grep -q ' big ' "$TMP/out"; then
     ok big-default
 else

@@ -1,9 +1,10 @@
 #!/bin/bash
 # gpu.sh OUTDIR - the one script run on the H100 (../shared/GPU.md section 3): unpacks the staged
 # runtime libraries, records the GPU, runs `vreuse_tests gpu/`, compute-sanitizer memcheck /
-# racecheck / synccheck on `vreuse_tests gpu-small/` (sort-last's NCCL runs in a step of their own), and the benchmark (which first calibrates
-# the synthetic loads on its first scene), and prints a summary table LAST. Every step keeps going after a failure; the exit status is 1
-# when any step failed. Stage first with tests/stage_device.sh (binaries, scenes, debs).
+# racecheck / synccheck on `vreuse_tests gpu-small/` (sort-last's NCCL runs in a step of their
+# own), and the benchmark (which first calibrates the synthetic loads on its first scene), and
+# prints a summary table LAST. Every step keeps going after a failure; the exit status is 1 when
+# any step failed. Stage first with tests/stage_device.sh (binaries, scenes, debs).
 # Knobs: GPU_SKIP_TESTS=1, GPU_SKIP_SANITIZER=1, GPU_SKIP_NCCL=1 (sort-last's NCCL sanitizer
 #        step), GPU_SKIP_CALIBRATE=1, GPU_SKIP_BENCH=1,
 #        GPU_BENCH_ARGS="SCENE... [options]" (replaces the default bench arguments),

@@ -638,7 +638,8 @@ static const vr_cli_command g_cmd = {
     "With one scene and one order the PNG is exactly --out; otherwise one PNG per scene and\n"
     "order, FILE-<scene>-<order>.png. --csv needs --reps; its columns: scene, order, tris,\n"
     "strategy, load, width, height, geometry_ms, raster_ms, resolve_ms, frame_ms, invocations,\n"
-    "reuse, big (raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
+    "reuse, big, parts, composite (local or nccl), composite_ms, composite_vis_ms (raster_ms\n"
+    "includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
     "draw the same image; a run they would need more than a few seconds for is announced with\n"
     "its estimate before it starts and shows its progress.",
     VR_CLI_SCENES_OR_DEFAULT};
