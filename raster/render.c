@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "pipeline/stage/geometry.h"
+#include "pipeline/stage/parts.h"
 #include "raster/raster_common.h"
 #include "raster/sortlast.h"
 #ifdef VR_HAVE_CUDA
@@ -235,39 +236,18 @@ vr_status vr_render_batch_ids(uint32_t *ids, uint32_t *batch_count, const vr_reu
                               const vr_mesh *m, const vr_reuse_params *cfg)
 {
     assert(ids && batch_count && ops && m && cfg);
-    const uint32_t tris = m->index_count / 3;
     *batch_count = 0;
-    if (ops->dynamic) {
-        uint32_t *starts = NULL, n = 0;
-        vr_status st = vr_geometry_dyn_batches(&starts, &n, m, cfg->max_unique, cfg->max_indices);
-        if (st != VR_OK)
-            return st;
-        for (uint32_t b = 0; b < n; ++b)
-            for (uint32_t t = starts[b] / 3; t < starts[b + 1] / 3 && t < tris; ++t)
-                ids[t] = b;
-        free(starts);
-        *batch_count = n;
-        return VR_OK;
-    }
-    if (ops->plan) { /* patch, meshlet: the plan's batches, by source triangle */
-        vr_batch_plan plan;
-        vr_status st = vr_geometry_plan(&plan, NULL, ops, m, cfg->max_unique, cfg->max_indices,
-                                        cfg->patch_builder);
-        if (st != VR_OK)
-            return st;
-        vr_batch_plan_tri_batches(ids, &plan);
-        *batch_count = plan.batch_count;
-        vr_batch_plan_free(&plan);
-        return VR_OK;
-    }
-    /* warp: the static batches one warp works through; the others: one thread per triangle
-     * (naive) or per assembled triangle (multi), so a batch is a thread block */
-    uint32_t per = ops->kind == VR_REUSE_WARP ? cfg->batch_indices / 3 : cfg->block_size;
-    if (per == 0)
-        return VR_ERROR(VR_ERR_ARG, "batch ids for %s: batch of 0 triangles", ops->name);
-    for (uint32_t t = 0; t < tris; ++t)
-        ids[t] = t / per;
-    *batch_count = tris ? (tris - 1) / per + 1 : 0;
+    /* the stream's batches as the parts of sort-last rendering define them, in one part */
+    vr_parts whole;
+    vr_status st = vr_parts_make(&whole, ops, m, cfg, 1);
+    if (st != VR_OK)
+        return st;
+    if (ops->plan) /* patch, meshlet: the stream is the plan's order, ids go by source triangle */
+        vr_batch_plan_tri_batches(ids, &whole.plan);
+    else
+        memcpy(ids, whole.stream_batch, (size_t)whole.triangles * sizeof *ids);
+    *batch_count = whole.batch_count;
+    vr_parts_free(&whole);
     return VR_OK;
 }
 

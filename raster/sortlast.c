@@ -6,7 +6,7 @@
  * part 0 for the background). The CPU twin does the same with loops, so a CPU test proves the
  * cut, the words and the compositing on any machine; the GPU adds only the transport.
  */
-#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#define _POSIX_C_SOURCE 200809L /* pthreads */
 #include "raster/sortlast.h"
 
 #include <assert.h>
@@ -43,7 +43,7 @@ typedef struct vr_sl_part {
     char error[512];
     double geometry_ms, composite_ms, composite_vis_ms;
     vr_raster_stats raster;
-    uint64_t invocations, counters[2]; /* counted run: invocations, queue length */
+    uint64_t counters[2]; /* counted run: invocations, queue length */
 } vr_sl_part;
 
 struct vr_sortlast {
@@ -66,7 +66,6 @@ struct vr_sortlast {
     uint32_t arrived, expected, generation;
     int sync_made, failed;
     /* this frame's arguments, for the threads */
-    uint8_t *out_rgba;
     const vr_render_options *o;
     const vr_reuse_params *cfg;
     const vr_resolve_params *shade;
@@ -309,6 +308,33 @@ static void vr_sl_sum_stats(vr_sortlast *s, vr_render_stats *st)
     st->parts = s->count;
 }
 
+/* Part p's raster configuration: its stream positions in the words. */
+static vr_raster_config vr_sl_raster_config(const vr_render_options *o, const vr_sl_part *p)
+{
+    vr_raster_config rc = o->raster;
+    rc.slot_base = p->cut->first_tri;
+    return rc;
+}
+
+/* Part k's shading: the pixels its triangles won, 0 elsewhere (part 0 owns the background);
+ * `counts`: the shade counts summed over the parts; `tri_batch`: the batch of each of its
+ * triangles (its tri_ids). */
+static vr_resolve_params vr_sl_shade(const vr_sortlast *s, const vr_resolve_params *in,
+                                     uint32_t k, const uint32_t *counts,
+                                     const uint32_t *tri_batch)
+{
+    vr_resolve_params sh = *in;
+    sh.part = 1;
+    sh.background = k == 0 ? in->background : 0;
+    sh.shade_counts = counts;
+    sh.vertex_count = s->mesh->vertex_count;
+    sh.tri_batch = tri_batch;
+    sh.tri_batch_count = s->p[k].tris;
+    return sh;
+}
+
+static const vr_queue vr_sl_no_queue; /* an empty part's: no slots */
+
 /* ---- CPU twin ------------------------------------------------------------------------------- */
 
 static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_options *o,
@@ -337,8 +363,7 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
     for (uint32_t k = 0; k < s->count && e == VR_OK; ++k) {
         vr_sl_part *p = &s->p[k];
         memset(&p->raster, 0, sizeof p->raster);
-        vr_raster_config rc = o->raster;
-        rc.slot_base = p->cut->first_tri;
+        const vr_raster_config rc = vr_sl_raster_config(o, p);
         if (p->tris == 0) { /* more parts than batches: nothing drawn */
             memset(p->vis, 0xff, pixels * sizeof(uint64_t));
             continue;
@@ -371,19 +396,12 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
     uint8_t *out = rgba ? rgba : s->p[0].rgba;
     for (uint32_t k = 0; k < s->count && e == VR_OK; ++k) {
         vr_sl_part *p = &s->p[k];
-        vr_raster_config rc = o->raster;
-        rc.slot_base = p->cut->first_tri;
-        vr_resolve_params sh = *shade_in;
-        sh.part = 1;
-        sh.background = k == 0 ? shade_in->background : 0;
-        sh.shade_counts = s->shade_counts;
-        sh.vertex_count = vc;
-        sh.tri_batch = s->parts.stream_batch + p->cut->first_tri;
-        sh.tri_batch_count = p->tris;
-        vr_queue empty;
-        memset(&empty, 0, sizeof empty);
-        e = vr_resolve_ref(k == 0 ? out : p->rgba, vis, p->tris ? &p->result.queue : &empty,
-                           p->tris, &rc, &sh, &p->raster.resolve_ms);
+        const vr_raster_config rc = vr_sl_raster_config(o, p);
+        const vr_resolve_params sh = vr_sl_shade(s, shade_in, k, s->shade_counts,
+                                                 s->parts.stream_batch + p->cut->first_tri);
+        e = vr_resolve_ref(k == 0 ? out : p->rgba, vis,
+                           p->tris ? &p->result.queue : &vr_sl_no_queue, p->tris, &rc, &sh,
+                           &p->raster.resolve_ms);
         if (e == VR_OK && k > 0) {
             const double m0 = vr_now_ms();
             for (size_t i = 0; i < 4 * pixels; ++i)
@@ -433,7 +451,6 @@ static vr_status vr_sl_part_local(vr_sortlast *s, vr_sl_part *p, int count_now)
     if ((st = vr_raster_frame_grow(&p->frame, pixels)) != VR_OK)
         return st;
     if (p->tris == 0) {
-        p->invocations = 0;
         if (count_now &&
             (st = vr_sl_fill(p->frame.d_shade_counts, 0,
                              (size_t)s->mesh->vertex_count * sizeof(uint32_t),
@@ -466,8 +483,7 @@ static vr_status vr_sl_part_local(vr_sortlast *s, vr_sl_part *p, int count_now)
     if ((st = vr_geometry_run(p->geometry, o->strategy, &timed, 0, &ms)) != VR_OK)
         return st;
     p->geometry_ms = ms;
-    vr_raster_config rc = o->raster;
-    rc.slot_base = p->cut->first_tri;
+    const vr_raster_config rc = vr_sl_raster_config(o, p);
     return vr_raster_gpu(p->frame.d_vis, vr_geometry_device_queue(p->geometry), p->tris, &rc,
                          &p->raster, p->frame.d_scratch, p->frame.stream);
 }
@@ -477,18 +493,9 @@ static vr_status vr_sl_part_local(vr_sortlast *s, vr_sl_part *p, int count_now)
 static vr_status vr_sl_part_resolve(vr_sortlast *s, vr_sl_part *p, uint32_t k,
                                     const uint64_t *vis, const uint32_t *counts)
 {
-    vr_raster_config rc = s->o->raster;
-    rc.slot_base = p->cut->first_tri;
-    vr_resolve_params sh = *s->shade;
-    sh.part = 1;
-    sh.background = k == 0 ? s->shade->background : 0;
-    sh.shade_counts = counts;
-    sh.vertex_count = s->mesh->vertex_count;
-    sh.tri_batch = p->frame.d_tri_batch;
-    sh.tri_batch_count = p->tris;
-    vr_queue empty;
-    memset(&empty, 0, sizeof empty);
-    const vr_queue *q = p->geometry ? vr_geometry_device_queue(p->geometry) : &empty;
+    const vr_raster_config rc = vr_sl_raster_config(s->o, p);
+    const vr_resolve_params sh = vr_sl_shade(s, s->shade, k, counts, p->frame.d_tri_batch);
+    const vr_queue *q = p->geometry ? vr_geometry_device_queue(p->geometry) : &vr_sl_no_queue;
     return vr_resolve_gpu(p->frame.d_rgba, vis, q, p->tris, &rc, &sh, &p->raster.resolve_ms,
                           p->frame.stream);
 }
@@ -689,7 +696,7 @@ static vr_status vr_sl_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_opti
         return e;
     }
 #ifdef VR_HAVE_CUDA
-    s->o = o, s->cfg = cfg, s->shade = shade, s->out_rgba = rgba;
+    s->o = o, s->cfg = cfg, s->shade = shade;
     e = s->how == VR_COMPOSITE_NCCL ? vr_sl_frame_nccl(s, st) : vr_sl_frame_local(s, st);
     if (e != VR_OK)
         return e;

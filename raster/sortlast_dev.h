@@ -27,7 +27,8 @@ extern "C" {
 vr_status vr_sl_device_count(int *count);
 vr_status vr_sl_set_device(int device);
 vr_status vr_sl_get_device(int *device);
-/* cudaMalloc naming the buffer in the message / cudaFree for teardown (NULL accepted). */
+/* cudaMalloc of the counters' all-reduce buffer (VR_ERR_OOM naming it) / cudaFree for
+ * teardown (NULL accepted). */
 vr_status vr_sl_alloc(void **ptr, size_t bytes);
 void vr_sl_free(void *ptr);
 
