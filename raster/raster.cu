@@ -87,6 +87,7 @@ typedef struct vr_raster_counts {
                                      its capacity: those past it stayed with their thread);
                                      --big hp: records reserved (the same rule) */
     unsigned long long big_tiles; /* --big hp: tiles reserved (may exceed the budget) */
+    unsigned long long triangles; /* streamed totals only: slots read */
 } vr_raster_counts;
 
 typedef struct vr_raster_params {
@@ -349,7 +350,10 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     const size_t at = (size_t)j * (size_t)p.view.width + (size_t)i;
     const vr_queue q = p.queue;
     const vr_resolve_params shade = p.shade;
-    p.rgba[at] = vr_resolve_pixel(p.vis[at], i, j, &p.view, &q, p.tri_count, &shade);
+    const unsigned long long word = p.vis[at];
+    if (vr_resolve_keeps(word, &p.view, p.tri_count, &shade))
+        return;
+    p.rgba[at] = vr_resolve_pixel(word, i, j, &p.view, &q, p.tri_count, &shade);
 }
 
 /* ---- host side ---------------------------------------------------------------------------- */
@@ -358,6 +362,7 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
  * --big hp the tile counts and the pyramid over them (vr_hp_create_in). */
 typedef struct vr_raster_scratch {
     vr_raster_counts *counts;
+    vr_raster_counts *totals; /* streamed chunks: the counts summed over the frame's chunks */
     vr_raster_big_entry *big; /* VR_RASTER_BIG_CAPACITY */
     uint32_t *hp_counts;      /* VR_RASTER_BIG_CAPACITY */
     void *hp_levels;          /* vr_hp_bytes(VR_HP_PLAIN, VR_RASTER_BIG_CAPACITY) */
@@ -369,13 +374,15 @@ static size_t vr_raster_align16(size_t n) { return (n + 15) / 16 * 16; }
 /* The parts of the scratch at `base` (NULL: only .bytes is meaningful). */
 static vr_raster_scratch vr_raster_scratch_split(void *base)
 {
-    const size_t big = vr_raster_align16(sizeof(vr_raster_counts));
+    const size_t totals = vr_raster_align16(sizeof(vr_raster_counts));
+    const size_t big = totals + vr_raster_align16(sizeof(vr_raster_counts));
     const size_t hp_counts = big + vr_raster_align16(VR_RASTER_BIG_CAPACITY *
                                                      sizeof(vr_raster_big_entry));
     const size_t hp_levels = hp_counts + VR_RASTER_BIG_CAPACITY * sizeof(uint32_t);
     char *at = (char *)base;
     vr_raster_scratch r;
     r.counts = (vr_raster_counts *)at;
+    r.totals = at ? (vr_raster_counts *)(at + totals) : NULL;
     r.big = at ? (vr_raster_big_entry *)(at + big) : NULL;
     r.hp_counts = at ? (uint32_t *)(at + hp_counts) : NULL;
     r.hp_levels = at ? at + hp_levels : NULL;
@@ -386,6 +393,68 @@ static vr_raster_scratch vr_raster_scratch_split(void *base)
 size_t vr_raster_scratch_bytes(void)
 {
     return vr_raster_scratch_split(NULL).bytes;
+}
+
+/* Enqueues on `s` what every rasterization of tri_count slots does before its kernels: the
+ * counts cleared, and for --big hp the pyramid object over the scratch (*hp, *hp_cells). */
+static vr_status vr_raster_prepare(const vr_raster_scratch *scratch, const vr_raster_config *cfg,
+                                   uint32_t tri_count, vr_hp **hp, uint32_t *hp_cells,
+                                   cudaStream_t s)
+{
+    *hp = NULL;
+    *hp_cells = 0;
+    VR_CUDA_CHECK(cudaMemsetAsync(scratch->counts, 0, sizeof *scratch->counts, s));
+    if (cfg->big_mode == VR_RASTER_BIG_HP && tri_count > 0) {
+        /* the pyramid object (host side, its error word cleared) is set-up like the counts
+         * above; what the expansion does per frame is timed with the kernels */
+        const uint64_t most = (uint64_t)tri_count * VR_RASTER_HP_SUBTRIS;
+        *hp_cells = (uint32_t)(most < VR_RASTER_BIG_CAPACITY ? most : VR_RASTER_BIG_CAPACITY);
+        return vr_hp_create_in(hp, VR_HP_PLAIN, *hp_cells, scratch->hp_levels, s);
+    }
+    return VR_OK;
+}
+
+/* Enqueues the kernels that rasterize tri_count slots of d_q into d_vis (not cleared here). */
+static vr_status vr_raster_launch(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
+                                  const vr_raster_config *cfg, const vr_raster_scratch *scratch,
+                                  vr_hp *hp, uint32_t hp_cells, cudaStream_t s)
+{
+    if (tri_count == 0)
+        return VR_OK;
+    vr_raster_params p;
+    p.vis = (unsigned long long *)d_vis;
+    p.clip = d_q->clip;
+    p.tri_count = tri_count;
+    p.view = vr_raster_view_make(cfg);
+    p.counts = scratch->counts;
+    p.big = scratch->big;
+    p.big_pixels = vr_raster_big_pixels(tri_count);
+    p.hp_counts = scratch->hp_counts;
+    p.hp_cells = 0;
+    const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
+    if (cfg->big_mode == VR_RASTER_BIG_HP) {
+        /* cleared counts, then the pyramid over all hp_cells of them: its size is known
+         * here, so there is no host round trip between the kernels (a few idle cells
+         * cost the build less than a wait for the record count would) */
+        p.hp_cells = hp_cells;
+        VR_CUDA_CHECK(cudaMemsetAsync(p.hp_counts, 0, p.hp_cells * sizeof(uint32_t), s));
+        vr_raster_kernel<VR_RASTER_BIG_HP><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
+        VR_LAUNCH_CHECK("vr_raster_kernel", s);
+        vr_status st = vr_hp_build_counts(hp, p.hp_counts, p.hp_cells);
+        if (st != VR_OK)
+            return st;
+        /* the total stays on the device: a fixed grid strides over the outputs */
+        vr_raster_hp_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(
+            p, vr_hp_view_of(hp));
+        VR_LAUNCH_CHECK("vr_raster_hp_kernel", s);
+    } else {
+        vr_raster_kernel<VR_RASTER_BIG_LIST><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
+        VR_LAUNCH_CHECK("vr_raster_kernel", s);
+        /* the list's length stays on the device: a fixed grid strides over it */
+        vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
+        VR_LAUNCH_CHECK("vr_raster_big_kernel", s);
+    }
+    return VR_OK;
 }
 
 vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
@@ -401,7 +470,6 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     cudaStream_t s = (cudaStream_t)stream;
     cudaEvent_t ev[3] = {NULL, NULL, NULL};
     void *d_own = NULL; /* scratch allocated here when the caller has none */
-    vr_raster_counts *d_counts = NULL;
     vr_raster_scratch scratch;
     vr_hp *hp = NULL; /* --big hp: on the scratch, this frame only */
     uint32_t hp_cells = 0;
@@ -416,55 +484,16 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
         d_scratch = d_own;
     }
     scratch = vr_raster_scratch_split(d_scratch);
-    d_counts = scratch.counts;
-    VR_CUDA_GOTO(cudaMemsetAsync(d_counts, 0, sizeof *d_counts, s));
-    if (cfg->big_mode == VR_RASTER_BIG_HP && tri_count > 0) {
-        /* the pyramid object (host side, its error word cleared) is set-up like the counts
-         * above; what the expansion does per frame is timed below */
-        const uint64_t most = (uint64_t)tri_count * VR_RASTER_HP_SUBTRIS;
-        hp_cells = (uint32_t)(most < VR_RASTER_BIG_CAPACITY ? most : VR_RASTER_BIG_CAPACITY);
-        if ((st = vr_hp_create_in(&hp, VR_HP_PLAIN, hp_cells, scratch.hp_levels, s)) != VR_OK)
-            goto done;
-    }
+    if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) != VR_OK)
+        goto done;
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
     VR_CUDA_GOTO(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
-    if (tri_count > 0) {
-        vr_raster_params p;
-        p.vis = (unsigned long long *)d_vis;
-        p.clip = d_q->clip;
-        p.tri_count = tri_count;
-        p.view = vr_raster_view_make(cfg);
-        p.counts = d_counts;
-        p.big = scratch.big;
-        p.big_pixels = vr_raster_big_pixels(tri_count);
-        p.hp_counts = scratch.hp_counts;
-        p.hp_cells = 0;
-        const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
-        if (cfg->big_mode == VR_RASTER_BIG_HP) {
-            /* cleared counts, then the pyramid over all hp_cells of them: its size is known
-             * here, so there is no host round trip between the kernels (a few idle cells
-             * cost the build less than a wait for the record count would) */
-            p.hp_cells = hp_cells;
-            VR_CUDA_GOTO(cudaMemsetAsync(p.hp_counts, 0, p.hp_cells * sizeof(uint32_t), s));
-            vr_raster_kernel<VR_RASTER_BIG_HP><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
-            VR_LAUNCH_GOTO("vr_raster_kernel", s);
-            if ((st = vr_hp_build_counts(hp, p.hp_counts, p.hp_cells)) != VR_OK)
-                goto done;
-            /* the total stays on the device: a fixed grid strides over the outputs */
-            vr_raster_hp_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(
-                p, vr_hp_view_of(hp));
-            VR_LAUNCH_GOTO("vr_raster_hp_kernel", s);
-        } else {
-            vr_raster_kernel<VR_RASTER_BIG_LIST><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
-            VR_LAUNCH_GOTO("vr_raster_kernel", s);
-            /* the list's length stays on the device: a fixed grid strides over it */
-            vr_raster_big_kernel<<<VR_RASTER_BIG_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
-            VR_LAUNCH_GOTO("vr_raster_big_kernel", s);
-        }
-    }
+    if ((st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s)) != VR_OK)
+        goto done;
     VR_CUDA_GOTO(cudaEventRecord(ev[2], s));
-    VR_CUDA_GOTO(cudaMemcpyAsync(&counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(&counts, scratch.counts, sizeof counts, cudaMemcpyDeviceToHost,
+                                 s));
     VR_CUDA_GOTO(cudaStreamSynchronize(s));
     VR_CUDA_GOTO(cudaEventElapsedTime(&clear_ms, ev[0], ev[1]));
     VR_CUDA_GOTO(cudaEventElapsedTime(&raster_ms, ev[1], ev[2]));
@@ -484,6 +513,93 @@ done:
         if (ev[i])
             cudaEventDestroy(ev[i]);
     return st;
+}
+
+/* ---- streamed chunks: the frame's visibility buffer kept across many queues ------------------ */
+
+/* One thread: this launch's counts into the frame's totals. */
+__global__ void vr_raster_tally_kernel(vr_raster_counts *totals, const vr_raster_counts *c,
+                                       uint32_t tri_count)
+{
+    totals->rejected += c->rejected;
+    totals->clipped += c->clipped;
+    totals->fragments += c->fragments;
+    totals->triangles += tri_count;
+}
+
+vr_status vr_raster_stream_begin(uint64_t *d_vis, const vr_raster_config *cfg, void *d_scratch,
+                                 void *stream)
+{
+    assert(d_vis && cfg && d_scratch);
+    vr_status st = vr_raster_config_check(cfg);
+    if (st != VR_OK)
+        return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
+    VR_CUDA_CHECK(cudaMemsetAsync(scratch.totals, 0, sizeof *scratch.totals, s));
+    VR_CUDA_CHECK(cudaMemsetAsync(d_vis, 0xff, (size_t)cfg->width * cfg->height * 8, s));
+    return VR_OK;
+}
+
+vr_status vr_raster_stream_chunk(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
+                                 const vr_raster_config *cfg, void *d_scratch, void *stream)
+{
+    assert(d_vis && d_q && cfg && d_scratch);
+    vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
+    if (st != VR_OK || tri_count == 0)
+        return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
+    vr_hp *hp = NULL;
+    uint32_t hp_cells = 0;
+    if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) == VR_OK &&
+        (st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s)) == VR_OK) {
+        vr_raster_tally_kernel<<<1, 1, 0, s>>>(scratch.totals, scratch.counts, tri_count);
+        st = vr_cuda_launched(VR_CUDA_WHERE, "vr_raster_tally_kernel", s);
+    }
+    vr_hp_destroy(hp); /* the host object only: its device memory is the scratch's */
+    return st;
+}
+
+vr_status vr_raster_stream_totals(vr_raster_stats *stats, void *d_scratch, void *stream)
+{
+    assert(stats && d_scratch);
+    cudaStream_t s = (cudaStream_t)stream;
+    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
+    vr_raster_counts t;
+    VR_CUDA_CHECK(cudaMemcpyAsync(&t, scratch.totals, sizeof t, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_CHECK(cudaStreamSynchronize(s));
+    stats->triangles = t.triangles;
+    stats->rejected = t.rejected;
+    stats->clipped = t.clipped;
+    stats->fragments = t.fragments;
+    return VR_OK;
+}
+
+vr_status vr_resolve_stream_chunk(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
+                                  uint32_t tri_count, const vr_raster_config *cfg,
+                                  const vr_resolve_params *p, void *stream)
+{
+    assert(d_rgba && d_vis && d_q && cfg && p);
+    vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
+    if (st == VR_OK)
+        st = vr_resolve_check(p);
+    if (st != VR_OK)
+        return st;
+    vr_resolve_kparams k;
+    k.rgba = (uint32_t *)d_rgba;
+    k.vis = (const unsigned long long *)d_vis;
+    k.queue = *d_q;
+    k.tri_count = tri_count;
+    k.view = vr_raster_view_make(cfg);
+    k.shade = *p;
+    k.shade.part = VR_RESOLVE_PART_KEEP;
+    const dim3 block(VR_RESOLVE_TILE, VR_RESOLVE_TILE);
+    const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
+                    (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
+    cudaStream_t s = (cudaStream_t)stream;
+    vr_resolve_kernel<<<grid, block, 0, s>>>(k);
+    return vr_cuda_launched(VR_CUDA_WHERE, "vr_resolve_kernel", s);
 }
 
 vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,

@@ -105,10 +105,12 @@ typedef struct vr_resolve_params {
     uint32_t tri_batch_count;     /* entries of tri_batch */
     float light[3];               /* unit vector towards the light in view space (the normals' space) */
     uint32_t background;          /* RGBA8 packed with red in the low byte */
-    int part;                     /* sort-last part: a pixel whose word names a slot outside this
-                                     queue (another part's triangle) gets 0 instead of the error
-                                     colour, so the parts' images composite by maximum */
+    int part;                     /* VR_RESOLVE_PART_*: what a pixel whose word names a slot
+                                     outside this queue (another part's triangle) gets */
 } vr_resolve_params;
+#define VR_RESOLVE_PART_NONE 0 /* one whole run: the error colour (inconsistent data) */
+#define VR_RESOLVE_PART_ZERO 1 /* sort-last part: 0, so the parts' images composite by maximum */
+#define VR_RESOLVE_PART_KEEP 2 /* streamed chunk: left as it is (another chunk resolves it) */
 
 /* Lambert, light from the upper left behind the viewer, dark grey background. */
 vr_resolve_params vr_resolve_params_default(void);
@@ -124,6 +126,24 @@ vr_status vr_resolve_ref(uint8_t *rgba, const uint64_t *vis, const vr_queue *q, 
 vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
                          uint32_t tri_count, const vr_raster_config *cfg,
                          const vr_resolve_params *p, double *ms, void *stream);
+
+/* ---- streamed chunks (raster/stream.c) --------------------------------------------------- *
+ * One frame over many queues in turn, one visibility buffer and one image: begin clears the
+ * buffer and the running counts; each chunk rasterizes its queue into the buffer without
+ * clearing it (its words carry cfg->slot_base, the chunk's first stream position, so the buffer
+ * ends as one whole run's, word for word) and then resolves with VR_RESOLVE_PART_KEEP the pixels
+ * whose current word is one of its triangles, before the next chunk overwrites the queue. The
+ * pixel's final colour is written by the chunk of its final word. Everything is enqueued on
+ * `stream` (a cudaStream_t) and not waited for; totals waits and returns the counts (triangles,
+ * rejected, clipped, fragments) summed over the chunks. `d_scratch` as for vr_raster_gpu. */
+vr_status vr_raster_stream_begin(uint64_t *d_vis, const vr_raster_config *cfg, void *d_scratch,
+                                 void *stream);
+vr_status vr_raster_stream_chunk(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
+                                 const vr_raster_config *cfg, void *d_scratch, void *stream);
+vr_status vr_resolve_stream_chunk(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
+                                  uint32_t tri_count, const vr_raster_config *cfg,
+                                  const vr_resolve_params *p, void *stream);
+vr_status vr_raster_stream_totals(vr_raster_stats *stats, void *d_scratch, void *stream);
 
 /* ---- device frame: buffers that turn a queue into an image on the GPU --------------------- */
 
@@ -205,12 +225,46 @@ typedef struct vr_render_stats {
                                maximum (the slowest part's, cudaEvents), else 0 */
     double composite_vis_ms; /* of which the visibility buffers' minimum */
     double frame_ms;        /* wall clock of the whole vr_renderer_draw */
+    /* streamed renderers (vr_renderer_create_streamed), else 0 */
+    uint32_t chunks;         /* chunks of the frame */
+    uint64_t pipeline_bytes; /* GPU: device memory of the pipeline - queue, workspace, staging
+                                slots, visibility buffer, image, raster scratch - which does not
+                                grow with the scene */
+    uint64_t scene_bytes;    /* GPU: device memory of the scene's arrays (VR_STREAM_DEVICE) */
+    uint64_t copied_bytes;   /* GPU: host-to-device bytes the frame copied */
+    double stream_ms;        /* GPU: cudaEvents around all of the frame's chunks (geometry,
+                                raster, resolve and the copies they wait for) */
 } vr_render_stats;
 
 /* Owns every buffer a frame of mesh `m` needs (host, and device when `use_gpu`); `m` must stay
  * alive and unchanged until destroy. use_gpu without a device returns VR_ERR_NO_DEVICE. */
 typedef struct vr_renderer vr_renderer;
 vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu);
+
+/* Bounded streaming (raster/stream.c): a renderer whose device memory does not grow with the
+ * scene. The strategy's batches are cut into chunks of at most queue_bytes /
+ * VR_QUEUE_BYTES_PER_TRIANGLE triangles (a batch is never split, so invocations equal one run's);
+ * the chunks run in turn through one queue, one visibility buffer and one image, each
+ * rasterizing into the buffer and resolving the pixels it holds, so the visibility buffer and
+ * the image equal the in-core renderer's word for word. Where the scene's arrays live: */
+typedef enum vr_stream_source {
+    VR_STREAM_DEVICE = 0, /* uploaded once (the scene must fit the GPU; the pipeline is bounded) */
+    VR_STREAM_HOST,       /* stay in host memory (page-locked with cudaHostRegister); each chunk
+                             copies its indices and its window [lowest, highest vertex id] of the
+                             vertex arrays into a staging slot while the previous chunk runs */
+    VR_STREAM_SOURCE_COUNT
+} vr_stream_source;
+extern const char *const vr_stream_source_names[VR_STREAM_SOURCE_COUNT]; /* "device", "host" */
+typedef struct vr_stream_config {
+    uint64_t queue_bytes;    /* the queue's budget (chunk capacity in triangles times 112) */
+    vr_stream_source source;
+} vr_stream_config;
+#define VR_STREAM_QUEUE_BYTES_DEFAULT (1024ull << 20)
+/* Like vr_renderer_create, without any buffer sized by the whole mesh. Frames refuse the
+ * heatmap (per-vertex counts of the whole scene) and multi (VR_ERR_ARG); sort-last parts and
+ * compressed input are not combined with it. */
+vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int use_gpu,
+                                      const vr_stream_config *c);
 void vr_renderer_destroy(vr_renderer *r); /* accepts NULL */
 /* GPU renderers: later frames decode each geometry batch from `gts` (the compressed form of the
  * renderer's mesh, alive while set; NULL switches back): vr_geometry_set_gts. Strategies

@@ -428,6 +428,17 @@ VR_HD void vr_batch_colour(uint32_t id, float rgb[3])
     }
 }
 
+/* Streamed chunks (vr_resolve_stream_chunk): 1 when the pixel is left as it is, because its
+ * word names a triangle of another chunk - an earlier chunk wrote its colour, or a later one
+ * will (the word is the minimum so far, so the chunk that holds the final one resolves last
+ * among those that touch the pixel). An empty pixel gets the background from every chunk. */
+VR_HD int vr_resolve_keeps(uint64_t word, const vr_raster_view *view, uint32_t tri_count,
+                           const vr_resolve_params *p)
+{
+    return p->part == VR_RESOLVE_PART_KEEP && word != VR_VIS_EMPTY &&
+           (uint32_t)word - view->slot_base >= tri_count;
+}
+
 /* Colour of pixel (i, j) holding visibility word `word`. The barycentrics are perspective
  * correct and need no clipping: with the clip-space corners V_k = (x, y, w) as columns of M,
  * M^-1 (ndc_x, ndc_y, 1) is proportional to them (Olano and Greer 1997), and the rows of M^-1

@@ -177,6 +177,8 @@ vr_status vr_resolve_ref(uint8_t *rgba, const uint64_t *vis, const vr_queue *q, 
     for (int32_t j = 0; j < view.height; ++j)
         for (int32_t i = 0; i < view.width; ++i) {
             const size_t at = (size_t)j * cfg->width + (size_t)i;
+            if (vr_resolve_keeps(vis[at], &view, tri_count, p))
+                continue;
             const uint32_t c = vr_resolve_pixel(vis[at], i, j, &view, q, tri_count, p);
             memcpy(rgba + 4 * at, &c, 4); /* little-endian: red is the low byte */
         }

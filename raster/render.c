@@ -19,6 +19,7 @@
 #include "pipeline/stage/parts.h"
 #include "raster/raster_common.h"
 #include "raster/sortlast.h"
+#include "raster/stream.h"
 #ifdef VR_HAVE_CUDA
 #include "pipeline/vr_check.h"
 #endif
@@ -47,6 +48,8 @@ struct vr_renderer {
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
     vr_sortlast *sortlast;          /* sort-last parts (vr_renderer_set_parts), or NULL */
+    vr_stream *stream;              /* bounded streaming (vr_renderer_create_streamed), or NULL:
+                                       then nothing above is sized by the mesh */
     size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
 };
 
@@ -140,6 +143,7 @@ void vr_renderer_destroy(vr_renderer *r)
     if (r->gpu)
         vr_render_dev_free(r);
     vr_sortlast_destroy(r->sortlast);
+    vr_stream_destroy(r->stream);
     free(r);
 }
 
@@ -178,9 +182,35 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     return VR_OK;
 }
 
+vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int use_gpu,
+                                      const vr_stream_config *c)
+{
+    assert(out && m && c);
+    *out = NULL;
+    vr_status st = vr_mesh_validate(m, "render");
+    if (st != VR_OK)
+        return st;
+    vr_renderer *r = calloc(1, sizeof *r);
+    if (!r)
+        return VR_ERROR(VR_ERR_OOM, "renderer: host struct");
+    r->mesh = m;
+    r->gpu = use_gpu != 0;
+    r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
+    r->limits = vr_batch_limits_paper();
+    if ((st = vr_stream_create(&r->stream, m, c, r->gpu)) != VR_OK) {
+        vr_renderer_destroy(r);
+        return st;
+    }
+    *out = r;
+    return VR_OK;
+}
+
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 {
     assert(r);
+    if (r->stream)
+        return VR_ERROR(VR_ERR_ARG, "renderer: compressed batches and streaming do not go "
+                        "together yet (the chunks are cut from the index buffer)");
     if (!r->gpu)
         return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: compressed batches need the GPU stage");
     if (!r->geometry)
@@ -192,6 +222,9 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how)
 {
     assert(r);
+    if (r->stream)
+        return VR_ERROR(VR_ERR_ARG, "renderer: sort-last parts and streaming do not go together "
+                        "(a streamed renderer runs its chunks on one device)");
     vr_sortlast *s = NULL;
     if (parts != 1 || how != VR_COMPOSITE_LOCAL) {
         vr_status st = vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
@@ -222,6 +255,8 @@ vr_status vr_renderer_read_vis(vr_renderer *r, uint64_t *vis, size_t pixels)
     assert(r && vis);
     if (r->sortlast)
         return vr_sortlast_read_vis(r->sortlast, vis, pixels);
+    if (r->stream)
+        return vr_stream_read_vis(r->stream, vis, pixels);
     if (pixels == 0 || pixels != r->last_pixels)
         return VR_ERROR(VR_ERR_ARG, "renderer: no frame of %zu pixels to read", pixels);
     if (!r->gpu) {
@@ -409,11 +444,15 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
 
     vr_resolve_params shade = o->shade;
     shade.mode = o->mode;
-    if (r->gpu && !r->sortlast && !r->geometry)
+    if (r->gpu && !r->sortlast && !r->stream && !r->geometry)
         return VR_ERROR(VR_ERR_OOM, "renderer: its device buffers could not be made again after "
                         "vr_renderer_set_parts; create the renderer anew");
     if (r->sortlast) { /* the parts keep their own batch ids, counts and buffers */
         s = vr_sortlast_frame(r->sortlast, rgba, o, &cfg, &shade, st);
+        goto done;
+    }
+    if (r->stream) { /* the chunks keep their own batches and buffers */
+        s = vr_stream_frame(r->stream, rgba, o, &cfg, &shade, st);
         goto done;
     }
     /* batch ids depend on the strategy only (not on the camera): recomputed when it changes */

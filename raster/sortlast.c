@@ -324,7 +324,7 @@ static vr_resolve_params vr_sl_shade(const vr_sortlast *s, const vr_resolve_para
                                      const uint32_t *tri_batch)
 {
     vr_resolve_params sh = *in;
-    sh.part = 1;
+    sh.part = VR_RESOLVE_PART_ZERO;
     sh.background = k == 0 ? in->background : 0;
     sh.shade_counts = counts;
     sh.vertex_count = s->mesh->vertex_count;

@@ -173,6 +173,9 @@ typedef struct render_job {
     int patch_builder;           /* --patch-builder: vr_patch_builder */
     int gpus, parts;             /* --gpus N (sort-last over NCCL), --parts N (on one device);
                                     0: not given, one run */
+    int stream, stream_mb, stream_from; /* --stream, --stream-mb (MiB of queue), --stream-from
+                                    (vr_stream_source) */
+    double h2d_bps;              /* --stream-from host: the device's pinned copy rate */
     vr_gpu_shape shape;          /* the device's, when job->gpu */
     vr_batch_limits limits_of[VR_REUSE_KIND_COUNT]; /* per mesh: each strategy's limits */
     /* CPU path, per mesh: invocations of each strategy kind (estimated) and the progress */
@@ -190,6 +193,7 @@ typedef struct render_timing {
     double frame_ms;     /* wall time of the whole frame, image left on the device */
     double composite_ms; /* sort-last: the visibility minimum and the image maximum */
     double composite_vis_ms; /* of which the visibility minimum */
+    double stream_ms;    /* streamed: cudaEvents around all chunks */
 } render_timing;
 
 static const char *mode_name(vr_shade_mode m)
@@ -231,26 +235,32 @@ static vr_status choose_limits(render_job *job, const vr_mesh *mesh)
     return VR_OK;
 }
 
-static void print_header(FILE *f, int show_big, int show_parts)
+static void print_header(FILE *f, int show_big, int show_parts, int show_stream)
 {
     fprintf(f, "  %-8s %9s ", "strategy", "load");
     if (show_big)
         fprintf(f, "%4s ", "big");
     if (show_parts)
         fprintf(f, "%5s %7s ", "parts", "comp_ms");
+    if (show_stream)
+        fprintf(f, "%6s %9s %7s %7s %8s ", "chunks", "stream_ms", "pipe_MB", "copy_GB", "GB/s");
     fprintf(f, "%9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "geom_ms", "clear_ms",
             "raster_ms", "resolve_ms", "frame_ms", "xfer_ms", "invocations", "shd/tri", "reuse",
             "batches", "fragments", "clipped");
 }
 
 static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats *st,
-                      const render_timing *t, int show_big, int show_parts)
+                      const render_timing *t, int show_big, int show_parts, int show_stream)
 {
     fprintf(f, "  %-8s %9u ", o->strategy->name, o->loop_iterations);
     if (show_big)
         fprintf(f, "%4s ", vr_raster_big_mode_name(o->raster.big_mode));
     if (show_parts)
         fprintf(f, "%5u %7.3f ", st->parts, t->composite_ms);
+    if (show_stream)
+        fprintf(f, "%6u %9.3f %7.1f %7.3f %8.2f ", st->chunks, t->stream_ms,
+                st->pipeline_bytes / 1e6, st->copied_bytes / 1e9,
+                t->stream_ms > 0 ? st->copied_bytes / (t->stream_ms * 1e6) : 0.0);
     fprintf(f, "%9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu "
             "%8llu\n", t->geometry_ms, t->clear_ms,
             t->raster_ms, t->resolve_ms, t->frame_ms, st->transfer_ms,
@@ -278,7 +288,8 @@ static vr_status draw(render_job *job, vr_renderer *r, uint8_t *rgba, const vr_r
 static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_options *o,
                              vr_render_stats *st, render_timing *t)
 {
-    enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, COMPOSITE, COMPOSITE_VIS, SERIES };
+    enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, COMPOSITE, COMPOSITE_VIS, STREAM,
+           SERIES };
     const int n = job->reps;
     double *v = malloc((size_t)n * SERIES * sizeof *v);
     if (!v)
@@ -298,6 +309,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         v[FRAME * n + i] = wall;
         v[COMPOSITE * n + i] = st->composite_ms;
         v[COMPOSITE_VIS * n + i] = st->composite_vis_ms;
+        v[STREAM * n + i] = st->stream_ms;
         if (!job->progress.running) /* the CPU estimate shows the whole run instead */
             vr_progress("  timing", (uint64_t)i + 1, (uint64_t)n);
     }
@@ -310,6 +322,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         t->frame_ms = vr_cli_median(v + FRAME * n, n);
         t->composite_ms = vr_cli_median(v + COMPOSITE * n, n);
         t->composite_vis_ms = vr_cli_median(v + COMPOSITE_VIS * n, n);
+        t->stream_ms = vr_cli_median(v + STREAM * n, n);
     }
     free(v);
     return s;
@@ -435,9 +448,23 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         }
         vr_image_fill(image, img_w, img_h, 0, 0, (int)img_w, (int)img_h, o.shade.background);
     }
-    if (vr_renderer_create(&r, mesh, job->gpu) != VR_OK) {
+    const vr_stream_config stream_cfg = {(uint64_t)job->stream_mb << 20,
+                                         (vr_stream_source)job->stream_from};
+    if ((job->stream ? vr_renderer_create_streamed(&r, mesh, job->gpu, &stream_cfg)
+                     : vr_renderer_create(&r, mesh, job->gpu)) != VR_OK) {
         vr_cli_fail_last("render");
         goto done;
+    }
+    if (job->stream) {
+        const uint64_t cap = stream_cfg.queue_bytes / VR_QUEUE_BYTES_PER_TRIANGLE;
+        fprintf(log, "  streaming: chunks of at most %llu triangles (a %d MiB queue, whole "
+                "batches), the scene's arrays %s\n", (unsigned long long)cap, job->stream_mb,
+                job->stream_from == VR_STREAM_HOST
+                    ? "in page-locked host memory, copied per chunk while the previous one runs"
+                    : "on the device");
+        if (job->h2d_bps > 0)
+            fprintf(log, "  host-to-device copy rate of this device: %.2f GB/s (cudaMemcpy of "
+                    "256 MiB from page-locked memory, best of 10)\n", job->h2d_bps / 1e9);
     }
     const int show_parts = job->gpus || job->parts;
     if (show_parts) {
@@ -493,7 +520,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     if (job->reps > 0) {
         fprintf(log, "  medians of %d frames (raster_ms without clear_ms; frame_ms: wall time of "
                 "the whole frame)\n", job->reps);
-        print_header(log, job->show_big, show_parts);
+        print_header(log, job->show_big, show_parts, job->stream);
         for (int l = 0; l < job->loads.count; ++l)
             for (int p = 0; p < panels; ++p)
                 for (int b = 0; b < job->bigs.count; ++b) {
@@ -501,24 +528,27 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                     o.loop_iterations = job->loads.v[l];
                     o.raster.big_mode = job->bigs.v[b];
                     vr_render_stats st;
-                    render_timing t = {0, 0, 0, 0, 0, 0, 0, 0};
+                    render_timing t = {0, 0, 0, 0, 0, 0, 0, 0, 0};
                     if (time_frames(job, r, &o, &st, &t) != VR_OK) {
                         vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
                         goto done;
                     }
-                    print_row(log, &o, &st, &t, job->show_big, show_parts);
+                    print_row(log, &o, &st, &t, job->show_big, show_parts, job->stream);
                     if (job->csv.f) {
                         FILE *f = job->csv.f;
                         vr_cli_csv_field(f, vr_cli_scene_label(spec));
                         fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f,%s,%u,%s,"
-                                "%.4f,%.4f\n",
+                                "%.4f,%.4f,%u,%s,%.4f,%.1f,%.1f,%.1f,%.3f\n",
                                 order_name, st.triangles, o.strategy->name, o.loop_iterations,
                                 o.raster.width, o.raster.height, t.geometry_ms,
                                 t.raster_total_ms, t.resolve_ms, t.frame_ms,
                                 (unsigned long long)st.invocations, st.reuse,
                                 vr_raster_big_mode_name(o.raster.big_mode), st.parts,
                                 job->gpus ? "nccl" : "local", t.composite_ms,
-                                t.composite_vis_ms);
+                                t.composite_vis_ms, st.chunks,
+                                job->stream ? vr_stream_source_names[job->stream_from] : "none",
+                                t.stream_ms, st.pipeline_bytes / 1e6, st.scene_bytes / 1e6,
+                                st.copied_bytes / 1e6, job->h2d_bps / 1e9);
                         ++job->csv_rows;
                     }
                 }
@@ -528,7 +558,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     /* the image: one frame per strategy at the first load */
     if (!job->no_image) {
         if (job->reps == 0)
-            print_header(log, job->show_big, show_parts);
+            print_header(log, job->show_big, show_parts, job->stream);
         for (int p = 0; p < panels; ++p) {
             set_strategy(job, &o, job->strategies.v[p]);
             o.loop_iterations = job->loads.v[0];
@@ -544,8 +574,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
                                          vr_now_ms() - t0 - st.raster.download_ms,
-                                         st.composite_ms, st.composite_vis_ms};
-                print_row(log, &o, &st, &t, job->show_big, show_parts);
+                                         st.composite_ms, st.composite_vis_ms, st.stream_ms};
+                print_row(log, &o, &st, &t, job->show_big, show_parts, job->stream);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
                           o.raster.width, o.raster.height);
@@ -638,8 +668,9 @@ static const vr_cli_command g_cmd = {
     "With one scene and one order the PNG is exactly --out; otherwise one PNG per scene and\n"
     "order, FILE-<scene>-<order>.png. --csv needs --reps; its columns: scene, order, tris,\n"
     "strategy, load, width, height, geometry_ms, raster_ms, resolve_ms, frame_ms, invocations,\n"
-    "reuse, big, parts, composite (local or nccl), composite_ms, composite_vis_ms (raster_ms\n"
-    "includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
+    "reuse, big, parts, composite (local or nccl), composite_ms, composite_vis_ms, chunks,\n"
+    "stream (none, device or host), stream_ms, pipeline_mb, scene_mb, copied_mb, h2d_gbs\n"
+    "(raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
     "draw the same image; a run they would need more than a few seconds for is announced with\n"
     "its estimate before it starts and shows its progress.",
     VR_CLI_SCENES_OR_DEFAULT};
@@ -665,6 +696,7 @@ int vr_cmd_render(int argc, char **argv)
     job.pitch = 15, job.zoom = 1;
     job.size[0] = 1280, job.size[1] = 720;
     job.out = "render.png";
+    job.stream_from = -1;
     const vr_cli_opt opts[] = {
         VR_CLI_STRATEGY(&job.strategies, "hash; several give side-by-side panels"),
         VR_CLI_LOAD(&job.loads, "simple; the image uses the first, --reps times each"),
@@ -703,6 +735,18 @@ int vr_cmd_render(int argc, char **argv)
          "the same cut into N parts on one device (or the CPU twins), composited there without "
          "a transport: checks the cut and the compositing anywhere",
          vr_cli_parse_int, &job.parts, 0, 1, VR_PARTS_MAX, 0, NULL},
+        {"stream", 0, NULL,
+         "bounded streaming: the batches run in chunks through one queue of --stream-mb, so "
+         "device memory for the pipeline does not grow with the scene (same image and counts "
+         "as without; not for multi or --heatmap)",
+         NULL, &job.stream, 1, 0, 0, 0, NULL},
+        {"stream-mb", 0, "MIB", "the streaming queue's size in MiB (default 1024; implies "
+         "--stream)", vr_cli_parse_int, &job.stream_mb, 0, 1, 1 << 20, 0, NULL},
+        {"stream-from", 0, "WHERE",
+         "device (the default: the scene's arrays uploaded once) or host (they stay in "
+         "page-locked host memory; each chunk copies its indices and vertex window while the "
+         "previous one runs); implies --stream",
+         vr_cli_parse_choice, &job.stream_from, 0, 0, 0, 0, vr_stream_source_names},
         {"gts-batches", 0, NULL,
          "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
          "each batch from the stream itself, no index buffer on the device (hash only, file "
@@ -729,6 +773,23 @@ int vr_cmd_render(int argc, char **argv)
     if (job.gts_batches && (job.orders.count > 1 || job.orders.v[0] != VR_ORDER_FILE))
         return vr_cli_fail(VR_CLI_USAGE, "render", "--gts-batches renders the stream's own "
                            "triangle order; leave --order at file");
+    if (job.stream_mb || job.stream_from >= 0)
+        job.stream = 1;
+    if (!job.stream_mb)
+        job.stream_mb = (int)(VR_STREAM_QUEUE_BYTES_DEFAULT >> 20);
+    if (job.stream_from < 0)
+        job.stream_from = VR_STREAM_DEVICE;
+    if (job.stream && (job.gpus || job.parts || job.gts_batches))
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--stream runs its chunks on one device; it "
+                           "does not go together with --gpus, --parts or --gts-batches");
+    if (job.stream && job.mode == VR_SHADE_HEATMAP)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--heatmap needs per-vertex shading counts "
+                           "of the whole scene on the device; render it without --stream");
+    for (int p = 0; p < job.strategies.count && job.stream; ++p)
+        if (job.strategies.v[p]->kind == VR_REUSE_MULTI)
+            return vr_cli_fail(VR_CLI_USAGE, "render", "multi cannot run in chunks (it shades "
+                               "the whole vertex buffer first); leave it out of --strategy with "
+                               "--stream");
     if (job.gpus && job.parts)
         return vr_cli_fail(VR_CLI_USAGE, "render", "--gpus and --parts exclude each other "
                            "(--gpus N puts one part on each of N GPUs)");
@@ -765,11 +826,16 @@ int vr_cmd_render(int argc, char **argv)
             return vr_cli_fail_last("render");
         fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
                 "resolve_ms,frame_ms,invocations,reuse,big,parts,composite,composite_ms,"
-                "composite_vis_ms\n");
+                "composite_vis_ms,chunks,stream,stream_ms,pipeline_mb,scene_mb,copied_mb,"
+                "h2d_gbs\n");
     }
 
     job.gpu = !job.force_cpu && vr_gpu_available();
     if (job.gpu && vr_gpu_shape_query(&job.shape) != VR_OK)
+        return vr_cli_fail_last("render");
+    /* streaming from the host is measured against the device's own copy rate, in this run */
+    if (job.gpu && job.stream && job.stream_from == VR_STREAM_HOST &&
+        vr_gpu_h2d_bandwidth(&job.h2d_bps) != VR_OK)
         return vr_cli_fail_last("render");
     if (job.gpus && !job.gpu)
         return vr_cli_fail(1, "render", "--gpus %d: %s (--parts N runs the same cut on the CPU "

@@ -63,6 +63,10 @@ struct vr_geometry {
     vr_gts_seed *d_seeds;
     uint32_t seed_max_unique, seed_max_indices; /* 0: no seeds yet */
     vr_gts_batch_source gts_src;                /* device pointers */
+    /* bounded (vr_geometry_create_bounded): no mesh, a queue of `triangles` slots that chunks of
+     * a larger stream take in turn, and their running totals */
+    int bounded;
+    vr_geometry_tally *d_tally;
 };
 
 /* ---- device ------------------------------------------------------------------------------ */
@@ -165,6 +169,45 @@ done:
     return st;
 }
 
+vr_status vr_gpu_h2d_bandwidth(double *bytes_per_second)
+{
+    assert(bytes_per_second);
+    *bytes_per_second = 0;
+    vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    const size_t bytes = (size_t)256 << 20;
+    void *host = NULL, *dev = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    float best = 0;
+    if ((st = vr_cuda_alloc(&dev, bytes, "copy rate destination")) != VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMallocHost(&host, bytes));
+    memset(host, 1, bytes);
+    VR_CUDA_GOTO(cudaEventCreate(&e0));
+    VR_CUDA_GOTO(cudaEventCreate(&e1));
+    for (int rep = 0; rep < 11; ++rep) {
+        float ms = 0;
+        VR_CUDA_GOTO(cudaEventRecord(e0));
+        VR_CUDA_GOTO(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+        VR_CUDA_GOTO(cudaEventRecord(e1));
+        VR_CUDA_GOTO(cudaEventSynchronize(e1));
+        VR_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1));
+        if (rep > 0 && (best == 0 || ms < best))
+            best = ms; /* rep 0 is the warm-up */
+    }
+    *bytes_per_second = best > 0 ? (double)bytes / (best * 1e-3) : 0;
+done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
+    cudaFreeHost(host);
+    cudaFree(dev);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    return st;
+}
+
 /* ---- context ----------------------------------------------------------------------------- */
 
 void vr_geometry_destroy(vr_geometry *g)
@@ -178,7 +221,8 @@ void vr_geometry_destroy(vr_geometry *g)
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
                           g->d_plan_indices, g->d_plan_ids, g->d_plan_starts, g->d_plan_bounds,
-                          g->d_keys, g->d_kept, g->d_given_starts, g->d_given_bounds};
+                          g->d_keys, g->d_kept, g->d_given_starts, g->d_given_bounds,
+                          g->d_tally};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     vr_queue_device_free(&g->d_queue);
     vr_queue_device_free(&g->d_stage_queue);
@@ -529,12 +573,38 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
     return VR_OK;
 }
 
+/* Points p->temp at a workspace of ops->temp_bytes(p) bytes (grown after `stream` drained, so no
+ * kernel still reads the old one); *bytes gets the size. */
+static vr_status vr_geometry_temp(vr_geometry *g, const vr_reuse_ops *ops, vr_reuse_params *p,
+                                  cudaStream_t stream, size_t *bytes)
+{
+    p->temp = NULL;
+    const size_t temp_bytes = ops->temp_bytes(p);
+    if (temp_bytes > g->temp_capacity) {
+        VR_CUDA_CHECK(cudaStreamSynchronize(stream));
+        g->temp_capacity = 0;
+        vr_status st = vr_cuda_free(&g->d_temp, "strategy workspace");
+        if (st == VR_OK)
+            st = vr_cuda_alloc(&g->d_temp, temp_bytes, "strategy workspace");
+        if (st != VR_OK)
+            return st;
+        g->temp_capacity = temp_bytes;
+    }
+    if (temp_bytes)
+        p->temp = g->d_temp;
+    *bytes = temp_bytes;
+    return VR_OK;
+}
+
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms)
 {
     assert(g && ops && cfg);
     if (ms)
         *ms = 0;
+    if (g->bounded)
+        return VR_ERROR(VR_ERR_ARG, "%s: a bounded geometry context has no mesh of its own; "
+                        "run chunks with vr_geometry_run_chunk", ops->name);
     if (!ops->run)
         return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
     if (cfg->queue_store != 0 && cfg->queue_store != 1)
@@ -603,20 +673,12 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
         p.queue = g->d_stage_queue;
         p.queue_keys = g->d_keys;
     }
-    p.temp = NULL;
-    const size_t temp_bytes = ops->temp_bytes(&p);
-    if (temp_bytes > g->temp_capacity) {
-        VR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-        g->temp_capacity = 0;
-        vr_status st = vr_cuda_free(&g->d_temp, "strategy workspace");
-        if (st == VR_OK)
-            st = vr_cuda_alloc(&g->d_temp, temp_bytes, "strategy workspace");
+    size_t temp_bytes = 0;
+    {
+        vr_status st = vr_geometry_temp(g, ops, &p, g->stream, &temp_bytes);
         if (st != VR_OK)
             return st;
-        g->temp_capacity = temp_bytes;
     }
-    if (temp_bytes)
-        p.temp = g->d_temp;
 
     const size_t tris = g->triangles;
     vr_status st;
@@ -724,4 +786,127 @@ const vr_queue *vr_geometry_device_queue(const vr_geometry *g)
 const uint32_t *vr_geometry_device_shade_counts(const vr_geometry *g)
 {
     return g ? g->d_shade_counts : NULL;
+}
+
+/* ---- bounded contexts: chunks of a larger stream ------------------------------------------- */
+
+vr_status vr_geometry_create_bounded(vr_geometry **out, uint32_t max_triangles)
+{
+    assert(out);
+    *out = NULL;
+    vr_status st = vr_cuda_device_check();
+    if (st != VR_OK)
+        return st;
+    if (max_triangles == 0)
+        return VR_ERROR(VR_ERR_ARG, "a bounded geometry context of 0 triangles");
+    vr_geometry *g = (vr_geometry *)calloc(1, sizeof *g);
+    if (!g)
+        return VR_ERROR(VR_ERR_OOM, "vr_geometry_create_bounded: host context");
+    g->bounded = 1;
+    g->triangles = max_triangles;
+    g->index_count = 3 * max_triangles;
+    if ((st = vr_queue_device_alloc(&g->d_queue, max_triangles)) != VR_OK ||
+        (st = vr_cuda_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) != VR_OK ||
+        (st = vr_cuda_alloc((void **)&g->d_tally, sizeof(vr_geometry_tally), "chunk tally")) !=
+            VR_OK ||
+        (st = vr_cuda_status(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
+                             VR_CUDA_WHERE, "cudaStreamCreateWithFlags")) != VR_OK ||
+        (st = vr_cuda_status(cudaMemset(g->d_tally, 0, sizeof(vr_geometry_tally)),
+                             VR_CUDA_WHERE, "cudaMemset of the chunk tally")) != VR_OK) {
+        vr_geometry_destroy(g);
+        return st;
+    }
+    *out = g;
+    return VR_OK;
+}
+
+/* One thread: the chunk's counters into the running totals; a chunk that did not write each of
+ * its `triangles` slots exactly once (queue_count, overflow) is counted as bad. */
+__global__ void vr_geometry_tally_kernel(vr_geometry_tally *t, const vr_counters *c,
+                                         uint32_t triangles)
+{
+    t->invocations += c->invocations;
+    t->triangles += c->queue_count;
+    t->chunks += 1;
+    if (c->queue_count != triangles || c->overflow != 0)
+        t->bad_chunks += 1;
+}
+
+vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
+                                const vr_reuse_params *cfg, const vr_geometry_chunk *c,
+                                void *stream)
+{
+    assert(g && ops && cfg && c);
+    if (!g->bounded)
+        return VR_ERROR(VR_ERR_ARG, "%s: chunks run on a bounded geometry context "
+                        "(vr_geometry_create_bounded)", ops->name);
+    if (!ops->run)
+        return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
+    if (c->triangles > g->triangles)
+        return VR_ERROR(VR_ERR_ARG, "%s: a chunk of %u triangles, the queue holds %u", ops->name,
+                        c->triangles, g->triangles);
+    if (ops->kind == VR_REUSE_MULTI)
+        return VR_ERROR(VR_ERR_ARG, "multi cannot run in chunks: it shades the whole vertex "
+                        "buffer before it assembles");
+    if ((ops->dynamic || ops->plan) && !c->d_starts)
+        return VR_ERROR(VR_ERR_ARG, "%s: a chunk needs its batch starts", ops->name);
+    if (cfg->queue_store != 0 && cfg->queue_store != 1)
+        return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
+                        ops->name, cfg->queue_store);
+    cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
+    vr_reuse_params p = vr_reuse_params_input(cfg, c->d_indices, 3 * c->triangles,
+                                              c->d_positions, c->d_normals, c->vertex_count);
+    if (ops->dynamic || ops->plan) {
+        p.batch_starts = c->d_starts; /* a plan's chunk is already in plan order: tri_ids NULL */
+        p.batch_count = c->batch_count;
+        p.cluster_bounds = ops->plan ? c->d_bounds : NULL;
+    }
+    if (vr_queue_blockwise(&p) || vr_queue_keyed(&p))
+        return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue is not run in chunks (the "
+                        "streamed renderer culls in the rasterizer)", ops->name,
+                        vr_queue_mode_names[p.queue_mode]);
+    p.gts = NULL;
+    p.queue = g->d_queue;
+    p.counters = g->d_counters;
+    p.shade_counts = NULL; /* per-vertex counts would be scene-sized; invocations are counted */
+    p.stream = s;
+    size_t temp_bytes = 0;
+    vr_status st = vr_geometry_temp(g, ops, &p, s, &temp_bytes);
+    if (st != VR_OK)
+        return st;
+    (void)temp_bytes;
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), s));
+    if (c->triangles == 0)
+        return VR_OK;
+    if ((st = ops->run(&p)) != VR_OK)
+        return st;
+    vr_geometry_tally_kernel<<<1, 1, 0, s>>>(g->d_tally, g->d_counters, c->triangles);
+    VR_LAUNCH_CHECK("vr_geometry_tally_kernel", s);
+    return VR_OK;
+}
+
+vr_status vr_geometry_tally_reset(vr_geometry *g, void *stream)
+{
+    assert(g && g->bounded);
+    cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_tally, 0, sizeof(vr_geometry_tally), s));
+    return VR_OK;
+}
+
+vr_status vr_geometry_tally_read(vr_geometry *g, vr_geometry_tally *out, void *stream)
+{
+    assert(g && g->bounded && out);
+    cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
+    VR_CUDA_CHECK(cudaMemcpyAsync(out, g->d_tally, sizeof *out, cudaMemcpyDeviceToHost, s));
+    return vr_cuda_status(cudaStreamSynchronize(s), VR_CUDA_WHERE,
+                          "cudaStreamSynchronize after the streamed chunks");
+}
+
+size_t vr_geometry_device_bytes(const vr_geometry *g)
+{
+    if (!g)
+        return 0;
+    size_t b = (size_t)g->triangles * VR_QUEUE_BYTES_PER_TRIANGLE + sizeof(vr_counters) +
+               g->temp_capacity;
+    return g->d_tally ? b + sizeof(vr_geometry_tally) : b;
 }

@@ -33,6 +33,10 @@ vr_status vr_gpu_shape_query(vr_gpu_shape *out);
 /* Measured device-to-device copy bandwidth in bytes per second, counting bytes read plus bytes
  * written: a 2 x 256 MiB cudaMemcpy, one warm-up then the best of 10 (H100: about 3e12). */
 vr_status vr_gpu_copy_bandwidth(double *bytes_per_second);
+/* Measured host-to-device copy rate in bytes per second from page-locked memory: a 256 MiB
+ * cudaMemcpy, one warm-up then the best of 10 (PCIe 5 x16: about 50e9). The peak the streamed
+ * renderer's host copies are measured against. */
+vr_status vr_gpu_h2d_bandwidth(double *bytes_per_second);
 
 /* ---- host results ------------------------------------------------------------------------ */
 
@@ -220,6 +224,55 @@ vr_status vr_geometry_download(const vr_geometry *g, vr_geometry_result *out);
  * consumes the queue on the device (raster/). NULL without CUDA. */
 const vr_queue *vr_geometry_device_queue(const vr_geometry *g);
 const uint32_t *vr_geometry_device_shade_counts(const vr_geometry *g);
+
+/* ---- bounded contexts: a stream in chunks ------------------------------------------------- *
+ * Device memory that does not grow with the scene (raster/stream.c): a queue of max_triangles
+ * slots, counters and a workspace, and nothing of the mesh. The caller owns the scene's device
+ * arrays (resident, or staged a chunk at a time) and runs the chunks one after another on one
+ * stream; each chunk's batches are the whole stream's batches over its range (pipeline/stage/
+ * parts.h, vr_parts_make_bounded), so the chunks' invocations add up to one run's exactly. */
+
+/* Totals over the chunks since the last reset, kept on the device (no host round trip per
+ * chunk). */
+typedef struct vr_geometry_tally {
+    unsigned long long invocations; /* vertex-shader invocations (runs with count != 0) */
+    unsigned long long triangles;   /* queue slots written */
+    uint32_t chunks;                /* chunks run */
+    uint32_t bad_chunks;            /* chunks that did not write each of their slots once */
+} vr_geometry_tally;
+
+/* One chunk: device pointers owned by the caller, alive until the stream has run it. */
+typedef struct vr_geometry_chunk {
+    const uint32_t *d_indices;    /* 3 * triangles indices (a plan's chunk: in plan order) */
+    uint32_t triangles;           /* <= the context's max_triangles */
+    const float *d_positions;     /* indexable by every vertex id of the chunk (3 floats each) */
+    const float *d_normals;
+    uint32_t vertex_count;        /* the chunk's vertex ids are below it */
+    const uint32_t *d_starts;     /* dynamic strategies and plans: batch_count + 1 index offsets
+                                     from 0 to 3 * triangles, else NULL */
+    uint32_t batch_count;
+    const vr_cluster_bounds *d_bounds; /* plans: batch_count bounds, or NULL */
+} vr_geometry_chunk;
+
+/* VR_ERR_ARG for 0 triangles, VR_ERR_NO_DEVICE, VR_ERR_OOM naming the buffer. Its tally starts
+ * at zero. vr_geometry_run and the mesh calls refuse a bounded context (VR_ERR_ARG). */
+vr_status vr_geometry_create_bounded(vr_geometry **out, uint32_t max_triangles);
+/* Enqueues chunk `c` of strategy `ops` (cfg as for vr_geometry_run; its count gives
+ * invocations, never per-vertex counts) on `stream` (a cudaStream_t, NULL: the context's),
+ * writing queue slots 0 .. triangles - 1, and adds its counters to the tally. Does not wait:
+ * the next chunk on the same stream may reuse the queue once the caller's consumers of this
+ * one are enqueued. VR_ERR_ARG for multi (it shades the whole vertex buffer), culling into an
+ * ink / collate / cub / hp queue, a chunk over the capacity or without its starts. */
+vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
+                                const vr_reuse_params *cfg, const vr_geometry_chunk *c,
+                                void *stream);
+vr_status vr_geometry_tally_reset(vr_geometry *g, void *stream);
+/* Waits for `stream` (NULL: the context's) and copies the tally out; a fault of any chunk's
+ * kernels surfaces here as VR_ERR_CUDA. */
+vr_status vr_geometry_tally_read(vr_geometry *g, vr_geometry_tally *out, void *stream);
+/* Device bytes a bounded context holds: queue, counters, tally and the largest workspace so
+ * far. */
+size_t vr_geometry_device_bytes(const vr_geometry *g);
 
 #ifdef __cplusplus
 }

@@ -468,6 +468,46 @@ vr_status vr_geometry_set_batches(vr_geometry *g, const vr_batches_given *given)
     return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
 }
 
+vr_status vr_gpu_h2d_bandwidth(double *bytes_per_second)
+{
+    *bytes_per_second = 0;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_create_bounded(vr_geometry **out, uint32_t max_triangles)
+{
+    (void)max_triangles;
+    *out = NULL;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
+                                const vr_reuse_params *cfg, const vr_geometry_chunk *c,
+                                void *stream)
+{
+    (void)g, (void)ops, (void)cfg, (void)c, (void)stream;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_tally_reset(vr_geometry *g, void *stream)
+{
+    (void)g, (void)stream;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_tally_read(vr_geometry *g, vr_geometry_tally *out, void *stream)
+{
+    (void)g, (void)stream;
+    memset(out, 0, sizeof *out);
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+size_t vr_geometry_device_bytes(const vr_geometry *g)
+{
+    (void)g;
+    return 0;
+}
+
 const struct vr_gts_batch_source *vr_geometry_gts_source(const vr_geometry *g)
 {
     (void)g;

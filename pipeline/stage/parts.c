@@ -40,48 +40,45 @@ static vr_status vr_parts_fixed_starts(uint32_t **starts, uint32_t *batches,
     return VR_OK;
 }
 
-vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
-                        const vr_reuse_params *cfg, uint32_t count)
+/* The stream strategy `ops` reads on `m` (the index buffer, or a plan's ordered copy kept in
+ * out) and its batch starts: *whole (malloc'd, freed by the caller) unless a plan's own. */
+static vr_status vr_parts_stream(vr_parts *out, const uint32_t **stream, const uint32_t **starts,
+                                 uint32_t **whole, uint32_t *batches, const vr_reuse_ops *ops,
+                                 const vr_mesh *m, const vr_reuse_params *cfg)
 {
-    assert(out && ops && m && cfg);
-    memset(out, 0, sizeof *out);
-    if (count == 0 || count > VR_PARTS_MAX)
-        return VR_ERROR(VR_ERR_ARG, "%u parts: between 1 and %u", count, VR_PARTS_MAX);
-    if (ops->kind == VR_REUSE_MULTI && count > 1)
-        return VR_ERROR(VR_ERR_ARG, "multi cannot be cut into parts: it shades the whole vertex "
-                        "buffer before it assembles, so each of the %u parts would shade it "
-                        "again; use any other strategy", count);
-    const uint32_t *stream = m->indices;
-    uint32_t *whole = NULL, batches = 0;
     vr_status st;
+    *stream = m->indices;
+    *whole = NULL;
+    *batches = 0;
     if (ops->dynamic) {
-        st = vr_geometry_dyn_batches(&whole, &batches, m, cfg->max_unique, cfg->max_indices);
+        st = vr_geometry_dyn_batches(whole, batches, m, cfg->max_unique, cfg->max_indices);
     } else if (ops->plan) {
         st = vr_geometry_plan(&out->plan, &out->plan_indices, ops, m, cfg->max_unique,
                               cfg->max_indices, cfg->patch_builder);
         if (st == VR_OK) {
-            stream = out->plan_indices;
-            batches = out->plan.batch_count;
+            *stream = out->plan_indices;
+            *batches = out->plan.batch_count;
         }
     } else {
-        st = vr_parts_fixed_starts(&whole, &batches, ops, m->index_count, cfg);
+        st = vr_parts_fixed_starts(whole, batches, ops, m->index_count, cfg);
     }
-    const uint32_t *starts = ops->plan ? out->plan.starts : whole;
+    *starts = ops->plan ? out->plan.starts : *whole;
+    return st;
+}
+
+/* Makes `count` parts of batches [cut[k], cut[k + 1]) each over the stream. */
+static vr_status vr_parts_fill(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                               const uint32_t *stream, const uint32_t *starts, uint32_t batches,
+                               const uint32_t *cut, uint32_t count)
+{
     const uint32_t tris = m->index_count / 3;
-    if (st == VR_OK) {
-        out->part = calloc(count, sizeof *out->part);
-        out->stream_batch = malloc(((size_t)tris + 1) * sizeof *out->stream_batch);
-        /* every part's rebased starts: at most batches + count entries in all */
-        out->starts = malloc(((size_t)batches + count) * sizeof *out->starts);
-        if (!out->part || !out->stream_batch || !out->starts)
-            st = VR_ERROR(VR_ERR_OOM, "parts of %s: %u parts over %u triangles", ops->name,
-                          count, tris);
-    }
-    if (st != VR_OK) {
-        free(whole);
-        vr_parts_free(out);
-        return st;
-    }
+    out->part = calloc(count ? count : 1, sizeof *out->part);
+    out->stream_batch = malloc(((size_t)tris + 1) * sizeof *out->stream_batch);
+    /* every part's rebased starts: at most batches + count entries in all */
+    out->starts = malloc(((size_t)batches + count) * sizeof *out->starts);
+    if (!out->part || !out->stream_batch || !out->starts)
+        return VR_ERROR(VR_ERR_OOM, "parts of %s: %u parts over %u triangles", ops->name, count,
+                        tris);
     out->count = count;
     out->batch_count = batches;
     out->triangles = tris;
@@ -92,8 +89,8 @@ vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m
     const int given = ops->dynamic || ops->plan;
     for (uint32_t k = 0; k < count; ++k) {
         vr_part *p = &out->part[k];
-        p->batch_begin = (uint32_t)((uint64_t)batches * k / count);
-        p->batch_end = (uint32_t)((uint64_t)batches * (k + 1) / count);
+        p->batch_begin = cut[k];
+        p->batch_end = cut[k + 1];
         const uint32_t i0 = starts[p->batch_begin], i1 = starts[p->batch_end];
         p->first_tri = i0 / 3;
         p->mesh = *m;
@@ -107,6 +104,68 @@ vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m
             *next++ = starts[b] - i0;
         p->given.bounds = ops->plan && out->plan.bounds ? out->plan.bounds + p->batch_begin : NULL;
     }
-    free(whole);
     return VR_OK;
+}
+
+vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                        const vr_reuse_params *cfg, uint32_t count)
+{
+    assert(out && ops && m && cfg);
+    memset(out, 0, sizeof *out);
+    if (count == 0 || count > VR_PARTS_MAX)
+        return VR_ERROR(VR_ERR_ARG, "%u parts: between 1 and %u", count, VR_PARTS_MAX);
+    if (ops->kind == VR_REUSE_MULTI && count > 1)
+        return VR_ERROR(VR_ERR_ARG, "multi cannot be cut into parts: it shades the whole vertex "
+                        "buffer before it assembles, so each of the %u parts would shade it "
+                        "again; use any other strategy", count);
+    const uint32_t *stream, *starts;
+    uint32_t *whole, batches, cut[VR_PARTS_MAX + 1];
+    vr_status st = vr_parts_stream(out, &stream, &starts, &whole, &batches, ops, m, cfg);
+    for (uint32_t k = 0; k <= count; ++k)
+        cut[k] = (uint32_t)((uint64_t)batches * k / count);
+    if (st == VR_OK)
+        st = vr_parts_fill(out, ops, m, stream, starts, batches, cut, count);
+    free(whole);
+    if (st != VR_OK)
+        vr_parts_free(out);
+    return st;
+}
+
+vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                                const vr_reuse_params *cfg, uint32_t max_triangles)
+{
+    assert(out && ops && m && cfg);
+    memset(out, 0, sizeof *out);
+    if (max_triangles == 0)
+        return VR_ERROR(VR_ERR_ARG, "chunks of 0 triangles");
+    if (ops->kind == VR_REUSE_MULTI)
+        return VR_ERROR(VR_ERR_ARG, "multi cannot run in chunks: it shades the whole vertex "
+                        "buffer before it assembles, so every chunk would shade it again; use "
+                        "any other strategy");
+    const uint32_t *stream, *starts;
+    uint32_t *whole, batches, *cut = NULL, count = 0;
+    vr_status st = vr_parts_stream(out, &stream, &starts, &whole, &batches, ops, m, cfg);
+    if (st == VR_OK && !(cut = malloc(((size_t)batches + 2) * sizeof *cut)))
+        st = VR_ERROR(VR_ERR_OOM, "chunks of %s: %u batches", ops->name, batches);
+    /* greedy: a chunk takes batches while they fit (a batch is never split) */
+    for (uint32_t b = 0; st == VR_OK && b < batches;) {
+        const uint32_t first = starts[b] / 3;
+        if (starts[b + 1] / 3 - first > max_triangles) {
+            st = VR_ERROR(VR_ERR_ARG, "%s: batch %u has %u triangles, more than a chunk's %u",
+                          ops->name, b, starts[b + 1] / 3 - first, max_triangles);
+            break;
+        }
+        cut[count++] = b;
+        while (b < batches && starts[b + 1] / 3 - first <= max_triangles)
+            ++b;
+    }
+    if (st == VR_OK) {
+        cut[count] = batches;
+        st = vr_parts_fill(out, ops, m, stream, starts, batches, cut, count);
+    }
+    free(cut);
+    free(whole);
+    if (st != VR_OK)
+        vr_parts_free(out);
+    return st;
 }

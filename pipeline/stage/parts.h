@@ -58,6 +58,12 @@ typedef struct vr_parts {
 #define VR_PARTS_MAX 64u
 vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
                         const vr_reuse_params *cfg, uint32_t count);
+/* The same batches cut into chunks of at most `max_triangles` triangles each, taken greedily in
+ * stream order (a batch is never split): the unit of the bounded streaming renderer
+ * (raster/stream.h). Any number of chunks (0 for an empty mesh). VR_ERR_ARG for multi, for
+ * max_triangles 0 or below one batch's triangles; VR_ERR_OOM. */
+vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
+                                const vr_reuse_params *cfg, uint32_t max_triangles);
 void vr_parts_free(vr_parts *p); /* accepts a zeroed struct */
 
 #ifdef __cplusplus

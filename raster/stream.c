@@ -1,0 +1,653 @@
+/* stream.c - the bounded streaming frame (stream.h, raster.h's vr_renderer_create_streamed):
+ * chunks of the batch stream through one queue, one visibility buffer and one image. A chunk's
+ * words carry its stream positions (vr_raster_config.slot_base), so the buffer ends as one whole
+ * run's; each chunk resolves the pixels whose word is currently one of its triangles before the
+ * next chunk reuses the queue (VR_RESOLVE_PART_KEEP), so each pixel's last write is by the chunk
+ * of its final word. The CPU twin does the same with loops; the GPU adds the staging slots, the
+ * copy stream and the events that let a chunk's copies overlap the previous chunk's kernels.
+ */
+#include "raster/stream.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/stage/geometry.h"
+#include "pipeline/stage/parts.h"
+#include "raster/raster_common.h"
+#ifdef VR_HAVE_CUDA
+#include "pipeline/vr_check.h"
+#endif
+
+const char *const vr_stream_source_names[VR_STREAM_SOURCE_COUNT] = {"device", "host"};
+
+#define VR_STREAM_SLOTS 2 /* one slot fills while the other is read */
+
+#ifdef VR_HAVE_CUDA
+/* What one chunk reads that is not resident on the device. */
+typedef struct vr_stream_slot {
+    uint32_t *d_starts;     /* max_batches + 1 */
+    uint32_t *d_tri_batch;  /* capacity: batch colours (BATCHES mode) */
+    uint32_t *d_indices;    /* VR_STREAM_HOST: 3 * capacity */
+    float *d_positions;     /* VR_STREAM_HOST: 3 * max_window */
+    float *d_normals;
+    cudaEvent_t loaded;     /* the copies into the slot are done */
+    cudaEvent_t released;   /* the last chunk that read the slot is done */
+} vr_stream_slot;
+#endif
+
+struct vr_stream {
+    const vr_mesh *mesh;
+    int gpu;
+    vr_stream_config config;
+    uint32_t capacity;       /* triangles per chunk */
+    vr_parts parts;          /* the cut of cut_kind under cut_limits and cut_builder */
+    int cut_kind, cut_builder;
+    vr_batch_limits cut_limits;
+    uint32_t max_batches;    /* of one chunk */
+    uint32_t *window;        /* VR_STREAM_HOST: per chunk its lowest and highest vertex id + 1 */
+    uint32_t max_window;     /* vertices of the widest window */
+    int counted;             /* invocations belong to the cut */
+    uint64_t invocations;
+    size_t last_pixels;
+    /* CPU twin */
+    vr_geometry_result result; /* capacity triangles; viewed as a chunk's */
+    uint64_t *vis, *chunk_vis;
+    uint8_t *rgba;
+    size_t pixel_capacity;
+#ifdef VR_HAVE_CUDA
+    vr_geometry *geometry;   /* bounded: the queue, the workspace, the tally */
+    vr_raster_frame frame;   /* visibility buffer, image, raster scratch */
+    cudaStream_t copies;
+    cudaEvent_t start, stop;
+    vr_stream_slot slot[VR_STREAM_SLOTS];
+    size_t slot_bytes;       /* all slots */
+    /* VR_STREAM_DEVICE: the scene on the device */
+    uint32_t *d_stream;      /* the stream's indices (a plan's: in plan order) */
+    const uint32_t *d_stream_of; /* the host array d_stream holds */
+    float *d_positions, *d_normals;
+    /* host arrays page-locked for the copies (cudaHostRegister), unregistered at the next cut */
+    void *pinned[4];
+    int pinned_count;
+#endif
+};
+
+/* ---- the cut ---------------------------------------------------------------------------------- */
+
+/* Per chunk its vertex window [lo, hi): VR_STREAM_HOST copies only it. */
+static vr_status vr_stream_windows(vr_stream *s)
+{
+    free(s->window);
+    s->max_window = 0;
+    s->window = malloc(2 * ((size_t)s->parts.count + 1) * sizeof *s->window);
+    if (!s->window)
+        return VR_ERROR(VR_ERR_OOM, "streaming: vertex windows of %u chunks", s->parts.count);
+    for (uint32_t k = 0; k < s->parts.count; ++k) {
+        const vr_mesh *c = &s->parts.part[k].mesh;
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (uint32_t i = 0; i < c->index_count; ++i) {
+            const uint32_t v = c->indices[i];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        if (c->index_count == 0)
+            lo = hi = 0;
+        else
+            ++hi;
+        s->window[2 * k] = lo;
+        s->window[2 * k + 1] = hi;
+        if (hi - lo > s->max_window)
+            s->max_window = hi - lo;
+    }
+    return VR_OK;
+}
+
+#ifdef VR_HAVE_CUDA
+static void vr_stream_unpin(vr_stream *s)
+{
+    /* teardown of a cut: nothing to act on if this fails */
+    for (int i = 0; i < s->pinned_count; ++i)
+        cudaHostUnregister(s->pinned[i]);
+    s->pinned_count = 0;
+}
+
+/* Page-locks a host array for asynchronous copies. `needed`: a failure is an error (the scene's
+ * arrays in VR_STREAM_HOST: unpinned copies would be synchronous and slow); otherwise the array
+ * stays pageable (small copies staged by the driver). */
+static vr_status vr_stream_pin(vr_stream *s, const void *p, size_t bytes, int needed,
+                               const char *what)
+{
+    if (!bytes)
+        return VR_OK;
+    const cudaError_t e = cudaHostRegister((void *)p, bytes, cudaHostRegisterDefault);
+    if (e == cudaSuccess) {
+        s->pinned[s->pinned_count++] = (void *)p;
+        return VR_OK;
+    }
+    cudaGetLastError(); /* not sticky: cleared so later checks do not report it again */
+    if (!needed)
+        return VR_OK;
+    return VR_ERROR(VR_ERR_CUDA, "streaming from host memory: cudaHostRegister of the %s "
+                    "(%.1f GB) failed: %s; stream from the device instead", what, bytes / 1e9,
+                    cudaGetErrorString(e));
+}
+
+static void vr_stream_slots_free(vr_stream *s)
+{
+    for (int k = 0; k < VR_STREAM_SLOTS; ++k) {
+        vr_stream_slot *sl = &s->slot[k];
+        void *const bufs[] = {sl->d_starts, sl->d_tri_batch, sl->d_indices, sl->d_positions,
+                              sl->d_normals};
+        vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+        sl->d_starts = sl->d_tri_batch = sl->d_indices = NULL;
+        sl->d_positions = sl->d_normals = NULL;
+    }
+    s->slot_bytes = 0;
+}
+
+/* The device side of a new cut: staging slots sized for its largest chunk, the stream's indices
+ * on the device (VR_STREAM_DEVICE), the host arrays the copies read page-locked. */
+static vr_status vr_stream_cut_gpu(vr_stream *s)
+{
+    VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize(s->copies));
+    vr_stream_unpin(s);
+    vr_stream_slots_free(s);
+    const vr_parts *p = &s->parts;
+    const int host = s->config.source == VR_STREAM_HOST;
+    const size_t starts = (size_t)s->max_batches + 1;
+    vr_status st = VR_OK;
+    for (int k = 0; k < VR_STREAM_SLOTS && st == VR_OK; ++k) {
+        vr_stream_slot *sl = &s->slot[k];
+        if ((st = vr_cuda_alloc((void **)&sl->d_starts, starts * 4, "chunk batch starts")) ||
+            (st = vr_cuda_alloc((void **)&sl->d_tri_batch, (size_t)s->capacity * 4,
+                                "chunk batch ids")))
+            break;
+        s->slot_bytes += starts * 4 + (size_t)s->capacity * 4;
+        if (!host)
+            continue;
+        const size_t w = (size_t)s->max_window * 3 * sizeof(float);
+        if ((st = vr_cuda_alloc((void **)&sl->d_indices, (size_t)s->capacity * 12,
+                                "chunk indices")) ||
+            (st = vr_cuda_alloc((void **)&sl->d_positions, w, "chunk positions")) ||
+            (st = vr_cuda_alloc((void **)&sl->d_normals, w, "chunk normals")))
+            break;
+        s->slot_bytes += (size_t)s->capacity * 12 + 2 * w;
+    }
+    if (st != VR_OK)
+        return st;
+    const uint32_t *stream = p->count ? p->part[0].mesh.indices - 3 * (size_t)p->part[0].first_tri
+                                      : s->mesh->indices;
+    const size_t index_bytes = (size_t)s->mesh->index_count * 4;
+    const size_t vertex_bytes = (size_t)s->mesh->vertex_count * 12;
+    /* the parts' rebased starts: at most batches + chunks words */
+    if ((st = vr_stream_pin(s, p->starts, ((size_t)p->batch_count + p->count) * 4, 0,
+                            "batch starts")) != VR_OK)
+        return st;
+    if (host) {
+        if ((st = vr_stream_pin(s, stream, index_bytes, 1, "indices")) ||
+            (st = vr_stream_pin(s, s->mesh->positions, vertex_bytes, 1, "positions")) ||
+            (st = vr_stream_pin(s, s->mesh->normals, vertex_bytes, 1, "normals")))
+            return st;
+        return VR_OK;
+    }
+    if (s->d_stream_of != stream) {
+        s->d_stream_of = NULL;
+        if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
+            (st = vr_cuda_upload((void **)&s->d_stream, stream, index_bytes, "scene indices")))
+            return st;
+        s->d_stream_of = stream;
+    }
+    return VR_OK;
+}
+#endif
+
+static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const vr_reuse_params *cfg)
+{
+    const vr_batch_limits limits = vr_batch_limits_of(cfg);
+    if (s->cut_kind == (int)o->strategy->kind && s->cut_builder == cfg->patch_builder &&
+        !memcmp(&limits, &s->cut_limits, sizeof limits))
+        return VR_OK;
+    s->cut_kind = -1;
+    s->counted = 0;
+    vr_parts_free(&s->parts);
+    vr_status st = vr_parts_make_bounded(&s->parts, o->strategy, s->mesh, cfg, s->capacity);
+    if (st != VR_OK)
+        return st;
+    s->max_batches = 0;
+    for (uint32_t k = 0; k < s->parts.count; ++k) {
+        const vr_part *c = &s->parts.part[k];
+        if (c->batch_end - c->batch_begin > s->max_batches)
+            s->max_batches = c->batch_end - c->batch_begin;
+    }
+    if (s->config.source == VR_STREAM_HOST) {
+        if ((st = vr_stream_windows(s)) != VR_OK)
+            return st;
+        /* the staging slots hold the widest window: bounded only when the vertex order is
+         * local (a chunk's triangles use nearby vertex ids) */
+        const uint64_t window_bytes = (uint64_t)s->max_window * 24;
+        if (window_bytes > s->config.queue_bytes)
+            return VR_ERROR(VR_ERR_ARG, "streaming from host memory: a chunk of %s uses vertex "
+                            "ids %u .. %u, a window of %.2f GB per staging slot, more than the "
+                            "queue's %.2f GB: the scene's vertex order is not local; stream it "
+                            "from the device, or reorder its vertices by first use",
+                            o->strategy->name, s->window[0], s->window[1],
+                            window_bytes / 1e9, s->config.queue_bytes / 1e9);
+    }
+#ifdef VR_HAVE_CUDA
+    if (s->gpu && (st = vr_stream_cut_gpu(s)) != VR_OK)
+        return st;
+#endif
+    s->cut_kind = (int)o->strategy->kind;
+    s->cut_builder = cfg->patch_builder;
+    s->cut_limits = limits;
+    return VR_OK;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------------- */
+
+void vr_stream_destroy(vr_stream *s)
+{
+    if (!s)
+        return;
+#ifdef VR_HAVE_CUDA
+    if (s->gpu) {
+        /* teardown: nothing to act on if these fail */
+        if (s->frame.stream)
+            cudaStreamSynchronize((cudaStream_t)s->frame.stream);
+        if (s->copies) {
+            cudaStreamSynchronize(s->copies);
+            cudaStreamDestroy(s->copies);
+        }
+        vr_stream_unpin(s);
+        vr_stream_slots_free(s);
+        for (int k = 0; k < VR_STREAM_SLOTS; ++k) {
+            if (s->slot[k].loaded)
+                cudaEventDestroy(s->slot[k].loaded);
+            if (s->slot[k].released)
+                cudaEventDestroy(s->slot[k].released);
+        }
+        if (s->start)
+            cudaEventDestroy(s->start);
+        if (s->stop)
+            cudaEventDestroy(s->stop);
+        void *const bufs[] = {s->d_stream, s->d_positions, s->d_normals};
+        vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
+        vr_geometry_destroy(s->geometry);
+        vr_raster_frame_free(&s->frame);
+    }
+#endif
+    vr_geometry_result_free(&s->result);
+    vr_parts_free(&s->parts);
+    free(s->window);
+    free(s->vis);
+    free(s->chunk_vis);
+    free(s->rgba);
+    free(s);
+}
+
+vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_config *c, int gpu)
+{
+    assert(out && m && c);
+    *out = NULL;
+    const uint64_t cap = c->queue_bytes / VR_QUEUE_BYTES_PER_TRIANGLE;
+    if (cap == 0)
+        return VR_ERROR(VR_ERR_ARG, "streaming: a queue of %llu bytes holds no triangle (%d "
+                        "bytes each)", (unsigned long long)c->queue_bytes,
+                        (int)VR_QUEUE_BYTES_PER_TRIANGLE);
+    if ((unsigned)c->source >= VR_STREAM_SOURCE_COUNT)
+        return VR_ERROR(VR_ERR_ARG, "streaming: unknown source %d", (int)c->source);
+    vr_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return VR_ERROR(VR_ERR_OOM, "streaming: host struct");
+    s->mesh = m;
+    s->gpu = gpu != 0;
+    s->config = *c;
+    const uint32_t tris = m->index_count / 3;
+    /* a queue larger than the scene would only waste memory */
+    s->capacity = cap < tris ? (uint32_t)cap : (tris ? tris : 1);
+    s->cut_kind = -1;
+    vr_status st = VR_OK;
+    if (!s->gpu) {
+        st = vr_geometry_result_alloc(&s->result, s->capacity, m->vertex_count);
+    } else {
+#ifdef VR_HAVE_CUDA
+        st = vr_geometry_create_bounded(&s->geometry, s->capacity);
+        if (st == VR_OK)
+            st = vr_raster_frame_alloc(&s->frame, 0, 0);
+        if (st == VR_OK)
+            st = vr_cuda_status(cudaStreamCreateWithFlags(&s->copies, cudaStreamNonBlocking),
+                                VR_CUDA_WHERE, "cudaStreamCreateWithFlags (copies)");
+        for (int k = 0; k < VR_STREAM_SLOTS && st == VR_OK; ++k)
+            if ((st = vr_cuda_status(cudaEventCreateWithFlags(&s->slot[k].loaded,
+                                                              cudaEventDisableTiming),
+                                     VR_CUDA_WHERE, "cudaEventCreate")) == VR_OK)
+                st = vr_cuda_status(cudaEventCreateWithFlags(&s->slot[k].released,
+                                                             cudaEventDisableTiming),
+                                    VR_CUDA_WHERE, "cudaEventCreate");
+        if (st == VR_OK)
+            st = vr_cuda_status(cudaEventCreate(&s->start), VR_CUDA_WHERE, "cudaEventCreate");
+        if (st == VR_OK)
+            st = vr_cuda_status(cudaEventCreate(&s->stop), VR_CUDA_WHERE, "cudaEventCreate");
+        const size_t vb = (size_t)m->vertex_count * 12;
+        if (st == VR_OK && c->source == VR_STREAM_DEVICE &&
+            (st = vr_cuda_upload((void **)&s->d_positions, m->positions, vb,
+                                 "scene positions")) == VR_OK)
+            st = vr_cuda_upload((void **)&s->d_normals, m->normals, vb, "scene normals");
+#else
+        st = VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA");
+#endif
+    }
+    if (st != VR_OK) {
+        vr_stream_destroy(s);
+        return st;
+    }
+    *out = s;
+    return VR_OK;
+}
+
+/* Chunk k's raster configuration: its stream positions in the words. */
+static vr_raster_config vr_stream_raster_config(const vr_render_options *o, const vr_part *c)
+{
+    vr_raster_config rc = o->raster;
+    rc.slot_base = c->first_tri;
+    return rc;
+}
+
+static vr_status vr_stream_check_options(const vr_render_options *o, const vr_resolve_params *sh)
+{
+    if (sh->mode == VR_SHADE_HEATMAP)
+        return VR_ERROR(VR_ERR_ARG, "streaming: the heatmap needs per-vertex shading counts of "
+                        "the whole scene (4 bytes per vertex on the device); render it without "
+                        "streaming");
+    if (o->strategy->kind == VR_REUSE_MULTI)
+        return VR_ERROR(VR_ERR_ARG, "streaming: multi shades the whole vertex buffer before it "
+                        "assembles, so every chunk would shade it again; use any other "
+                        "strategy");
+    return VR_OK;
+}
+
+/* ---- CPU twin --------------------------------------------------------------------------------- */
+
+static vr_status vr_stream_frame_cpu(vr_stream *s, uint8_t *rgba, const vr_render_options *o,
+                                     const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                                     vr_render_stats *st)
+{
+    const size_t pixels = (size_t)o->raster.width * o->raster.height;
+    if (pixels > s->pixel_capacity) {
+        free(s->vis), free(s->chunk_vis), free(s->rgba);
+        s->pixel_capacity = 0;
+        s->vis = malloc(pixels * sizeof *s->vis);
+        s->chunk_vis = malloc(pixels * sizeof *s->chunk_vis);
+        s->rgba = malloc(pixels * 4);
+        if (!s->vis || !s->chunk_vis || !s->rgba)
+            return VR_ERROR(VR_ERR_OOM, "streaming: %ux%u buffers", o->raster.width,
+                            o->raster.height);
+        s->pixel_capacity = pixels;
+    }
+    uint8_t *out = rgba ? rgba : s->rgba;
+    for (size_t i = 0; i < pixels; ++i)
+        s->vis[i] = VR_VIS_EMPTY;
+    const vr_parts *p = &s->parts;
+    vr_resolve_params sh = *shade;
+    sh.part = VR_RESOLVE_PART_KEEP;
+    vr_status e = VR_OK;
+    uint64_t invocations = 0;
+    double geometry_ms = 0;
+    if (p->count == 0) /* nothing to draw: every pixel the background */
+        return vr_resolve_ref(out, s->vis, &s->result.queue, 0, &o->raster, &sh,
+                              &st->raster.resolve_ms);
+    for (uint32_t k = 0; k < p->count && e == VR_OK; ++k) {
+        const vr_part *c = &p->part[k];
+        const uint32_t tris = c->mesh.index_count / 3;
+        /* the result viewed as the chunk's: its first `tris` slots */
+        s->result.triangles = tris;
+        const double t0 = vr_now_ms();
+        e = vr_geometry_ref_given(&s->result, o->strategy, &c->mesh, cfg,
+                                  c->given.count ? &c->given : NULL);
+        s->result.triangles = s->capacity;
+        geometry_ms += vr_now_ms() - t0;
+        if (e != VR_OK)
+            break;
+        const vr_counters *n = &s->result.counters;
+        if (n->queue_count != tris || n->overflow != 0)
+            return VR_ERROR(VR_ERR_OVERFLOW, "streaming: the chunk from stream position %u: %s "
+                            "wrote %u of %u triangles (%u overflowed)", c->first_tri,
+                            o->strategy->name, n->queue_count, tris, n->overflow);
+        invocations += n->invocations;
+        const vr_raster_config rc = vr_stream_raster_config(o, c);
+        vr_raster_stats rs;
+        memset(&rs, 0, sizeof rs);
+        if ((e = vr_raster_ref(s->chunk_vis, &s->result.queue, tris, &rc, &rs)) != VR_OK)
+            break;
+        st->raster.triangles += rs.triangles;
+        st->raster.rejected += rs.rejected;
+        st->raster.clipped += rs.clipped;
+        st->raster.fragments += rs.fragments;
+        st->raster.raster_ms += rs.raster_ms;
+        for (size_t i = 0; i < pixels; ++i)
+            if (s->chunk_vis[i] < s->vis[i])
+                s->vis[i] = s->chunk_vis[i];
+        sh.tri_batch = p->stream_batch + c->first_tri; /* by the chunk's triangle ids */
+        sh.tri_batch_count = tris;
+        double ms = 0;
+        e = vr_resolve_ref(out, s->vis, &s->result.queue, tris, &rc, &sh, &ms);
+        st->raster.resolve_ms += ms;
+    }
+    if (e != VR_OK)
+        return e;
+    st->geometry_ms = geometry_ms;
+    s->invocations = invocations;
+    s->counted = 1;
+    return VR_OK;
+}
+
+/* ---- GPU -------------------------------------------------------------------------------------- */
+
+#ifdef VR_HAVE_CUDA
+/* Enqueues on the copy stream what chunk k reads into its slot, after the slot's last reader;
+ * *bytes grows by what was copied. Returns the chunk's view for the geometry stage. */
+static vr_status vr_stream_stage(vr_stream *s, uint32_t k, int batches_needed,
+                                 vr_geometry_chunk *ch, uint64_t *bytes)
+{
+    const vr_part *c = &s->parts.part[k];
+    vr_stream_slot *sl = &s->slot[k % VR_STREAM_SLOTS];
+    const uint32_t tris = c->mesh.index_count / 3;
+    cudaStream_t x = s->copies;
+    memset(ch, 0, sizeof *ch);
+    ch->triangles = tris;
+    ch->vertex_count = s->mesh->vertex_count;
+    VR_CUDA_CHECK(cudaStreamWaitEvent(x, sl->released, 0));
+    if (c->given.count) {
+        const size_t b = ((size_t)c->given.count + 1) * 4;
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_starts, c->given.starts, b, cudaMemcpyHostToDevice, x));
+        *bytes += b;
+        ch->d_starts = sl->d_starts;
+        ch->batch_count = c->given.count;
+        /* plans: cluster bounds are read only with culling in the stage, which streaming
+         * refuses; the renderer culls in the rasterizer */
+        ch->d_bounds = NULL;
+    }
+    if (batches_needed) {
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_tri_batch, s->parts.stream_batch + c->first_tri,
+                                      (size_t)tris * 4, cudaMemcpyHostToDevice, x));
+        *bytes += (size_t)tris * 4;
+    }
+    if (s->config.source == VR_STREAM_HOST) {
+        const uint32_t lo = s->window[2 * k], hi = s->window[2 * k + 1];
+        const size_t ib = (size_t)c->mesh.index_count * 4, vb = (size_t)(hi - lo) * 12;
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_indices, c->mesh.indices, ib, cudaMemcpyHostToDevice, x));
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_positions, s->mesh->positions + 3 * (size_t)lo, vb,
+                                      cudaMemcpyHostToDevice, x));
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_normals, s->mesh->normals + 3 * (size_t)lo, vb,
+                                      cudaMemcpyHostToDevice, x));
+        *bytes += ib + 2 * vb;
+        ch->d_indices = sl->d_indices;
+        /* the window holds vertices lo .. hi - 1: based so that vertex id v reads element v
+         * (the kernels add 3 v back; nothing below the window is ever read) */
+        ch->d_positions = sl->d_positions - 3 * (size_t)lo;
+        ch->d_normals = sl->d_normals - 3 * (size_t)lo;
+    } else {
+        ch->d_indices = s->d_stream + 3 * (size_t)c->first_tri;
+        ch->d_positions = s->d_positions;
+        ch->d_normals = s->d_normals;
+    }
+    VR_CUDA_CHECK(cudaEventRecord(sl->loaded, x));
+    return VR_OK;
+}
+
+/* Every chunk through the geometry stage (and with `o`, the rasterizer and the resolve) on the
+ * frame's stream; waits for the end and checks the tally. */
+static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_render_options *o,
+                                const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                                int count, vr_render_stats *st)
+{
+    cudaStream_t cs = (cudaStream_t)s->frame.stream;
+    const vr_parts *p = &s->parts;
+    vr_reuse_params run = *cfg;
+    run.count = count;
+    const int draw = o != NULL;
+    const int batches_needed = draw && shade->mode == VR_SHADE_BATCHES;
+    vr_resolve_params sh;
+    vr_status e;
+    uint64_t bytes = 0;
+    if ((e = vr_geometry_tally_reset(s->geometry, cs)) != VR_OK)
+        return e;
+    if (draw) {
+        sh = *shade;
+        sh.part = VR_RESOLVE_PART_KEEP;
+        if ((e = vr_raster_stream_begin(s->frame.d_vis, &o->raster, s->frame.d_scratch, cs)) !=
+            VR_OK)
+            return e;
+    }
+    VR_CUDA_CHECK(cudaEventRecord(s->start, cs));
+    const vr_queue *q = vr_geometry_device_queue(s->geometry);
+    if (draw && p->count == 0) /* nothing to draw: every pixel the background */
+        e = vr_resolve_stream_chunk(s->frame.d_rgba, s->frame.d_vis, q, 0, &o->raster, &sh, cs);
+    for (uint32_t k = 0; k < p->count && e == VR_OK; ++k) {
+        const vr_part *c = &p->part[k];
+        vr_stream_slot *sl = &s->slot[k % VR_STREAM_SLOTS];
+        vr_geometry_chunk ch;
+        if ((e = vr_stream_stage(s, k, batches_needed, &ch, &bytes)) != VR_OK)
+            break;
+        VR_CUDA_CHECK(cudaStreamWaitEvent(cs, sl->loaded, 0));
+        if ((e = vr_geometry_run_chunk(s->geometry, ops, &run, &ch, cs)) !=
+            VR_OK)
+            break;
+        if (draw) {
+            const vr_raster_config rc = vr_stream_raster_config(o, c);
+            sh.tri_batch = sl->d_tri_batch;
+            sh.tri_batch_count = ch.triangles;
+            if ((e = vr_raster_stream_chunk(s->frame.d_vis, q, ch.triangles, &rc,
+                                            s->frame.d_scratch, cs)) != VR_OK ||
+                (e = vr_resolve_stream_chunk(s->frame.d_rgba, s->frame.d_vis, q, ch.triangles,
+                                             &rc, &sh, cs)) != VR_OK)
+                break;
+        }
+        VR_CUDA_CHECK(cudaEventRecord(sl->released, cs));
+    }
+    if (e != VR_OK) {
+        /* error path: the chunks enqueued so far finish before the buffers can be reused; the
+         * message names the failing call, so the waits' results are not reported over it */
+        cudaStreamSynchronize(cs);
+        cudaStreamSynchronize(s->copies);
+        return e;
+    }
+    VR_CUDA_CHECK(cudaEventRecord(s->stop, cs));
+    vr_geometry_tally t;
+    if ((e = vr_geometry_tally_read(s->geometry, &t, cs)) != VR_OK)
+        return e;
+    if (t.bad_chunks != 0 || t.chunks != p->count || t.triangles != p->triangles)
+        return VR_ERROR(VR_ERR_OVERFLOW, "streaming: %u of %u chunks did not write each of "
+                        "their triangles once (%llu of %u written)", t.bad_chunks, p->count,
+                        t.triangles, p->triangles);
+    if (count) {
+        s->invocations = t.invocations;
+        s->counted = 1;
+    }
+    if (!draw)
+        return VR_OK;
+    float ms = 0;
+    VR_CUDA_CHECK(cudaEventElapsedTime(&ms, s->start, s->stop));
+    st->stream_ms = ms;
+    st->copied_bytes = bytes;
+    return vr_raster_stream_totals(&st->raster, s->frame.d_scratch, cs);
+}
+
+static vr_status vr_stream_frame_gpu(vr_stream *s, uint8_t *rgba, const vr_render_options *o,
+                                     const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                                     vr_render_stats *st)
+{
+    const size_t pixels = (size_t)o->raster.width * o->raster.height;
+    vr_status e = vr_raster_frame_grow(&s->frame, pixels);
+    if (e != VR_OK)
+        return e;
+    if (!s->counted) { /* invocations once per cut, outside the timed frame */
+        if ((e = vr_stream_pass(s, o->strategy, NULL, cfg, NULL, 1, st)) != VR_OK)
+            return e;
+    }
+    if ((e = vr_stream_pass(s, o->strategy, o, cfg, shade, 0, st)) != VR_OK)
+        return e;
+    st->pipeline_bytes = vr_geometry_device_bytes(s->geometry) + s->slot_bytes +
+                         s->frame.pixel_capacity * 12 + vr_raster_scratch_bytes();
+    st->scene_bytes = s->config.source == VR_STREAM_DEVICE
+                          ? (uint64_t)s->mesh->index_count * 4 +
+                                (uint64_t)s->mesh->vertex_count * 24
+                          : 0;
+    if (!rgba)
+        return VR_OK;
+    const double t0 = vr_now_ms();
+    VR_CUDA_CHECK(cudaMemcpyAsync(rgba, s->frame.d_rgba, pixels * 4, cudaMemcpyDeviceToHost,
+                                  (cudaStream_t)s->frame.stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
+    st->raster.download_ms = vr_now_ms() - t0;
+    return VR_OK;
+}
+#endif
+
+vr_status vr_stream_frame(vr_stream *s, uint8_t *rgba, const vr_render_options *o,
+                          const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                          vr_render_stats *st)
+{
+    assert(s && o && cfg && shade && st);
+    vr_status e = vr_stream_check_options(o, shade);
+    if (e == VR_OK)
+        e = vr_stream_cut(s, o, cfg);
+    if (e != VR_OK)
+        return e;
+    s->last_pixels = 0;
+#ifdef VR_HAVE_CUDA
+    e = s->gpu ? vr_stream_frame_gpu(s, rgba, o, cfg, shade, st)
+               : vr_stream_frame_cpu(s, rgba, o, cfg, shade, st);
+#else
+    e = s->gpu ? VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA")
+               : vr_stream_frame_cpu(s, rgba, o, cfg, shade, st);
+#endif
+    if (e != VR_OK)
+        return e;
+    s->last_pixels = (size_t)o->raster.width * o->raster.height;
+    st->triangles = s->parts.triangles;
+    st->batches = s->parts.batch_count;
+    st->invocations = s->invocations;
+    st->chunks = s->parts.count;
+    return VR_OK;
+}
+
+vr_status vr_stream_read_vis(vr_stream *s, uint64_t *vis, size_t pixels)
+{
+    assert(s && vis);
+    if (pixels == 0 || pixels != s->last_pixels)
+        return VR_ERROR(VR_ERR_ARG, "streaming: no frame of %zu pixels to read", pixels);
+    if (!s->gpu) {
+        memcpy(vis, s->vis, pixels * sizeof *vis);
+        return VR_OK;
+    }
+#ifdef VR_HAVE_CUDA
+    VR_CUDA_CHECK(cudaMemcpyAsync(vis, s->frame.d_vis, pixels * 8, cudaMemcpyDeviceToHost,
+                                  (cudaStream_t)s->frame.stream));
+    VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
+    return VR_OK;
+#else
+    return VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA");
+#endif
+}

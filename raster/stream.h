@@ -1,0 +1,38 @@
+/* stream.h - internal: the bounded streaming frame behind vr_renderer_create_streamed (raster.h),
+ * used by render.c. The strategy's batches are cut into chunks of at most `capacity` triangles
+ * (vr_parts_make_bounded, cut again when the strategy, its limits or the patch builder change);
+ * the chunks run one after another through one queue of that capacity, one visibility buffer and
+ * one image (vr_raster_stream_*), so device memory for the pipeline does not grow with the scene.
+ *
+ * Per chunk, a staging slot (two, used in turn) receives on a copy stream what the chunk needs
+ * from the host - its batch starts, and with VR_STREAM_HOST its indices and its window of the
+ * vertex arrays - while the previous chunk computes; events order the copy after the slot's last
+ * reader and the chunk after its copy. The CPU twin does the same with loops and proves the cut,
+ * the words and the per-chunk resolve on any machine.
+ */
+#ifndef VR_STREAM_H
+#define VR_STREAM_H
+
+#include "raster/raster.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vr_stream vr_stream;
+
+/* `gpu` 0: CPU twins. VR_ERR_ARG for a capacity below 1 triangle or an unknown source. */
+vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_config *c, int gpu);
+void vr_stream_destroy(vr_stream *s); /* accepts NULL */
+/* One frame of `o` with the stage configuration `cfg` and shading `shade` (render.c makes both)
+ * into rgba (width * height * 4 bytes, host) or nowhere when rgba is NULL. */
+vr_status vr_stream_frame(vr_stream *s, uint8_t *rgba, const vr_render_options *o,
+                          const vr_reuse_params *cfg, const vr_resolve_params *shade,
+                          vr_render_stats *st);
+/* The last frame's visibility buffer into host `vis` (pixels words). */
+vr_status vr_stream_read_vis(vr_stream *s, uint64_t *vis, size_t pixels);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

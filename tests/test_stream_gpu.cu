@@ -1,0 +1,124 @@
+/* test_stream_gpu.cu - bounded streaming on the device (raster/stream.c): the streamed renderer,
+ * with the scene resident (VR_STREAM_DEVICE) and streamed from page-locked host memory in
+ * per-chunk copies (VR_STREAM_HOST), against the in-core GPU renderer on the same frame -
+ * visibility words, image, invocations and raster counts equal. (The in-core renderer equals
+ * its CPU twin in gpu/raster*, the streamed CPU twin equals the in-core one in raster/stream-*.)
+ * gpu/stream: every shared scene in chunks of a fifth of it, and the 7M meshes at 1080p in
+ * chunks of 1M triangles; gpu-small/stream: fandisk in chunks of 1,500 triangles (sanitizers).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raster/raster.h"
+#include "scenes/scene.h"
+#include "tests/test.h"
+#include "tests/test_helpers.h"
+
+static const char *const g_all[] = {"naive", "warp", "hash", "phash", "sort", "patch", "meshlet",
+                                    NULL};
+static const char *const g_big[] = {"naive", "hash", "sort", NULL};
+
+static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, uint64_t cap,
+                         vr_stream_source src, const char *const *strategies, int big)
+{
+    const vr_stream_config sc = {cap * VR_QUEUE_BYTES_PER_TRIANGLE, src};
+    vr_renderer *st = NULL;
+    VR_EXPECT(vr_renderer_create_streamed(&st, m, 1, &sc) == VR_OK, "%s", vr_last_error());
+    if (!st)
+        return;
+    const uint32_t w = big ? 1920 : 640, h = big ? 1080 : 480;
+    vr_render_options o;
+    memset(&o, 0, sizeof o);
+    vr_camera_fit(&o.camera, m);
+    o.camera.zoom = 1.3f;
+    o.camera.yaw = 20.0f;
+    o.raster.width = w;
+    o.raster.height = h;
+    o.raster.cull_back = 1;
+    o.shade = vr_resolve_params_default();
+    const size_t px = (size_t)w * h;
+    uint8_t *a = (uint8_t *)malloc(px * 4), *b = (uint8_t *)malloc(px * 4);
+    uint64_t *va = (uint64_t *)malloc(px * 8), *vb = (uint64_t *)malloc(px * 8);
+    const int modes[] = {VR_SHADE_LAMBERT, VR_SHADE_BATCHES};
+    for (const char *const *s = strategies; *s; ++s) {
+        o.strategy = vr_reuse_find(*s);
+        for (int mi = 0; mi < (big ? 1 : 2); ++mi) {
+            o.mode = (vr_shade_mode)modes[mi];
+            vr_render_stats sa, sb;
+            VR_EXPECT(vr_renderer_draw(one, a, &o, &sa) == VR_OK, "%s %s: %s", spec, *s,
+                      vr_last_error());
+            memset(b, 0x5a, px * 4); /* poisoned: an unwritten pixel differs */
+            VR_EXPECT(vr_renderer_draw(st, b, &o, &sb) == VR_OK, "%s %s streamed (%s): %s",
+                      spec, *s, vr_stream_source_names[src], vr_last_error());
+            VR_EXPECT(vr_renderer_read_vis(one, va, px) == VR_OK &&
+                          vr_renderer_read_vis(st, vb, px) == VR_OK,
+                      "%s", vr_last_error());
+            size_t words = 0, pixels = 0;
+            for (size_t i = 0; i < px; ++i)
+                words += va[i] != vb[i], pixels += memcmp(a + 4 * i, b + 4 * i, 4) != 0;
+            VR_EXPECT(words == 0 && pixels == 0, "%s %s streamed (%s, %u chunks), mode %d: %zu "
+                      "words, %zu pixels of %zu differ", spec, *s, vr_stream_source_names[src],
+                      sb.chunks, (int)o.mode, words, pixels, px);
+            VR_EXPECT(sa.invocations == sb.invocations && sa.batches == sb.batches &&
+                          sa.raster.rejected == sb.raster.rejected &&
+                          sa.raster.clipped == sb.raster.clipped &&
+                          sa.raster.fragments == sb.raster.fragments &&
+                          sb.raster.triangles == sa.triangles,
+                      "%s %s streamed (%s): invocations %llu / %llu, batches %u / %u, rejected "
+                      "%llu / %llu, fragments %llu / %llu", spec, *s,
+                      vr_stream_source_names[src], (unsigned long long)sa.invocations,
+                      (unsigned long long)sb.invocations, sa.batches, sb.batches,
+                      (unsigned long long)sa.raster.rejected,
+                      (unsigned long long)sb.raster.rejected,
+                      (unsigned long long)sa.raster.fragments,
+                      (unsigned long long)sb.raster.fragments);
+            if (mi == 0)
+                printf("     %-18s %-7s %-6s %4u chunks: stream %.3f ms (in-core geometry + "
+                       "raster + resolve %.3f), pipeline %.1f MB, copied %.1f MB\n",
+                       spec, *s, vr_stream_source_names[src], sb.chunks, sb.stream_ms,
+                       sa.geometry_ms + sa.raster.clear_ms + sa.raster.raster_ms +
+                           sa.raster.resolve_ms,
+                       sb.pipeline_bytes / 1e6, sb.copied_bytes / 1e6);
+        }
+    }
+    vr_renderer_destroy(st);
+    free(a), free(b), free(va), free(vb);
+}
+
+static void check_scene(const char *spec, int big, uint64_t cap)
+{
+    vr_mesh m;
+    char buf[512];
+    const char *path = vr_test_plan_spec(buf, sizeof buf, spec);
+    if (!path || !vr_test_load(&m, path))
+        return;
+    vr_renderer *one = NULL;
+    VR_EXPECT(vr_renderer_create(&one, &m, 1) == VR_OK, "%s", vr_last_error());
+    if (!cap) /* a fifth of the mesh, but at least a few batches */
+        cap = m.index_count / 15 + 1500;
+    if (one)
+        for (int src = 0; src < VR_STREAM_SOURCE_COUNT; ++src)
+            check_config(spec, &m, one, cap, (vr_stream_source)src, big ? g_big : g_all, big);
+    vr_renderer_destroy(one);
+    vr_mesh_free(&m);
+}
+
+VR_TEST(test_gpu_stream, "gpu/stream")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    for (int i = 0; i < VR_TEST_PLAN_SCENE_COUNT; ++i)
+        check_scene(vr_test_plan_scenes[i], 0, 0);
+    check_scene("sphere:7M", 1, 1000000);
+    check_scene("terrain:7M", 1, 1000000);
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_gpu_small_stream, "gpu-small/stream")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    check_scene("fandisk.obj", 0, 1500);
+    return VR_TEST_RESULT();
+}
