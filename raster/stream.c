@@ -557,7 +557,7 @@ static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_
     vr_geometry_tally t;
     if ((e = vr_geometry_tally_read(s->geometry, &t, cs)) != VR_OK)
         return e;
-    if (t.bad_chunks != 0 || t.chunks != p->count || t.triangles != p->triangles)
+    if (t.bad_chunks != 0 || t.chunks != p->count || (count && t.triangles != p->triangles))
         return VR_ERROR(VR_ERR_OVERFLOW, "streaming: %u of %u chunks did not write each of "
                         "their triangles once (%llu of %u written)", t.bad_chunks, p->count,
                         t.triangles, p->triangles);

@@ -820,15 +820,16 @@ vr_status vr_geometry_create_bounded(vr_geometry **out, uint32_t max_triangles)
     return VR_OK;
 }
 
-/* One thread: the chunk's counters into the running totals; a chunk that did not write each of
- * its `triangles` slots exactly once (queue_count, overflow) is counted as bad. */
+/* One thread: the chunk's counters into the running totals; a chunk whose batches broke their
+ * limits (overflow) or, in a counted run, that did not write each of its `triangles` slots once
+ * (queue_count, kept only when counting) is counted as bad. */
 __global__ void vr_geometry_tally_kernel(vr_geometry_tally *t, const vr_counters *c,
-                                         uint32_t triangles)
+                                         uint32_t triangles, int counted)
 {
     t->invocations += c->invocations;
     t->triangles += c->queue_count;
     t->chunks += 1;
-    if (c->queue_count != triangles || c->overflow != 0)
+    if ((counted && c->queue_count != triangles) || c->overflow != 0)
         t->bad_chunks += 1;
 }
 
@@ -880,7 +881,8 @@ vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
         return VR_OK;
     if ((st = ops->run(&p)) != VR_OK)
         return st;
-    vr_geometry_tally_kernel<<<1, 1, 0, s>>>(g->d_tally, g->d_counters, c->triangles);
+    vr_geometry_tally_kernel<<<1, 1, 0, s>>>(g->d_tally, g->d_counters, c->triangles,
+                                             cfg->count != 0);
     VR_LAUNCH_CHECK("vr_geometry_tally_kernel", s);
     return VR_OK;
 }

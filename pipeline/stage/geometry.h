@@ -236,9 +236,10 @@ const uint32_t *vr_geometry_device_shade_counts(const vr_geometry *g);
  * chunk). */
 typedef struct vr_geometry_tally {
     unsigned long long invocations; /* vertex-shader invocations (runs with count != 0) */
-    unsigned long long triangles;   /* queue slots written */
+    unsigned long long triangles;   /* queue slots written (runs with count != 0) */
     uint32_t chunks;                /* chunks run */
-    uint32_t bad_chunks;            /* chunks that did not write each of their slots once */
+    uint32_t bad_chunks;            /* chunks that overflowed or (count != 0) did not write
+                                       each of their slots once */
 } vr_geometry_tally;
 
 /* One chunk: device pointers owned by the caller, alive until the stream has run it. */
