@@ -224,15 +224,18 @@ static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const v
         if ((st = vr_stream_windows(s)) != VR_OK)
             return st;
         /* the staging slots hold the widest window: bounded only when the vertex order is
-         * local (a chunk's triangles use nearby vertex ids) */
+         * local (a chunk's triangles use nearby vertex ids); up to the queue's size, or 64 MiB
+         * for small queues */
         const uint64_t window_bytes = (uint64_t)s->max_window * 24;
-        if (window_bytes > s->config.queue_bytes)
-            return VR_ERROR(VR_ERR_ARG, "streaming from host memory: a chunk of %s uses vertex "
-                            "ids %u .. %u, a window of %.2f GB per staging slot, more than the "
+        const uint64_t most = s->config.queue_bytes > (64u << 20) ? s->config.queue_bytes
+                                                                  : (64u << 20);
+        if (window_bytes > most)
+            return VR_ERROR(VR_ERR_ARG, "streaming from host memory: a chunk of %s spans %u "
+                            "vertex ids, a window of %.2f GB per staging slot, more than the "
                             "queue's %.2f GB: the scene's vertex order is not local; stream it "
                             "from the device, or reorder its vertices by first use",
-                            o->strategy->name, s->window[0], s->window[1],
-                            window_bytes / 1e9, s->config.queue_bytes / 1e9);
+                            o->strategy->name, s->max_window, window_bytes / 1e9,
+                            most / 1e9);
     }
 #ifdef VR_HAVE_CUDA
     if (s->gpu && (st = vr_stream_cut_gpu(s)) != VR_OK)
