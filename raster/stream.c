@@ -210,6 +210,11 @@ static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const v
         return VR_OK;
     s->cut_kind = -1;
     s->counted = 0;
+#ifdef VR_HAVE_CUDA
+    if (s->parts.plan_indices) /* the device copy was of the freed plan's order (a new plan may
+                                  be allocated at the same address) */
+        s->d_stream_of = NULL;
+#endif
     vr_parts_free(&s->parts);
     vr_status st = vr_parts_make_bounded(&s->parts, o->strategy, s->mesh, cfg, s->capacity);
     if (st != VR_OK)
