@@ -27,6 +27,15 @@ expect bench-queue-md 2 "--queue-write writes a table and --csv only" -- \
 expect bench-gts-restart 2 "unknown 'both' \(r, deg, all\)" -- "$VREUSE" bench-gts sphere:1k --restart both
 expect bench-gts-block 2 "--block '256,48'" -- "$VREUSE" bench-gts sphere:1k --block 256,48
 expect bench-gts-reps 2 "--reps '0'.*1\.\.100000" -- "$VREUSE" bench-gts sphere:1k --reps 0
+# --gpus N (bench/bench_gpus.h): the count, and what it does not go with
+expect bench-gpus-help 0 "^ +--gpus N +also run each row's stage on N GPUs" -- "$VREUSE" bench --help
+expect bench-gpus-help-columns 0 "gpus,$" -- "$VREUSE" bench --help
+expect bench-gpus-zero 2 "vreuse bench: --gpus '0': want a whole number in 1\.\.64" -- "$VREUSE" bench sphere:1k --gpus 0
+expect bench-gpus-many 2 "vreuse bench: --gpus '65': want a whole number in 1\.\.64" -- "$VREUSE" bench sphere:1k --gpus 65
+expect bench-gpus-word 2 "--gpus 'two'" -- "$VREUSE" bench sphere:1k --gpus two
+expect bench-gpus-cpu 2 "unknown option '--cpu'" -- "$VREUSE" bench sphere:1k --gpus 2 --cpu
+expect bench-gpus-queue-write 2 "--queue-write times queue stores on one GPU \(no --gpus\)" -- \
+    "$VREUSE" bench sphere:1k --gpus 2 --queue-write
 
 # ---- outputs: checked before the device, never over an input --------------------------------
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n' > "$TMP/tri.obj"
@@ -44,6 +53,7 @@ if nvidia-smi -L > /dev/null 2>&1; then
 else
     expect bench-no-device 1 "vreuse bench: .*needs a CUDA build and device" -- "$VREUSE" bench sphere:1k
     expect bench-gts-no-device 1 "vreuse bench-gts: .*CUDA" -- "$VREUSE" bench-gts sphere:1k
+    expect bench-gpus-no-device 1 "vreuse bench: .*needs a CUDA build and device" -- "$VREUSE" bench sphere:1k --gpus 2
 fi
 
 # ---- plot-bench -----------------------------------------------------------------------------

@@ -3,13 +3,16 @@
  * block) against its CPU twin once: exact counts, ids and values, or a FAIL row and no numbers.
  * Kernels only, with cudaEvents: one warm-up, then median and minimum over --reps runs.
  * Writes an aligned table, a per-scene summary, and optionally CSV (--csv) and Markdown (--md).
+ * --gpus N times each row's stage on N GPUs as well (bench/bench_gpus.h).
  * Try: `vreuse bench sphere:7M --strategy all --block 64,128,256 --calibrate`.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench/bench_gpus.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/stage/geometry.h"
+#include "pipeline/stage/parts.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
 
@@ -58,6 +61,9 @@ typedef struct vr_bench_opts {
     int patch_builder;             /* --patch-builder: vr_patch_builder */
     vr_gpu_shape shape;            /* the device's, for --limits auto */
     int calibrate;
+    int gpus;                      /* --gpus N: each row on N devices too; 0: not given (one) */
+    vr_bench_gpus *gp;             /* with --gpus: the devices and their NCCL communicator */
+    int nccl_version;              /* NCCL's, 22809 = 2.28.9 */
 } vr_bench_opts;
 
 /* One row of the result table. */
@@ -74,7 +80,12 @@ typedef struct vr_bench_row {
     int cc;    /* cluster culling (static plans with culling only) */
     int ok;
     int skip; /* the strategy does not support this configuration (VR_ERR_ARG): SKIP, not FAIL */
-    double ms_med, ms_min;
+    int unsplit; /* skipped: multi is not split over GPUs (--gpus N > 1) */
+    int gpus;    /* devices the row ran on: --gpus, or 1 */
+    double ms_med, ms_min; /* with --gpus: per rep the slowest device's time */
+    double ms_1gpu, efficiency, wall_ms; /* with --gpus: the row on device 0 alone, ms_1gpu /
+                                            (gpus x ms_med), the parallel step's host time;
+                                            < 0: not available */
     uint64_t invocations, index_count;
     double speedup_naive, speedup_multi, bound, frac_bound, floor_ms; /* < 0: not available */
 } vr_bench_row;
@@ -238,11 +249,13 @@ static const char *const g_columns[] = {
     "ms_med",
     "ms_min", "invocations", "shaded_per_tri", "reuse", "speedup_vs_naive", "speedup_vs_multi",
     "bound", "frac_of_bound", "mtris_per_s", "floor_ms", "cycles_per_invocation", "status",
-    "cluster_cull"};
+    "cluster_cull", "gpus", "ms_med_1gpu", "efficiency", "wall_ms"};
 #define VR_COLUMN_COUNT (sizeof g_columns / sizeof g_columns[0])
 #define VR_ID_COLUMNS 12 /* scene .. cull: what identifies a row, kept by FAIL rows */
-#define VR_STATUS_COLUMN (VR_COLUMN_COUNT - 2) /* then cluster_cull: appended last, so that
-                                                  older parsers of the columns keep working */
+#define VR_STATUS_COLUMN 24
+/* then the columns appended last, so that older parsers of the columns keep working: */
+#define VR_CC_COLUMN 25   /* cluster_cull */
+#define VR_GPUS_COLUMN 26 /* gpus .. wall_ms; the table and --md show them with --gpus only */
 
 /* The row's cells as strings (FAIL rows keep only the identifying columns). */
 static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
@@ -262,7 +275,8 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(cells[11], 64, "%s", g_cull_names[r->cull]);
     for (size_t c = VR_ID_COLUMNS; c < VR_COLUMN_COUNT; ++c)
         snprintf(cells[c], 64, "-");
-    snprintf(cells[VR_COLUMN_COUNT - 1], 64, "%s", g_cc_names[r->cc]);
+    snprintf(cells[VR_CC_COLUMN], 64, "%s", g_cc_names[r->cc]);
+    snprintf(cells[VR_GPUS_COLUMN], 64, "%d", r->gpus);
     if (!r->ok) {
         snprintf(cells[VR_STATUS_COLUMN], 64, r->skip ? "SKIP" : "FAIL");
         return;
@@ -282,38 +296,55 @@ static void vr_row_cells(char cells[VR_COLUMN_COUNT][64], const vr_bench_row *r)
     snprintf(v[10], 64, "%s", vr_fmt(b, sizeof b, "%.4f", r->floor_ms));
     snprintf(v[11], 64, "%s", vr_fmt(b, sizeof b, "%.0f", r->load->cycles));
     snprintf(cells[VR_STATUS_COLUMN], 64, "ok");
+    snprintf(cells[VR_GPUS_COLUMN + 1], 64, "%s", vr_fmt(b, sizeof b, "%.4f", r->ms_1gpu));
+    snprintf(cells[VR_GPUS_COLUMN + 2], 64, "%s", vr_fmt(b, sizeof b, "%.3f", r->efficiency));
+    snprintf(cells[VR_GPUS_COLUMN + 3], 64, "%s", vr_fmt(b, sizeof b, "%.4f", r->wall_ms));
 }
 
-static void vr_print_table(FILE *f, const vr_bench_row *rows, size_t n, int markdown)
+/* The table's columns: without --gpus those of the table before it (gpus and the scaling
+ * columns stay in the CSV only). */
+static size_t vr_table_columns(const vr_bench_opts *o)
+{
+    return o->gpus ? VR_COLUMN_COUNT : VR_GPUS_COLUMN;
+}
+
+static void vr_print_table(FILE *f, const vr_bench_opts *o, const vr_bench_row *rows, size_t n,
+                           int markdown)
 {
     static char cells[VR_COLUMN_COUNT][64];
     size_t width[VR_COLUMN_COUNT];
-    for (size_t c = 0; c < VR_COLUMN_COUNT; ++c)
+    const size_t columns = vr_table_columns(o);
+    for (size_t c = 0; c < columns; ++c)
         width[c] = strlen(g_columns[c]);
     for (size_t i = 0; i < n; ++i) {
         vr_row_cells(cells, &rows[i]);
-        for (size_t c = 0; c < VR_COLUMN_COUNT; ++c)
+        for (size_t c = 0; c < columns; ++c)
             if (strlen(cells[c]) > width[c])
                 width[c] = strlen(cells[c]);
     }
     const char *sep = markdown ? " | " : " ";
     fprintf(f, "%s", markdown ? "| " : "");
-    for (size_t c = 0; c < VR_COLUMN_COUNT; ++c)
+    for (size_t c = 0; c < columns; ++c)
         fprintf(f, "%s%*s", c ? sep : "", (int)width[c], g_columns[c]);
     fprintf(f, "%s\n", markdown ? " |" : "");
     if (markdown) {
         fprintf(f, "|");
-        for (size_t c = 0; c < VR_COLUMN_COUNT; ++c)
+        for (size_t c = 0; c < columns; ++c)
             fprintf(f, "%s", c < 5 ? "---|" : "---:|");
         fprintf(f, "\n");
     }
+    int unsplit = 0;
     for (size_t i = 0; i < n; ++i) {
         vr_row_cells(cells, &rows[i]);
+        unsplit |= rows[i].unsplit;
         fprintf(f, "%s", markdown ? "| " : "");
-        for (size_t c = 0; c < VR_COLUMN_COUNT; ++c)
+        for (size_t c = 0; c < columns; ++c)
             fprintf(f, "%s%*s", c ? sep : "", (int)width[c], cells[c]);
         fprintf(f, "%s\n", markdown ? " |" : "");
     }
+    if (unsplit)
+        fprintf(f, "%smulti: not split over GPUs, see README (its rows are SKIP with --gpus %d)\n",
+                markdown ? "\n" : "", o->gpus);
 }
 
 /* Rows i and j belong to one summary line: same scene, order, load, store, cull and cluster
@@ -421,6 +452,20 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
         fprintf(f, " %s=%u iterations (%.0f cycles/invocation)", o->loads[l].name,
                 o->loads[l].iterations, o->loads[l].cycles);
     fprintf(f, "%s\n", o->calibrate ? " [calibrated in this run]" : " [built-in defaults]");
+    if (!o->gpus)
+        return;
+    const int v = o->nccl_version;
+    fprintf(f, "%sgpus = %d: devices 0..%d, one NCCL %d.%d.%d rank and host thread each; each "
+            "row's batches cut into %d parts of equal batch counts, part k on device k; ms_med, "
+            "ms_min = per rep the slowest device's kernel time, all devices started together; "
+            "ms_med_1gpu = the same row on device 0 alone; efficiency = ms_med_1gpu / (gpus x "
+            "ms_med); wall_ms = median host time of the parallel step (first start to last end: "
+            "launches, clears, waits); per row the counters and per-vertex shade counts summed "
+            "with ncclAllReduce equal one GPU's exactly\n", prefix, o->gpus, o->gpus - 1,
+            v / 10000, v / 100 % 100, v % 100, o->gpus);
+    for (int s = 0; s < o->strategies.count && o->gpus > 1; ++s)
+        if (o->strategies.v[s]->kind == VR_REUSE_MULTI)
+            fprintf(f, "%smulti: not split over GPUs, see README (its rows are SKIP)\n", prefix);
 }
 
 static void vr_write_csv(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
@@ -449,10 +494,54 @@ static void vr_write_md(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     fprintf(f, "\n## Best block per strategy (median ms, speedup over naive)\n\n");
     vr_print_summary(f, o, rows, n, 1);
     fprintf(f, "\n## All rows\n\n");
-    vr_print_table(f, rows, n, 1);
+    vr_print_table(f, o, rows, n, 1);
 }
 
 /* ---- the command --------------------------------------------------------------------------- */
+
+/* --gpus: row r, timed on device 0 alone into r->ms_med, on the N devices as well. First the
+ * counted run over the devices, its sums against `one` = one device's counted run of the whole
+ * mesh (g); then the timing. Returns 0, or 1 with the FAIL printed (the row stays not ok). */
+static int vr_bench_row_gpus(const vr_bench_opts *o, vr_bench_row *r, vr_geometry *g,
+                             const vr_mesh *m, const vr_reuse_params *cfg,
+                             vr_geometry_result *one, const char *scene)
+{
+    char what[512];
+    snprintf(what, sizeof what, "FAIL %s on %s, block %u, %s store, cull %s%s, %d GPU%s",
+             r->ops->name, scene, r->block, vr_store_name(r->store), g_cull_names[r->cull],
+             r->cc ? " + cluster" : "", o->gpus, o->gpus == 1 ? "" : "s");
+    vr_reuse_params counted = *cfg;
+    counted.count = 1;
+    vr_status st = vr_geometry_run(g, r->ops, &counted, 0, NULL);
+    if (st == VR_OK)
+        st = vr_geometry_download(g, one);
+    if (st == VR_OK)
+        st = vr_bench_gpus_count(o->gp, r->ops, m, cfg);
+    if (st == VR_OK) {
+        const uint64_t bad = vr_bench_gpus_compare(o->gp, one, stderr, what);
+        if (bad) {
+            fprintf(stderr, "%s: %llu counters and shade counts summed over the GPUs differ "
+                    "from one GPU's run\n", what, (unsigned long long)bad);
+            return 1;
+        }
+    }
+    vr_bench_gpus_times t;
+    if (st == VR_OK)
+        st = vr_bench_gpus_time(o->gp, &t, r->ops, m, cfg, o->reps);
+    if (st != VR_OK) {
+        fprintf(stderr, "%s: %s\n", what, vr_last_error());
+        return 1;
+    }
+    r->ms_1gpu = r->ms_med;
+    r->ms_med = t.ms_med;
+    r->ms_min = t.ms_min;
+    r->wall_ms = t.wall_ms;
+    r->efficiency = t.ms_med > 0 ? r->ms_1gpu / (o->gpus * t.ms_med) : -1;
+    if (t.busy < (uint32_t)o->gpus && !vr_progress_quiet)
+        fprintf(stderr, "bench: %s on %s, block %u: %u of %d GPUs have batches (the others "
+                "idle)\n", r->ops->name, scene, r->block, t.busy, o->gpus);
+    return 0;
+}
 
 /* Benchmarks one scene, `loaded` in file order, in one order, appending its rows; returns 0, or
  * 1 when anything failed. Each order starts from a copy of the loaded mesh (reordering and
@@ -609,9 +698,15 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                     /* the floor assumes every triangle queued */
                     r->floor_ms = cull ? -1 : floor_ms;
                     r->speedup_naive = r->speedup_multi = r->bound = r->frac_bound = -1;
+                    r->gpus = o->gpus ? o->gpus : 1;
+                    r->ms_1gpu = r->efficiency = r->wall_ms = -1;
                     if (valid[s][b][q] != 1) {
                         r->skip = valid[s][b][q] < 0;
                         failed |= !r->skip;
+                        continue;
+                    }
+                    if (o->gpus > 1 && r->ops->kind == VR_REUSE_MULTI) {
+                        r->skip = r->unsplit = 1; /* parts.h: not cut, no FAIL */
                         continue;
                     }
                     vr_reuse_params cfg = base;
@@ -625,6 +720,10 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
                         fprintf(stderr, "FAIL %s on %s, block %u, %s store, cull %s: %s\n",
                                 r->ops->name, name, r->block, vr_store_name(r->store),
                                 g_cull_names[cull], vr_last_error());
+                        failed = 1;
+                        continue;
+                    }
+                    if (o->gpus && vr_bench_row_gpus(o, r, g, &m, &cfg, &got, name)) {
                         failed = 1;
                         continue;
                     }
@@ -663,6 +762,7 @@ static int vr_bench_scene(vr_bench_opts *o, const char *spec, vr_mesh *loaded, i
             }
         }
 done:
+    vr_bench_gpus_reset(o->gp); /* before the mesh goes */
     vr_geometry_result_free(&want);
     vr_geometry_result_free(&got);
     vr_geometry_destroy(g);
@@ -743,12 +843,15 @@ static const vr_cli_command g_cmd = {
     "against its CPU twin (queue, counters and shade counts exactly equal, or a FAIL row and\n"
     "exit status 1); then one warm-up and --reps timed runs of the kernels alone (cudaEvents):\n"
     "median and minimum. Prints an aligned table and a summary (each strategy's best block);\n"
-    "--csv and --md write the same with the run's metadata. Needs a CUDA build and device.\n"
+    "--csv and --md write the same with the run's metadata. Needs a CUDA build and device;\n"
+    "--gpus N times each row on N devices as well (one NCCL rank each).\n"
     "\n"
     "SCENE is a file (OBJ, PLY, glTF 2.0, ...) or a generator: sphere[:N], terrain[:N],\n"
     "foliage[:N], optionally @N to subdivide (sphere:7M, bunny.obj@7M).",
-    "Columns and the byte floor: bench/README.md. `vreuse plot-bench` draws a CSV like the\n"
-    "paper's Figure 9.",
+    "Columns and the byte floor: bench/README.md. The CSV ends with the columns gpus,\n"
+    "ms_med_1gpu, efficiency and wall_ms (the last three filled with --gpus); the table and\n"
+    "--md show them with --gpus only. `vreuse plot-bench` draws a CSV like the paper's\n"
+    "Figure 9.",
     VR_CLI_SCENES};
 
 /* Closes an output opened by vr_cli_bench_begin; 0, or 1 with the message printed. */
@@ -826,12 +929,25 @@ int vr_cmd_bench(int argc, char **argv)
          "instead: time writing each scene's triangle queue with synthetic data (direct, "
          "staged, float4 stream, memset, copy) per --block and --reps; table and --csv only",
          NULL, &o.queue_write, 1, 0, 0, 0, NULL},
+        {"gpus", 0, "N",
+         "also run each row's stage on N GPUs of this machine (devices 0..N-1), one NCCL rank "
+         "and host thread each (NCCL loaded at run time): the row's batches cut into N parts of "
+         "equal batch counts, all devices started together; ms_med and ms_min are then the "
+         "slowest device's time, ms_med_1gpu the row on device 0 alone, efficiency = "
+         "ms_med_1gpu / (N x ms_med), wall_ms the parallel step's host time. The counters and "
+         "shade counts summed over the devices (ncclAllReduce) must equal one GPU's, or the row "
+         "FAILs. multi is not split (SKIP rows with N > 1). N 1: one rank, the transport's own "
+         "cost; without --gpus: one GPU, as always",
+         vr_cli_parse_int, &o.gpus, 0, 1, VR_PARTS_MAX, 0, NULL},
         {0}};
     vr_cli_args args;
     VR_CLI_PARSE_OR_RETURN(&g_cmd, opts, argc, argv, &args);
     if (o.queue_write && (md || o.calibrate))
         return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write writes a table and --csv only "
                            "(no --md, no --calibrate)");
+    if (o.queue_write && o.gpus)
+        return vr_cli_fail(VR_CLI_USAGE, "bench", "--queue-write times queue stores on one GPU "
+                           "(no --gpus)");
     for (int k = 0; k < o.ccs.count; ++k) { /* cluster culling on where it can do nothing */
         if (!o.ccs.v[k])
             continue;
@@ -878,6 +994,16 @@ int vr_cmd_bench(int argc, char **argv)
         int failed = vr_bench_queue_write(&o, &b.meta, b.csv.f);
         return vr_bench_close(&b.csv) | failed;
     }
+    if (o.gpus) {
+        if (vr_bench_gpus_create(&o.gp, (uint32_t)o.gpus, &o.nccl_version) != VR_OK) {
+            vr_cli_out_abort(&b.csv);
+            vr_cli_out_abort(&b.md);
+            return vr_cli_fail_last("bench");
+        }
+        const int v = o.nccl_version;
+        fprintf(g_human, "# --gpus %d: devices 0..%d, one NCCL %d.%d.%d rank and host thread "
+                "each\n", o.gpus, o.gpus - 1, v / 10000, v / 100 % 100, v % 100);
+    }
 
     /* scene names point into argv and loads into `o`, so rows stay valid to the end */
     const size_t max_rows = (size_t)o.scene_count * o.orders.count * o.load_count *
@@ -887,6 +1013,7 @@ int vr_cmd_bench(int argc, char **argv)
     if (!rows) {
         vr_cli_out_abort(&b.csv);
         vr_cli_out_abort(&b.md);
+        vr_bench_gpus_destroy(o.gp);
         return vr_cli_fail(1, "bench", "out of memory for %zu rows", max_rows);
     }
     size_t n = 0;
@@ -902,6 +1029,7 @@ int vr_cmd_bench(int argc, char **argv)
                                      o.orders.v[k], s == 0 && k == 0, b.meta.bandwidth, rows, &n);
         vr_mesh_free(&loaded);
     }
+    vr_bench_gpus_destroy(o.gp);
 
     if (n == 0) { /* nothing measured (no scene loaded): leave the destinations as they were */
         vr_cli_out_abort(&b.csv);
@@ -910,8 +1038,12 @@ int vr_cmd_bench(int argc, char **argv)
         return 1;
     }
     if (g_human == stdout) {
-        vr_print_table(stdout, rows, n, 0);
-        printf("\n== summary: best block per strategy, median ms (speedup over naive)\n");
+        vr_print_table(stdout, &o, rows, n, 0);
+        if (o.gpus)
+            printf("\n== summary: best block per strategy, median ms over %d GPU%s (speedup "
+                   "over naive)\n", o.gpus, o.gpus == 1 ? "" : "s");
+        else
+            printf("\n== summary: best block per strategy, median ms (speedup over naive)\n");
         vr_print_summary(stdout, &o, rows, n, 0);
     }
     if (o.calibrate)
