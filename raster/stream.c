@@ -521,6 +521,7 @@ static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_
     uint64_t bytes = 0;
     if ((e = vr_geometry_tally_reset(s->geometry, cs)) != VR_OK)
         return e;
+    VR_CUDA_CHECK(cudaEventRecord(s->start, cs)); /* the frame's time includes the clear */
     if (draw) {
         sh = *shade;
         sh.part = VR_RESOLVE_PART_KEEP;
@@ -528,7 +529,6 @@ static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_
             VR_OK)
             return e;
     }
-    VR_CUDA_CHECK(cudaEventRecord(s->start, cs));
     const vr_queue *q = vr_geometry_device_queue(s->geometry);
     if (draw && p->count == 0) /* nothing to draw: every pixel the background */
         e = vr_resolve_stream_chunk(s->frame.d_rgba, s->frame.d_vis, q, 0, &o->raster, &sh, cs);
