@@ -23,7 +23,6 @@
 vr_status vr_bench_stream_create(void **stream);
 void vr_bench_stream_destroy(void *stream);
 vr_status vr_bench_device_alloc(void **ptr, size_t bytes, const char *what);
-void vr_bench_device_free(void *ptr);
 
 /* The counters in the all-reduce, as 64-bit words: invocations, queue_count, overflow, then
  * culled per reason. */
@@ -201,7 +200,7 @@ static vr_status vr_bg_setup(vr_bench_gpus *b, uint32_t k)
         st = vr_bench_device_alloc(&r->d_words, VR_BG_WORDS * sizeof(uint64_t),
                                    "the counters' all-reduce");
     if (st == VR_OK && r->shade_capacity < vc) {
-        vr_bench_device_free(r->d_shade);
+        vr_sl_free(r->d_shade);
         r->d_shade = NULL;
         r->shade_capacity = 0;
         if ((st = vr_bench_device_alloc(&r->d_shade, (size_t)vc * sizeof(uint32_t),
@@ -430,8 +429,8 @@ void vr_bench_gpus_destroy(vr_bench_gpus *b)
         if (!r->d_words && !r->d_shade && !r->stream)
             continue;
         vr_sl_set_device(r->device); /* teardown: nothing to act on */
-        vr_bench_device_free(r->d_words);
-        vr_bench_device_free(r->d_shade);
+        vr_sl_free(r->d_words);
+        vr_sl_free(r->d_shade);
         vr_bench_stream_destroy(r->stream);
     }
     vr_nccl_destroy(b->nccl);

@@ -29,10 +29,3 @@ extern "C" vr_status vr_bench_device_alloc(void **ptr, size_t bytes, const char 
 {
     return vr_cuda_alloc(ptr, bytes, what);
 }
-
-/* cudaFree (NULL accepted); its device must be current. */
-extern "C" void vr_bench_device_free(void *ptr)
-{
-    if (ptr)
-        cudaFree(ptr); /* teardown: nothing to act on */
-}

@@ -515,6 +515,25 @@ done:
     return st;
 }
 
+/* Enqueues the resolve kernel over the whole image (one thread per pixel). */
+static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
+                                   uint32_t tri_count, const vr_raster_config *cfg,
+                                   const vr_resolve_params *p, cudaStream_t s)
+{
+    vr_resolve_kparams k;
+    k.rgba = (uint32_t *)d_rgba;
+    k.vis = (const unsigned long long *)d_vis;
+    k.queue = *d_q;
+    k.tri_count = tri_count;
+    k.view = vr_raster_view_make(cfg);
+    k.shade = *p;
+    const dim3 block(VR_RESOLVE_TILE, VR_RESOLVE_TILE);
+    const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
+                    (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
+    vr_resolve_kernel<<<grid, block, 0, s>>>(k);
+    return vr_cuda_launched(VR_CUDA_WHERE, "vr_resolve_kernel", s);
+}
+
 /* ---- streamed chunks: the frame's visibility buffer kept across many queues ------------------ */
 
 /* One thread: this launch's counts into the frame's totals. */
@@ -586,20 +605,9 @@ vr_status vr_resolve_stream_chunk(uint8_t *d_rgba, const uint64_t *d_vis, const 
         st = vr_resolve_check(p);
     if (st != VR_OK)
         return st;
-    vr_resolve_kparams k;
-    k.rgba = (uint32_t *)d_rgba;
-    k.vis = (const unsigned long long *)d_vis;
-    k.queue = *d_q;
-    k.tri_count = tri_count;
-    k.view = vr_raster_view_make(cfg);
-    k.shade = *p;
-    k.shade.part = VR_RESOLVE_PART_KEEP;
-    const dim3 block(VR_RESOLVE_TILE, VR_RESOLVE_TILE);
-    const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
-                    (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
-    cudaStream_t s = (cudaStream_t)stream;
-    vr_resolve_kernel<<<grid, block, 0, s>>>(k);
-    return vr_cuda_launched(VR_CUDA_WHERE, "vr_resolve_kernel", s);
+    vr_resolve_params keep = *p;
+    keep.part = VR_RESOLVE_PART_KEEP;
+    return vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, &keep, (cudaStream_t)stream);
 }
 
 vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
@@ -617,21 +625,11 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
     cudaStream_t s = (cudaStream_t)stream;
     cudaEvent_t ev[2] = {NULL, NULL};
     float t = 0;
-    vr_resolve_kparams k;
-    k.rgba = (uint32_t *)d_rgba;
-    k.vis = (const unsigned long long *)d_vis;
-    k.queue = *d_q;
-    k.tri_count = tri_count;
-    k.view = vr_raster_view_make(cfg);
-    k.shade = *p;
-    const dim3 block(VR_RESOLVE_TILE, VR_RESOLVE_TILE);
-    const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
-                    (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
     for (int i = 0; i < 2; ++i)
         VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
-    vr_resolve_kernel<<<grid, block, 0, s>>>(k);
-    VR_LAUNCH_GOTO("vr_resolve_kernel", s);
+    if ((st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, s)) != VR_OK)
+        goto done;
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
     VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
     VR_CUDA_GOTO(cudaEventElapsedTime(&t, ev[0], ev[1]));

@@ -147,7 +147,9 @@ void vr_renderer_destroy(vr_renderer *r)
     free(r);
 }
 
-vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
+/* The renderer of mesh `m` (validated here) with `stream` (NULL: in-core) and its buffers. */
+static vr_status vr_renderer_make(vr_renderer **out, const vr_mesh *m, int use_gpu,
+                                  const vr_stream_config *stream)
 {
     assert(out && m);
     *out = NULL;
@@ -164,16 +166,20 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     r->counts_kind = -1;
     r->limits = vr_batch_limits_paper();
     const uint32_t tris = m->index_count / 3;
-    st = vr_geometry_result_alloc(&r->result, tris, m->vertex_count);
-    if (st == VR_OK) {
-        r->batch_ids = malloc(((size_t)tris + 1) * sizeof *r->batch_ids);
-        if (!r->batch_ids)
-            st = VR_ERROR(VR_ERR_OOM, "renderer: batch ids for %u triangles", tris);
+    if (stream) { /* the chunks own every buffer; nothing here is sized by the mesh */
+        st = vr_stream_create(&r->stream, m, stream, r->gpu);
+    } else {
+        st = vr_geometry_result_alloc(&r->result, tris, m->vertex_count);
+        if (st == VR_OK) {
+            r->batch_ids = malloc(((size_t)tris + 1) * sizeof *r->batch_ids);
+            if (!r->batch_ids)
+                st = VR_ERROR(VR_ERR_OOM, "renderer: batch ids for %u triangles", tris);
+        }
+        if (st == VR_OK && r->gpu)
+            st = vr_geometry_create(&r->geometry, m);
+        if (st == VR_OK && r->gpu)
+            st = vr_render_dev_create(r, tris, m->vertex_count);
     }
-    if (st == VR_OK && r->gpu)
-        st = vr_geometry_create(&r->geometry, m);
-    if (st == VR_OK && r->gpu)
-        st = vr_render_dev_create(r, tris, m->vertex_count);
     if (st != VR_OK) {
         vr_renderer_destroy(r);
         return st;
@@ -182,27 +188,16 @@ vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
     return VR_OK;
 }
 
+vr_status vr_renderer_create(vr_renderer **out, const vr_mesh *m, int use_gpu)
+{
+    return vr_renderer_make(out, m, use_gpu, NULL);
+}
+
 vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int use_gpu,
                                       const vr_stream_config *c)
 {
-    assert(out && m && c);
-    *out = NULL;
-    vr_status st = vr_mesh_validate(m, "render");
-    if (st != VR_OK)
-        return st;
-    vr_renderer *r = calloc(1, sizeof *r);
-    if (!r)
-        return VR_ERROR(VR_ERR_OOM, "renderer: host struct");
-    r->mesh = m;
-    r->gpu = use_gpu != 0;
-    r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
-    r->limits = vr_batch_limits_paper();
-    if ((st = vr_stream_create(&r->stream, m, c, r->gpu)) != VR_OK) {
-        vr_renderer_destroy(r);
-        return st;
-    }
-    *out = r;
-    return VR_OK;
+    assert(c);
+    return vr_renderer_make(out, m, use_gpu, c);
 }
 
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)

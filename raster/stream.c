@@ -64,7 +64,8 @@ struct vr_stream {
     size_t slot_bytes;       /* all slots */
     /* VR_STREAM_DEVICE: the scene on the device */
     uint32_t *d_stream;      /* the stream's indices (a plan's: in plan order) */
-    const uint32_t *d_stream_of; /* the host array d_stream holds */
+    int d_stream_is_mesh;    /* d_stream holds the mesh's own indices (a plan's order changes
+                                with every cut) */
     float *d_positions, *d_normals;
     /* host arrays page-locked for the copies (cudaHostRegister), unregistered at the next cut */
     void *pinned[4];
@@ -176,8 +177,7 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
     }
     if (st != VR_OK)
         return st;
-    const uint32_t *stream = p->count ? p->part[0].mesh.indices - 3 * (size_t)p->part[0].first_tri
-                                      : s->mesh->indices;
+    const uint32_t *stream = p->plan_indices ? p->plan_indices : s->mesh->indices;
     const size_t index_bytes = (size_t)s->mesh->index_count * 4;
     const size_t vertex_bytes = (size_t)s->mesh->vertex_count * 12;
     /* the parts' rebased starts: at most batches + chunks words */
@@ -191,13 +191,13 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
             return st;
         return VR_OK;
     }
-    if (s->d_stream_of != stream) {
-        s->d_stream_of = NULL;
-        if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
-            (st = vr_cuda_upload((void **)&s->d_stream, stream, index_bytes, "scene indices")))
-            return st;
-        s->d_stream_of = stream;
-    }
+    if (s->d_stream_is_mesh && !p->plan_indices)
+        return VR_OK;
+    s->d_stream_is_mesh = 0;
+    if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
+        (st = vr_cuda_upload((void **)&s->d_stream, stream, index_bytes, "scene indices")))
+        return st;
+    s->d_stream_is_mesh = !p->plan_indices;
     return VR_OK;
 }
 #endif
@@ -210,11 +210,6 @@ static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const v
         return VR_OK;
     s->cut_kind = -1;
     s->counted = 0;
-#ifdef VR_HAVE_CUDA
-    if (s->parts.plan_indices) /* the device copy was of the freed plan's order (a new plan may
-                                  be allocated at the same address) */
-        s->d_stream_of = NULL;
-#endif
     vr_parts_free(&s->parts);
     vr_status st = vr_parts_make_bounded(&s->parts, o->strategy, s->mesh, cfg, s->capacity);
     if (st != VR_OK)
@@ -362,16 +357,13 @@ static vr_raster_config vr_stream_raster_config(const vr_render_options *o, cons
     return rc;
 }
 
-static vr_status vr_stream_check_options(const vr_render_options *o, const vr_resolve_params *sh)
+/* What streaming cannot draw (multi is refused by the cut, vr_parts_make_bounded). */
+static vr_status vr_stream_check_shading(const vr_resolve_params *sh)
 {
     if (sh->mode == VR_SHADE_HEATMAP)
         return VR_ERROR(VR_ERR_ARG, "streaming: the heatmap needs per-vertex shading counts of "
                         "the whole scene (4 bytes per vertex on the device); render it without "
                         "streaming");
-    if (o->strategy->kind == VR_REUSE_MULTI)
-        return VR_ERROR(VR_ERR_ARG, "streaming: multi shades the whole vertex buffer before it "
-                        "assembles, so every chunk would shade it again; use any other "
-                        "strategy");
     return VR_OK;
 }
 
@@ -618,7 +610,7 @@ vr_status vr_stream_frame(vr_stream *s, uint8_t *rgba, const vr_render_options *
                           vr_render_stats *st)
 {
     assert(s && o && cfg && shade && st);
-    vr_status e = vr_stream_check_options(o, shade);
+    vr_status e = vr_stream_check_shading(shade);
     if (e == VR_OK)
         e = vr_stream_cut(s, o, cfg);
     if (e != VR_OK)

@@ -47,6 +47,21 @@ expect render-parts-multi 2 "multi cannot be cut into parts" -- \
 expect render-parts-gpus 2 "--gpus and --parts exclude each other" -- \
     "$VREUSE" render sphere:1k --parts 2 --gpus 2 -o "$TMP/x.png"
 expect render-parts-range 2 "--parts '65'" -- "$VREUSE" render sphere:1k --parts 65
+
+# ---- bounded streaming: the same image as one run in chunks of a few batches; refusals -------
+"$VREUSE" render sphere:40k --strategy naive,hash,patch --batches --size 96x64 \
+    -o "$TMP/s1.png" --quiet > /dev/null 2>&1
+expect render-stream 0 "chunks of at most 9362 triangles" -- "$VREUSE" render sphere:40k \
+    --strategy naive,hash,patch --batches --size 96x64 --stream-mb 1 -o "$TMP/s5.png"
+if cmp -s "$TMP/s1.png" "$TMP/s5.png"; then ok render-stream-same; else bad render-stream-same \
+    "streamed in chunks and one run gave different images"; fi
+expect render-stream-multi 2 "multi cannot run in chunks" -- \
+    "$VREUSE" render sphere:1k --strategy naive,multi --stream -o "$TMP/x.png"
+expect render-stream-heatmap 2 "render it without --stream" -- \
+    "$VREUSE" render sphere:1k --heatmap --stream-from host -o "$TMP/x.png"
+expect render-stream-parts 2 "does not go together with --gpus, --parts" -- \
+    "$VREUSE" render sphere:1k --stream --parts 2 -o "$TMP/x.png"
+expect render-stream-from 2 "--stream-from" -- "$VREUSE" render sphere:1k --stream-from disk
 if "$VREUSE" render sphere:1k --size 8x8 -o "$TMP/g.png" 2>&1 | grep -q "device CPU twins"; then
     expect render-gpus-no-device 1 "--gpus 2: no CUDA device" -- \
         "$VREUSE" render sphere:1k --gpus 2 -o "$TMP/x.png"

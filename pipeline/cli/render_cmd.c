@@ -459,7 +459,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         const uint64_t cap = stream_cfg.queue_bytes / VR_QUEUE_BYTES_PER_TRIANGLE;
         fprintf(log, "  streaming: chunks of at most %llu triangles (a %d MiB queue, whole "
                 "batches), the scene's arrays %s\n", (unsigned long long)cap, job->stream_mb,
-                job->stream_from == VR_STREAM_HOST
+                !job->gpu ? "read by the CPU twins in place"
+                : job->stream_from == VR_STREAM_HOST
                     ? "in page-locked host memory, copied per chunk while the previous one runs"
                     : "on the device");
         if (job->h2d_bps > 0)

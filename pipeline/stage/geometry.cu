@@ -130,6 +130,34 @@ vr_status vr_gpu_shape_query(vr_gpu_shape *out)
     return VR_OK;
 }
 
+/* The best time in ms of 10 copies of `bytes` from src to dst (after one warm-up), by events. */
+static vr_status vr_gpu_best_copy_ms(void *dst, const void *src, size_t bytes,
+                                     cudaMemcpyKind kind, float *best)
+{
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    vr_status st = VR_OK;
+    *best = 0;
+    VR_CUDA_GOTO(cudaEventCreate(&e0));
+    VR_CUDA_GOTO(cudaEventCreate(&e1));
+    for (int rep = 0; rep < 11; ++rep) {
+        float ms = 0;
+        VR_CUDA_GOTO(cudaEventRecord(e0));
+        VR_CUDA_GOTO(cudaMemcpy(dst, src, bytes, kind));
+        VR_CUDA_GOTO(cudaEventRecord(e1));
+        VR_CUDA_GOTO(cudaEventSynchronize(e1));
+        VR_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1));
+        if (rep > 0 && (*best == 0 || ms < *best))
+            *best = ms; /* rep 0 is the warm-up */
+    }
+done:
+    /* teardown: nothing to act on if these fail, the first error is already recorded */
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    return st;
+}
+
 vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
 {
     assert(bytes_per_second);
@@ -139,33 +167,17 @@ vr_status vr_gpu_copy_bandwidth(double *bytes_per_second)
         return st;
     const size_t bytes = (size_t)256 << 20; /* far beyond the 50 MB L2: DRAM, not cache */
     void *a = NULL, *b = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
     float best = 0;
     if ((st = vr_cuda_alloc(&a, bytes, "copy bandwidth source")) != VR_OK ||
         (st = vr_cuda_alloc(&b, bytes, "copy bandwidth destination")) != VR_OK)
         goto done;
-    VR_CUDA_GOTO(cudaEventCreate(&e0));
-    VR_CUDA_GOTO(cudaEventCreate(&e1));
     VR_CUDA_GOTO(cudaMemset(a, 1, bytes));
-    for (int rep = 0; rep < 11; ++rep) {
-        float ms = 0;
-        VR_CUDA_GOTO(cudaEventRecord(e0));
-        VR_CUDA_GOTO(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
-        VR_CUDA_GOTO(cudaEventRecord(e1));
-        VR_CUDA_GOTO(cudaEventSynchronize(e1));
-        VR_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1));
-        if (rep > 0 && (best == 0 || ms < best))
-            best = ms; /* rep 0 is the warm-up */
-    }
-    *bytes_per_second = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) : 0;
+    if ((st = vr_gpu_best_copy_ms(b, a, bytes, cudaMemcpyDeviceToDevice, &best)) == VR_OK)
+        *bytes_per_second = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) : 0;
 done:
     /* teardown: nothing to act on if these fail, the first error is already recorded */
     cudaFree(a);
     cudaFree(b);
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
     return st;
 }
 
@@ -178,33 +190,17 @@ vr_status vr_gpu_h2d_bandwidth(double *bytes_per_second)
         return st;
     const size_t bytes = (size_t)256 << 20;
     void *host = NULL, *dev = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
     float best = 0;
     if ((st = vr_cuda_alloc(&dev, bytes, "copy rate destination")) != VR_OK)
         goto done;
     VR_CUDA_GOTO(cudaMallocHost(&host, bytes));
     memset(host, 1, bytes);
-    VR_CUDA_GOTO(cudaEventCreate(&e0));
-    VR_CUDA_GOTO(cudaEventCreate(&e1));
-    for (int rep = 0; rep < 11; ++rep) {
-        float ms = 0;
-        VR_CUDA_GOTO(cudaEventRecord(e0));
-        VR_CUDA_GOTO(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
-        VR_CUDA_GOTO(cudaEventRecord(e1));
-        VR_CUDA_GOTO(cudaEventSynchronize(e1));
-        VR_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1));
-        if (rep > 0 && (best == 0 || ms < best))
-            best = ms; /* rep 0 is the warm-up */
-    }
-    *bytes_per_second = best > 0 ? (double)bytes / (best * 1e-3) : 0;
+    if ((st = vr_gpu_best_copy_ms(dev, host, bytes, cudaMemcpyHostToDevice, &best)) == VR_OK)
+        *bytes_per_second = best > 0 ? (double)bytes / (best * 1e-3) : 0;
 done:
     /* teardown: nothing to act on if these fail, the first error is already recorded */
     cudaFreeHost(host);
     cudaFree(dev);
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
     return st;
 }
 
@@ -574,7 +570,7 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
 }
 
 /* Points p->temp at a workspace of ops->temp_bytes(p) bytes (grown after `stream` drained, so no
- * kernel still reads the old one); *bytes gets the size. */
+ * kernel still reads the old one); *bytes (may be NULL) gets the size. */
 static vr_status vr_geometry_temp(vr_geometry *g, const vr_reuse_ops *ops, vr_reuse_params *p,
                                   cudaStream_t stream, size_t *bytes)
 {
@@ -592,7 +588,19 @@ static vr_status vr_geometry_temp(vr_geometry *g, const vr_reuse_ops *ops, vr_re
     }
     if (temp_bytes)
         p->temp = g->d_temp;
-    *bytes = temp_bytes;
+    if (bytes)
+        *bytes = temp_bytes;
+    return VR_OK;
+}
+
+/* What every run checks first: a GPU path, a known queue_store. */
+static vr_status vr_geometry_check_run(const vr_reuse_ops *ops, const vr_reuse_params *cfg)
+{
+    if (!ops->run)
+        return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
+    if (cfg->queue_store != 0 && cfg->queue_store != 1)
+        return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
+                        ops->name, cfg->queue_store);
     return VR_OK;
 }
 
@@ -605,11 +613,9 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     if (g->bounded)
         return VR_ERROR(VR_ERR_ARG, "%s: a bounded geometry context has no mesh of its own; "
                         "run chunks with vr_geometry_run_chunk", ops->name);
-    if (!ops->run)
-        return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
-    if (cfg->queue_store != 0 && cfg->queue_store != 1)
-        return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
-                        ops->name, cfg->queue_store);
+    vr_status checked = vr_geometry_check_run(ops, cfg);
+    if (checked != VR_OK)
+        return checked;
     vr_reuse_params p = vr_reuse_params_input(
         cfg, g->d_external_indices ? g->d_external_indices : g->d_indices, g->index_count,
         g->d_positions, g->d_normals, g->vertex_count);
@@ -841,8 +847,9 @@ vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
     if (!g->bounded)
         return VR_ERROR(VR_ERR_ARG, "%s: chunks run on a bounded geometry context "
                         "(vr_geometry_create_bounded)", ops->name);
-    if (!ops->run)
-        return VR_ERROR(VR_ERR_NO_DEVICE, "%s: no GPU path in this build", ops->name);
+    vr_status st = vr_geometry_check_run(ops, cfg);
+    if (st != VR_OK)
+        return st;
     if (c->triangles > g->triangles)
         return VR_ERROR(VR_ERR_ARG, "%s: a chunk of %u triangles, the queue holds %u", ops->name,
                         c->triangles, g->triangles);
@@ -851,9 +858,6 @@ vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
                         "buffer before it assembles");
     if ((ops->dynamic || ops->plan) && !c->d_starts)
         return VR_ERROR(VR_ERR_ARG, "%s: a chunk needs its batch starts", ops->name);
-    if (cfg->queue_store != 0 && cfg->queue_store != 1)
-        return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
-                        ops->name, cfg->queue_store);
     cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
     vr_reuse_params p = vr_reuse_params_input(cfg, c->d_indices, 3 * c->triangles,
                                               c->d_positions, c->d_normals, c->vertex_count);
@@ -871,11 +875,8 @@ vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
     p.counters = g->d_counters;
     p.shade_counts = NULL; /* per-vertex counts would be scene-sized; invocations are counted */
     p.stream = s;
-    size_t temp_bytes = 0;
-    vr_status st = vr_geometry_temp(g, ops, &p, s, &temp_bytes);
-    if (st != VR_OK)
+    if ((st = vr_geometry_temp(g, ops, &p, s, NULL)) != VR_OK)
         return st;
-    (void)temp_bytes;
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), s));
     if (c->triangles == 0)
         return VR_OK;
