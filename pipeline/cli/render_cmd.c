@@ -678,6 +678,9 @@ static const vr_cli_command g_cmd = {
 
 /* --big: vr_raster_big_mode order */
 static const char *const g_big_names[] = {"list", "hp", NULL};
+/* --stream-from: vr_stream_source order (the parser needs the NULL that
+ * vr_stream_source_names lacks) */
+static const char *const g_stream_from_names[] = {"device", "host", NULL};
 
 int vr_cmd_render(int argc, char **argv)
 {
@@ -747,7 +750,7 @@ int vr_cmd_render(int argc, char **argv)
          "device (the default: the scene's arrays uploaded once) or host (they stay in "
          "page-locked host memory; each chunk copies its indices and vertex window while the "
          "previous one runs); implies --stream",
-         vr_cli_parse_choice, &job.stream_from, 0, 0, 0, 0, vr_stream_source_names},
+         vr_cli_parse_choice, &job.stream_from, 0, 0, 0, 0, g_stream_from_names},
         {"gts-batches", 0, NULL,
          "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
          "each batch from the stream itself, no index buffer on the device (hash only, file "
