@@ -88,6 +88,10 @@ static inline vr_status vr_cuda_launched(const char *where, const char *kernel,
         return vr_set_error_at(VR_ERR_CUDA, where, "launch of %s failed: %s%s", kernel,
                                cudaGetErrorString(e), vr_cuda_hint(e));
 #ifdef VR_SYNC_CHECK
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capturing) == cudaSuccess &&
+        capturing != cudaStreamCaptureStatusNone)
+        return VR_OK; /* a graph being captured runs later: its replay is checked by the caller */
     e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) {
         (void)cudaGetLastError(); /* as in vr_cuda_status */

@@ -550,6 +550,53 @@ static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, const
     return vr_cuda_launched(VR_CUDA_WHERE, "vr_resolve_kernel", s);
 }
 
+/* ---- one whole frame enqueued without a wait (the renderer's CUDA graph) ------------------- */
+
+vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
+                                  uint32_t tri_count, const vr_raster_config *cfg,
+                                  const vr_resolve_params *p, void *d_scratch, void *stream)
+{
+    assert(d_rgba && d_vis && d_q && cfg && p && d_scratch);
+    vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
+    if (st == VR_OK)
+        st = vr_resolve_check(p);
+    if (st != VR_OK)
+        return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
+    vr_hp *hp = NULL;
+    uint32_t hp_cells = 0;
+    /* vr_raster_gpu's and vr_resolve_gpu's steps in their order, without their events */
+    if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) == VR_OK) {
+        const cudaError_t e =
+            cudaMemsetAsync(d_vis, 0xff, (size_t)cfg->width * cfg->height * sizeof(uint64_t), s);
+        st = vr_cuda_status(e, VR_CUDA_WHERE, "cudaMemsetAsync of the visibility buffer");
+    }
+    if (st == VR_OK)
+        st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s);
+    if (st == VR_OK)
+        st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, s);
+    vr_hp_destroy(hp); /* the host object only: its device memory is the scratch's */
+    return st;
+}
+
+vr_status vr_raster_frame_counts(vr_raster_stats *stats, uint32_t tri_count, void *d_scratch,
+                                 void *stream)
+{
+    assert(stats && d_scratch);
+    cudaStream_t s = (cudaStream_t)stream;
+    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
+    vr_raster_counts counts;
+    VR_CUDA_CHECK(cudaMemcpyAsync(&counts, scratch.counts, sizeof counts, cudaMemcpyDeviceToHost,
+                                  s));
+    VR_CUDA_CHECK(cudaStreamSynchronize(s));
+    stats->triangles = tri_count;
+    stats->rejected = counts.rejected;
+    stats->clipped = counts.clipped;
+    stats->fragments = counts.fragments;
+    return VR_OK;
+}
+
 /* ---- streamed chunks: the frame's visibility buffer kept across many queues ------------------ */
 
 /* One thread: this launch's counts into the frame's totals. */

@@ -127,6 +127,18 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
                          uint32_t tri_count, const vr_raster_config *cfg,
                          const vr_resolve_params *p, double *ms, void *stream);
 
+/* ---- one frame enqueued without a wait (the renderer's CUDA graph, raster/render.c) ------- *
+ * vr_raster_gpu's clear and kernels followed by vr_resolve_gpu's kernel, in the same order and
+ * with the same results, enqueued on `stream` without events or a host wait, so that the
+ * sequence can be captured into a CUDA graph. frame_counts then waits for `stream` and reads the
+ * counts of the last frame enqueued into stats (triangles, rejected, clipped, fragments; the
+ * times are left as they are). */
+vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
+                                  uint32_t tri_count, const vr_raster_config *cfg,
+                                  const vr_resolve_params *p, void *d_scratch, void *stream);
+vr_status vr_raster_frame_counts(vr_raster_stats *stats, uint32_t tri_count, void *d_scratch,
+                                 void *stream);
+
 /* ---- streamed chunks (raster/stream.c) --------------------------------------------------- *
  * One frame over many queues in turn, one visibility buffer and one image: begin clears the
  * buffer and the running counts; each chunk rasterizes its queue into the buffer without
@@ -205,6 +217,12 @@ typedef struct vr_render_options {
     const vr_batch_limits *limits; /* the strategy's batch limits (block, N_u, max indices, warp
                                       batch), or NULL: the paper's (vr_batch_limits_paper) */
     int patch_builder;            /* strategy patch: vr_reuse_params.patch_builder (0 cpu) */
+    int graph;                    /* GPU, in-core: 1 replays the frame's kernels as one CUDA graph
+                                     (captured when the options change, updated in place when
+                                     only parameters such as the camera did), so no host wait or
+                                     launch gap lies between the stages; the stage times are then
+                                     not measured, gpu_frame_ms is. 0: stage by stage, each
+                                     timed. Same image and counts either way. */
 } vr_render_options;
 
 /* Counts and stage times of one frame. */
@@ -225,6 +243,10 @@ typedef struct vr_render_stats {
                                maximum (the slowest part's, cudaEvents), else 0 */
     double composite_vis_ms; /* of which the visibility buffers' minimum */
     double frame_ms;        /* wall clock of the whole vr_renderer_draw */
+    double gpu_frame_ms;    /* GPU, in-core: cudaEvents from the frame's first device work to its
+                               image (without the download): the device's own frame time, with
+                               the host's waits between stages when not a graph */
+    int graph;              /* 1: the frame ran as a CUDA graph (vr_render_options.graph) */
     /* streamed renderers (vr_renderer_create_streamed), else 0 */
     uint32_t chunks;         /* chunks of the frame */
     uint64_t pipeline_bytes; /* GPU: device memory of the pipeline - queue, workspace, staging

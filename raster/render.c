@@ -24,6 +24,17 @@
 #include "pipeline/vr_check.h"
 #endif
 
+/* Everything a captured frame's kernels were given: a frame with the same key replays the graph
+ * as it is; any difference (camera, size, shading, strategy, buffers) captures it again. */
+typedef struct vr_render_graph_key {
+    vr_reuse_params cfg; /* the strategy's configuration, camera included */
+    int kind;            /* the strategy */
+    vr_raster_config raster;
+    vr_resolve_params shade; /* device arrays included */
+    const void *vis, *rgba, *clip;
+    uint32_t triangles;
+} vr_render_graph_key;
+
 struct vr_renderer {
     const vr_mesh *mesh;
     int gpu;
@@ -51,19 +62,135 @@ struct vr_renderer {
     vr_stream *stream;              /* bounded streaming (vr_renderer_create_streamed), or NULL:
                                        then nothing above is sized by the mesh */
     size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
+    /* GPU frame timing and its CUDA graph (vr_render_options.graph) */
+    void *frame_ev[2];              /* cudaEvents around a frame's device work */
+    void *graph_exec;               /* cudaGraphExec_t of the last captured frame, or NULL */
+    vr_render_graph_key graph_key;  /* what that frame was captured with */
 };
 
 /* ---- device buffers (CUDA runtime; the stubs below keep a CPU-only build linking) ---------- */
 
 #ifdef VR_HAVE_CUDA
+static void vr_render_graph_drop(vr_renderer *r)
+{
+    if (r->graph_exec)
+        cudaGraphExecDestroy((cudaGraphExec_t)r->graph_exec);
+    r->graph_exec = NULL;
+}
+
 static void vr_render_dev_free(vr_renderer *r)
 {
+    /* teardown: errors cannot be acted on */
+    vr_render_graph_drop(r);
+    for (int i = 0; i < 2; ++i)
+        if (r->frame_ev[i])
+            cudaEventDestroy((cudaEvent_t)r->frame_ev[i]);
     vr_raster_frame_free(&r->dev);
 }
 
 static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t vertex_count)
 {
+    for (int i = 0; i < 2; ++i) {
+        cudaEvent_t e = NULL;
+        VR_CUDA_CHECK(cudaEventCreate(&e));
+        r->frame_ev[i] = e;
+    }
     return vr_raster_frame_alloc(&r->dev, tris, vertex_count);
+}
+
+/* Marks the start (0) or the end (1) of a frame's device work on the renderer's stream. */
+static vr_status vr_render_dev_mark(vr_renderer *r, int which)
+{
+    return vr_cuda_status(cudaEventRecord((cudaEvent_t)r->frame_ev[which],
+                                          (cudaStream_t)r->dev.stream),
+                          VR_CUDA_WHERE, "cudaEventRecord of the frame's events");
+}
+
+/* Waits for the end mark; *ms gets the time between the marks. `what` names the frame's work
+ * in the message of a fault that surfaces here. */
+static vr_status vr_render_dev_span(vr_renderer *r, const char *what, double *ms)
+{
+    vr_status st = vr_cuda_status(cudaEventSynchronize((cudaEvent_t)r->frame_ev[1]),
+                                  VR_CUDA_WHERE, what);
+    float t = 0;
+    if (st == VR_OK)
+        st = vr_cuda_status(cudaEventElapsedTime(&t, (cudaEvent_t)r->frame_ev[0],
+                                                 (cudaEvent_t)r->frame_ev[1]),
+                            VR_CUDA_WHERE, "cudaEventElapsedTime of the frame");
+    *ms = t;
+    return st;
+}
+
+/* The captured frame `graph` into r->graph_exec: updated in place when its topology matches the
+ * executable one (only kernel parameters changed, e.g. the camera), instantiated anew otherwise. */
+static vr_status vr_render_graph_install(vr_renderer *r, cudaGraph_t graph)
+{
+    if (r->graph_exec) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate((cudaGraphExec_t)r->graph_exec, graph, &info) == cudaSuccess)
+            return VR_OK;
+        (void)cudaGetLastError(); /* the refused update is not an error of later calls */
+        vr_render_graph_drop(r);
+    }
+    cudaGraphExec_t exec = NULL;
+    VR_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    r->graph_exec = exec;
+    return VR_OK;
+}
+
+/* The frame as one CUDA graph: the strategy (counting off), the clear, the raster kernels and the
+ * resolve, captured from the renderer's stream in the order and with the arguments of the
+ * stage-by-stage frame (so with the same words), then replayed. Capturing needs the strategy's
+ * batches and workspace in place (vr_geometry_prepare) and takes no host wait of its own. */
+static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *o,
+                                       const vr_reuse_params *timed, const vr_resolve_params *shade,
+                                       vr_render_stats *st)
+{
+    cudaStream_t s = (cudaStream_t)r->dev.stream;
+    const vr_queue *q = vr_geometry_device_queue(r->geometry);
+    vr_render_graph_key key;
+    memset(&key, 0, sizeof key);
+    key.cfg = *timed;
+    key.kind = (int)o->strategy->kind;
+    key.raster = o->raster;
+    key.shade = *shade;
+    key.vis = r->dev.d_vis;
+    key.rgba = r->dev.d_rgba;
+    key.clip = q->clip;
+    key.triangles = st->triangles;
+    vr_status e;
+    if (!r->graph_exec || memcmp(&key, &r->graph_key, sizeof key) != 0) {
+        if ((e = vr_geometry_prepare(r->geometry, o->strategy, timed)) != VR_OK)
+            return e;
+        VR_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        e = vr_geometry_enqueue(r->geometry, o->strategy, timed, s);
+        if (e == VR_OK)
+            e = vr_raster_frame_enqueue(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,
+                                        shade, r->dev.d_scratch, s);
+        cudaGraph_t graph = NULL;
+        const cudaError_t ended = cudaStreamEndCapture(s, &graph); /* always: frees the stream */
+        if (e == VR_OK)
+            e = vr_cuda_status(ended, VR_CUDA_WHERE, "cudaStreamEndCapture of the frame");
+        if (e == VR_OK)
+            e = vr_render_graph_install(r, graph);
+        if (graph)
+            cudaGraphDestroy(graph);
+        if (e != VR_OK) {
+            vr_render_graph_drop(r);
+            return e;
+        }
+        r->graph_key = key;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "the frame's CUDA graph (%s)", o->strategy->name);
+    if ((e = vr_render_dev_mark(r, 0)) != VR_OK)
+        return e;
+    VR_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)r->graph_exec, s));
+    if ((e = vr_render_dev_mark(r, 1)) != VR_OK ||
+        (e = vr_render_dev_span(r, what, &st->gpu_frame_ms)) != VR_OK)
+        return e;
+    st->graph = 1;
+    return vr_raster_frame_counts(&st->raster, st->triangles, r->dev.d_scratch, s);
 }
 
 /* Grows the visibility buffer and the image to `pixels`. */
@@ -105,6 +232,24 @@ done:
 static void vr_render_dev_free(vr_renderer *r)
 {
     (void)r;
+}
+static vr_status vr_render_dev_mark(vr_renderer *r, int which)
+{
+    (void)r, (void)which;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: built without CUDA");
+}
+static vr_status vr_render_dev_span(vr_renderer *r, const char *what, double *ms)
+{
+    (void)r, (void)what;
+    *ms = 0;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: built without CUDA");
+}
+static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *o,
+                                       const vr_reuse_params *timed, const vr_resolve_params *shade,
+                                       vr_render_stats *st)
+{
+    (void)r, (void)o, (void)timed, (void)shade, (void)st;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: built without CUDA");
 }
 static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t vertex_count)
 {
@@ -340,23 +485,31 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
     /* the frame: strategy (counting off) -> raster -> resolve on the geometry stage's queue */
     vr_reuse_params timed = *cfg;
     timed.count = 0;
-    float ms = 0;
-    if ((s = vr_geometry_run(r->geometry, o->strategy, &timed, 0, &ms)) != VR_OK)
-        return s;
-    st->geometry_ms = ms;
-    const vr_queue *q = vr_geometry_device_queue(r->geometry);
     st->triangles = r->counts_queue; /* no culling in the geometry stage: every triangle */
+    st->invocations = r->counts_invocations;
     vr_resolve_params shade = *shade_in;
     shade.shade_counts = r->dev.d_shade_counts;
     shade.vertex_count = m->vertex_count;
     shade.tri_batch = r->dev.d_tri_batch;
     shade.tri_batch_count = tris;
-    if ((s = vr_raster_gpu(r->dev.d_vis, q, st->triangles, &o->raster, &st->raster,
-                           r->dev.d_scratch, r->dev.stream)) != VR_OK ||
-        (s = vr_resolve_gpu(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster, &shade,
-                            &st->raster.resolve_ms, r->dev.stream)) != VR_OK)
-        return s;
-    st->invocations = r->counts_invocations;
+    if (o->graph) {
+        if ((s = vr_render_graph_frame(r, o, &timed, &shade, st)) != VR_OK)
+            return s;
+    } else {
+        float ms = 0;
+        if ((s = vr_render_dev_mark(r, 0)) != VR_OK ||
+            (s = vr_geometry_run(r->geometry, o->strategy, &timed, 0, &ms)) != VR_OK)
+            return s;
+        st->geometry_ms = ms;
+        const vr_queue *q = vr_geometry_device_queue(r->geometry);
+        if ((s = vr_raster_gpu(r->dev.d_vis, q, st->triangles, &o->raster, &st->raster,
+                               r->dev.d_scratch, r->dev.stream)) != VR_OK ||
+            (s = vr_resolve_gpu(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,
+                                &shade, &st->raster.resolve_ms, r->dev.stream)) != VR_OK ||
+            (s = vr_render_dev_mark(r, 1)) != VR_OK ||
+            (s = vr_render_dev_span(r, "the frame's end", &st->gpu_frame_ms)) != VR_OK)
+            return s;
+    }
     if (!rgba)
         return VR_OK;
     return vr_render_dev_download(r, rgba, pixels * 4, &st->raster.download_ms);

@@ -50,7 +50,8 @@ expect render-default-paper 0 "limits paper: hash block 256, N_u 256, <= 1023 in
 for sms in 132 2; do
     "$VREUSE" render "$COW" --cpu --limits auto --sms $sms --strategy hash --size 32x32 -o "$TMP/s.png" \
         > "$TMP/render.txt" 2>&1
-    r=$(awk '$1 == "hash" && $2 == "0" { print $9 }' "$TMP/render.txt")
+    r=$(awk '$1 == "strategy" { for (i = 1; i <= NF; i++) if ($i == "invocations") c = i }
+        $1 == "hash" && $2 == "0" { print $c }' "$TMP/render.txt")
     # shellcheck disable=SC2086
     s=$("$VREUSE" sim "$COW" --limits auto --order file --sms $sms --csv - $SIM |
         awk -F, '$6 == "hash" { print $9 }')

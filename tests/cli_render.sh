@@ -62,6 +62,15 @@ expect render-stream-heatmap 2 "render it without --stream" -- \
 expect render-stream-parts 2 "does not go together with --gpus, --parts" -- \
     "$VREUSE" render sphere:1k --stream --parts 2 -o "$TMP/x.png"
 expect render-stream-from 2 "--stream-from" -- "$VREUSE" render sphere:1k --stream-from disk
+
+# ---- --graph: off and on draw the same image (on the GPU: one CUDA graph per frame) ----------
+expect render-graph-off 0 "gpu_ms" -- "$VREUSE" render sphere:40k --strategy naive,hash,patch \
+    --batches --size 96x64 --graph off -o "$TMP/g0.png"
+if cmp -s "$TMP/s1.png" "$TMP/g0.png"; then ok render-graph-same; else bad render-graph-same \
+    "--graph off and the default gave different images"; fi
+expect render-graph-csv 0 "gpu_frame_ms,graph" -- "$VREUSE" render sphere:1k --reps 1 \
+    --no-image --graph on --csv -
+expect render-graph-bad 2 "--graph" -- "$VREUSE" render sphere:1k --graph maybe
 if "$VREUSE" render sphere:1k --size 8x8 -o "$TMP/g.png" 2>&1 | grep -q "device CPU twins"; then
     expect render-gpus-no-device 1 "--gpus 2: no CUDA device" -- \
         "$VREUSE" render sphere:1k --gpus 2 -o "$TMP/x.png"

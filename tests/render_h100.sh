@@ -84,11 +84,22 @@ step glref 90 gl.log "$BIN/vreuse_glref" "${SCENES[@]}" "$BIG" --order forsyth,f
 for order in forsyth file; do
     step "frame-$order" 45 "frame-$order.log" "$BIN/vreuse" render "${SCENES[@]}" --order "$order" \
         --strategy hash --size $SIZE --reps "$REPS" --csv "$OUTDIR/frame-scenes-$order.csv" \
-        --no-image --quiet
+        --no-image --quiet --graph off
     step "frameBig-$order" 50 "frameBig-$order.log" "$BIN/vreuse" render "$BIG" --order "$order" \
         --strategy naive,warp,hash --size $SIZE --reps "$REPS" --csv "$OUTDIR/frame-big-$order.csv" \
-        --no-image --quiet
+        --no-image --quiet --graph off
+    # the same frames as one CUDA graph each (the default): the device's frame time, no stages
+    step "frameGraph-$order" 45 "frameGraph-$order.log" "$BIN/vreuse" render "${SCENES[@]}" "$BIG" \
+        --order "$order" --strategy hash --size $SIZE --reps "$REPS" \
+        --csv "$OUTDIR/graph-$order.csv" --no-image --quiet --graph on
 done
+GRAPH_PARTS=()
+for f in "$OUTDIR"/graph-forsyth.csv "$OUTDIR"/graph-file.csv; do
+    [ -f "$f" ] && GRAPH_PARTS+=("$f")
+done
+if [ ${#GRAPH_PARTS[@]} -gt 0 ]; then
+    awk 'FNR == 1 && NR != 1 { next } { print }' "${GRAPH_PARTS[@]}" > "$OUTDIR/graph.csv"
+fi
 FRAME_PARTS=()
 for f in "$OUTDIR"/frame-scenes-forsyth.csv "$OUTDIR"/frame-big-forsyth.csv \
          "$OUTDIR"/frame-scenes-file.csv "$OUTDIR"/frame-big-file.csv; do
@@ -154,6 +165,27 @@ if [ -f "$OUTDIR/gl.csv" ] && [ -f "$OUTDIR/frame.csv" ]; then
         }' "$OUTDIR/gl.csv" "$OUTDIR/frame.csv" | tee "$OUTDIR/summary_table.txt"
 else
     echo "(gl.csv or frame.csv missing: see the step logs)"
+fi
+# the device's own frame time (cudaEvents around the frame's device work, hash): stage by stage
+# (host waits between the stages) and as one CUDA graph, against GL_TIME_ELAPSED of one draw
+if [ -f "$OUTDIR/gl.csv" ] && [ -f "$OUTDIR/frame.csv" ] && [ -f "$OUTDIR/graph.csv" ]; then
+    echo
+    awk -F, '
+        FNR == 1 { file++ }
+        /^#/ || $1 == "scene" { next }
+        file == 1 { key = $1 "," $2; gl_ms[key] = $7; if (!(key in seen)) { seen[key] = 1; keys[n++] = key } }
+        file == 2 && $4 == "hash" { plain[$1 "," $2] = $26 }
+        file == 3 && $4 == "hash" { graph[$1 "," $2] = $26 }
+        END {
+            printf "%-20s %-8s %8s %10s %10s %9s\n", "scene", "order", "gl_ms", "plain_gpu",
+                   "graph_gpu", "graph/gl"
+            for (i = 0; i < n; i++) {
+                k = keys[i]; split(k, p, ",")
+                if (!(k in graph)) continue
+                printf "%-20s %-8s %8.3f %10.3f %10.3f %9.2f\n", p[1], p[2], gl_ms[k], plain[k],
+                       graph[k], graph[k] / gl_ms[k]
+            }
+        }' "$OUTDIR/gl.csv" "$OUTDIR/frame.csv" "$OUTDIR/graph.csv" | tee "$OUTDIR/graph_table.txt"
 fi
 echo
 summary_exit

@@ -175,6 +175,7 @@ typedef struct render_job {
                                     0: not given, one run */
     int stream, stream_mb, stream_from; /* --stream, --stream-mb (MiB of queue), --stream-from
                                     (vr_stream_source) */
+    int graph;                   /* --graph: vr_render_options.graph */
     double h2d_bps;              /* --stream-from host: the device's pinned copy rate */
     vr_gpu_shape shape;          /* the device's, when job->gpu */
     vr_batch_limits limits_of[VR_REUSE_KIND_COUNT]; /* per mesh: each strategy's limits */
@@ -194,6 +195,7 @@ typedef struct render_timing {
     double composite_ms; /* sort-last: the visibility minimum and the image maximum */
     double composite_vis_ms; /* of which the visibility minimum */
     double stream_ms;    /* streamed: cudaEvents around all chunks */
+    double gpu_frame_ms; /* GPU in-core: cudaEvents around the frame's device work */
 } render_timing;
 
 static const char *mode_name(vr_shade_mode m)
@@ -244,9 +246,9 @@ static void print_header(FILE *f, int show_big, int show_parts, int show_stream)
         fprintf(f, "%5s %7s ", "parts", "comp_ms");
     if (show_stream)
         fprintf(f, "%6s %9s %7s %7s %8s ", "chunks", "stream_ms", "pipe_MB", "copy_GB", "GB/s");
-    fprintf(f, "%9s %8s %9s %10s %9s %8s %12s %7s %7s %8s %11s %8s\n", "geom_ms", "clear_ms",
-            "raster_ms", "resolve_ms", "frame_ms", "xfer_ms", "invocations", "shd/tri", "reuse",
-            "batches", "fragments", "clipped");
+    fprintf(f, "%9s %8s %9s %10s %9s %9s %8s %12s %7s %7s %8s %11s %8s\n", "geom_ms",
+            "clear_ms", "raster_ms", "resolve_ms", "frame_ms", "gpu_ms", "xfer_ms", "invocations",
+            "shd/tri", "reuse", "batches", "fragments", "clipped");
 }
 
 static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats *st,
@@ -261,11 +263,19 @@ static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats
         fprintf(f, "%6u %9.3f %7.1f %7.3f %8.2f ", st->chunks, t->stream_ms,
                 st->pipeline_bytes / 1e6, st->copied_bytes / 1e9,
                 t->stream_ms > 0 ? st->copied_bytes / (t->stream_ms * 1e6) : 0.0);
-    fprintf(f, "%9.3f %8.3f %9.3f %10.3f %9.3f %8.2f %12llu %7.3f %7.4f %8u %11llu "
-            "%8llu\n", t->geometry_ms, t->clear_ms,
-            t->raster_ms, t->resolve_ms, t->frame_ms, st->transfer_ms,
-            (unsigned long long)st->invocations, st->shaded_per_tri, st->reuse, st->batches,
-            (unsigned long long)st->raster.fragments, (unsigned long long)st->raster.clipped);
+    if (st->graph) /* one graph: the stages are not timed apart */
+        fprintf(f, "%9s %8s %9s %10s ", "graph", "-", "-", "-");
+    else
+        fprintf(f, "%9.3f %8.3f %9.3f %10.3f ", t->geometry_ms, t->clear_ms, t->raster_ms,
+                t->resolve_ms);
+    fprintf(f, "%9.3f ", t->frame_ms);
+    if (st->gpu && !st->chunks && st->parts <= 1)
+        fprintf(f, "%9.3f ", t->gpu_frame_ms);
+    else
+        fprintf(f, "%9s ", "-"); /* the CPU twins, or the chunks' and parts' own sequences */
+    fprintf(f, "%8.2f %12llu %7.3f %7.4f %8u %11llu %8llu\n", st->transfer_ms, (unsigned long long)st->invocations,
+            st->shaded_per_tri, st->reuse, st->batches, (unsigned long long)st->raster.fragments,
+            (unsigned long long)st->raster.clipped);
 }
 
 static double frame_steps(const render_job *job, const vr_reuse_ops *ops, uint32_t load)
@@ -289,7 +299,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
                              vr_render_stats *st, render_timing *t)
 {
     enum { GEO, CLEAR, RASTER, RASTER_TOTAL, RESOLVE, FRAME, COMPOSITE, COMPOSITE_VIS, STREAM,
-           SERIES };
+           GPU_FRAME, SERIES };
     const int n = job->reps;
     double *v = malloc((size_t)n * SERIES * sizeof *v);
     if (!v)
@@ -310,6 +320,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         v[COMPOSITE * n + i] = st->composite_ms;
         v[COMPOSITE_VIS * n + i] = st->composite_vis_ms;
         v[STREAM * n + i] = st->stream_ms;
+        v[GPU_FRAME * n + i] = st->gpu_frame_ms;
         if (!job->progress.running) /* the CPU estimate shows the whole run instead */
             vr_progress("  timing", (uint64_t)i + 1, (uint64_t)n);
     }
@@ -323,6 +334,7 @@ static vr_status time_frames(render_job *job, vr_renderer *r, const vr_render_op
         t->composite_ms = vr_cli_median(v + COMPOSITE * n, n);
         t->composite_vis_ms = vr_cli_median(v + COMPOSITE_VIS * n, n);
         t->stream_ms = vr_cli_median(v + STREAM * n, n);
+        t->gpu_frame_ms = vr_cli_median(v + GPU_FRAME * n, n);
     }
     free(v);
     return s;
@@ -407,6 +419,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     o.raster.cull_back = job->cull;
     o.raster.big_mode = job->bigs.v[0];
     o.patch_builder = job->patch_builder;
+    o.graph = job->graph;
     const char *order_name = vr_order_name((vr_order)order);
     const int panels = job->strategies.count;
     fprintf(log, "vreuse render: %s: %u triangles, %u vertices, order %s, %ux%u x %d panel%s, "
@@ -529,7 +542,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                     o.loop_iterations = job->loads.v[l];
                     o.raster.big_mode = job->bigs.v[b];
                     vr_render_stats st;
-                    render_timing t = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+                    render_timing t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
                     if (time_frames(job, r, &o, &st, &t) != VR_OK) {
                         vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
                         goto done;
@@ -539,7 +552,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                         FILE *f = job->csv.f;
                         vr_cli_csv_field(f, vr_cli_scene_label(spec));
                         fprintf(f, ",%s,%u,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%llu,%.6f,%s,%u,%s,"
-                                "%.4f,%.4f,%u,%s,%.4f,%.1f,%.1f,%.1f,%.3f\n",
+                                "%.4f,%.4f,%u,%s,%.4f,%.1f,%.1f,%.1f,%.3f,%.4f,%d\n",
                                 order_name, st.triangles, o.strategy->name, o.loop_iterations,
                                 o.raster.width, o.raster.height, t.geometry_ms,
                                 t.raster_total_ms, t.resolve_ms, t.frame_ms,
@@ -549,7 +562,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                                 t.composite_vis_ms, st.chunks,
                                 job->stream ? vr_stream_source_names[job->stream_from] : "none",
                                 t.stream_ms, st.pipeline_bytes / 1e6, st.scene_bytes / 1e6,
-                                st.copied_bytes / 1e6, job->h2d_bps / 1e9);
+                                st.copied_bytes / 1e6, job->h2d_bps / 1e9, t.gpu_frame_ms,
+                                st.graph);
                         ++job->csv_rows;
                     }
                 }
@@ -575,7 +589,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                                          st.raster.clear_ms + st.raster.raster_ms,
                                          st.raster.resolve_ms,
                                          vr_now_ms() - t0 - st.raster.download_ms,
-                                         st.composite_ms, st.composite_vis_ms, st.stream_ms};
+                                         st.composite_ms, st.composite_vis_ms, st.stream_ms,
+                                         st.gpu_frame_ms};
                 print_row(log, &o, &st, &t, job->show_big, show_parts, job->stream);
             }
             vr_image_blit(image, img_w, img_h, (int)(p * o.raster.width), 0, panel,
@@ -670,7 +685,8 @@ static const vr_cli_command g_cmd = {
     "order, FILE-<scene>-<order>.png. --csv needs --reps; its columns: scene, order, tris,\n"
     "strategy, load, width, height, geometry_ms, raster_ms, resolve_ms, frame_ms, invocations,\n"
     "reuse, big, parts, composite (local or nccl), composite_ms, composite_vis_ms, chunks,\n"
-    "stream (none, device or host), stream_ms, pipeline_mb, scene_mb, copied_mb, h2d_gbs\n"
+    "stream (none, device or host), stream_ms, pipeline_mb, scene_mb, copied_mb, h2d_gbs,\n"
+    "gpu_frame_ms, graph (1: the frame ran as one CUDA graph, its stage times are 0)\n"
     "(raster_ms includes the clear). Without a CUDA device (or with --cpu) the CPU twins\n"
     "draw the same image; a run they would need more than a few seconds for is announced with\n"
     "its estimate before it starts and shows its progress.",
@@ -681,6 +697,8 @@ static const char *const g_big_names[] = {"list", "hp", NULL};
 /* --stream-from: vr_stream_source order (the parser needs the NULL that
  * vr_stream_source_names lacks) */
 static const char *const g_stream_from_names[] = {"device", "host", NULL};
+/* --graph: off = 0, on = 1 */
+static const char *const g_graph_names[] = {"off", "on", NULL};
 
 int vr_cmd_render(int argc, char **argv)
 {
@@ -698,6 +716,7 @@ int vr_cmd_render(int argc, char **argv)
     job.mode = VR_SHADE_LAMBERT;
     job.annotate = -1;
     job.pitch = 15, job.zoom = 1;
+    job.graph = 1;
     job.size[0] = 1280, job.size[1] = 720;
     job.out = "render.png";
     job.stream_from = -1;
@@ -751,6 +770,12 @@ int vr_cmd_render(int argc, char **argv)
          "page-locked host memory; each chunk copies its indices and vertex window while the "
          "previous one runs); implies --stream",
          vr_cli_parse_choice, &job.stream_from, 0, 0, 0, 0, g_stream_from_names},
+        {"graph", 0, "on|off",
+         "on (the default): a GPU frame in one piece replays its kernels as one CUDA graph - "
+         "no launch gap or host wait between the stages, gpu_ms is the device's frame time, "
+         "the stage times are not taken; off: stage by stage, each timed (the same image and "
+         "counts). --stream, --gpus and --parts run their own sequences",
+         vr_cli_parse_choice, &job.graph, 0, 0, 0, 0, g_graph_names},
         {"gts-batches", 0, NULL,
          "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
          "each batch from the stream itself, no index buffer on the device (hash only, file "
@@ -831,7 +856,7 @@ int vr_cmd_render(int argc, char **argv)
         fprintf(job.csv.f, "scene,order,tris,strategy,load,width,height,geometry_ms,raster_ms,"
                 "resolve_ms,frame_ms,invocations,reuse,big,parts,composite,composite_ms,"
                 "composite_vis_ms,chunks,stream,stream_ms,pipeline_mb,scene_mb,copied_mb,"
-                "h2d_gbs\n");
+                "h2d_gbs,gpu_frame_ms,graph\n");
     }
 
     job.gpu = !job.force_cpu && vr_gpu_available();

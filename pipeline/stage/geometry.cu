@@ -604,12 +604,13 @@ static vr_status vr_geometry_check_run(const vr_reuse_ops *ops, const vr_reuse_p
     return VR_OK;
 }
 
-vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
-                          int poison, float *ms)
+/* Everything a run needs before its first launch: the checks, the lazily built batches, plan,
+ * seeds, queue state and workspace (uploads and allocations that wait for the host), and the
+ * kernels' parameters in *p (on the context's stream). */
+static vr_status vr_geometry_run_setup(vr_geometry *g, const vr_reuse_ops *ops,
+                                       const vr_reuse_params *cfg, vr_reuse_params *out,
+                                       int *blockwise_out, int *keyed_out, size_t *temp_out)
 {
-    assert(g && ops && cfg);
-    if (ms)
-        *ms = 0;
     if (g->bounded)
         return VR_ERROR(VR_ERR_ARG, "%s: a bounded geometry context has no mesh of its own; "
                         "run chunks with vr_geometry_run_chunk", ops->name);
@@ -682,6 +683,63 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     size_t temp_bytes = 0;
     {
         vr_status st = vr_geometry_temp(g, ops, &p, g->stream, &temp_bytes);
+        if (st != VR_OK)
+            return st;
+    }
+    *out = p;
+    *blockwise_out = blockwise;
+    *keyed_out = keyed;
+    *temp_out = temp_bytes;
+    return VR_OK;
+}
+
+vr_status vr_geometry_prepare(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg)
+{
+    assert(g && ops && cfg);
+    vr_reuse_params p;
+    int blockwise, keyed;
+    size_t temp_bytes;
+    vr_status st = vr_geometry_run_setup(g, ops, cfg, &p, &blockwise, &keyed, &temp_bytes);
+    if (st != VR_OK)
+        return st;
+    /* the setup's uploads and clears are done before a capture begins */
+    return vr_cuda_status(cudaStreamSynchronize(g->stream), VR_CUDA_WHERE,
+                          "cudaStreamSynchronize after preparing a run");
+}
+
+vr_status vr_geometry_enqueue(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                              void *stream)
+{
+    assert(g && ops && cfg);
+    vr_reuse_params p;
+    int blockwise, keyed;
+    size_t temp_bytes;
+    vr_status st = vr_geometry_run_setup(g, ops, cfg, &p, &blockwise, &keyed, &temp_bytes);
+    if (st != VR_OK)
+        return st;
+    /* these report through the host after the kernels (error words, the hand-off's result) */
+    if (p.gts || blockwise || keyed)
+        return VR_ERROR(VR_ERR_ARG, "%s: a run that is checked on the host afterwards "
+                        "(compressed input, culling into an ink, collate, cub or hp queue) "
+                        "cannot be enqueued without a wait; use vr_geometry_run", ops->name);
+    cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
+    p.stream = s;
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), s));
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, s));
+    return ops->run(&p);
+}
+
+vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                          int poison, float *ms)
+{
+    assert(g && ops && cfg);
+    if (ms)
+        *ms = 0;
+    vr_reuse_params p;
+    int blockwise, keyed;
+    size_t temp_bytes;
+    {
+        vr_status st = vr_geometry_run_setup(g, ops, cfg, &p, &blockwise, &keyed, &temp_bytes);
         if (st != VR_OK)
             return st;
     }

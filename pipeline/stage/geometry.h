@@ -178,6 +178,17 @@ void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
                           int poison, float *ms);
 
+/* The same run split for a frame captured into a CUDA graph (raster/render.c). prepare does
+ * what a run of `ops` with `cfg` needs from the host first (batches, plan, workspace: uploads
+ * and allocations) and waits for it. enqueue then enqueues the clears and the strategy's
+ * kernels on `stream` (a cudaStream_t, NULL: the context's) and returns without waiting, no
+ * timing: only the launches are checked, a fault surfaces at the caller's wait. VR_ERR_ARG for
+ * runs whose results are checked on the host afterwards (compressed input, culling into an ink,
+ * collate, cub or hp queue): those go through vr_geometry_run. */
+vr_status vr_geometry_prepare(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg);
+vr_status vr_geometry_enqueue(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                              void *stream);
+
 /* The batch of every source triangle (ids: the stage's triangle count) under the static plan
  * `ops` (patch, meshlet) that vr_geometry_run uses for cfg's limits and patch_builder: the
  * stage's own plan (built or reused, then downloaded), so a caller never builds it a second

@@ -474,6 +474,19 @@ vr_status vr_gpu_h2d_bandwidth(double *bytes_per_second)
     return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
 }
 
+vr_status vr_geometry_prepare(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg)
+{
+    (void)g, (void)ops, (void)cfg;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
+vr_status vr_geometry_enqueue(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                              void *stream)
+{
+    (void)g, (void)ops, (void)cfg, (void)stream;
+    return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
+}
+
 vr_status vr_geometry_create_bounded(vr_geometry **out, uint32_t max_triangles)
 {
     (void)max_triangles;
