@@ -121,10 +121,24 @@ static vr_status vr_render_dev_span(vr_renderer *r, const char *what, double *ms
     return st;
 }
 
-/* The captured frame `graph` into r->graph_exec: updated in place when its topology matches the
- * executable one (only kernel parameters changed, e.g. the camera), instantiated anew otherwise. */
-static vr_status vr_render_graph_install(vr_renderer *r, cudaGraph_t graph)
+/* Whether a frame captured with `a` has the nodes of one captured with `b` (the same strategy's
+ * kernels, the same big-triangle kernels, memsets of the same sizes), so the executable graph
+ * can take the new one's parameters in place. */
+static int vr_render_graph_same_shape(const vr_render_graph_key *a, const vr_render_graph_key *b)
 {
+    return a->kind == b->kind && a->raster.big_mode == b->raster.big_mode &&
+           a->raster.width == b->raster.width && a->raster.height == b->raster.height &&
+           a->triangles == b->triangles;
+}
+
+/* The captured frame `graph` (of `key`) into r->graph_exec: updated in place when it has the
+ * executable one's shape (only kernel parameters changed, e.g. the camera), instantiated anew
+ * otherwise, or when the driver refuses the update anyway. */
+static vr_status vr_render_graph_install(vr_renderer *r, cudaGraph_t graph,
+                                         const vr_render_graph_key *key)
+{
+    if (r->graph_exec && !vr_render_graph_same_shape(key, &r->graph_key))
+        vr_render_graph_drop(r);
     if (r->graph_exec) {
         cudaGraphExecUpdateResultInfo info;
         if (cudaGraphExecUpdate((cudaGraphExec_t)r->graph_exec, graph, &info) == cudaSuccess)
@@ -172,7 +186,7 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
         if (e == VR_OK)
             e = vr_cuda_status(ended, VR_CUDA_WHERE, "cudaStreamEndCapture of the frame");
         if (e == VR_OK)
-            e = vr_render_graph_install(r, graph);
+            e = vr_render_graph_install(r, graph, &key);
         if (graph)
             cudaGraphDestroy(graph);
         if (e != VR_OK) {
