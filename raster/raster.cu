@@ -67,15 +67,20 @@
 #define VR_RESOLVE_TILE_LOG2 4
 #define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
 
-/* Boxes of more pixels than this go to the big-triangle list: tri_count / 1024 within 16..256.
- * The one-thread walk hides its reads when there are many threads, so the break-even box grows
- * with the triangle count. Measured at 1920x1080 (raster ms incl. clear, thresholds 16..256 and
- * off; bench/results/render-h100.md): cow (5.8k) best at 16, bunny (69k) at 64, igea (269k)
- * flat from 32 up, sphere:7M unaffected. */
+/* Boxes of more pixels than this go to the big-triangle list: 4 below 32Ki triangles, else
+ * tri_count / 1024 within 32..256. The one-thread walk hides its reads when there are many
+ * threads, so the break-even box grows with the triangle count; a small mesh at 1080p has too
+ * few threads for any walk of its own. Swept at 1920x1080 (graph frame, thresholds 4..64, hash,
+ * forsyth and file; bench/results/render-h100.md): cow, teapot, spot, fandisk and rocker-arm
+ * (5.8k-20k triangles) fastest at 4, 4-10% below their old threshold of 16-19; bunny (69k)
+ * best at 64-67, horse (97k) and igea (269k) within 5% of their best from 32 up; sphere:7M
+ * unaffected (its list stays empty). */
 static uint32_t vr_raster_big_pixels(uint32_t tri_count)
 {
+    if (tri_count < 32768u)
+        return 4;
     const uint32_t t = tri_count / 1024;
-    return t < 16 ? 16 : t > 256 ? 256 : t;
+    return t > 256 ? 256 : t;
 }
 
 /* Per-launch counts, each reset to 0 before the launch. */
