@@ -160,71 +160,91 @@ template <int BIG_MODE> /* vr_raster_big_mode: the list's kernel stays as it was
 __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_params p)
 {
     const uint32_t slot = blockIdx.x * VR_RASTER_BLOCK + threadIdx.x;
+    const uint32_t lane = threadIdx.x & 31u;
     unsigned long long rejected = 0, clipped_count = 0, fragments = 0;
+    float poly[VR_CLIP_MAX_VERTS][4];
+    int n = 0; /* the slot's clipped polygon: n - 2 sub-triangles (none past the queue) */
     if (slot < p.tri_count) {
-        float poly[VR_CLIP_MAX_VERTS][4];
         int clipped;
-        const int n = vr_raster_clip(poly, p.clip + 12 * (size_t)slot, &p.view, &clipped);
+        n = vr_raster_clip(poly, p.clip + 12 * (size_t)slot, &p.view, &clipped);
         clipped_count = (unsigned long long)clipped;
-        vr_raster_vertex sv[VR_CLIP_MAX_VERTS];
-        for (int k = 0; k < n; ++k)
-            sv[k] = vr_raster_snap(poly[k], &p.view);
-        int kept = 0;
-        for (int s = 1; s + 1 < n; ++s) {
-            vr_raster_tri t;
-            const int r = vr_raster_tri_setup(&t, sv[0], sv[s], sv[s + 1], &p.view);
-            kept |= r >= 0;
-            if (r <= 0)
+    }
+    vr_raster_vertex sv[VR_CLIP_MAX_VERTS];
+    for (int k = 0; k < n; ++k)
+        sv[k] = vr_raster_snap(poly[k], &p.view);
+    /* the warp takes its lanes' sub-triangles in step (the bound is the warp's largest polygon),
+     * so the whole warp reserves its list entries with one atomic: a small mesh at 1080p sends
+     * most of its triangles to the list, one atomic each on one counter otherwise */
+    const int subs = __reduce_max_sync(0xffffffffu, n > 2 ? n - 2 : 0);
+    int kept = 0;
+    for (int s = 1; s <= subs; ++s) {
+        vr_raster_tri t;
+        const int r = s + 1 < n ? vr_raster_tri_setup(&t, sv[0], sv[s], sv[s + 1], &p.view) : -1;
+        kept |= r >= 0;
+        uint32_t w = 0, h = 0, tiles = 0;
+        if (r > 0) {
+            w = (uint32_t)(t.px1 - t.px0 + 1), h = (uint32_t)(t.py1 - t.py0 + 1);
+            if (w * h > p.big_pixels)
+                tiles = ((w + VR_RASTER_TILE_W - 1) / VR_RASTER_TILE_W) *
+                        ((h + VR_RASTER_TILE_H - 1) / VR_RASTER_TILE_H);
+        }
+        if (BIG_MODE == VR_RASTER_BIG_HP) {
+            if (tiles && vr_raster_hp_push(p, t, slot, tiles))
                 continue;
-            const uint32_t w = (uint32_t)(t.px1 - t.px0 + 1), h = (uint32_t)(t.py1 - t.py0 + 1);
-            if (w * h > p.big_pixels) {
-                const uint32_t tiles = ((w + VR_RASTER_TILE_W - 1) / VR_RASTER_TILE_W) *
-                                       ((h + VR_RASTER_TILE_H - 1) / VR_RASTER_TILE_H);
-                if (BIG_MODE == VR_RASTER_BIG_HP) {
-                    if (vr_raster_hp_push(p, t, slot, tiles))
-                        continue;
-                } else {
-                    const uint32_t parts =
-                        (tiles + VR_RASTER_BIG_TILES - 1) / VR_RASTER_BIG_TILES;
-                    const uint32_t at = atomicAdd(&p.counts->big, parts);
-                    const int fits =
-                        at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
-                    /* every reserved entry below the capacity is written (the big kernel reads
-                     * them all); when the list is full they carry no tiles and this thread
-                     * rasterizes the sub-triangle itself */
-                    for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k) {
-                        vr_raster_big_entry *en = p.big + at + k;
-                        en->t = t;
-                        en->slot = slot;
-                        en->first_tile = k * VR_RASTER_BIG_TILES;
-                        en->tiles =
-                            fits ? min(VR_RASTER_BIG_TILES, tiles - k * VR_RASTER_BIG_TILES) : 0u;
-                    }
-                    if (fits)
-                        continue;
-                }
+        } else {
+            const uint32_t parts = (tiles + VR_RASTER_BIG_TILES - 1) / VR_RASTER_BIG_TILES;
+            uint32_t below = parts; /* inclusive prefix of parts over the warp's lanes */
+            for (int off = 1; off < 32; off <<= 1) {
+                const uint32_t v = __shfl_up_sync(0xffffffffu, below, off);
+                if (lane >= (uint32_t)off)
+                    below += v;
             }
-            const int64_t x0 = vr_raster_centre(t.px0);
-            const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
-                          s2 = -t.dy[2] * VR_RASTER_SUBPIXEL;
-            for (int32_t py = t.py0; py <= t.py1; ++py) {
-                const int64_t y = vr_raster_centre(py);
-                int64_t e0 = vr_raster_edge(&t, 0, x0, y), e1 = vr_raster_edge(&t, 1, x0, y),
-                        e2 = vr_raster_edge(&t, 2, x0, y);
-                unsigned long long *row = p.vis + (size_t)py * (size_t)p.view.width;
-                for (int32_t px = t.px0; px <= t.px1; ++px, e0 += s0, e1 += s1, e2 += s2) {
-                    if ((e0 | e1 | e2) < 0)
-                        continue;
-                    ++fragments;
-                    const unsigned long long w =
-                        vr_raster_word(&t, vr_raster_centre(px), y, p.view.slot_base + slot);
-                    if (w < row[px])
-                        atomicMin(row + px, w);
+            const uint32_t total = __shfl_sync(0xffffffffu, below, 31);
+            uint32_t base = 0;
+            if (lane == 0 && total)
+                base = atomicAdd(&p.counts->big, total);
+            base = __shfl_sync(0xffffffffu, base, 0);
+            if (parts) {
+                const uint32_t at = base + below - parts;
+                const int fits = at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
+                /* every reserved entry below the capacity is written (the big kernel reads
+                 * them all); when the list is full they carry no tiles and this thread
+                 * rasterizes the sub-triangle itself */
+                for (uint32_t k = 0; k < parts && at + k < VR_RASTER_BIG_CAPACITY; ++k) {
+                    vr_raster_big_entry *en = p.big + at + k;
+                    en->t = t;
+                    en->slot = slot;
+                    en->first_tile = k * VR_RASTER_BIG_TILES;
+                    en->tiles =
+                        fits ? min(VR_RASTER_BIG_TILES, tiles - k * VR_RASTER_BIG_TILES) : 0u;
                 }
+                if (fits)
+                    continue;
             }
         }
-        rejected = (unsigned long long)!kept;
+        if (r <= 0)
+            continue;
+        const int64_t x0 = vr_raster_centre(t.px0);
+        const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
+                      s2 = -t.dy[2] * VR_RASTER_SUBPIXEL;
+        for (int32_t py = t.py0; py <= t.py1; ++py) {
+            const int64_t y = vr_raster_centre(py);
+            int64_t e0 = vr_raster_edge(&t, 0, x0, y), e1 = vr_raster_edge(&t, 1, x0, y),
+                    e2 = vr_raster_edge(&t, 2, x0, y);
+            unsigned long long *row = p.vis + (size_t)py * (size_t)p.view.width;
+            for (int32_t px = t.px0; px <= t.px1; ++px, e0 += s0, e1 += s1, e2 += s2) {
+                if ((e0 | e1 | e2) < 0)
+                    continue;
+                ++fragments;
+                const unsigned long long w =
+                    vr_raster_word(&t, vr_raster_centre(px), y, p.view.slot_base + slot);
+                if (w < row[px])
+                    atomicMin(row + px, w);
+            }
+        }
     }
+    if (slot < p.tri_count)
+        rejected = (unsigned long long)!kept;
     for (int off = 16; off > 0; off >>= 1) {
         rejected += __shfl_down_sync(0xffffffffu, rejected, off);
         clipped_count += __shfl_down_sync(0xffffffffu, clipped_count, off);
