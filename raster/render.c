@@ -82,9 +82,11 @@ static void vr_render_dev_free(vr_renderer *r)
 {
     /* teardown: errors cannot be acted on */
     vr_render_graph_drop(r);
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i) {
         if (r->frame_ev[i])
             cudaEventDestroy((cudaEvent_t)r->frame_ev[i]);
+        r->frame_ev[i] = NULL; /* vr_renderer_set_parts frees, and destroy frees again */
+    }
     vr_raster_frame_free(&r->dev);
 }
 

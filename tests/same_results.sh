@@ -73,7 +73,11 @@ same sim-common.csv
 # invocation counts (and every other count) of the GPU frames: the render tables minus times
 for side in old new; do
     for f in "$OUT/$side"/render-*.log; do
-        awk '/^  [a-z]+ +[0-9]+ /{print $1, $2, $9, $10, $11, $12, $13, $14}' "$f"
+        # columns by name: the table gained columns over time (gpu_ms, a graph frame's "-")
+        awk '$1 == "strategy" { for (i = 1; i <= NF; i++) c[$i] = i }
+             /^  [a-z]+ +[0-9]+ / { print $1, $2, $c["invocations"], $c["shd/tri"],
+                                    $c["reuse"], $c["batches"], $c["fragments"],
+                                    $c["clipped"] }' "$f"
     done > "$OUT/$side/counts.txt"
 done
 same counts.txt
