@@ -607,9 +607,15 @@ static vr_status vr_geometry_check_run(const vr_reuse_ops *ops, const vr_reuse_p
 /* Everything a run needs before its first launch: the checks, the lazily built batches, plan,
  * seeds, queue state and workspace (uploads and allocations that wait for the host), and the
  * kernels' parameters in *p (on the context's stream). */
+typedef struct vr_geometry_launch {
+    vr_reuse_params p; /* the kernels' parameters */
+    int blockwise;     /* culling into an ink or collate queue (vr_queue_blockwise) */
+    int keyed;         /* culling into a cub or hp queue (vr_queue_keyed) */
+    size_t temp_bytes; /* the strategy's workspace */
+} vr_geometry_launch;
+
 static vr_status vr_geometry_run_setup(vr_geometry *g, const vr_reuse_ops *ops,
-                                       const vr_reuse_params *cfg, vr_reuse_params *out,
-                                       int *blockwise_out, int *keyed_out, size_t *temp_out)
+                                       const vr_reuse_params *cfg, vr_geometry_launch *out)
 {
     if (g->bounded)
         return VR_ERROR(VR_ERR_ARG, "%s: a bounded geometry context has no mesh of its own; "
@@ -686,20 +692,26 @@ static vr_status vr_geometry_run_setup(vr_geometry *g, const vr_reuse_ops *ops,
         if (st != VR_OK)
             return st;
     }
-    *out = p;
-    *blockwise_out = blockwise;
-    *keyed_out = keyed;
-    *temp_out = temp_bytes;
+    out->p = p;
+    out->blockwise = blockwise;
+    out->keyed = keyed;
+    out->temp_bytes = temp_bytes;
+    return VR_OK;
+}
+
+/* Every run starts from zero counters and shade counts. */
+static vr_status vr_geometry_clear_counts(vr_geometry *g, cudaStream_t s)
+{
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), s));
+    VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, s));
     return VR_OK;
 }
 
 vr_status vr_geometry_prepare(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg)
 {
     assert(g && ops && cfg);
-    vr_reuse_params p;
-    int blockwise, keyed;
-    size_t temp_bytes;
-    vr_status st = vr_geometry_run_setup(g, ops, cfg, &p, &blockwise, &keyed, &temp_bytes);
+    vr_geometry_launch l;
+    vr_status st = vr_geometry_run_setup(g, ops, cfg, &l);
     if (st != VR_OK)
         return st;
     /* the setup's uploads and clears are done before a capture begins */
@@ -711,22 +723,20 @@ vr_status vr_geometry_enqueue(vr_geometry *g, const vr_reuse_ops *ops, const vr_
                               void *stream)
 {
     assert(g && ops && cfg);
-    vr_reuse_params p;
-    int blockwise, keyed;
-    size_t temp_bytes;
-    vr_status st = vr_geometry_run_setup(g, ops, cfg, &p, &blockwise, &keyed, &temp_bytes);
+    vr_geometry_launch l;
+    vr_status st = vr_geometry_run_setup(g, ops, cfg, &l);
     if (st != VR_OK)
         return st;
     /* these report through the host after the kernels (error words, the hand-off's result) */
-    if (p.gts || blockwise || keyed)
+    if (l.p.gts || l.blockwise || l.keyed)
         return VR_ERROR(VR_ERR_ARG, "%s: a run that is checked on the host afterwards "
                         "(compressed input, culling into an ink, collate, cub or hp queue) "
                         "cannot be enqueued without a wait; use vr_geometry_run", ops->name);
     cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
-    p.stream = s;
-    VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), s));
-    VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, s));
-    return ops->run(&p);
+    l.p.stream = s;
+    if ((st = vr_geometry_clear_counts(g, s)) != VR_OK)
+        return st;
+    return ops->run(&l.p);
 }
 
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
@@ -735,19 +745,16 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
     assert(g && ops && cfg);
     if (ms)
         *ms = 0;
-    vr_reuse_params p;
-    int blockwise, keyed;
-    size_t temp_bytes;
-    {
-        vr_status st = vr_geometry_run_setup(g, ops, cfg, &p, &blockwise, &keyed, &temp_bytes);
-        if (st != VR_OK)
-            return st;
-    }
-
+    vr_geometry_launch l;
+    vr_status st = vr_geometry_run_setup(g, ops, cfg, &l);
+    if (st == VR_OK)
+        st = vr_geometry_clear_counts(g, g->stream);
+    if (st != VR_OK)
+        return st;
+    vr_reuse_params p = l.p;
+    const int blockwise = l.blockwise, keyed = l.keyed;
+    const size_t temp_bytes = l.temp_bytes;
     const size_t tris = g->triangles;
-    vr_status st;
-    VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), g->stream));
-    VR_CUDA_CHECK(cudaMemsetAsync(g->d_shade_counts, 0, (size_t)g->vertex_count * 4, g->stream));
     if (poison) {
         if ((st = vr_queue_poison(&g->d_queue, tris, g->stream)) != VR_OK ||
             (keyed && (st = vr_queue_poison(&g->d_stage_queue, tris, g->stream)) != VR_OK))
