@@ -283,14 +283,17 @@ typedef struct vr_stream_config {
 } vr_stream_config;
 #define VR_STREAM_QUEUE_BYTES_DEFAULT (1024ull << 20)
 /* Like vr_renderer_create, without any buffer sized by the whole mesh. Frames refuse the
- * heatmap (per-vertex counts of the whole scene) and multi (VR_ERR_ARG); sort-last parts and
- * compressed input are not combined with it. */
+ * heatmap (per-vertex counts of the whole scene) and multi (VR_ERR_ARG); sort-last parts are
+ * not combined with it. Compressed input (vr_renderer_set_gts) is: each chunk decodes its
+ * batches from the stream (VR_STREAM_HOST: from its slices of C, INC and S, copied instead of
+ * its indices), on the GPU and in the CPU twins. */
 vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int use_gpu,
                                       const vr_stream_config *c);
 void vr_renderer_destroy(vr_renderer *r); /* accepts NULL */
 /* GPU renderers: later frames decode each geometry batch from `gts` (the compressed form of the
  * renderer's mesh, alive while set; NULL switches back): vr_geometry_set_gts. Strategies
- * without a per-batch decoder then fail with VR_ERR_ARG. VR_ERR_NO_DEVICE on a CPU renderer. */
+ * without a per-batch decoder then fail with VR_ERR_ARG. VR_ERR_NO_DEVICE on an in-core CPU
+ * renderer; a streamed renderer takes it on the GPU and the CPU twins (raster/stream.h). */
 struct vr_gts;
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts);
 /* Renders one frame into `rgba` (o->raster.width * height * 4 bytes, host, owned by caller). */

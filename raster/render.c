@@ -364,9 +364,8 @@ vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int u
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 {
     assert(r);
-    if (r->stream)
-        return VR_ERROR(VR_ERR_ARG, "renderer: compressed batches and streaming do not go "
-                        "together yet (the chunks are cut from the index buffer)");
+    if (r->stream) /* each chunk's batches from its slices of the stream (GPU or CPU twins) */
+        return vr_stream_set_gts(r->stream, gts);
     if (!r->gpu)
         return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: compressed batches need the GPU stage");
     if (!r->geometry)

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/gts/gts_batch.h"
 #include "pipeline/stage/geometry.h"
 #include "pipeline/stage/parts.h"
+#include "pipeline/vr_mem.h"
 #include "raster/raster_common.h"
 #ifdef VR_HAVE_CUDA
 #include "pipeline/vr_check.h"
@@ -22,6 +24,12 @@
 const char *const vr_stream_source_names[VR_STREAM_SOURCE_COUNT] = {"device", "host"};
 
 #define VR_STREAM_SLOTS 2 /* one slot fills while the other is read */
+#define VR_GTS_ARRAYS 3   /* a compressed stream's word arrays: C, INC, S */
+
+/* The words of C, INC and S one chunk's batches read: [lo, hi) of each array. */
+typedef struct vr_gts_slice {
+    uint32_t lo[VR_GTS_ARRAYS], hi[VR_GTS_ARRAYS];
+} vr_gts_slice;
 
 #ifdef VR_HAVE_CUDA
 /* What one chunk reads that is not resident on the device. */
@@ -31,6 +39,9 @@ typedef struct vr_stream_slot {
     uint32_t *d_indices;    /* VR_STREAM_HOST: 3 * capacity */
     float *d_positions;     /* VR_STREAM_HOST: 3 * max_window */
     float *d_normals;
+    uint32_t *d_gts[VR_GTS_ARRAYS]; /* VR_STREAM_HOST, compressed: max_slice words each */
+    vr_gts_seed *d_seeds;   /* VR_STREAM_HOST, compressed: max_batches + 1 */
+    vr_gts_batch_source src; /* compressed: the chunk's input, read when its run is enqueued */
     cudaEvent_t loaded;     /* the copies into the slot are done */
     cudaEvent_t released;   /* the last chunk that read the slot is done */
 } vr_stream_slot;
@@ -50,6 +61,14 @@ struct vr_stream {
     int counted;             /* invocations belong to the cut */
     uint64_t invocations;
     size_t last_pixels;
+    /* compressed input (vr_stream_set_gts): the stream, one seed per batch of the cut, and per
+     * chunk the slice of each array its batches read (VR_STREAM_HOST copies only those) */
+    const vr_gts *gts;
+    vr_gts_batch_source gts_whole;  /* the host arrays and counts */
+    vr_gts_seed *seeds;             /* parts.batch_count */
+    vr_gts_slice *slice;            /* parts.count */
+    uint32_t max_slice[VR_GTS_ARRAYS]; /* words of the widest slice of each array */
+    uint32_t *h_stage[VR_GTS_ARRAYS]; /* CPU twin, VR_STREAM_HOST: the chunk's slices */
     /* CPU twin */
     vr_geometry_result result; /* capacity triangles; viewed as a chunk's */
     uint64_t *vis, *chunk_vis;
@@ -67,8 +86,10 @@ struct vr_stream {
     int d_stream_is_mesh;    /* d_stream holds the mesh's own indices (a plan's order changes
                                 with every cut) */
     float *d_positions, *d_normals;
+    uint32_t *d_gts[VR_GTS_ARRAYS]; /* compressed: the stream's C, INC and S (uploaded once) */
+    vr_gts_seed *d_seeds;    /* compressed: the cut's seeds */
     /* host arrays page-locked for the copies (cudaHostRegister), unregistered at the next cut */
-    void *pinned[4];
+    void *pinned[8];
     int pinned_count;
 #endif
 };
@@ -101,6 +122,97 @@ static vr_status vr_stream_windows(vr_stream *s)
             s->max_window = hi - lo;
     }
     return VR_OK;
+}
+
+static const char *const vr_gts_array_names[VR_GTS_ARRAYS] = {"C (strip codes)", "INC",
+                                                              "S (Simple-9 words)"};
+
+/* The cut's compressed side: one seed per batch (one sequential decode of the stream, load-time
+ * work as in the in-core stage) and per chunk the words of C, INC and S its batches read: from
+ * its first triangle and its first batch's seed to the next chunk's first (or the stream's end).
+ * The seeds ascend, so on a good stream a chunk's decoders read nothing outside its slices; the
+ * slices are checked against the arrays here, before any copy reads them. */
+static vr_status vr_stream_gts_cut(vr_stream *s)
+{
+    const vr_parts *p = &s->parts;
+    const vr_gts_batch_source *w = &s->gts_whole;
+    free(s->seeds);
+    free(s->slice);
+    memset(s->max_slice, 0, sizeof s->max_slice);
+    uint32_t *tri = malloc(((size_t)p->batch_count + 1) * sizeof *tri);
+    s->seeds = malloc(((size_t)p->batch_count + 1) * sizeof *s->seeds);
+    s->slice = malloc(((size_t)p->count + 1) * sizeof *s->slice);
+    vr_status st = VR_OK;
+    if (!tri || !s->seeds || !s->slice)
+        st = VR_ERROR(VR_ERR_OOM, "streaming compressed input: seeds of %u batches",
+                      p->batch_count);
+    /* each batch's first strip triangle, from its chunk's rebased starts */
+    for (uint32_t k = 0; k < p->count && st == VR_OK; ++k) {
+        const vr_part *c = &p->part[k];
+        for (uint32_t b = c->batch_begin; b < c->batch_end; ++b)
+            tri[b] = c->first_tri + c->given.starts[b - c->batch_begin] / 3;
+    }
+    if (st == VR_OK)
+        st = vr_gts_batch_seeds(s->seeds, s->gts, tri, p->batch_count);
+    free(tri);
+    const uint32_t code_shift = w->codes ? 4 : 5; /* 16 or 32 strip codes per word */
+    const uint32_t words[VR_GTS_ARRAYS] = {w->c_words, w->inc_words, w->s_count};
+    for (uint32_t k = 0; k < p->count && st == VR_OK; ++k) {
+        const vr_part *c = &p->part[k];
+        const vr_gts_seed *first = &s->seeds[c->batch_begin];
+        const vr_gts_seed *next = c->batch_end < p->batch_count ? &s->seeds[c->batch_end] : NULL;
+        const uint32_t t0 = c->first_tri, t1 = t0 + c->mesh.index_count / 3;
+        const uint32_t pos_end = next ? next->first_pos : w->v_count;
+        vr_gts_slice *sl = &s->slice[k];
+        sl->lo[0] = t0 >> code_shift;
+        sl->hi[0] = t1 > t0 ? ((t1 - 1) >> code_shift) + 1 : sl->lo[0];
+        sl->lo[1] = first->first_pos >> 5;
+        sl->hi[1] = pos_end > first->first_pos ? ((pos_end - 1) >> 5) + 1 : sl->lo[1];
+        sl->lo[2] = first->s_word; /* the next chunk's first word too, when it starts inside */
+        sl->hi[2] = next ? next->s_word + (VR_GTS_SEED_S_SKIP(next) != 0) : w->s_count;
+        for (int a = 0; a < VR_GTS_ARRAYS && st == VR_OK; ++a) {
+            if (sl->lo[a] > sl->hi[a] || sl->hi[a] > words[a])
+                st = VR_ERROR(VR_ERR_FORMAT, "streaming compressed input: chunk %u (triangles "
+                              "%u..%u) would read words %u..%u of %s, which has %u: the stream "
+                              "is malformed", k, t0, t1 - 1, sl->lo[a], sl->hi[a],
+                              vr_gts_array_names[a], words[a]);
+            else if (sl->hi[a] - sl->lo[a] > s->max_slice[a])
+                s->max_slice[a] = sl->hi[a] - sl->lo[a];
+        }
+    }
+    /* the CPU twin stages host-streamed slices as the GPU does */
+    for (int a = 0; a < VR_GTS_ARRAYS && st == VR_OK && !s->gpu &&
+                    s->config.source == VR_STREAM_HOST; ++a) {
+        free(s->h_stage[a]);
+        if (!(s->h_stage[a] = malloc(((size_t)s->max_slice[a] + 1) * 4)))
+            st = VR_ERROR(VR_ERR_OOM, "streaming compressed input: a staging slice of %u "
+                          "words", s->max_slice[a]);
+    }
+    return st;
+}
+
+/* Chunk k's compressed input: the stream's counts, `seeds` for its batches (and the next chunk's
+ * first), and arrays[a] - the slices' storage (`sliced`) or the whole arrays - based so that
+ * word w of the stream reads element w; a slice's end is its array's count (gts_batch.h). */
+static vr_gts_batch_source vr_stream_gts_chunk(const vr_stream *s, uint32_t k,
+                                               const uint32_t *const *arrays, int sliced,
+                                               const vr_gts_seed *seeds)
+{
+    const vr_part *c = &s->parts.part[k];
+    vr_gts_batch_source src = s->gts_whole;
+    src.tri_base = c->first_tri;
+    src.seed_after = c->batch_end < s->parts.batch_count;
+    src.seeds = seeds;
+    const uint32_t *lo = sliced ? s->slice[k].lo : NULL, *hi = sliced ? s->slice[k].hi : NULL;
+    src.c = sliced ? arrays[0] - lo[0] : arrays[0];
+    src.inc = sliced ? arrays[1] - lo[1] : arrays[1];
+    src.s = sliced ? arrays[2] - lo[2] : arrays[2];
+    if (sliced) {
+        src.c_words = hi[0];
+        src.inc_words = hi[1];
+        src.s_count = hi[2];
+    }
+    return src;
 }
 
 #ifdef VR_HAVE_CUDA
@@ -138,16 +250,60 @@ static void vr_stream_slots_free(vr_stream *s)
     for (int k = 0; k < VR_STREAM_SLOTS; ++k) {
         vr_stream_slot *sl = &s->slot[k];
         void *const bufs[] = {sl->d_starts, sl->d_tri_batch, sl->d_indices, sl->d_positions,
-                              sl->d_normals};
+                              sl->d_normals, sl->d_gts[0], sl->d_gts[1], sl->d_gts[2],
+                              sl->d_seeds};
         vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
         sl->d_starts = sl->d_tri_batch = sl->d_indices = NULL;
         sl->d_positions = sl->d_normals = NULL;
+        memset(sl->d_gts, 0, sizeof sl->d_gts);
+        sl->d_seeds = NULL;
     }
     s->slot_bytes = 0;
 }
 
+/* Staging for compressed chunks (VR_STREAM_HOST): each array's widest slice and the seeds of
+ * the longest chunk plus one. */
+static vr_status vr_stream_slot_gts(vr_stream *s, vr_stream_slot *sl)
+{
+    vr_status st = VR_OK;
+    for (int a = 0; a < VR_GTS_ARRAYS && st == VR_OK; ++a) {
+        const size_t b = ((size_t)s->max_slice[a] + 1) * 4;
+        if ((st = vr_cuda_alloc((void **)&sl->d_gts[a], b, "chunk compressed words")) == VR_OK)
+            s->slot_bytes += b;
+    }
+    const size_t sb = ((size_t)s->max_batches + 1) * sizeof(vr_gts_seed);
+    if (st == VR_OK && (st = vr_cuda_alloc((void **)&sl->d_seeds, sb, "chunk seeds")) == VR_OK)
+        s->slot_bytes += sb;
+    return st;
+}
+
+/* VR_STREAM_DEVICE with compressed input: the stream's C, INC and S on the device (once per
+ * vr_stream_set_gts; NULL: dropped), smaller than the indices they stand for. */
+static vr_status vr_stream_gts_upload(vr_stream *s, const vr_gts *g)
+{
+    vr_status st = VR_OK;
+    for (int a = 0; a < VR_GTS_ARRAYS; ++a) {
+        const vr_status freed = vr_cuda_free((void **)&s->d_gts[a], "compressed input");
+        if (st == VR_OK)
+            st = freed;
+    }
+    const vr_status freed = vr_cuda_free((void **)&s->d_seeds, "seeds");
+    if (st == VR_OK)
+        st = freed;
+    if (st != VR_OK || !g || s->config.source != VR_STREAM_DEVICE)
+        return st;
+    const vr_gts_batch_source *w = &s->gts_whole;
+    const void *src[VR_GTS_ARRAYS] = {g->c, g->inc, g->s};
+    const uint32_t words[VR_GTS_ARRAYS] = {w->c_words, w->inc_words, w->s_count};
+    for (int a = 0; a < VR_GTS_ARRAYS && st == VR_OK; ++a)
+        st = vr_cuda_upload((void **)&s->d_gts[a], src[a], (size_t)words[a] * 4,
+                            vr_gts_array_names[a]);
+    return st;
+}
+
 /* The device side of a new cut: staging slots sized for its largest chunk, the stream's indices
- * on the device (VR_STREAM_DEVICE), the host arrays the copies read page-locked. */
+ * on the device (VR_STREAM_DEVICE; compressed: the cut's seeds instead), the host arrays the
+ * copies read page-locked. */
 static vr_status vr_stream_cut_gpu(vr_stream *s)
 {
     VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
@@ -168,12 +324,17 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
         if (!host)
             continue;
         const size_t w = (size_t)s->max_window * 3 * sizeof(float);
-        if ((st = vr_cuda_alloc((void **)&sl->d_indices, (size_t)s->capacity * 12,
-                                "chunk indices")) ||
-            (st = vr_cuda_alloc((void **)&sl->d_positions, w, "chunk positions")) ||
+        if ((st = vr_cuda_alloc((void **)&sl->d_positions, w, "chunk positions")) ||
             (st = vr_cuda_alloc((void **)&sl->d_normals, w, "chunk normals")))
             break;
-        s->slot_bytes += (size_t)s->capacity * 12 + 2 * w;
+        s->slot_bytes += 2 * w;
+        /* compressed: the chunk's slices instead of its indices */
+        if ((st = s->gts ? vr_stream_slot_gts(s, sl)
+                         : vr_cuda_alloc((void **)&sl->d_indices, (size_t)s->capacity * 12,
+                                         "chunk indices")) != VR_OK)
+            break;
+        if (!s->gts)
+            s->slot_bytes += (size_t)s->capacity * 12;
     }
     if (st != VR_OK)
         return st;
@@ -185,11 +346,26 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
                             "batch starts")) != VR_OK)
         return st;
     if (host) {
-        if ((st = vr_stream_pin(s, stream, index_bytes, 1, "indices")) ||
-            (st = vr_stream_pin(s, s->mesh->positions, vertex_bytes, 1, "positions")) ||
+        const vr_gts_batch_source *w = &s->gts_whole;
+        if ((st = vr_stream_pin(s, s->mesh->positions, vertex_bytes, 1, "positions")) ||
             (st = vr_stream_pin(s, s->mesh->normals, vertex_bytes, 1, "normals")))
             return st;
-        return VR_OK;
+        if (!s->gts)
+            return vr_stream_pin(s, stream, index_bytes, 1, "indices");
+        if ((st = vr_stream_pin(s, w->c, (size_t)w->c_words * 4, 1, "strip codes")) ||
+            (st = vr_stream_pin(s, w->inc, (size_t)w->inc_words * 4, 1, "INC bits")) ||
+            (st = vr_stream_pin(s, w->s, (size_t)w->s_count * 4, 1, "Simple-9 words")))
+            return st;
+        return vr_stream_pin(s, s->seeds, (size_t)p->batch_count * sizeof *s->seeds, 0,
+                             "seeds");
+    }
+    if (s->gts) { /* the seeds instead of the indices; C, INC and S are there already */
+        s->d_stream_is_mesh = 0;
+        if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
+            (st = vr_cuda_free((void **)&s->d_seeds, "seeds")))
+            return st;
+        return vr_cuda_upload((void **)&s->d_seeds, s->seeds,
+                              (size_t)p->batch_count * sizeof *s->seeds, "seeds");
     }
     if (s->d_stream_is_mesh && !p->plan_indices)
         return VR_OK;
@@ -205,11 +381,22 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
 static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const vr_reuse_params *cfg)
 {
     const vr_batch_limits limits = vr_batch_limits_of(cfg);
+    if (s->gts && !(o->strategy->gts_input && o->strategy->dynamic))
+        return VR_ERROR(VR_ERR_ARG, "streaming: %s cannot decode compressed batches (only hash "
+                        "can); switch compressed input off with vr_renderer_set_gts(r, NULL)",
+                        o->strategy->name);
     if (s->cut_kind == (int)o->strategy->kind && s->cut_builder == cfg->patch_builder &&
         !memcmp(&limits, &s->cut_limits, sizeof limits))
         return VR_OK;
     s->cut_kind = -1;
     s->counted = 0;
+#ifdef VR_HAVE_CUDA
+    if (s->gpu) { /* nothing reads the old cut's host arrays any more, and none stays pinned */
+        VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
+        VR_CUDA_CHECK(cudaStreamSynchronize(s->copies));
+        vr_stream_unpin(s);
+    }
+#endif
     vr_parts_free(&s->parts);
     vr_status st = vr_parts_make_bounded(&s->parts, o->strategy, s->mesh, cfg, s->capacity);
     if (st != VR_OK)
@@ -237,6 +424,8 @@ static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const v
                             o->strategy->name, s->max_window, window_bytes / 1e9,
                             most / 1e9);
     }
+    if (s->gts && (st = vr_stream_gts_cut(s)) != VR_OK)
+        return st;
 #ifdef VR_HAVE_CUDA
     if (s->gpu && (st = vr_stream_cut_gpu(s)) != VR_OK)
         return st;
@@ -274,7 +463,8 @@ void vr_stream_destroy(vr_stream *s)
             cudaEventDestroy(s->start);
         if (s->stop)
             cudaEventDestroy(s->stop);
-        void *const bufs[] = {s->d_stream, s->d_positions, s->d_normals};
+        void *const bufs[] = {s->d_stream, s->d_positions, s->d_normals, s->d_gts[0],
+                              s->d_gts[1], s->d_gts[2], s->d_seeds};
         vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
         vr_geometry_destroy(s->geometry);
         vr_raster_frame_free(&s->frame);
@@ -282,7 +472,9 @@ void vr_stream_destroy(vr_stream *s)
 #endif
     vr_geometry_result_free(&s->result);
     vr_parts_free(&s->parts);
-    free(s->window);
+    void *const host[] = {s->window, s->seeds, s->slice, s->h_stage[0], s->h_stage[1],
+                          s->h_stage[2]};
+    vr_free_all(host, VR_COUNT_OF(host));
     free(s->vis);
     free(s->chunk_vis);
     free(s->rgba);
@@ -349,6 +541,40 @@ vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_co
     return VR_OK;
 }
 
+vr_status vr_stream_set_gts(vr_stream *s, const vr_gts *gts)
+{
+    assert(s);
+    vr_status st = VR_OK;
+    if (gts && (st = vr_gts_validate(gts, "streaming compressed input")) == VR_OK &&
+        ((uint64_t)gts->strip_triangle_count * 3 != s->mesh->index_count ||
+         gts->vertex_count != s->mesh->vertex_count))
+        st = VR_ERROR(VR_ERR_ARG, "streaming compressed input: the stream has %u strip triangles "
+                      "and %u vertices, the renderer's mesh %u triangles and %u vertices (it "
+                      "must be the stream's own decode)", gts->strip_triangle_count,
+                      gts->vertex_count, s->mesh->index_count / 3, s->mesh->vertex_count);
+    if (st != VR_OK)
+        return st;
+    /* the next frame cuts anew: seeds and slices, and the device side of either input */
+    s->cut_kind = -1;
+    s->gts = NULL;
+    memset(&s->gts_whole, 0, sizeof s->gts_whole);
+    if (gts)
+        vr_gts_batch_source_host(&s->gts_whole, gts);
+#ifdef VR_HAVE_CUDA
+    if (s->gpu) {
+        VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
+        VR_CUDA_CHECK(cudaStreamSynchronize(s->copies));
+        vr_stream_unpin(s);
+        if ((st = vr_stream_gts_upload(s, gts)) != VR_OK) {
+            vr_stream_gts_upload(s, NULL); /* error path: the partial upload goes */
+            return st;
+        }
+    }
+#endif
+    s->gts = gts;
+    return VR_OK;
+}
+
 /* Chunk k's raster configuration: its stream positions in the words. */
 static vr_raster_config vr_stream_raster_config(const vr_render_options *o, const vr_part *c)
 {
@@ -368,6 +594,28 @@ static vr_status vr_stream_check_shading(const vr_resolve_params *sh)
 }
 
 /* ---- CPU twin --------------------------------------------------------------------------------- */
+
+/* Chunk k's compressed input for the CPU twin: VR_STREAM_HOST copies its slices into host
+ * staging as the GPU copies them into a slot (and flags ids outside its vertex window), otherwise
+ * the whole arrays are read in place; seeds from the cut's. */
+static const vr_gts_batch_source *vr_stream_gts_cpu(vr_stream *s, uint32_t k,
+                                                    vr_gts_batch_source *src)
+{
+    const vr_part *c = &s->parts.part[k];
+    const vr_gts_batch_source *w = &s->gts_whole;
+    const uint32_t *whole[VR_GTS_ARRAYS] = {w->c, w->inc, w->s};
+    const int host = s->config.source == VR_STREAM_HOST;
+    for (int a = 0; a < VR_GTS_ARRAYS && host; ++a) {
+        const vr_gts_slice *sl = &s->slice[k];
+        if (sl->hi[a] > sl->lo[a])
+            memcpy(s->h_stage[a], whole[a] + sl->lo[a], ((size_t)sl->hi[a] - sl->lo[a]) * 4);
+    }
+    const uint32_t *const *arrays = host ? (const uint32_t *const *)s->h_stage : whole;
+    *src = vr_stream_gts_chunk(s, k, arrays, host, s->seeds + c->batch_begin);
+    if (host)
+        src->vertex_lo = s->window[2 * k];
+    return src;
+}
 
 static vr_status vr_stream_frame_cpu(vr_stream *s, uint8_t *rgba, const vr_render_options *o,
                                      const vr_reuse_params *cfg, const vr_resolve_params *shade,
@@ -397,13 +645,17 @@ static vr_status vr_stream_frame_cpu(vr_stream *s, uint8_t *rgba, const vr_rende
     if (p->count == 0) /* nothing to draw: every pixel the background */
         return vr_resolve_ref(out, s->vis, &s->result.queue, 0, &o->raster, &sh,
                               &st->raster.resolve_ms);
+    vr_reuse_params run = *cfg;
+    vr_gts_batch_source src;
     for (uint32_t k = 0; k < p->count && e == VR_OK; ++k) {
         const vr_part *c = &p->part[k];
         const uint32_t tris = c->mesh.index_count / 3;
+        if (s->gts) /* its batches decoded from the stream, from the slices the GPU would copy */
+            run.gts = vr_stream_gts_cpu(s, k, &src);
         /* the result viewed as the chunk's: its first `tris` slots */
         s->result.triangles = tris;
         const double t0 = vr_now_ms();
-        e = vr_geometry_ref_given(&s->result, o->strategy, &c->mesh, cfg,
+        e = vr_geometry_ref_given(&s->result, o->strategy, &c->mesh, &run,
                                   c->given.count ? &c->given : NULL);
         s->result.triangles = s->capacity;
         geometry_ms += vr_now_ms() - t0;
@@ -445,6 +697,35 @@ static vr_status vr_stream_frame_cpu(vr_stream *s, uint8_t *rgba, const vr_rende
 /* ---- GPU -------------------------------------------------------------------------------------- */
 
 #ifdef VR_HAVE_CUDA
+/* VR_STREAM_HOST, compressed: enqueues the copies of chunk k's seeds (its batches' and the next
+ * chunk's first) and its slices of C, INC and S into slot `sl` on the copy stream, and makes
+ * the slot's source read them. The slices were checked against the arrays at the cut. */
+static vr_status vr_stream_stage_gts(vr_stream *s, uint32_t k, vr_stream_slot *sl,
+                                     uint64_t *bytes)
+{
+    const vr_part *c = &s->parts.part[k];
+    const vr_gts_batch_source *w = &s->gts_whole;
+    const vr_gts_slice *slice = &s->slice[k];
+    const uint32_t *const whole[VR_GTS_ARRAYS] = {w->c, w->inc, w->s};
+    cudaStream_t x = s->copies;
+    const uint32_t seeds = c->batch_end - c->batch_begin + (c->batch_end < s->parts.batch_count);
+    const size_t sb = (size_t)seeds * sizeof *s->seeds;
+    VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_seeds, s->seeds + c->batch_begin, sb,
+                                  cudaMemcpyHostToDevice, x));
+    *bytes += sb;
+    for (int a = 0; a < VR_GTS_ARRAYS; ++a) {
+        const size_t b = ((size_t)slice->hi[a] - slice->lo[a]) * 4;
+        if (!b)
+            continue;
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_gts[a], whole[a] + slice->lo[a], b,
+                                      cudaMemcpyHostToDevice, x));
+        *bytes += b;
+    }
+    const uint32_t *const staged[VR_GTS_ARRAYS] = {sl->d_gts[0], sl->d_gts[1], sl->d_gts[2]};
+    sl->src = vr_stream_gts_chunk(s, k, staged, 1, sl->d_seeds);
+    return VR_OK;
+}
+
 /* Enqueues on the copy stream what chunk k reads into its slot, after the slot's last reader;
  * *bytes grows by what was copied. Returns the chunk's view for the geometry stage. */
 static vr_status vr_stream_stage(vr_stream *s, uint32_t k, int batches_needed,
@@ -475,23 +756,41 @@ static vr_status vr_stream_stage(vr_stream *s, uint32_t k, int batches_needed,
     }
     if (s->config.source == VR_STREAM_HOST) {
         const uint32_t lo = s->window[2 * k], hi = s->window[2 * k + 1];
-        const size_t ib = (size_t)c->mesh.index_count * 4, vb = (size_t)(hi - lo) * 12;
-        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_indices, c->mesh.indices, ib, cudaMemcpyHostToDevice, x));
+        const size_t vb = (size_t)(hi - lo) * 12;
+        if (s->gts) {
+            vr_status e = vr_stream_stage_gts(s, k, sl, bytes);
+            if (e != VR_OK)
+                return e;
+            /* a decoded id outside the window is flagged, never read (gts_batch.h) */
+            sl->src.vertex_lo = lo;
+            ch->vertex_count = hi;
+        } else {
+            const size_t ib = (size_t)c->mesh.index_count * 4;
+            VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_indices, c->mesh.indices, ib,
+                                          cudaMemcpyHostToDevice, x));
+            *bytes += ib;
+            ch->d_indices = sl->d_indices;
+        }
         VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_positions, s->mesh->positions + 3 * (size_t)lo, vb,
                                       cudaMemcpyHostToDevice, x));
         VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_normals, s->mesh->normals + 3 * (size_t)lo, vb,
                                       cudaMemcpyHostToDevice, x));
-        *bytes += ib + 2 * vb;
-        ch->d_indices = sl->d_indices;
+        *bytes += 2 * vb;
         /* the window holds vertices lo .. hi - 1: based so that vertex id v reads element v
          * (the kernels add 3 v back; nothing below the window is ever read) */
         ch->d_positions = sl->d_positions - 3 * (size_t)lo;
         ch->d_normals = sl->d_normals - 3 * (size_t)lo;
     } else {
-        ch->d_indices = s->d_stream + 3 * (size_t)c->first_tri;
+        if (s->gts) {
+            const uint32_t *const whole[VR_GTS_ARRAYS] = {s->d_gts[0], s->d_gts[1], s->d_gts[2]};
+            sl->src = vr_stream_gts_chunk(s, k, whole, 0, s->d_seeds + c->batch_begin);
+        } else {
+            ch->d_indices = s->d_stream + 3 * (size_t)c->first_tri;
+        }
         ch->d_positions = s->d_positions;
         ch->d_normals = s->d_normals;
     }
+    ch->gts = s->gts ? &sl->src : NULL;
     VR_CUDA_CHECK(cudaEventRecord(sl->loaded, x));
     return VR_OK;
 }
@@ -557,6 +856,10 @@ static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_
     vr_geometry_tally t;
     if ((e = vr_geometry_tally_read(s->geometry, &t, cs)) != VR_OK)
         return e;
+    if (t.gts_err) /* as the in-core stage reports it (vr_geometry_run) */
+        return VR_ERROR(VR_ERR_FORMAT, "%s: compressed input is malformed (error bits 0x%x): %s "
+                        "(streamed in %u chunks)", ops->name, t.gts_err,
+                        vr_gts_error_text(t.gts_err), p->count);
     if (t.bad_chunks != 0 || t.chunks != p->count || (count && t.triangles != p->triangles))
         return VR_ERROR(VR_ERR_OVERFLOW, "streaming: %u of %u chunks did not write each of "
                         "their triangles once (%llu of %u written)", t.bad_chunks, p->count,
@@ -590,9 +893,13 @@ static vr_status vr_stream_frame_gpu(vr_stream *s, uint8_t *rgba, const vr_rende
         return e;
     st->pipeline_bytes = vr_geometry_device_bytes(s->geometry) + s->slot_bytes +
                          s->frame.pixel_capacity * 12 + vr_raster_scratch_bytes();
+    const vr_gts_batch_source *w = &s->gts_whole; /* compressed: C, INC, S and the seeds */
+    const uint64_t index_bytes =
+        s->gts ? ((uint64_t)w->c_words + w->inc_words + w->s_count) * 4 +
+                     (uint64_t)s->parts.batch_count * sizeof *s->seeds
+               : (uint64_t)s->mesh->index_count * 4;
     st->scene_bytes = s->config.source == VR_STREAM_DEVICE
-                          ? (uint64_t)s->mesh->index_count * 4 +
-                                (uint64_t)s->mesh->vertex_count * 24
+                          ? index_bytes + (uint64_t)s->mesh->vertex_count * 24
                           : 0;
     if (!rgba)
         return VR_OK;

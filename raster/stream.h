@@ -7,8 +7,10 @@
  * Per chunk, a staging slot (two, used in turn) receives on a copy stream what the chunk needs
  * from the host - its batch starts, and with VR_STREAM_HOST its indices and its window of the
  * vertex arrays - while the previous chunk computes; events order the copy after the slot's last
- * reader and the chunk after its copy. The CPU twin does the same with loops and proves the cut,
- * the words and the per-chunk resolve on any machine.
+ * reader and the chunk after its copy. With compressed input (vr_stream_set_gts) a chunk copies
+ * the slices of the stream its batches decode from and their seeds instead of its indices. The
+ * CPU twin does the same with loops and proves the cut, the slices, the words and the per-chunk
+ * resolve on any machine.
  */
 #ifndef VR_STREAM_H
 #define VR_STREAM_H
@@ -24,6 +26,15 @@ typedef struct vr_stream vr_stream;
 /* `gpu` 0: CPU twins. VR_ERR_ARG for a capacity below 1 triangle or an unknown source. */
 vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_config *c, int gpu);
 void vr_stream_destroy(vr_stream *s); /* accepts NULL */
+/* Compressed input (raster.h's vr_renderer_set_gts): later frames decode each batch from `gts`
+ * (the compressed form of the mesh, alive while set; NULL: the index buffer again), strategies
+ * with a per-batch decoder only (hash; VR_ERR_ARG at the frame otherwise). Per chunk, its batches
+ * decode with their seeds (one per batch, computed at the cut) from the stream's arrays -
+ * VR_STREAM_DEVICE uploads C, INC and S here, VR_STREAM_HOST copies each chunk's slices of them -
+ * and no index buffer reaches the device. VR_ERR_ARG when the counts differ from the mesh,
+ * VR_ERR_FORMAT for a stream that fails vr_gts_validate. */
+struct vr_gts;
+vr_status vr_stream_set_gts(vr_stream *s, const struct vr_gts *gts);
 /* One frame of `o` with the stage configuration `cfg` and shading `shade` (render.c makes both)
  * into rgba (width * height * 4 bytes, host) or nowhere when rgba is NULL. */
 vr_status vr_stream_frame(vr_stream *s, uint8_t *rgba, const vr_render_options *o,

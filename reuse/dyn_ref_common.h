@@ -182,13 +182,17 @@ static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who
         if (!p->gts) {
             idx = p->indices + start;
         } else {
+            /* a chunk of the stream (gts_batch.h): its batches start at tri_base, and the
+             * batch after its last has the seed after them */
             const vr_gts_batch_source *g = p->gts;
+            const uint32_t t0 = g->tri_base + start / 3;
             const uint32_t err = vr_gts_decode_batch_ref(
-                decoded, g, &g->seeds[b], b + 1 < p->batch_count ? &g->seeds[b + 1] : NULL,
-                start / 3, (end - start) / 3);
+                decoded, g, &g->seeds[b],
+                b + 1 < p->batch_count + g->seed_after ? &g->seeds[b + 1] : NULL, t0,
+                (end - start) / 3);
             if (err) {
                 st = VR_ERROR(VR_ERR_FORMAT, "%s: compressed batch %u (triangles %u..%u): %s",
-                              who, b, start / 3, end / 3, vr_gts_error_text(err));
+                              who, b, t0, t0 + (end - start) / 3, vr_gts_error_text(err));
                 break;
             }
             idx = decoded;
@@ -199,6 +203,12 @@ static inline vr_status vr_dyn_ref_ids(const vr_reuse_params *p, const char *who
             if (v >= p->vertex_count) {
                 st = VR_ERROR(VR_ERR_FORMAT, "%s: index %u at position %u >= vertex count %u",
                               who, v, i, p->vertex_count);
+                break;
+            }
+            if (p->gts && v < p->gts->vertex_lo) { /* a chunk's window: as on the device */
+                st = VR_ERROR(VR_ERR_FORMAT, "%s: compressed batch %u decodes vertex %u, below "
+                              "the chunk's vertices %u..%u", who, b, v, p->gts->vertex_lo,
+                              p->vertex_count - 1);
                 break;
             }
             if (stamp[v] == b + 1)

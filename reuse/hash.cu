@@ -71,7 +71,7 @@ vr_hash_gts_kernel(vr_reuse_params p, uint32_t table_log2, vr_gts_batch_source s
     vr_dyn_clear_table(s, slots);
     if (threadIdx.x == 0)
         s_failed = 0;
-    const uint32_t t0 = b.start / 3, n = b.count / 3;
+    const uint32_t t0 = src.tri_base + b.start / 3, n = b.count / 3; /* t0: the stream's */
     vr_gts_batch_decode_v(src, batch, p.batch_count, &st, sc, s_warp);
     vr_gts_tri_walk w = vr_gts_batch_walk_start(src, &st, t0, n, s_warp);
     while (w.i < w.end) {
@@ -95,9 +95,12 @@ static vr_status vr_hash_gts_launch(const vr_reuse_params *p)
     const vr_gts_batch_source src = *p->gts;
     if (!src.seeds || !src.err || !src.c || !src.inc || (src.u_count && !src.s))
         return VR_ERROR(VR_ERR_ARG, "hash: compressed input without seeds, error word or arrays");
-    if (src.strip_triangle_count != p->index_count / 3)
-        return VR_ERROR(VR_ERR_ARG, "hash: the compressed stream has %u triangles, the run %u",
-                        src.strip_triangle_count, p->index_count / 3);
+    /* a whole run covers the stream; a chunk (tri_base, seed_after) a stretch of it */
+    const uint64_t end = (uint64_t)src.tri_base + p->index_count / 3;
+    if (src.seed_after ? end >= src.strip_triangle_count : end != src.strip_triangle_count)
+        return VR_ERROR(VR_ERR_ARG, "hash: the compressed stream has %u triangles, the run %u "
+                        "from triangle %u%s", src.strip_triangle_count, p->index_count / 3,
+                        src.tri_base, src.seed_after ? " with more after it" : "");
     const uint32_t table_log2 = vr_dyn_table_log2(p->max_unique);
     const uint32_t v_cap = vr_gts_batch_v_cap(p->max_indices, src.codes);
     const size_t smem = vr_dyn_smem_bytes(p->max_unique, 1u << table_log2, p->max_indices) -

@@ -4,7 +4,7 @@
  * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
  * tests/test_scenes.c (vr_test_load), tests/test_limits.c (vr_test_load_forsyth), tests/test_plan.c
  * (vr_test_soup, vr_test_plan_scenes), tests/test_envelope.c (vr_test_plates, vr_test_torus),
- * tests/test_program.c (vr_test_envelope_mesh).
+ * tests/test_program.c (vr_test_envelope_mesh), tests/test_stream.c (vr_test_stream_*).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -43,6 +43,18 @@ vr_status vr_test_grid_mesh(vr_mesh *m, uint32_t w, uint32_t h, uint32_t extra, 
 
 /* 1 when a twin (or GPU path) reported that it is still a placeholder. */
 int vr_test_not_implemented(vr_status st);
+
+/* ---- tests/test_stream.c ------------------------------------------------------------------ */
+
+/* Streamed renderers (`gpu` 0: the CPU twins) on compressed input damaged behind valid counts:
+ * VR_ERR_FORMAT wherever the CPU decoder rejects the stream, never a fault. */
+void vr_test_stream_gts_damaged(int gpu);
+/* Batch limits of at most 16 triangles per batch (block 32, N_u 16, 48 indices): many chunks
+ * whose edges fall inside the words of a compressed stream. */
+vr_batch_limits vr_test_stream_small_limits(void);
+/* `src` encoded in restart mode `mode` (vr_gts_restart) into *g, and *dec its decode: the mesh
+ * a stage decoding the stream per batch runs on. Free both; on failure neither is left. */
+vr_status vr_test_gts_strips(vr_gts *g, vr_mesh *dec, const vr_mesh *src, int mode);
 
 /* ---- tests/test_plan.c -------------------------------------------------------------------- */
 

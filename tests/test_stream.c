@@ -2,13 +2,17 @@
  * vr_parts_make_bounded, raster/stream.c): the chunks cover the stream in order, each within the
  * capacity and each batch whole; the streamed renderer gives the in-core renderer's visibility
  * words, image (Lambert and batch colours), invocations and raster counts exactly, for every
- * strategy it accepts and chunk sizes from a few batches to the whole mesh. Everything but the
- * staging copies; tests/test_stream_gpu.cu adds the device.
+ * strategy it accepts and chunk sizes from a few batches to the whole mesh. Compressed input
+ * (raster/stream-gts*): each chunk decodes its batches from the .gts stream - in place, or from
+ * host copies of just its slices - and gives the same words, image and counts; damage to the
+ * stream is VR_ERR_FORMAT whenever the CPU decoder rejects it. Everything but the staging
+ * copies; tests/test_stream_gpu.cu adds the device.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/gts/gts.h"
 #include "pipeline/stage/parts.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
@@ -66,8 +70,8 @@ VR_TEST(test_stream_cut, "raster/stream-cut")
     return VR_TEST_RESULT();
 }
 
-/* The streamed renderer against the in-core one on mesh `m`. */
-static void check_renderer(const vr_mesh *m, const char *name)
+/* A W x H frame of `m`, the camera fitted to it (strategy and mode left to the caller). */
+static vr_render_options stream_options(const vr_mesh *m)
 {
     vr_render_options o;
     memset(&o, 0, sizeof o);
@@ -76,6 +80,13 @@ static void check_renderer(const vr_mesh *m, const char *name)
     o.raster.width = W;
     o.raster.height = H;
     o.shade = vr_resolve_params_default();
+    return o;
+}
+
+/* The streamed renderer against the in-core one on mesh `m`. */
+static void check_renderer(const vr_mesh *m, const char *name)
+{
+    vr_render_options o = stream_options(m);
     const size_t px = (size_t)W * H;
     uint8_t *a = malloc(px * 4), *b = malloc(px * 4);
     uint64_t *va = malloc(px * 8), *vb = malloc(px * 8);
@@ -166,5 +177,274 @@ VR_TEST(test_stream_renderer, "raster/stream-renderer")
     vr_mesh_free(&m);
     printf("     6 strategies x {sphere:30k, shuffled grid} x 3 chunk sizes x {lambert, batches}: "
            "words, images, invocations and raster counts equal the in-core renderer's\n");
+    return VR_TEST_RESULT();
+}
+
+/* ---- compressed input --------------------------------------------------------------------- */
+
+vr_batch_limits vr_test_stream_small_limits(void)
+{
+    vr_batch_limits l = vr_batch_limits_paper();
+    l.block_size = 32;
+    l.max_unique = 16;
+    l.max_indices = 48;
+    return l;
+}
+
+vr_status vr_test_gts_strips(vr_gts *g, vr_mesh *dec, const vr_mesh *src, int mode)
+{
+    vr_gts_options opt = vr_gts_options_default();
+    opt.restart = (vr_gts_restart)mode;
+    memset(dec, 0, sizeof *dec);
+    vr_status st = vr_gts_encode(g, NULL, src, &opt);
+    if (st == VR_OK && (st = vr_gts_decode_mesh(dec, g)) != VR_OK)
+        vr_gts_free(g);
+    return st;
+}
+
+/* A frame of `r` into rgba/vis (W x H); 0 when the draw failed (reported). */
+static int gts_frame(vr_renderer *r, const vr_render_options *o, uint8_t *rgba, uint64_t *vis,
+                     vr_render_stats *st, const char *what)
+{
+    memset(rgba, 0x5a, (size_t)W * H * 4); /* poison: every pixel must be written */
+    const vr_status s = vr_renderer_draw(r, rgba, o, st);
+    VR_EXPECT(s == VR_OK, "%s: %s", what, vr_last_error());
+    if (s != VR_OK)
+        return 0;
+    VR_EXPECT(vr_renderer_read_vis(r, vis, (size_t)W * H) == VR_OK, "%s: %s", what,
+              vr_last_error());
+    return 1;
+}
+
+/* The streamed renderer decoding `g` (whose decode is `m`) against the in-core renderer and the
+ * plain streamed renderer on m: words, images (Lambert, batch colours), invocations and raster
+ * counts equal, and the same chunks; under `lim` (NULL: the paper's), from several chunk sizes
+ * and both sources. */
+static void check_gts_renderer(const vr_gts *g, const vr_mesh *m, const char *name,
+                               const vr_batch_limits *lim)
+{
+    vr_render_options o = stream_options(m);
+    o.strategy = vr_reuse_find("hash");
+    o.limits = lim;
+    const size_t px = (size_t)W * H;
+    uint8_t *a = malloc(px * 4), *b = malloc(px * 4), *c = malloc(px * 4);
+    uint64_t *va = malloc(px * 8), *vb = malloc(px * 8), *vc = malloc(px * 8);
+    vr_renderer *one = NULL;
+    VR_EXPECT(vr_renderer_create(&one, m, 0) == VR_OK, "%s", vr_last_error());
+    const uint32_t batch = lim ? lim->max_indices / 3 : 341; /* the largest batch's triangles */
+    const uint64_t caps[] = {batch + 7, m->index_count / 30 + batch, 1u << 30};
+    for (size_t k = 0; k < 6 && one; ++k) {
+        const vr_stream_source src = k % 2 ? VR_STREAM_HOST : VR_STREAM_DEVICE;
+        const vr_stream_config sc = {caps[k / 2] * VR_QUEUE_BYTES_PER_TRIANGLE, src};
+        char what[160];
+        snprintf(what, sizeof what, "%s in chunks of %llu (%s)", name,
+                 (unsigned long long)caps[k / 2], vr_stream_source_names[src]);
+        vr_renderer *packed = NULL, *plain = NULL;
+        VR_EXPECT(vr_renderer_create_streamed(&packed, m, 0, &sc) == VR_OK &&
+                      vr_renderer_create_streamed(&plain, m, 0, &sc) == VR_OK &&
+                      vr_renderer_set_gts(packed, g) == VR_OK,
+                  "%s: %s", what, vr_last_error());
+        for (int mode = 0; mode < 2 && packed && plain && !vr_test_failures; ++mode) {
+            o.mode = mode ? VR_SHADE_BATCHES : VR_SHADE_LAMBERT;
+            vr_render_stats sa, sb, sc2;
+            if (!gts_frame(one, &o, a, va, &sa, what) || !gts_frame(packed, &o, b, vb, &sb, what) ||
+                !gts_frame(plain, &o, c, vc, &sc2, what))
+                break;
+            VR_EXPECT(!memcmp(va, vb, px * 8) && !memcmp(a, b, px * 4), "%s, mode %d: the "
+                      "compressed chunks' words or image differ from the in-core renderer's",
+                      what, mode);
+            VR_EXPECT(!memcmp(vc, vb, px * 8) && !memcmp(c, b, px * 4), "%s, mode %d: the "
+                      "compressed chunks' words or image differ from the plain chunks'", what,
+                      mode);
+            VR_EXPECT(sa.invocations == sb.invocations && sa.triangles == sb.triangles &&
+                          sa.batches == sb.batches && sa.raster.rejected == sb.raster.rejected &&
+                          sa.raster.clipped == sb.raster.clipped &&
+                          sa.raster.fragments == sb.raster.fragments &&
+                          sb.chunks == sc2.chunks && sb.chunks >= 1,
+                      "%s: invocations %llu / %llu, batches %u / %u, fragments %llu / %llu, "
+                      "chunks %u (plain %u)", what, (unsigned long long)sa.invocations,
+                      (unsigned long long)sb.invocations, sa.batches, sb.batches,
+                      (unsigned long long)sa.raster.fragments,
+                      (unsigned long long)sb.raster.fragments, sb.chunks, sc2.chunks);
+            if (k == 0 && mode == 0)
+                VR_EXPECT(sb.chunks >= sb.triangles / (batch + 7), "%s: %u chunks of %u "
+                          "triangles", what, sb.chunks, sb.triangles);
+        }
+        /* a strategy without a per-batch decoder is refused; switched off, plain chunks again */
+        if (packed && !vr_test_failures) {
+            o.strategy = vr_reuse_find("sort");
+            o.mode = VR_SHADE_LAMBERT;
+            VR_EXPECT(vr_renderer_draw(packed, b, &o, NULL) == VR_ERR_ARG &&
+                          strstr(vr_last_error(), "cannot decode compressed batches"),
+                      "%s: sort on compressed chunks accepted", what);
+            VR_EXPECT(vr_renderer_set_gts(packed, NULL) == VR_OK &&
+                          vr_renderer_draw(packed, b, &o, NULL) == VR_OK &&
+                          vr_renderer_draw(one, a, &o, NULL) == VR_OK && !memcmp(a, b, px * 4),
+                      "%s: sort after switching compressed input off: %s", what,
+                      vr_last_error());
+            o.strategy = vr_reuse_find("hash");
+        }
+        vr_renderer_destroy(packed);
+        vr_renderer_destroy(plain);
+    }
+    vr_renderer_destroy(one);
+    free(a), free(b), free(c), free(va), free(vb), free(vc);
+}
+
+/* Encodes `src` in both restart modes and checks the streamed renderer on each stream. */
+static void check_gts_mesh(const vr_mesh *src, const char *name, const vr_batch_limits *lim)
+{
+    for (int mode = 0; mode < 2 && !vr_test_failures; ++mode) {
+        char what[128];
+        snprintf(what, sizeof what, "%s (%s%s)", name, mode ? "deg." : "R",
+                 lim ? ", small batches" : "");
+        vr_gts g;
+        vr_mesh dec;
+        VR_EXPECT(vr_test_gts_strips(&g, &dec, src, mode) == VR_OK, "%s: %s", what,
+                  vr_last_error());
+        if (vr_test_failures)
+            break;
+        check_gts_renderer(&g, &dec, what, lim);
+        vr_mesh_free(&dec);
+        vr_gts_free(&g);
+    }
+}
+
+VR_TEST(test_stream_gts, "raster/stream-gts")
+{
+    /* batches of at most 16 triangles: chunks begin and end inside the words of C, INC and S */
+    const vr_batch_limits small = vr_test_stream_small_limits();
+    vr_mesh m;
+    VR_EXPECT(vr_generate_sphere(&m, 30000) == VR_OK, "%s", vr_last_error());
+    check_gts_mesh(&m, "sphere:30k", NULL);
+    check_gts_mesh(&m, "sphere:30k", &small);
+    vr_mesh_free(&m);
+    VR_EXPECT(vr_test_grid_mesh(&m, 60, 40, 5, 1, 7) == VR_OK, "%s", vr_last_error());
+    check_gts_mesh(&m, "shuffled grid", &small);
+    vr_mesh_free(&m);
+    VR_EXPECT(vr_mesh_load(&m, "foliage:3k") == VR_OK, "%s", vr_last_error());
+    check_gts_mesh(&m, "foliage:3k", &small);
+    /* a stream that is not the renderer's mesh's */
+    vr_gts g;
+    vr_gts_options opt = vr_gts_options_default();
+    vr_renderer *r = NULL;
+    const vr_stream_config sc = {4000 * VR_QUEUE_BYTES_PER_TRIANGLE, VR_STREAM_HOST};
+    vr_mesh other;
+    VR_EXPECT(vr_generate_sphere(&other, 2000) == VR_OK &&
+                  vr_gts_encode(&g, NULL, &other, &opt) == VR_OK &&
+                  vr_renderer_create_streamed(&r, &m, 0, &sc) == VR_OK,
+              "%s", vr_last_error());
+    if (r)
+        VR_EXPECT(vr_renderer_set_gts(r, &g) == VR_ERR_ARG &&
+                      strstr(vr_last_error(), "stream's own decode"),
+                  "a stream of another mesh accepted: %s", vr_last_error());
+    vr_renderer_destroy(r);
+    vr_gts_free(&g);
+    vr_mesh_free(&other);
+    vr_mesh_free(&m);
+    printf("     hash on sphere:30k (paper and small batches), a shuffled grid and foliage:3k "
+           "(small batches), R and deg. streams, 3 chunk sizes x {device, host} x {lambert, "
+           "batches}: words, images, invocations, raster counts and chunks equal the in-core "
+           "and the plain streamed renderer's\n");
+    return VR_TEST_RESULT();
+}
+
+/* Damage behind valid counts after the cut (the seeds are the good stream's): each frame reads
+ * the damaged words - in place, or through the slices copied per chunk - and is VR_ERR_FORMAT
+ * whenever the CPU decoder rejects the stream, VR_OK or VR_ERR_FORMAT otherwise, never a fault.
+ * The GPU from the device holds its upload of the stream, so it takes each damaged stream anew
+ * (vr_renderer_set_gts: a new cut, the damaged stream's seeds). A stream damaged before the cut
+ * fails there. Shared with gpu-small/stream-gts-damaged (tests/test_stream_gpu.cu). */
+void vr_test_stream_gts_damaged(int gpu)
+{
+    const vr_batch_limits small = vr_test_stream_small_limits();
+    const int trials = gpu ? 16 : 160; /* the GPU runs it under three sanitizers (gpu-small) */
+    vr_mesh src;
+    VR_EXPECT(vr_generate_sphere(&src, 3000) == VR_OK, "%s", vr_last_error());
+    const size_t px = (size_t)W * H;
+    uint8_t *rgba = malloc(px * 4);
+    for (int mode = 0; mode < 2 && !vr_test_failures; ++mode)
+        for (int from = 0; from < VR_STREAM_SOURCE_COUNT && !vr_test_failures; ++from) {
+            vr_gts g;
+            vr_mesh dec;
+            if (vr_test_gts_strips(&g, &dec, &src, mode) != VR_OK) {
+                VR_EXPECT(0, "%s", vr_last_error());
+                break;
+            }
+            vr_renderer *r = NULL;
+            const vr_stream_config sc = {400 * VR_QUEUE_BYTES_PER_TRIANGLE,
+                                         (vr_stream_source)from};
+            VR_EXPECT(vr_renderer_create_streamed(&r, &dec, gpu, &sc) == VR_OK &&
+                          vr_renderer_set_gts(r, &g) == VR_OK,
+                      "%s", vr_last_error());
+            const int retake = gpu && from == VR_STREAM_DEVICE;
+            uint32_t *scratch = malloc(3 * (size_t)g.strip_triangle_count * 4 + 4);
+            vr_render_options o = stream_options(&dec);
+            o.strategy = vr_reuse_find("hash");
+            o.limits = &small;
+            VR_EXPECT(r && vr_renderer_draw(r, rgba, &o, NULL) == VR_OK, "good stream: %s",
+                      vr_last_error());
+            int rejected = 0;
+            const uint32_t cw = vr_gts_c_words(&g), iw = vr_gts_inc_words(&g);
+            for (int trial = 0; trial < trials && !vr_test_failures; ++trial) {
+                uint32_t x = 0x9e3779b9u * (uint32_t)(trial + 1);
+                x ^= x >> 15;
+                uint32_t *word = trial % 4 == 0 ? &g.c[x % cw]
+                                 : trial % 4 == 1 ? &g.inc[x % iw] : &g.s[x % g.s_count];
+                const uint32_t saved = *word;
+                *word = trial % 4 == 3 ? *word | 0xf0000000u : *word ^ (1u << (x >> 27));
+                const int cpu_rejects = vr_gts_decode_scan_ref(scratch, &g) != VR_OK;
+                vr_status st = retake ? vr_renderer_set_gts(r, &g) : VR_OK;
+                if (st == VR_OK)
+                    st = vr_renderer_draw(r, rgba, &o, NULL);
+                VR_EXPECT(st == VR_OK || st == VR_ERR_FORMAT, "trial %d: status %d (%s)", trial,
+                          (int)st, vr_last_error());
+                if (cpu_rejects) {
+                    ++rejected;
+                    VR_EXPECT(st == VR_ERR_FORMAT, "%s mode, from %s, trial %d: the CPU decoder "
+                              "rejects the damaged stream, the streamed renderer drew it",
+                              mode ? "deg." : "R", vr_stream_source_names[from], trial);
+                }
+                *word = saved;
+            }
+            VR_EXPECT((!retake || vr_renderer_set_gts(r, &g) == VR_OK) &&
+                          vr_renderer_draw(r, rgba, &o, NULL) == VR_OK,
+                      "repaired: %s", vr_last_error());
+            VR_EXPECT(rejected > trials / 8, "only %d of %d damaged streams were malformed",
+                      rejected, trials);
+            /* damaged before the cut behind valid counts (every code of a Simple-9 word at its
+             * largest: a re-used vertex that does not exist yet): the seeds find it; a bad
+             * selector even vr_renderer_set_gts */
+            int found = 0;
+            for (uint32_t w = g.s_count / 2; w < g.s_count && !found; ++w) {
+                const uint32_t saved = g.s[w];
+                g.s[w] |= 0x0fffffffu;
+                if ((found = vr_gts_decode_scan_ref(scratch, &g) != VR_OK))
+                    VR_EXPECT(vr_renderer_set_gts(r, &g) == VR_OK &&
+                                  vr_renderer_draw(r, rgba, &o, NULL) == VR_ERR_FORMAT,
+                              "a stream damaged before the cut: %s", vr_last_error());
+                g.s[w] = saved;
+            }
+            VR_EXPECT(found, "no Simple-9 word damage the decoder rejects");
+            if (g.s_count && !vr_test_failures) {
+                g.s[g.s_count / 2] |= 0xf0000000u; /* selector 15: no such packing */
+                VR_EXPECT(vr_renderer_set_gts(r, &g) == VR_ERR_FORMAT &&
+                              strstr(vr_last_error(), "selector 15"),
+                          "a bad selector accepted: %s", vr_last_error());
+            }
+            free(scratch);
+            vr_renderer_destroy(r);
+            vr_mesh_free(&dec);
+            vr_gts_free(&g);
+        }
+    free(rgba);
+    vr_mesh_free(&src);
+    printf("     sphere:3k, R and deg., from device and host, %d damaged words each: "
+           "VR_ERR_FORMAT wherever the CPU decoder rejects\n", trials);
+}
+
+VR_TEST(test_stream_gts_damaged, "raster/stream-gts-damaged")
+{
+    vr_test_stream_gts_damaged(0);
     return VR_TEST_RESULT();
 }

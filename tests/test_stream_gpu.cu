@@ -5,11 +5,18 @@
  * its CPU twin in gpu/raster*, the streamed CPU twin equals the in-core one in raster/stream-*.)
  * gpu/stream: every shared scene in chunks of a fifth of it, and the 7M meshes at 1080p in
  * chunks of 1M triangles; gpu-small/stream: fandisk in chunks of 1,500 triangles (sanitizers).
+ * gpu/stream-gts: the same scenes compressed (.gts, R and deg.), hash decoding each chunk's
+ * batches from the stream - uploaded once, or each chunk's slices copied from the host - against
+ * the in-core renderer decoding the same stream (vr_renderer_set_gts), and the same frame from
+ * the plain index buffer; host streaming copies fewer bytes. gpu-small/stream has fandisk
+ * compressed too, with batches of 16 triangles (chunk edges inside every array's words), and
+ * gpu-small/stream-gts-damaged the damaged streams of raster/stream-gts-damaged.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/gts/gts.h"
 #include "raster/raster.h"
 #include "scenes/scene.h"
 #include "tests/test.h"
@@ -19,12 +26,24 @@ static const char *const g_all[] = {"naive", "warp", "hash", "phash", "sort", "p
                                     NULL};
 static const char *const g_big[] = {"naive", "hash", "sort", NULL};
 
+/* What a configuration streams beyond the mesh: compressed input (`gts`, set on the streamed
+ * renderer; the in-core one has it already), batch limits (NULL: the paper's), and where the
+ * first strategy's Lambert frame's copied bytes go (may be NULL). */
+typedef struct stream_extra {
+    const vr_gts *gts;
+    const vr_batch_limits *limits;
+    uint64_t *copied;
+} stream_extra;
+
 static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, uint64_t cap,
-                         vr_stream_source src, const char *const *strategies, int big)
+                         vr_stream_source src, const char *const *strategies, int big,
+                         const stream_extra *x)
 {
     const vr_stream_config sc = {cap * VR_QUEUE_BYTES_PER_TRIANGLE, src};
     vr_renderer *st = NULL;
-    VR_EXPECT(vr_renderer_create_streamed(&st, m, 1, &sc) == VR_OK, "%s", vr_last_error());
+    VR_EXPECT(vr_renderer_create_streamed(&st, m, 1, &sc) == VR_OK &&
+                  (!x || !x->gts || vr_renderer_set_gts(st, x->gts) == VR_OK),
+              "%s", vr_last_error());
     if (!st)
         return;
     const uint32_t w = big ? 1920 : 640, h = big ? 1080 : 480;
@@ -37,6 +56,7 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
     o.raster.height = h;
     o.raster.cull_back = 1;
     o.shade = vr_resolve_params_default();
+    o.limits = x ? x->limits : NULL;
     const size_t px = (size_t)w * h;
     uint8_t *a = (uint8_t *)malloc(px * 4), *b = (uint8_t *)malloc(px * 4);
     uint64_t *va = (uint64_t *)malloc(px * 8), *vb = (uint64_t *)malloc(px * 8);
@@ -74,12 +94,15 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
                       (unsigned long long)sa.raster.fragments,
                       (unsigned long long)sb.raster.fragments);
             if (mi == 0)
-                printf("     %-18s %-7s %-6s %4u chunks: stream %.3f ms (in-core geometry + "
+                printf("     %-18s %-7s %-6s %s%4u chunks: stream %.3f ms (in-core geometry + "
                        "raster + resolve %.3f), pipeline %.1f MB, copied %.1f MB\n",
-                       spec, *s, vr_stream_source_names[src], sb.chunks, sb.stream_ms,
+                       spec, *s, vr_stream_source_names[src], x && x->gts ? "gts " : "",
+                       sb.chunks, sb.stream_ms,
                        sa.geometry_ms + sa.raster.clear_ms + sa.raster.raster_ms +
                            sa.raster.resolve_ms,
                        sb.pipeline_bytes / 1e6, sb.copied_bytes / 1e6);
+            if (mi == 0 && s == strategies && x && x->copied)
+                *x->copied = sb.copied_bytes;
         }
     }
     vr_renderer_destroy(st);
@@ -99,9 +122,54 @@ static void check_scene(const char *spec, int big, uint64_t cap)
         cap = m.index_count / 15 + 1500;
     if (one)
         for (int src = 0; src < VR_STREAM_SOURCE_COUNT; ++src)
-            check_config(spec, &m, one, cap, (vr_stream_source)src, big ? g_big : g_all, big);
+            check_config(spec, &m, one, cap, (vr_stream_source)src, big ? g_big : g_all, big,
+                         NULL);
     vr_renderer_destroy(one);
     vr_mesh_free(&m);
+}
+
+static const char *const g_gts[] = {"hash", NULL};
+
+/* `spec` compressed in both restart modes (deg. only with `deg_only`); per stream the in-core
+ * renderer decoding it, and streamed renderers in chunks of `cap` (0: a fifth of the mesh) from
+ * the device and the host, plain and compressed, under `lim` (NULL: the paper's batches). */
+static void check_gts_scene(const char *spec, int big, uint64_t cap, int deg_only,
+                            const vr_batch_limits *lim)
+{
+    vr_mesh src;
+    char buf[512];
+    const char *path = vr_test_plan_spec(buf, sizeof buf, spec);
+    if (!path || !vr_test_load(&src, path))
+        return;
+    for (int mode = deg_only; mode < 2 && !vr_test_failures; ++mode) {
+        char name[128];
+        snprintf(name, sizeof name, "%s (%s)", spec, mode ? "deg." : "R");
+        vr_gts g;
+        vr_mesh m;
+        if (vr_test_gts_strips(&g, &m, &src, mode) != VR_OK) {
+            VR_EXPECT(0, "%s: %s", name, vr_last_error());
+            break;
+        }
+        vr_renderer *one = NULL;
+        VR_EXPECT(vr_renderer_create(&one, &m, 1) == VR_OK, "%s: %s", name, vr_last_error());
+        const uint64_t c = cap ? cap : m.index_count / 15 + 1500;
+        for (int from = 0; from < VR_STREAM_SOURCE_COUNT && one; ++from) {
+            uint64_t plain = 0, packed = 0;
+            const stream_extra xp = {NULL, lim, &plain}, xg = {&g, lim, &packed};
+            VR_EXPECT(vr_renderer_set_gts(one, NULL) == VR_OK, "%s", vr_last_error());
+            check_config(name, &m, one, c, (vr_stream_source)from, g_gts, big, &xp);
+            VR_EXPECT(vr_renderer_set_gts(one, &g) == VR_OK, "%s", vr_last_error());
+            check_config(name, &m, one, c, (vr_stream_source)from, g_gts, big, &xg);
+            if (from == VR_STREAM_HOST)
+                VR_EXPECT(packed < plain, "%s from the host: compressed chunks copied %llu "
+                          "bytes, plain ones %llu", name, (unsigned long long)packed,
+                          (unsigned long long)plain);
+        }
+        vr_renderer_destroy(one);
+        vr_mesh_free(&m);
+        vr_gts_free(&g);
+    }
+    vr_mesh_free(&src);
 }
 
 VR_TEST(test_gpu_stream, "gpu/stream")
@@ -120,5 +188,27 @@ VR_TEST(test_gpu_small_stream, "gpu-small/stream")
     if (vr_test_no_device())
         return VR_TEST_SKIP;
     check_scene("fandisk.obj", 0, 1500);
+    /* compressed, batches of at most 16 triangles: chunk edges inside the words of the stream */
+    const vr_batch_limits small = vr_test_stream_small_limits();
+    check_gts_scene("fandisk.obj", 0, 1500, 0, &small);
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_gpu_stream_gts, "gpu/stream-gts")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    for (int i = 0; i < VR_TEST_PLAN_SCENE_COUNT; ++i)
+        check_gts_scene(vr_test_plan_scenes[i], 0, 0, 0, NULL);
+    check_gts_scene("sphere:7M", 1, 1000000, 1, NULL);
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_gpu_small_stream_gts_damaged, "gpu-small/stream-gts-damaged",
+        "gpu/stream-gts-damaged")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    vr_test_stream_gts_damaged(1);
     return VR_TEST_RESULT();
 }

@@ -405,6 +405,16 @@ static vr_status cpu_announce(render_job *job, vr_renderer *r, const vr_render_o
     return VR_OK;
 }
 
+/* A frame that failed: the strategy and why; with --gts-batches the file too (its stream is
+ * decoded batch by batch, so a malformed one is found here). */
+static void frame_failed(const render_job *job, const char *spec, const vr_render_options *o)
+{
+    if (job->gts_batches)
+        vr_cli_fail(1, "render", "%s: %s: %s", spec, o->strategy->name, vr_last_error());
+    else
+        vr_cli_fail(1, "render", "%s: %s", o->strategy->name, vr_last_error());
+}
+
 /* One scene in one order: time every strategy and load, draw the panels, write the PNG. */
 static int render_mesh(render_job *job, const char *spec, int order, const vr_mesh *mesh,
                        double load_ms, double reorder_ms)
@@ -508,17 +518,20 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
             vr_cli_fail_last("render");
             goto done;
         }
-        if (!job->gpu) {
+        if (!job->gpu && !job->stream) {
             fprintf(log, "  input: compressed, decoded on the CPU at load time (--gts-batches "
-                    "needs the GPU stage)\n");
+                    "needs the GPU stage or --stream)\n");
         } else if (vr_renderer_set_gts(r, &gts) != VR_OK) {
-            vr_cli_fail_last("render");
+            vr_cli_fail(1, "render", "%s: %s", spec, vr_last_error());
             goto done;
         } else {
             vr_gts_stats gs;
             vr_gts_stats_compute(&gs, &gts);
-            fprintf(log, "  input: compressed (%.2f bits/triangle), each batch decoded inside "
-                    "the geometry stage; no index buffer is read\n", gs.s9_bpt);
+            fprintf(log, "  input: compressed (%.2f bits/triangle), each batch decoded %s; no "
+                    "index buffer is read%s\n", gs.s9_bpt,
+                    job->gpu ? "inside the geometry stage" : "by the CPU twins",
+                    job->stream && job->stream_from == VR_STREAM_HOST
+                        ? " (each chunk copies its slices of the stream)" : "");
         }
     }
     if (!job->gpu) {
@@ -544,7 +557,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                     vr_render_stats st;
                     render_timing t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
                     if (time_frames(job, r, &o, &st, &t) != VR_OK) {
-                        vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
+                        frame_failed(job, spec, &o);
                         goto done;
                     }
                     print_row(log, &o, &st, &t, job->show_big, show_parts, job->stream);
@@ -580,7 +593,7 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
             vr_render_stats st;
             const double t0 = vr_now_ms();
             if (draw(job, r, panel, &o, &st) != VR_OK) {
-                vr_cli_fail(1, "render", "%s: %s", o.strategy->name, vr_last_error());
+                frame_failed(job, spec, &o);
                 goto done;
             }
             if (job->reps == 0) {
@@ -767,8 +780,9 @@ int vr_cmd_render(int argc, char **argv)
          "--stream)", vr_cli_parse_int, &job.stream_mb, 0, 1, 1 << 20, 0, NULL},
         {"stream-from", 0, "WHERE",
          "device (the default: the scene's arrays uploaded once) or host (they stay in "
-         "page-locked host memory; each chunk copies its indices and vertex window while the "
-         "previous one runs); implies --stream",
+         "page-locked host memory; each chunk copies its indices - with --gts-batches its "
+         "slices of the compressed stream - and vertex window while the previous one runs); "
+         "implies --stream",
          vr_cli_parse_choice, &job.stream_from, 0, 0, 0, 0, g_stream_from_names},
         {"graph", 0, "on|off",
          "on (the default): a GPU frame in one piece replays its kernels as one CUDA graph - "
@@ -779,7 +793,8 @@ int vr_cmd_render(int argc, char **argv)
         {"gts-batches", 0, NULL,
          "with a compressed SCENE (.gts from `vreuse compress`): the GPU geometry stage decodes "
          "each batch from the stream itself, no index buffer on the device (hash only, file "
-         "order); without it a .gts file is decoded on the CPU at load time",
+         "order; with --stream each chunk decodes its batches, on the CPU twins too); without "
+         "it a .gts file is decoded on the CPU at load time",
          NULL, &job.gts_batches, 1, 0, 0, 0, NULL},
         VR_CLI_REPS(&job.reps, "0: no timing; with N: two warm-up frames, then the median of "
                     "each stage per scene, order, strategy and load"),
@@ -808,9 +823,9 @@ int vr_cmd_render(int argc, char **argv)
         job.stream_mb = (int)(VR_STREAM_QUEUE_BYTES_DEFAULT >> 20);
     if (job.stream_from < 0)
         job.stream_from = VR_STREAM_DEVICE;
-    if (job.stream && (job.gpus || job.parts || job.gts_batches))
+    if (job.stream && (job.gpus || job.parts))
         return vr_cli_fail(VR_CLI_USAGE, "render", "--stream runs its chunks on one device; it "
-                           "does not go together with --gpus, --parts or --gts-batches");
+                           "does not go together with --gpus, --parts (a sort-last cut)");
     if (job.stream && job.mode == VR_SHADE_HEATMAP)
         return vr_cli_fail(VR_CLI_USAGE, "render", "--heatmap needs per-vertex shading counts "
                            "of the whole scene on the device; render it without --stream");

@@ -13,8 +13,9 @@
  * Four or five block scans per batch in all, whatever its length.
  * The CPU twin is vr_gts_decode_batch_ref (gts_batch.c): same checks, same error bits, including
  * the chain check that the state where a batch ends is the next batch's seed. Every read is
- * bounds-checked, every id is < vertex_count: a malformed stream or seed flags src.err and
- * never reads or writes out of bounds.
+ * bounds-checked, every id is in the run's vertex range: a malformed stream or seed flags src.err
+ * and never reads or writes out of bounds. A run may be a chunk of the stream (src.tri_base,
+ * src.seed_after: gts_batch.h).
  */
 #ifndef VR_GTS_BATCH_CUH
 #define VR_GTS_BATCH_CUH
@@ -56,9 +57,9 @@ typedef struct vr_gts_tri_walk {
     uint32_t i, end, m, q, prev;
 } vr_gts_tri_walk;
 
-/* Decodes the V entries of batch `b` (strip triangles t0 .. t0 + n - 1) into sc.v. Five steps,
- * each one block scan at most: the entry count comes from the seeds (the chain check in
- * vr_gts_batch_walk_next verifies it), INC ones per word (popcount), Simple-9 words from the
+/* Decodes the V entries of the run's batch `b` (strip triangles t0 .. t0 + n - 1) into sc.v.
+ * Five steps, each one block scan at most: the entry count comes from the seeds (the chain check
+ * in vr_gts_batch_walk_next verifies it), INC ones per word (popcount), Simple-9 words from the
  * seed's (one per thread), the U prefix sum, and V itself (no scan). s_warp: 32 words. Ends
  * with a __syncthreads; st->seed, st->next and st->nv are then valid. */
 static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uint32_t b,
@@ -68,7 +69,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     const uint32_t tid = threadIdx.x, B = blockDim.x;
     if (tid == 0) {
         st->seed = src.seeds[b];
-        st->has_next = b + 1 < batch_count;
+        st->has_next = b + 1 < batch_count + src.seed_after; /* a chunk's last: the next's */
         if (st->has_next)
             st->next = src.seeds[b + 1];
         st->err = 0;
@@ -78,7 +79,7 @@ static __device__ void vr_gts_batch_decode_v(const vr_gts_batch_source &src, uin
     __syncthreads();
     uint32_t err = 0;
     const uint32_t first_pos = st->seed.first_pos, inc_before = st->seed.inc_before;
-    if (b == 0 && tid == 0)
+    if (b == 0 && src.tri_base == 0 && tid == 0) /* the stream's first batch */
         err |= vr_gts_batch_start_err(&st->seed);
 
     /* V entries: up to the next batch's first one (or the end of V) */
@@ -234,7 +235,8 @@ static __device__ vr_gts_tri_walk vr_gts_batch_walk_start(const vr_gts_batch_sou
     return w;
 }
 
-/* The walk's next triangle: its three vertex ids (< vertex_count). Call while w->i < w->end;
+/* The walk's next triangle: its three vertex ids (in src.vertex_lo .. vertex_count - 1; others
+ * are flagged and read as src.vertex_lo). Call while w->i < w->end;
  * no barriers, so the caller may insert the ids right away. The batch's last triangle also
  * runs the chain check: the state where the batch ends must be the next batch's seed. */
 static __device__ __forceinline__ void vr_gts_batch_walk_next(const vr_gts_batch_source &src,
@@ -250,8 +252,8 @@ static __device__ __forceinline__ void vr_gts_batch_walk_next(const vr_gts_batch
     const uint32_t nv = st->nv;
     vr_gts_batch_tri(ids, &st->seed, sc.v, nv, code, w->m, w->q, &err);
     for (int k = 0; k < 3; ++k)
-        if (ids[k] >= vertex_count)
-            err |= VR_GTS_ERR_U, ids[k] = 0;
+        if (ids[k] >= vertex_count || ids[k] < src.vertex_lo)
+            err |= VR_GTS_ERR_U, ids[k] = src.vertex_lo;
     if (w->i == n - 1)
         err |= vr_gts_batch_end_strips(&src, &st->seed, st->has_next ? &st->next : NULL, sc.v,
                                        nv, g, w->m, w->q, code);

@@ -42,14 +42,28 @@ typedef struct vr_gts_seed {
 #define VR_GTS_SEED_S_SKIP(s) (((s)->packed >> 8) & 31u)
 
 /* The compressed input of one geometry-stage run: the stream's arrays and counts and one seed
- * per batch. Device pointers for the GPU batcher, host pointers for its CPU twin. */
+ * per batch. Device pointers for the GPU batcher, host pointers for its CPU twin.
+ *
+ * A run may be one chunk of the stream (raster/stream.c): its batch starts are the chunk's own
+ * (from 0), tri_base gives their strip triangles, and every position stays the whole stream's.
+ * A chunk that reads only a slice of an array (words [lo, hi)) passes the slice's storage based
+ * so that word w reads element w (`storage - lo`) and hi as the array's count: a read past the
+ * slice flags an error like a read past the stream, and none lands below it, because every
+ * batch reads from its own seed onward and the seeds ascend. The zero values are a whole run. */
 typedef struct vr_gts_batch_source {
     const uint32_t *c, *inc, *s;
-    const vr_gts_seed *seeds;   /* batch_count seeds, seeds[b] for batch b's first triangle */
-    uint32_t c_words, inc_words, s_count;
+    const vr_gts_seed *seeds;   /* batch_count (+ seed_after) seeds, seeds[b] for batch b's first
+                                   triangle */
+    uint32_t c_words, inc_words, s_count; /* words readable (a chunk's slice: its end) */
     uint32_t strip_triangle_count, v_count, u_count, referenced_count;
     uint32_t codes;             /* 1: R mode (2-bit codes), 0: deg. mode */
     uint32_t *err;              /* GPU: one word of VR_GTS_ERR_* bits, cleared by the caller */
+    uint32_t tri_base;          /* strip triangle of the run's triangle 0 (a chunk's first) */
+    uint32_t seed_after;        /* 1: seeds[batch_count] is the seed of the batch after the run
+                                   (a chunk the stream goes on after), the end state of its last
+                                   batch; 0: the run ends the stream */
+    uint32_t vertex_lo;         /* ids below it are flagged like ids >= the run's vertex_count
+                                   (a chunk's vertex window starts there) */
 } vr_gts_batch_source;
 
 /* Computes the seeds of batches starting at strip triangles tri_starts[0..batch_count-1]

@@ -935,7 +935,17 @@ vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
         return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue is not run in chunks (the "
                         "streamed renderer culls in the rasterizer)", ops->name,
                         vr_queue_mode_names[p.queue_mode]);
+    vr_gts_batch_source src; /* the caller's, its errors into the tally (read once per frame) */
     p.gts = NULL;
+    if (c->gts) {
+        if (!ops->gts_input || !ops->dynamic)
+            return VR_ERROR(VR_ERR_ARG, "%s cannot decode compressed batches (only hash can)",
+                            ops->name);
+        src = *c->gts;
+        src.err = &g->d_tally->gts_err;
+        p.gts = &src;
+        p.indices = NULL; /* no index buffer is read */
+    }
     p.queue = g->d_queue;
     p.counters = g->d_counters;
     p.shade_counts = NULL; /* per-vertex counts would be scene-sized; invocations are counted */

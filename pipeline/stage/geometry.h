@@ -101,7 +101,9 @@ typedef struct vr_batches_given {
 } vr_batches_given;
 
 /* vr_geometry_ref with the batches `given` (NULL: as vr_geometry_ref). The strategy checks the
- * starts as it checks computed ones. */
+ * starts as it checks computed ones. With cfg->gts (host arrays; a dynamic strategy with
+ * gts_input, one seed per given batch) each batch is decoded from the compressed stream instead
+ * of read from m's indices, as vr_geometry_run_chunk does on the device (raster/stream.c). */
 vr_status vr_geometry_ref_given(vr_geometry_result *out, const vr_reuse_ops *ops,
                                 const vr_mesh *m, const vr_reuse_params *cfg,
                                 const vr_batches_given *given);
@@ -251,6 +253,7 @@ typedef struct vr_geometry_tally {
     uint32_t chunks;                /* chunks run */
     uint32_t bad_chunks;            /* chunks that overflowed or (count != 0) did not write
                                        each of their slots once */
+    uint32_t gts_err;               /* VR_GTS_ERR_* bits of compressed chunks (0: all good) */
 } vr_geometry_tally;
 
 /* One chunk: device pointers owned by the caller, alive until the stream has run it. */
@@ -264,6 +267,10 @@ typedef struct vr_geometry_chunk {
                                      from 0 to 3 * triangles, else NULL */
     uint32_t batch_count;
     const vr_cluster_bounds *d_bounds; /* plans: batch_count bounds, or NULL */
+    const struct vr_gts_batch_source *gts; /* compressed chunk (host struct, device arrays), or
+                                     NULL: d_indices is read. Its batches decode from the stream
+                                     (tri_base, seed_after, the slices: gts_batch.h); err is
+                                     ignored, errors go to the tally's gts_err */
 } vr_geometry_chunk;
 
 /* VR_ERR_ARG for 0 triangles, VR_ERR_NO_DEVICE, VR_ERR_OOM naming the buffer. Its tally starts
@@ -274,7 +281,8 @@ vr_status vr_geometry_create_bounded(vr_geometry **out, uint32_t max_triangles);
  * writing queue slots 0 .. triangles - 1, and adds its counters to the tally. Does not wait:
  * the next chunk on the same stream may reuse the queue once the caller's consumers of this
  * one are enqueued. VR_ERR_ARG for multi (it shades the whole vertex buffer), culling into an
- * ink / collate / cub / hp queue, a chunk over the capacity or without its starts. */
+ * ink / collate / cub / hp queue, a chunk over the capacity or without its starts, and a
+ * compressed chunk of a strategy that cannot decode it (only hash can). */
 vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
                                 const vr_reuse_params *cfg, const vr_geometry_chunk *c,
                                 void *stream);
