@@ -222,7 +222,9 @@ typedef struct vr_render_options {
                                      only parameters such as the camera did), so no host wait or
                                      launch gap lies between the stages; the stage times are then
                                      not measured, gpu_frame_ms is. 0: stage by stage, each
-                                     timed. Same image and counts either way. */
+                                     timed. Same image and counts either way. Frames of
+                                     compressed batches (vr_renderer_set_gts) run stage by
+                                     stage: their error word is checked after every run. */
 } vr_render_options;
 
 /* Counts and stage times of one frame. */

@@ -65,6 +65,8 @@ struct vr_renderer {
     /* GPU frame timing and its CUDA graph (vr_render_options.graph) */
     void *frame_ev[2];              /* cudaEvents around a frame's device work */
     void *graph_exec;               /* cudaGraphExec_t of the last captured frame, or NULL */
+    int gts;                        /* compressed batches set (vr_renderer_set_gts): their error
+                                       word is read on the host after each run, so no graph */
     vr_render_graph_key graph_key;  /* what that frame was captured with */
 };
 
@@ -371,7 +373,9 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
     if (!r->geometry)
         return VR_ERROR(VR_ERR_ARG, "renderer: compressed batches and sort-last parts do not "
                         "go together (each part's batches are cut from the index buffer)");
-    return vr_geometry_set_gts(r->geometry, gts);
+    vr_status st = vr_geometry_set_gts(r->geometry, gts);
+    r->gts = st == VR_OK && gts;
+    return st;
 }
 
 vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how)
@@ -507,7 +511,7 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
     shade.vertex_count = m->vertex_count;
     shade.tri_batch = r->dev.d_tri_batch;
     shade.tri_batch_count = tris;
-    if (o->graph) {
+    if (o->graph && !r->gts) {
         if ((s = vr_render_graph_frame(r, o, &timed, &shade, st)) != VR_OK)
             return s;
     } else {
