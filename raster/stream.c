@@ -860,6 +860,14 @@ static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_
         return VR_ERROR(VR_ERR_FORMAT, "%s: compressed input is malformed (error bits 0x%x): %s "
                         "(streamed in %u chunks)", ops->name, t.gts_err,
                         vr_gts_error_text(t.gts_err), p->count);
+    /* with valid input every chunk writes its triangles once; compressed batches that decode to
+     * other triangles than the cut's came from a stream that was damaged after the cut (a
+     * decodable change) or is not this scene's: bad input, not an overflow */
+    if (s->gts && (t.bad_chunks != 0 || (count && t.triangles != p->triangles)))
+        return VR_ERROR(VR_ERR_FORMAT, "%s: the compressed batches decode to other triangles than "
+                        "the scene's (%u of %u chunks; %llu of %u triangles written): the stream "
+                        "is damaged or belongs to another scene", ops->name, t.bad_chunks,
+                        p->count, t.triangles, p->triangles);
     if (t.bad_chunks != 0 || t.chunks != p->count || (count && t.triangles != p->triangles))
         return VR_ERROR(VR_ERR_OVERFLOW, "streaming: %u of %u chunks did not write each of "
                         "their triangles once (%llu of %u written)", t.bad_chunks, p->count,
