@@ -558,6 +558,17 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
                 VR_EXPECT_CUDA(cudaMemcpy(got, d_out, ((size_t)m + 1) * 4, cudaMemcpyDeviceToHost));
                 VR_EXPECT(!memcmp(got, want, (size_t)m * 4) && got[m] == vr_compact_mix(n, (uint32_t)s),
                           "%s: outputs differ", what);
+                /* cut short: outputs below the capacity only (tiles past it write nothing) */
+                const uint32_t cut = m / 3 + 1;
+                if (cut >= m)
+                    continue;
+                vr_test_fill(d_out, (uint64_t)m + 1, vr_compact_mix(n, (uint32_t)s));
+                st = vr_hp_compact(hp[kind], d_out, cut);
+                VR_EXPECT_CUDA(cudaDeviceSynchronize());
+                VR_EXPECT_CUDA(cudaMemcpy(got, d_out, ((size_t)m + 1) * 4, cudaMemcpyDeviceToHost));
+                VR_EXPECT(st == VR_OK && !memcmp(got, want, (size_t)cut * 4) &&
+                              got[cut] == vr_compact_mix(n, (uint32_t)s),
+                          "%s, capacity %u: outputs differ", what, cut);
             }
         /* expansion for each count mix, whole and cut short */
         for (uint32_t mix = 0; mix < 4; ++mix) {

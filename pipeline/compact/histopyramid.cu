@@ -1,9 +1,10 @@
 /* histopyramid.cu - the GPU HistoPyramid of histopyramid.h (Ziegler et al.): 1-D, fan-in 4,
  * plain (a count per cell) or vec4 (a cell keeps its children's partial sums). The build
  * reduces 6 levels per kernel in shared memory (the first kernel reads the input and applies
- * the discriminator `value < threshold` or takes counts), the traversal runs one thread per
- * output down from the top (histopyramid.cuh), in a grid-stride loop that reads the total on
- * the device. CPU twin: histopyramid_ref.c (same level words, same outputs).
+ * the discriminator `value < threshold` or takes counts); expansion runs one thread per output
+ * down from the top (histopyramid.cuh), in a grid-stride loop that reads the total on the
+ * device; compaction runs one block per tile of 4096 cells, its offset read up the pyramid.
+ * CPU twin: histopyramid_ref.c (same level words, same outputs; vr_hp_prefix_ref).
  * Try: `vreuse_tests gpu/compact-hp`, `vreuse bench-compact --method hp,hp4`.
  */
 #include <assert.h>
@@ -11,11 +12,16 @@
 #include <string.h>
 
 #include "pipeline/compact/histopyramid.cuh"
+#include "pipeline/compact/tile.cuh"
 #include "pipeline/vr_check.h"
 
 #define VR_HP_BUILD_BLOCK 256u /* 4 x 256 first-level cells: a tile of 4096 */
 #define VR_HP_FIND_BLOCK 256u
 #define VR_HP_FIND_BLOCKS_PER_SM 8u
+/* A compaction tile with at most this many active cells (1 in 16) reads its cells' group
+ * counts (a quarter of the tile's bytes) and then only the input vectors that hold one. */
+#define VR_HP_SPARSE_COUNT 256u
+static_assert(VR_HP_STAGE_TILE == VR_COMPACT_TILE, "a compaction tile is a level-6 cell");
 
 /* What the first level of a build stage sums. */
 typedef enum vr_hp_src {
@@ -54,10 +60,16 @@ typedef struct vr_hp_build_params {
     uint32_t build_id;
 } vr_hp_build_params;
 
+typedef struct vr_hp_scatter_params {
+    vr_hp_view view;    /* a select build */
+    uint32_t *out;      /* capacity words: the values of the active cells in order */
+    uint32_t capacity;
+} vr_hp_scatter_params;
+
 typedef struct vr_hp_find_params {
-    vr_hp_view view;
-    uint32_t *out;      /* capacity words: values (select) or cells (counts) */
-    uint32_t *rank;     /* capacity words or NULL (counts) */
+    vr_hp_view view;    /* a counts build */
+    uint32_t *out;      /* capacity words: the cell of each output */
+    uint32_t *rank;     /* capacity words or NULL */
     uint32_t capacity;
 } vr_hp_find_params;
 
@@ -161,9 +173,9 @@ __global__ void __launch_bounds__(VR_HP_BUILD_BLOCK) vr_hp_build_kernel(const vr
 
 /* ---- traversal ----------------------------------------------------------------------------- */
 
-/* One thread per output k < min(total, capacity), grid-stride: consecutive threads take
- * consecutive outputs, so their descents share upper cells (cached) and their stores coalesce.
- * No shared memory, no syncs; the total is the top cell, read on the device. */
+/* Expansion: one thread per output k < min(total, capacity), grid-stride: consecutive threads
+ * take consecutive outputs, so their descents share upper cells (cached) and their stores
+ * coalesce. No shared memory, no syncs; the total is the top cell, read on the device. */
 __global__ void __launch_bounds__(VR_HP_FIND_BLOCK) vr_hp_find_kernel(const vr_hp_find_params p)
 {
     const uint32_t total = vr_hp_view_total(&p.view);
@@ -171,15 +183,132 @@ __global__ void __launch_bounds__(VR_HP_FIND_BLOCK) vr_hp_find_kernel(const vr_h
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < limit; k += stride) {
         uint32_t rank, value;
-        const uint32_t cell = vr_hp_find(&p.view, (uint32_t)k, &rank, &value);
-        if (p.view.select) {
-            p.out[k] = value;
-        } else {
-            p.out[k] = cell;
-            if (p.rank)
-                p.rank[k] = rank;
+        p.out[k] = vr_hp_find(&p.view, (uint32_t)k, &rank, &value);
+        if (p.rank)
+            p.rank[k] = rank;
+    }
+}
+
+/* ---- compaction by tiles -------------------------------------------------------------------- */
+
+/* First word of level l >= 1 (vr_hp_layout_make's offsets, from n alone). */
+static __device__ __forceinline__ uint64_t vr_hp_level_offset(const vr_hp_view *v, uint32_t l)
+{
+    uint64_t off = 0;
+    for (uint32_t k = 1; k < l; ++k) {
+        const uint64_t cells = vr_hp_cells(v->n, k);
+        off += v->vec4 ? 4 * cells : (cells + 3) & ~3ull;
+    }
+    return off;
+}
+
+/* Active cells before tile `tile` (base cells 4096 tile ..), by one warp, and the tile's own
+ * count in *count: the descent's arithmetic read upwards. The tile is cell `tile` of level 6;
+ * its ancestor at level l is c = tile >> 2 (l - 6), and the cells before the tile are, at each
+ * level l = 6 .. L - 1, the siblings left of c in its group of 4 (levels below 6 add nothing:
+ * the tile starts its groups there). Lane l - 6 reads that level's group (plain: the 4 counts;
+ * vec4: the parent's partial sums, whose entry c % 4 - 1 is the sum), lane 31 the tile's
+ * count; all loads independent, one round trip. CPU twin: vr_hp_prefix_ref. */
+static __device__ uint32_t vr_hp_tile_prefix(const vr_hp_view *v, uint32_t tile, uint32_t *count)
+{
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), l = VR_HP_STAGE_LEVELS + lane;
+    uint32_t part = 0, mine = 0;
+    if (l < v->levels_count) { /* L <= 16: lanes 0..9 */
+        const uint32_t c = tile >> (2 * lane), j = c & 3u;
+        if (j && v->vec4) {
+            const uint4 q =
+                __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, l + 1)) + (c >> 2));
+            part = j == 1 ? q.x : j == 2 ? q.y : q.z;
+        } else if (j) {
+            const uint4 q = __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, l)) + (c >> 2));
+            part = q.x + (j > 1 ? q.y : 0u) + (j > 2 ? q.z : 0u);
         }
     }
+    if (lane == VR_WARP_SIZE - 1) {
+        if (v->levels_count < VR_HP_STAGE_LEVELS) /* one tile: the pyramid's total */
+            mine = vr_hp_view_total(v);
+        else if (v->vec4)
+            mine = __ldg(v->levels + vr_hp_level_offset(v, VR_HP_STAGE_LEVELS) + 4ull * tile + 3);
+        else
+            mine = __ldg(v->levels + vr_hp_level_offset(v, VR_HP_STAGE_LEVELS) + tile);
+    }
+    *count = __shfl_sync(VR_FULL_MASK, mine, VR_WARP_SIZE - 1);
+    return __reduce_add_sync(VR_FULL_MASK, part);
+}
+
+/* Whether the group of 4 base cells 4 g .. 4 g + 3 holds an active cell, from the pyramid: the
+ * plain level 1 counts it (word g); a vec4 level 1 cell is as large as the input it covers, so
+ * the vec4 pyramid answers from level 2, whose cell g / 4 holds the partial sums over its 4
+ * groups. Needs L >= 2. */
+static __device__ __forceinline__ int vr_hp_group_active(const vr_hp_view *v, uint64_t g)
+{
+    if (!v->vec4)
+        return __ldg(v->levels + g) != 0; /* level 1 starts at word 0 */
+    const uint4 q = __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, 2)) + (g >> 2));
+    switch ((uint32_t)g & 3u) {
+    case 0:
+        return q.x != 0;
+    case 1:
+        return q.y != q.x;
+    case 2:
+        return q.z != q.y;
+    default:
+        return q.w != q.z;
+    }
+}
+
+/* Compaction through the pyramid without a descent per output: one block per tile of 4096 base
+ * cells (a level-6 cell). Warp 0 finds the tile's first output index and count from the
+ * pyramid (vr_hp_tile_prefix, one round trip); the block then ranks the tile like the
+ * stand-alone kernels (tile.cuh: thread t holds cells 1024 r + 4 t .. + 3 of round r), stages
+ * the active cells' values in shared memory and writes them out coalesced (outputs past
+ * `capacity` are not written). A tile with no active cell ends after the first sync; a sparse
+ * one (VR_HP_SPARSE_COUNT, L >= 6) first reads its groups' counts and loads only the input
+ * vectors of active groups.
+ * Why (issue 11): one thread per output descending ~14 levels made 14 dependent loads per
+ * output (hp 4.47 ms at 256M / 50%, 6.5x cub-if), latency-bound; by tiles the second pass reads
+ * the input once (dense) or a quarter of it plus the active sectors (sparse) and writes the
+ * output once, with no dependent chain longer than 2-3 loads. Syncs: prefix, rank (2), stage. */
+__global__ void __launch_bounds__(VR_COMPACT_BLOCK) vr_hp_scatter_kernel(const vr_hp_scatter_params p)
+{
+    __shared__ uint32_t s_staged[VR_COMPACT_TILE];
+    __shared__ vr_compact_tile_table s_table;
+    __shared__ uint32_t s_base, s_count;
+    const vr_hp_view *v = &p.view;
+    if (threadIdx.x < VR_WARP_SIZE) {
+        uint32_t count;
+        const uint32_t base = vr_hp_tile_prefix(v, blockIdx.x, &count);
+        if (threadIdx.x == 0)
+            s_base = base, s_count = count;
+    }
+    __syncthreads();
+    const uint32_t count = s_count;
+    if (count == 0)
+        return; /* the whole block */
+    const int sparse = count <= VR_HP_SPARSE_COUNT && v->levels_count >= VR_HP_STAGE_LEVELS;
+    const uint64_t first = (uint64_t)blockIdx.x * VR_COMPACT_TILE;
+    int live[VR_COMPACT_ROUNDS];
+#pragma unroll
+    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the group counts first: all in flight */
+        const uint64_t at = first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x);
+        live[r] = at < v->n && (!sparse || vr_hp_group_active(v, at / VR_COMPACT_VEC));
+    }
+    uint4 val[VR_COMPACT_ROUNDS];
+    uint32_t keep[VR_COMPACT_ROUNDS], at[VR_COMPACT_ROUNDS];
+#pragma unroll
+    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
+        val[r] = make_uint4(0, 0, 0, 0);
+        keep[r] = 0;
+        if (live[r]) {
+            const uint4 c = vr_hp_base4(
+                v, first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x), &val[r]);
+            keep[r] = c.x | c.y << 1 | c.z << 2 | c.w << 3; /* select: flags 0 or 1 */
+        }
+    }
+    const uint32_t total = vr_compact_tile_rank(&s_table, keep, at);
+    vr_compact_tile_stage(s_staged, val, keep, at);
+    __syncthreads();
+    vr_compact_tile_store(p.out, s_staged, s_base, total, p.capacity);
 }
 
 /* ---- host ---------------------------------------------------------------------------------- */
@@ -319,13 +448,28 @@ vr_hp_view vr_hp_view_of(const vr_hp *h)
     return v;
 }
 
+/* The outputs of the last build, in the stream: a select build's by tiles (vr_hp_scatter_kernel),
+ * a counts build's by one descent per output (vr_hp_find_kernel). */
 static vr_status vr_hp_traverse(vr_hp *h, uint32_t *d_out, uint32_t *d_rank, uint32_t capacity)
 {
     if (h->layout.n == 0 || capacity == 0)
         return VR_OK;
+    const vr_hp_view view = vr_hp_view_of(h);
+    if (h->select) {
+        vr_hp_scatter_params p;
+        memset(&p, 0, sizeof p);
+        p.view = view;
+        p.out = d_out;
+        p.capacity = capacity;
+        const uint32_t tiles =
+            (uint32_t)(((uint64_t)h->layout.n + VR_COMPACT_TILE - 1) / VR_COMPACT_TILE);
+        vr_hp_scatter_kernel<<<tiles, VR_COMPACT_BLOCK, 0, h->stream>>>(p);
+        VR_LAUNCH_CHECK("vr_hp_scatter_kernel", h->stream);
+        return VR_OK;
+    }
     vr_hp_find_params p;
     memset(&p, 0, sizeof p);
-    p.view = vr_hp_view_of(h);
+    p.view = view;
     p.out = d_out;
     p.rank = d_rank;
     p.capacity = capacity;
