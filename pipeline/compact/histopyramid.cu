@@ -18,8 +18,8 @@
 #define VR_HP_BUILD_BLOCK 256u /* 4 x 256 first-level cells: a tile of 4096 */
 #define VR_HP_FIND_BLOCK 256u
 #define VR_HP_FIND_BLOCKS_PER_SM 8u
-/* A compaction tile with at most this many active cells (1 in 16) reads its cells' group
- * counts (a quarter of the tile's bytes) and then only the input vectors that hold one. */
+/* A compaction tile with at most this many active cells (1 in 16) reads the counts of its spans
+ * of 16 cells (1/16 of the tile's bytes) and then only the input vectors of active spans. */
 #define VR_HP_SPARSE_COUNT 256u
 static_assert(VR_HP_STAGE_TILE == VR_COMPACT_TILE, "a compaction tile is a level-6 cell");
 
@@ -236,16 +236,18 @@ static __device__ uint32_t vr_hp_tile_prefix(const vr_hp_view *v, uint32_t tile,
     return __reduce_add_sync(VR_FULL_MASK, part);
 }
 
-/* Whether the group of 4 base cells 4 g .. 4 g + 3 holds an active cell, from the pyramid: the
- * plain level 1 counts it (word g); a vec4 level 1 cell is as large as the input it covers, so
- * the vec4 pyramid answers from level 2, whose cell g / 4 holds the partial sums over its 4
- * groups. Needs L >= 2. */
-static __device__ __forceinline__ int vr_hp_group_active(const vr_hp_view *v, uint64_t g)
+/* Whether the span of 16 base cells 16 h .. 16 h + 15 holds an active cell, from the pyramid:
+ * the plain level 2 counts it (a word per span); the vec4 pyramid answers from level 3, whose
+ * cell h / 4 holds the partial sums over its 4 spans (a vec4 level-2 cell is 16 bytes per span).
+ * Why spans of 16: at 1% kept, reading the level-2 words (1/16 of the input's bytes) and the
+ * input of the 15% of spans that hold an active cell moves less than level 1 (1/4 of the bytes,
+ * then 8% of the sectors) or level 3 (47% of the spans). Needs L >= 3. */
+static __device__ __forceinline__ int vr_hp_span_active(const vr_hp_view *v, uint64_t h)
 {
     if (!v->vec4)
-        return __ldg(v->levels + g) != 0; /* level 1 starts at word 0 */
-    const uint4 q = __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, 2)) + (g >> 2));
-    switch ((uint32_t)g & 3u) {
+        return __ldg(v->levels + vr_hp_level_offset(v, 2) + h) != 0;
+    const uint4 q = __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, 3)) + (h >> 2));
+    switch ((uint32_t)h & 3u) {
     case 0:
         return q.x != 0;
     case 1:
@@ -263,12 +265,12 @@ static __device__ __forceinline__ int vr_hp_group_active(const vr_hp_view *v, ui
  * stand-alone kernels (tile.cuh: thread t holds cells 1024 r + 4 t .. + 3 of round r), stages
  * the active cells' values in shared memory and writes them out coalesced (outputs past
  * `capacity` are not written). A tile with no active cell ends after the first sync; a sparse
- * one (VR_HP_SPARSE_COUNT, L >= 6) first reads its groups' counts and loads only the input
- * vectors of active groups.
+ * one (VR_HP_SPARSE_COUNT, L >= 6) first reads the counts of its spans of 16 cells (4 threads
+ * of a round share one) and loads only the input vectors of active spans.
  * Why (issue 11): one thread per output descending ~14 levels made 14 dependent loads per
  * output (hp 4.47 ms at 256M / 50%, 6.5x cub-if), latency-bound; by tiles the second pass reads
- * the input once (dense) or a quarter of it plus the active sectors (sparse) and writes the
- * output once, with no dependent chain longer than 2-3 loads. Syncs: prefix, rank (2), stage. */
+ * the input once (dense) or 1/16 of it plus the active spans (sparse) and writes the output
+ * once, with no dependent chain longer than 2-3 loads. Syncs: prefix, rank (2), stage. */
 __global__ void __launch_bounds__(VR_COMPACT_BLOCK) vr_hp_scatter_kernel(const vr_hp_scatter_params p)
 {
     __shared__ uint32_t s_staged[VR_COMPACT_TILE];
@@ -289,9 +291,9 @@ __global__ void __launch_bounds__(VR_COMPACT_BLOCK) vr_hp_scatter_kernel(const v
     const uint64_t first = (uint64_t)blockIdx.x * VR_COMPACT_TILE;
     int live[VR_COMPACT_ROUNDS];
 #pragma unroll
-    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the group counts first: all in flight */
+    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the span counts first: all in flight */
         const uint64_t at = first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x);
-        live[r] = at < v->n && (!sparse || vr_hp_group_active(v, at / VR_COMPACT_VEC));
+        live[r] = at < v->n && (!sparse || vr_hp_span_active(v, at / 16));
     }
     uint4 val[VR_COMPACT_ROUNDS];
     uint32_t keep[VR_COMPACT_ROUNDS], at[VR_COMPACT_ROUNDS];

@@ -33,9 +33,9 @@
  * active cell in cell order, reads the pyramid the other way: one block per tile of 4096 cells
  * (a level-6 cell) sums the cells left of the tile's ancestors, level by level up (one round
  * trip: vr_hp_prefix_ref), and compacts the tile in place of 4096 descents; a tile with few
- * active cells reads its level-1 (vec4: level-2) cells first and loads only the input vectors
- * that hold one. GPU: histopyramid.cu; device helpers shared by both: histopyramid.cuh; CPU
- * twin: histopyramid_ref.c.
+ * active cells reads its level-2 (vec4: level-3) cells first and loads only the input of the
+ * spans of 16 cells that hold one. GPU: histopyramid.cu; device helpers shared by both:
+ * histopyramid.cuh; CPU twin: histopyramid_ref.c.
  * Try: `vreuse_tests compact/hp`, `vreuse_tests gpu/compact-hp`, `vreuse bench-compact`.
  */
 #ifndef VR_HISTOPYRAMID_H
