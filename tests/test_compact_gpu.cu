@@ -12,7 +12,8 @@
  *            0, whole sections) sleep for milliseconds while every other block of the
  *            persistent kernel waits for them; every launch must finish and be exact;
  *   hp       HistoPyramid levels word for word equal to vr_hp_build_ref (plain and vec4),
- *            compaction (by tiles: dense, sparse and empty ones) and expansion (cell, rank)
+ *            compaction (0, 1, 3%: descents; 5%: sparse tiles; 50, 99, 100% and a clustered
+ *            input: empty, sparse and dense tiles in one launch) and expansion (cell, rank)
  *            equal to the references, both also cut short by the capacity, overflowing counts
  *            reported;
  *   blocks   the persistent select kernel (ordered, collate, atomic) run with 1, 2, 3 and 7
@@ -501,6 +502,22 @@ VR_TEST(test_compact_load_small, "gpu-small/compact-load")
 
 /* ---- HistoPyramid ------------------------------------------------------------------------------ */
 
+/* The HistoPyramid compaction's selectivities, then one case of clustered input. */
+static const uint32_t vr_test_hp_percents[] = {0, 1, 3, 5, 50, 99, 100};
+#define VR_TEST_HP_CASES (int)(sizeof vr_test_hp_percents / sizeof vr_test_hp_percents[0] + 1)
+
+/* Tiles of 4096 values with 0, 3, 50 and 100% of them below 2^31 in turn: at 50% a HistoPyramid
+ * compaction meets empty, sparse and dense tiles in one launch (38% kept in all: by tiles). */
+static void vr_test_hp_clustered(uint32_t *in, uint32_t n, uint32_t seed)
+{
+    static const uint32_t share[4] = {0, 3, 50, 100};
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t u = vr_compact_mix(i, seed);
+        const int kept = (uint64_t)u * 100 < (uint64_t)share[(i / VR_COMPACT_TILE) % 4] << 32;
+        in[i] = kept ? u >> 1 : u | 0x80000000u;
+    }
+}
+
 static int vr_test_hp(const uint32_t *sizes, int size_count)
 {
     if (vr_test_no_device())
@@ -528,12 +545,20 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
     }
     for (int s = 0; s < size_count; ++s) {
         const uint32_t n = sizes[s];
-        /* compaction at each selectivity */
-        vr_compact_input(in, n, (uint32_t)s);
-        VR_EXPECT_CUDA(cudaMemcpy(d_in, in, (size_t)n * 4, cudaMemcpyHostToDevice));
-        for (int p = 0; p < VR_TEST_COMPACT_PERCENTS; ++p)
+        /* compaction at each selectivity (1 and 3%: descents; 5%: sparse tiles), then the
+           clustered input at 50% */
+        for (int p = 0; p < VR_TEST_HP_CASES; ++p) {
+            const int clustered = p == VR_TEST_HP_CASES - 1;
+            const uint32_t percent = clustered ? 50 : vr_test_hp_percents[p];
+            if (p == 0 || clustered) {
+                if (clustered)
+                    vr_test_hp_clustered(in, n, (uint32_t)s);
+                else
+                    vr_compact_input(in, n, (uint32_t)s);
+                VR_EXPECT_CUDA(cudaMemcpy(d_in, in, (size_t)n * 4, cudaMemcpyHostToDevice));
+            }
             for (int kind = 0; kind < 2; ++kind) {
-                const uint64_t thr = vr_test_compact_threshold(vr_test_compact_percents[p]);
+                const uint64_t thr = vr_test_compact_threshold(percent);
                 const uint32_t m = vr_compact_ref(want, in, n, thr);
                 vr_hp_layout_make(&l, (vr_hp_kind)kind, n);
                 vr_hp_build_ref(levels, &l, NULL, in, thr);
@@ -547,8 +572,8 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
                 if (st == VR_OK)
                     st = vr_hp_download(hp[kind], got_levels);
                 char what[96];
-                snprintf(what, sizeof what, "%s select, n %u, %u%%", kind ? "vec4" : "plain", n,
-                         vr_test_compact_percents[p]);
+                snprintf(what, sizeof what, "%s select, n %u, %u%%%s", kind ? "vec4" : "plain",
+                         n, percent, clustered ? " (clustered)" : "");
                 if (st != VR_OK) {
                     VR_EXPECT(0, "%s: %s", what, vr_last_error());
                     continue;
@@ -570,6 +595,7 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
                               got[cut] == vr_compact_mix(n, (uint32_t)s),
                           "%s, capacity %u: outputs differ", what, cut);
             }
+        }
         /* expansion for each count mix, whole and cut short */
         for (uint32_t mix = 0; mix < 4; ++mix) {
             vr_test_compact_counts(counts, n, (uint32_t)s, mix);

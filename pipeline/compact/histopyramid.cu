@@ -21,6 +21,16 @@
 /* A compaction tile with at most this many active cells (1 in 16) reads the counts of its spans
  * of 16 cells (1/16 of the tile's bytes) and then only the input vectors of active spans. */
 #define VR_HP_SPARSE_COUNT 256u
+/* Compaction descends once per output when the pyramid's total is at most n >> this (1 in 32),
+ * else it goes by tiles; both kernels are launched and read the total on the device, the one
+ * not chosen ends at once. Why: a descent is ~14 dependent loads mostly served by L2, so few
+ * outputs cost less than reading the tiles (H100, 256M at 1%: hp 0.61 ms with descents, of
+ * which ~0.55 the build); by 50% the descents cost 4 ms against ~0.6 for the tiles. */
+#define VR_HP_DESCEND_LOG2 5
+/* Blocks per SM vr_hp_scatter_kernel is compiled for: ptxas (CUDA 13, sm_90) gives it 48
+ * registers unbounded (5 blocks of 256 threads), 40 under 6 without spills, 32 under 8 with
+ * 140 bytes of spills. No tile is prefetched, so resident blocks are what keeps loads in flight. */
+#define VR_HP_SCATTER_MIN_BLOCKS 6
 static_assert(VR_HP_STAGE_TILE == VR_COMPACT_TILE, "a compaction tile is a level-6 cell");
 
 /* What the first level of a build stage sums. */
@@ -38,6 +48,7 @@ struct vr_hp {
     uint32_t *d_error;      /* one word: the id of a build whose sums wrapped */
     cudaStream_t stream;
     int sm_count;
+    int scatter_per_sm;     /* blocks of vr_hp_scatter_kernel resident per SM */
     vr_hp_layout layout;    /* of the last build */
     const uint32_t *d_base; /* the last build's input (values or counts) */
     uint64_t threshold;
@@ -67,9 +78,9 @@ typedef struct vr_hp_scatter_params {
 } vr_hp_scatter_params;
 
 typedef struct vr_hp_find_params {
-    vr_hp_view view;    /* a counts build */
-    uint32_t *out;      /* capacity words: the cell of each output */
-    uint32_t *rank;     /* capacity words or NULL */
+    vr_hp_view view;
+    uint32_t *out;      /* capacity words: values (select) or cells (counts) */
+    uint32_t *rank;     /* capacity words or NULL (counts) */
     uint32_t capacity;
 } vr_hp_find_params;
 
@@ -173,19 +184,34 @@ __global__ void __launch_bounds__(VR_HP_BUILD_BLOCK) vr_hp_build_kernel(const vr
 
 /* ---- traversal ----------------------------------------------------------------------------- */
 
-/* Expansion: one thread per output k < min(total, capacity), grid-stride: consecutive threads
- * take consecutive outputs, so their descents share upper cells (cached) and their stores
- * coalesce. No shared memory, no syncs; the total is the top cell, read on the device. */
+/* Whether a select build's compaction descends per output (else it goes by tiles). */
+static __device__ __forceinline__ int vr_hp_descends(const vr_hp_view *v, uint32_t total)
+{
+    return total <= v->n >> VR_HP_DESCEND_LOG2;
+}
+
+/* One thread per output k < min(total, capacity), grid-stride: consecutive threads take
+ * consecutive outputs, so their descents share upper cells (cached) and their stores coalesce.
+ * Expansion always; compaction only when it has few outputs (vr_hp_descends; otherwise this
+ * kernel ends at once and vr_hp_scatter_kernel writes them). No shared memory, no syncs; the
+ * total is the top cell, read on the device. */
 __global__ void __launch_bounds__(VR_HP_FIND_BLOCK) vr_hp_find_kernel(const vr_hp_find_params p)
 {
     const uint32_t total = vr_hp_view_total(&p.view);
-    const uint32_t limit = total < p.capacity ? total : p.capacity;
+    uint32_t limit = total < p.capacity ? total : p.capacity;
+    if (p.view.select && !vr_hp_descends(&p.view, total))
+        limit = 0;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < limit; k += stride) {
         uint32_t rank, value;
-        p.out[k] = vr_hp_find(&p.view, (uint32_t)k, &rank, &value);
-        if (p.rank)
-            p.rank[k] = rank;
+        const uint32_t cell = vr_hp_find(&p.view, (uint32_t)k, &rank, &value);
+        if (p.view.select) {
+            p.out[k] = value;
+        } else {
+            p.out[k] = cell;
+            if (p.rank)
+                p.rank[k] = rank;
+        }
     }
 }
 
@@ -259,58 +285,68 @@ static __device__ __forceinline__ int vr_hp_span_active(const vr_hp_view *v, uin
     }
 }
 
-/* Compaction through the pyramid without a descent per output: one block per tile of 4096 base
- * cells (a level-6 cell). Warp 0 finds the tile's first output index and count from the
- * pyramid (vr_hp_tile_prefix, one round trip); the block then ranks the tile like the
- * stand-alone kernels (tile.cuh: thread t holds cells 1024 r + 4 t .. + 3 of round r), stages
- * the active cells' values in shared memory and writes them out coalesced (outputs past
- * `capacity` are not written). A tile with no active cell ends after the first sync; a sparse
- * one (VR_HP_SPARSE_COUNT, L >= 6) first reads the counts of its spans of 16 cells (4 threads
- * of a round share one) and loads only the input vectors of active spans.
+/* Compaction through the pyramid without a descent per output, when it has many outputs
+ * (vr_hp_descends false; else every block ends at once): blocks (as many as are resident) take
+ * tiles of 4096 base cells (level-6 cells) blockIdx, blockIdx + gridDim, ... Per tile, warp 0
+ * finds the tile's first output index and count from the pyramid (vr_hp_tile_prefix, one round
+ * trip); the block ranks the tile like the stand-alone kernels (tile.cuh: thread t holds cells
+ * 1024 r + 4 t .. + 3 of round r), stages the active cells' values in shared memory and writes
+ * them out coalesced (outputs past `capacity` are not written). A tile with no active cell
+ * ends after the first sync; a sparse one (VR_HP_SPARSE_COUNT, L >= 6) first reads the counts
+ * of its spans of 16 cells (4 threads of a round share one) and loads only the input vectors of
+ * active spans. s_base / s_count alternate between two slots, so warp 0 may write the next
+ * tile's while the block still stores the current one.
  * Why (issue 11): one thread per output descending ~14 levels made 14 dependent loads per
  * output (hp 4.47 ms at 256M / 50%, 6.5x cub-if), latency-bound; by tiles the second pass reads
  * the input once (dense) or 1/16 of it plus the active spans (sparse) and writes the output
- * once, with no dependent chain longer than 2-3 loads. Syncs: prefix, rank (2), stage. */
-__global__ void __launch_bounds__(VR_COMPACT_BLOCK) vr_hp_scatter_kernel(const vr_hp_scatter_params p)
+ * once, with no dependent chain longer than 2-3 loads. Syncs per tile: prefix, rank (2), stage. */
+__global__ void __launch_bounds__(VR_COMPACT_BLOCK, VR_HP_SCATTER_MIN_BLOCKS)
+    vr_hp_scatter_kernel(const vr_hp_scatter_params p)
 {
     __shared__ uint32_t s_staged[VR_COMPACT_TILE];
     __shared__ vr_compact_tile_table s_table;
-    __shared__ uint32_t s_base, s_count;
+    __shared__ uint32_t s_base[2], s_count[2];
     const vr_hp_view *v = &p.view;
-    if (threadIdx.x < VR_WARP_SIZE) {
-        uint32_t count;
-        const uint32_t base = vr_hp_tile_prefix(v, blockIdx.x, &count);
-        if (threadIdx.x == 0)
-            s_base = base, s_count = count;
-    }
-    __syncthreads();
-    const uint32_t count = s_count;
-    if (count == 0)
-        return; /* the whole block */
-    const int sparse = count <= VR_HP_SPARSE_COUNT && v->levels_count >= VR_HP_STAGE_LEVELS;
-    const uint64_t first = (uint64_t)blockIdx.x * VR_COMPACT_TILE;
-    int live[VR_COMPACT_ROUNDS];
-#pragma unroll
-    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the span counts first: all in flight */
-        const uint64_t at = first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x);
-        live[r] = at < v->n && (!sparse || vr_hp_span_active(v, at / 16));
-    }
-    uint4 val[VR_COMPACT_ROUNDS];
-    uint32_t keep[VR_COMPACT_ROUNDS], at[VR_COMPACT_ROUNDS];
-#pragma unroll
-    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
-        val[r] = make_uint4(0, 0, 0, 0);
-        keep[r] = 0;
-        if (live[r]) {
-            const uint4 c = vr_hp_base4(
-                v, first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x), &val[r]);
-            keep[r] = c.x | c.y << 1 | c.z << 2 | c.w << 3; /* select: flags 0 or 1 */
+    if (vr_hp_descends(v, vr_hp_view_total(v)))
+        return; /* vr_hp_find_kernel writes the outputs */
+    const uint32_t tiles = (uint32_t)(((uint64_t)v->n + VR_COMPACT_TILE - 1) / VR_COMPACT_TILE);
+    for (uint32_t tile = blockIdx.x, slot = 0; tile < tiles; tile += gridDim.x, slot ^= 1u) {
+        if (threadIdx.x < VR_WARP_SIZE) {
+            uint32_t count;
+            const uint32_t base = vr_hp_tile_prefix(v, tile, &count);
+            if (threadIdx.x == 0)
+                s_base[slot] = base, s_count[slot] = count;
         }
+        __syncthreads();
+        const uint32_t count = s_count[slot];
+        if (count == 0)
+            continue; /* the whole block */
+        const int sparse = count <= VR_HP_SPARSE_COUNT && v->levels_count >= VR_HP_STAGE_LEVELS;
+        const uint64_t first = (uint64_t)tile * VR_COMPACT_TILE;
+        int live[VR_COMPACT_ROUNDS];
+#pragma unroll
+        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the span counts first: all in flight */
+            const uint64_t at = first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x);
+            live[r] = at < v->n && (!sparse || vr_hp_span_active(v, at / 16));
+        }
+        uint4 val[VR_COMPACT_ROUNDS];
+        uint32_t keep[VR_COMPACT_ROUNDS], at[VR_COMPACT_ROUNDS];
+#pragma unroll
+        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
+            val[r] = make_uint4(0, 0, 0, 0);
+            keep[r] = 0;
+            if (live[r]) {
+                const uint4 c = vr_hp_base4(
+                    v, first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x), &val[r]);
+                keep[r] = c.x | c.y << 1 | c.z << 2 | c.w << 3; /* select: flags 0 or 1 */
+            }
+        }
+        /* the sync after the prefix ended every thread's work on the tile before (table, staged) */
+        const uint32_t total = vr_compact_tile_rank(&s_table, keep, at);
+        vr_compact_tile_stage(s_staged, val, keep, at);
+        __syncthreads();
+        vr_compact_tile_store(p.out, s_staged, s_base[slot], total, p.capacity);
     }
-    const uint32_t total = vr_compact_tile_rank(&s_table, keep, at);
-    vr_compact_tile_stage(s_staged, val, keep, at);
-    __syncthreads();
-    vr_compact_tile_store(p.out, s_staged, s_base, total, p.capacity);
 }
 
 /* ---- host ---------------------------------------------------------------------------------- */
@@ -364,6 +400,9 @@ vr_status vr_hp_create_in(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void
     /* build ids restart at 1: an error word left by an earlier object must not match */
     VR_CUDA_GOTO(cudaMemsetAsync(h->d_error, 0, sizeof(uint32_t), h->stream));
     VR_CUDA_GOTO(cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, 0));
+    VR_CUDA_GOTO(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &h->scatter_per_sm, vr_hp_scatter_kernel, VR_COMPACT_BLOCK, 0));
+    h->scatter_per_sm = h->scatter_per_sm > 0 ? h->scatter_per_sm : 1;
     *out = h;
     return VR_OK;
 done:
@@ -450,28 +489,16 @@ vr_hp_view vr_hp_view_of(const vr_hp *h)
     return v;
 }
 
-/* The outputs of the last build, in the stream: a select build's by tiles (vr_hp_scatter_kernel),
- * a counts build's by one descent per output (vr_hp_find_kernel). */
+/* The outputs of the last build, in the stream: a counts build's by one descent per output
+ * (vr_hp_find_kernel); a select build's by the same descents when they are few, else by tiles
+ * (vr_hp_scatter_kernel): both are launched, the pyramid's total decides on the device. */
 static vr_status vr_hp_traverse(vr_hp *h, uint32_t *d_out, uint32_t *d_rank, uint32_t capacity)
 {
     if (h->layout.n == 0 || capacity == 0)
         return VR_OK;
-    const vr_hp_view view = vr_hp_view_of(h);
-    if (h->select) {
-        vr_hp_scatter_params p;
-        memset(&p, 0, sizeof p);
-        p.view = view;
-        p.out = d_out;
-        p.capacity = capacity;
-        const uint32_t tiles =
-            (uint32_t)(((uint64_t)h->layout.n + VR_COMPACT_TILE - 1) / VR_COMPACT_TILE);
-        vr_hp_scatter_kernel<<<tiles, VR_COMPACT_BLOCK, 0, h->stream>>>(p);
-        VR_LAUNCH_CHECK("vr_hp_scatter_kernel", h->stream);
-        return VR_OK;
-    }
     vr_hp_find_params p;
     memset(&p, 0, sizeof p);
-    p.view = view;
+    p.view = vr_hp_view_of(h);
     p.out = d_out;
     p.rank = d_rank;
     p.capacity = capacity;
@@ -481,6 +508,18 @@ static vr_status vr_hp_traverse(vr_hp *h, uint32_t *d_out, uint32_t *d_rank, uin
     const uint32_t blocks = (uint32_t)(need < most ? need : most);
     vr_hp_find_kernel<<<blocks, VR_HP_FIND_BLOCK, 0, h->stream>>>(p);
     VR_LAUNCH_CHECK("vr_hp_find_kernel", h->stream);
+    if (h->select) {
+        vr_hp_scatter_params q;
+        memset(&q, 0, sizeof q);
+        q.view = p.view;
+        q.out = d_out;
+        q.capacity = capacity;
+        const uint64_t tiles = ((uint64_t)h->layout.n + VR_COMPACT_TILE - 1) / VR_COMPACT_TILE;
+        const uint64_t resident = (uint64_t)h->sm_count * h->scatter_per_sm;
+        vr_hp_scatter_kernel<<<(uint32_t)(tiles < resident ? tiles : resident), VR_COMPACT_BLOCK,
+                               0, h->stream>>>(q);
+        VR_LAUNCH_CHECK("vr_hp_scatter_kernel", h->stream);
+    }
     return VR_OK;
 }
 
