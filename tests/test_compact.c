@@ -3,7 +3,8 @@
  * block runs, warp runs) on outputs made to pass and to fail, the HistoPyramid layout and
  * levels by hand (plain and vec4), HistoPyramid compaction equal to the plain compaction (its
  * traversal order is the input order) and HistoPyramid expansion equal to the nested-loop
- * expansion for many sizes, count mixes and capacities, and the overflow of counts.
+ * expansion for many sizes, count mixes and capacities, the prefix of a cell read from the
+ * pyramid (the GPU compaction's per-tile offset), and the overflow of counts.
  * Group "compact/"; the GPU twins are checked against these in tests/test_compact_gpu.cu.
  */
 #include "tests/test.h"
@@ -263,6 +264,53 @@ done:
     free(in);
     free(want);
     free(got);
+    return VR_TEST_RESULT();
+}
+
+/* The prefix from the pyramid alone (vr_hp_prefix_ref, what the GPU compaction reads for each
+ * tile of 4096 cells) equals the outputs of the cells before c: every c for the small sizes,
+ * every tile start and a stride of 97 for the large ones; flags at each selectivity and counts. */
+VR_TEST(test_compact_hp_prefix, "compact/hp-prefix")
+{
+    const uint32_t most = 262145;
+    uint32_t *in = malloc(most * 4), *counts = malloc(most * 4);
+    vr_hp_layout l;
+    vr_hp_layout_make(&l, VR_HP_VEC4, most);
+    uint32_t *levels = malloc(l.words * 4 + 16);
+    if (!in || !counts || !levels) {
+        VR_EXPECT(0, "out of memory");
+        goto done;
+    }
+    for (size_t s = 0; s < sizeof vr_hp_sizes / sizeof vr_hp_sizes[0]; ++s) {
+        const uint32_t n = vr_hp_sizes[s];
+        vr_compact_input(in, n, (uint32_t)s);
+        vr_test_compact_counts(counts, n, (uint32_t)s, 1);
+        for (int p = 0; p <= VR_TEST_COMPACT_PERCENTS; ++p) /* the last: counts (sparse mix) */
+            for (int kind = 0; kind < 2; ++kind) {
+                const int flags = p < VR_TEST_COMPACT_PERCENTS;
+                const uint64_t thr = flags ? vr_test_compact_threshold(vr_test_compact_percents[p]) : 0;
+                vr_hp_layout_make(&l, (vr_hp_kind)kind, n);
+                vr_hp_build_ref(levels, &l, flags ? NULL : counts, flags ? in : NULL, thr);
+                uint64_t before = 0; /* outputs of cells 0 .. c - 1 */
+                for (uint32_t c = 0; c < n; ++c) {
+                    if (n <= 4097 || c % 4096 == 0 || c % 97 == 0) {
+                        const uint64_t got = vr_hp_prefix_ref(levels, &l, flags ? NULL : counts,
+                                                              flags ? in : NULL, thr, c);
+                        if (got != before) {
+                            VR_EXPECT(0, "n %u, %s, %s: prefix of cell %u is %llu, want %llu", n,
+                                      flags ? "flags" : "counts", kind ? "vec4" : "plain", c,
+                                      (unsigned long long)got, (unsigned long long)before);
+                            break;
+                        }
+                    }
+                    before += flags ? in[c] < thr : counts[c];
+                }
+            }
+    }
+done:
+    free(in);
+    free(counts);
+    free(levels);
     return VR_TEST_RESULT();
 }
 

@@ -9,11 +9,15 @@
  *            rounds (vr_compact_block_rank twice), block sizes 32..1024, ordered / collate /
  *            one atomic per warp, against the nested-loop expansion (runs for the unordered);
  *   load     the section hand-off under load: early tickets (the first, the closer of section
- *            0, whole sections) sleep for milliseconds while thousands of later blocks are
- *            resident and waiting; every launch must finish and be exact;
+ *            0, whole sections) sleep for milliseconds while every other block of the
+ *            persistent kernel waits for them; every launch must finish and be exact;
  *   hp       HistoPyramid levels word for word equal to vr_hp_build_ref (plain and vec4),
- *            compaction and expansion (cell, rank) equal to the references, cut-off capacity,
- *            overflowing counts reported.
+ *            compaction (0, 1, 3%: descents; 5%: sparse tiles; 50, 99, 100% and a clustered
+ *            input: empty, sparse and dense tiles in one launch) and expansion (cell, rank)
+ *            equal to the references, both also cut short by the capacity, overflowing counts
+ *            reported;
+ *   blocks   the persistent select kernel (ordered, collate, atomic) run with 1, 2, 3 and 7
+ *            blocks, so that each block loops over many tiles.
  * Groups "gpu/compact-..." and "gpu-small/compact-..." (small sizes, for compute-sanitizer).
  * Without a device every test prints "SKIP: no CUDA device" and skips.
  */
@@ -73,10 +77,10 @@ static void vr_test_bufs_free(vr_test_bufs *b)
 
 /* ---- select -------------------------------------------------------------------------------- */
 
-/* Uploads the input of size n (seed), then for each percent every method: poison, select,
- * check. Prints the times of the methods for n >= 2^24. */
+/* Uploads the input of size n (seed), then for each percent every method in `methods` (bit m:
+ * method m): poison, select, check. Prints the times of the methods for n >= 2^24. */
 static void vr_test_select_size(vr_compact_ctx *c, vr_test_bufs *b, uint32_t n, uint32_t seed,
-                                const uint32_t *percents, int percent_count)
+                                const uint32_t *percents, int percent_count, uint32_t methods)
 {
     vr_compact_input(b->in, n, seed);
     VR_EXPECT_CUDA(cudaMemcpy(b->d_in, b->in, (size_t)n * 4, cudaMemcpyHostToDevice));
@@ -87,6 +91,8 @@ static void vr_test_select_size(vr_compact_ctx *c, vr_test_bufs *b, uint32_t n, 
         const uint32_t m = vr_compact_ref(b->want, b->in, n, thr);
         char times[512] = "";
         for (int k = 0; k < VR_COMPACT_METHOD_COUNT; ++k) {
+            if (!(methods >> k & 1u))
+                continue;
             const vr_compact_method method = (vr_compact_method)k;
             const char *name = vr_compact_method_names[k];
             const uint64_t slack = 4096; /* the buffer has that much past n: must stay poison */
@@ -118,8 +124,11 @@ static void vr_test_select_size(vr_compact_ctx *c, vr_test_bufs *b, uint32_t n, 
     }
 }
 
+/* Every size at every percent, each method in `methods`, the persistent kernel (ordered,
+ * collate, atomic) at each block count of `blocks` (0: as many as fit). */
 static int vr_test_select(const uint32_t *sizes, int size_count, const uint32_t *percents,
-                          int percent_count)
+                          int percent_count, uint32_t methods, const uint32_t *blocks,
+                          int block_count)
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
@@ -133,13 +142,18 @@ static int vr_test_select(const uint32_t *sizes, int size_count, const uint32_t 
         return VR_TEST_RESULT();
     }
     if (vr_test_bufs_alloc(&b, most))
-        for (int s = 0; s < size_count; ++s)
-            vr_test_select_size(c, &b, sizes[s], (uint32_t)s + 1, percents, percent_count);
+        for (int k = 0; k < block_count; ++k) {
+            vr_compact_set_blocks(c, blocks[k]);
+            for (int s = 0; s < size_count; ++s)
+                vr_test_select_size(c, &b, sizes[s], (uint32_t)s + 1, percents, percent_count,
+                                    methods);
+        }
     vr_test_bufs_free(&b);
     vr_compact_destroy(c);
     return VR_TEST_RESULT();
 }
 
+#define VR_TEST_ALL_METHODS ((1u << VR_COMPACT_METHOD_COUNT) - 1u)
 #define VR_TILE VR_COMPACT_TILE
 #define VR_SECTION_ELEMS (VR_COMPACT_SECTION * VR_COMPACT_TILE)
 
@@ -150,15 +164,40 @@ VR_TEST(test_compact_select, "gpu/compact-select")
                                      VR_SECTION_ELEMS - 1, VR_SECTION_ELEMS,
                                      VR_SECTION_ELEMS + 1, 3 * VR_SECTION_ELEMS + 77, 77777,
                                      1000003, 1u << 20, 1u << 28};
+    static const uint32_t fit[] = {0};
     return vr_test_select(sizes, sizeof sizes / sizeof sizes[0], vr_test_compact_percents,
-                          VR_TEST_COMPACT_PERCENTS);
+                          VR_TEST_COMPACT_PERCENTS, VR_TEST_ALL_METHODS, fit, 1);
 }
 
 VR_TEST(test_compact_select_small, "gpu-small/compact-select")
 {
     static const uint32_t sizes[] = {1, 33, VR_TILE + 1, VR_SECTION_ELEMS + 1};
     static const uint32_t percents[] = {0, 50, 100};
-    return vr_test_select(sizes, sizeof sizes / sizeof sizes[0], percents, 3);
+    static const uint32_t fit[] = {0};
+    return vr_test_select(sizes, sizeof sizes / sizeof sizes[0], percents, 3,
+                          VR_TEST_ALL_METHODS, fit, 1);
+}
+
+/* The persistent kernel with few blocks, so each loops over many tiles (the ticket ring, the
+ * double buffer, a block handing off tiles of several sections; 1 block: it never waits for
+ * itself): sizes around the tile, the vector and the section, every percent. */
+#define VR_TEST_PERSISTENT (1u << VR_COMPACT_ORDERED | 1u << VR_COMPACT_COLLATE | 1u << VR_COMPACT_ATOMIC)
+static const uint32_t vr_test_few_blocks[] = {1, 2, 3, 7};
+
+VR_TEST(test_compact_blocks, "gpu/compact-blocks")
+{
+    static const uint32_t sizes[] = {1, 5, 2 * VR_TILE - 1, 2 * VR_TILE + 3, 5 * VR_TILE + 2,
+                                     VR_SECTION_ELEMS + 1, 3 * VR_SECTION_ELEMS + 77, 1000003};
+    return vr_test_select(sizes, sizeof sizes / sizeof sizes[0], vr_test_compact_percents,
+                          VR_TEST_COMPACT_PERCENTS, VR_TEST_PERSISTENT, vr_test_few_blocks, 4);
+}
+
+VR_TEST(test_compact_blocks_small, "gpu-small/compact-blocks")
+{
+    static const uint32_t sizes[] = {5, 2 * VR_TILE + 3, VR_SECTION_ELEMS + 1};
+    static const uint32_t percents[] = {1, 50, 100};
+    return vr_test_select(sizes, sizeof sizes / sizeof sizes[0], percents, 3, VR_TEST_PERSISTENT,
+                          vr_test_few_blocks, 2);
 }
 
 /* ---- the device API with k outputs per thread ------------------------------------------------ */
@@ -444,7 +483,7 @@ done:
 
 VR_TEST(test_compact_load, "gpu/compact-load")
 {
-    /* {first ticket, tickets, ns}: 4096 blocks (128 sections), far more than stay resident */
+    /* {first ticket, tickets, ns}: 4096 tiles (128 sections), more than the blocks take at once */
     static const uint32_t delays[][3] = {
         {0, 1, 20000000},                       /* the first block: everybody waits */
         {VR_COMPACT_SECTION - 1, 1, 20000000},  /* the block that closes section 0 */
@@ -462,6 +501,22 @@ VR_TEST(test_compact_load_small, "gpu-small/compact-load")
 }
 
 /* ---- HistoPyramid ------------------------------------------------------------------------------ */
+
+/* The HistoPyramid compaction's selectivities, then one case of clustered input. */
+static const uint32_t vr_test_hp_percents[] = {0, 1, 3, 5, 50, 99, 100};
+#define VR_TEST_HP_CASES (int)(sizeof vr_test_hp_percents / sizeof vr_test_hp_percents[0] + 1)
+
+/* Tiles of 4096 values with 0, 3, 50 and 100% of them below 2^31 in turn: at 50% a HistoPyramid
+ * compaction meets empty, sparse and dense tiles in one launch (38% kept in all: by tiles). */
+static void vr_test_hp_clustered(uint32_t *in, uint32_t n, uint32_t seed)
+{
+    static const uint32_t share[4] = {0, 3, 50, 100};
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t u = vr_compact_mix(i, seed);
+        const int kept = (uint64_t)u * 100 < (uint64_t)share[(i / VR_COMPACT_TILE) % 4] << 32;
+        in[i] = kept ? u >> 1 : u | 0x80000000u;
+    }
+}
 
 static int vr_test_hp(const uint32_t *sizes, int size_count)
 {
@@ -490,12 +545,20 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
     }
     for (int s = 0; s < size_count; ++s) {
         const uint32_t n = sizes[s];
-        /* compaction at each selectivity */
-        vr_compact_input(in, n, (uint32_t)s);
-        VR_EXPECT_CUDA(cudaMemcpy(d_in, in, (size_t)n * 4, cudaMemcpyHostToDevice));
-        for (int p = 0; p < VR_TEST_COMPACT_PERCENTS; ++p)
+        /* compaction at each selectivity (1 and 3%: descents; 5%: sparse tiles), then the
+           clustered input at 50% */
+        for (int p = 0; p < VR_TEST_HP_CASES; ++p) {
+            const int clustered = p == VR_TEST_HP_CASES - 1;
+            const uint32_t percent = clustered ? 50 : vr_test_hp_percents[p];
+            if (p == 0 || clustered) {
+                if (clustered)
+                    vr_test_hp_clustered(in, n, (uint32_t)s);
+                else
+                    vr_compact_input(in, n, (uint32_t)s);
+                VR_EXPECT_CUDA(cudaMemcpy(d_in, in, (size_t)n * 4, cudaMemcpyHostToDevice));
+            }
             for (int kind = 0; kind < 2; ++kind) {
-                const uint64_t thr = vr_test_compact_threshold(vr_test_compact_percents[p]);
+                const uint64_t thr = vr_test_compact_threshold(percent);
                 const uint32_t m = vr_compact_ref(want, in, n, thr);
                 vr_hp_layout_make(&l, (vr_hp_kind)kind, n);
                 vr_hp_build_ref(levels, &l, NULL, in, thr);
@@ -509,8 +572,8 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
                 if (st == VR_OK)
                     st = vr_hp_download(hp[kind], got_levels);
                 char what[96];
-                snprintf(what, sizeof what, "%s select, n %u, %u%%", kind ? "vec4" : "plain", n,
-                         vr_test_compact_percents[p]);
+                snprintf(what, sizeof what, "%s select, n %u, %u%%%s", kind ? "vec4" : "plain",
+                         n, percent, clustered ? " (clustered)" : "");
                 if (st != VR_OK) {
                     VR_EXPECT(0, "%s: %s", what, vr_last_error());
                     continue;
@@ -520,7 +583,19 @@ static int vr_test_hp(const uint32_t *sizes, int size_count)
                 VR_EXPECT_CUDA(cudaMemcpy(got, d_out, ((size_t)m + 1) * 4, cudaMemcpyDeviceToHost));
                 VR_EXPECT(!memcmp(got, want, (size_t)m * 4) && got[m] == vr_compact_mix(n, (uint32_t)s),
                           "%s: outputs differ", what);
+                /* cut short: outputs below the capacity only (tiles past it write nothing) */
+                const uint32_t cut = m / 3 + 1;
+                if (cut >= m)
+                    continue;
+                vr_test_fill(d_out, (uint64_t)m + 1, vr_compact_mix(n, (uint32_t)s));
+                st = vr_hp_compact(hp[kind], d_out, cut);
+                VR_EXPECT_CUDA(cudaDeviceSynchronize());
+                VR_EXPECT_CUDA(cudaMemcpy(got, d_out, ((size_t)m + 1) * 4, cudaMemcpyDeviceToHost));
+                VR_EXPECT(st == VR_OK && !memcmp(got, want, (size_t)cut * 4) &&
+                              got[cut] == vr_compact_mix(n, (uint32_t)s),
+                          "%s, capacity %u: outputs differ", what, cut);
             }
+        }
         /* expansion for each count mix, whole and cut short */
         for (uint32_t mix = 0; mix < 4; ++mix) {
             vr_test_compact_counts(counts, n, (uint32_t)s, mix);

@@ -1,7 +1,8 @@
 /* compact.cu - the stand-alone compactions of compact.h: keep the elements with value <
- * threshold. The in-kernel primitives of compact.cuh (ordered, collate, atomic) in one kernel
- * that reads a tile of 4096 elements per block with 16-byte loads, the HistoPyramids of
- * histopyramid.cu, and the baselines: cub::DeviceSelect::If, a flag kernel +
+ * threshold. The in-kernel primitives of compact.cuh (ordered, collate, atomic) in one
+ * persistent kernel whose blocks loop over tiles of 4096 elements, copying the next tile into
+ * shared memory while they rank, hand off and write the current one (tile.cuh), the
+ * HistoPyramids of histopyramid.cu, and the baselines: cub::DeviceSelect::If, a flag kernel +
  * cub::DeviceSelect::Flagged, and flags + cub::DeviceScan::ExclusiveSum + scatter. The only file
  * of pipeline/compact that includes CUB. Also the state of the in-kernel primitives
  * (vr_compact_state_*). CPU twin: compact_ref.c.
@@ -14,16 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/compact/compact.cuh"
 #include "pipeline/compact/histopyramid.h"
+#include "pipeline/compact/tile.cuh"
 #include "pipeline/vr_check.h"
 
-#define VR_COMPACT_WARPS (VR_COMPACT_BLOCK / VR_WARP_SIZE)  /* 8 */
-#define VR_COMPACT_ROUND (VR_COMPACT_BLOCK * VR_COMPACT_VEC) /* 1024 elements per round */
-static_assert(VR_COMPACT_ROUNDS * VR_COMPACT_WARPS == VR_WARP_SIZE,
-              "one warp scans the (round, warp) counts of a tile");
-static_assert(VR_COMPACT_ROUND * VR_COMPACT_ROUNDS == VR_COMPACT_TILE, "tile shape");
-static_assert(VR_WARP_SIZE * VR_COMPACT_VEC == 1u << VR_COMPACT_WARP_RUN_LOG2, "warp run");
 /* flag and scatter passes: 4 elements per thread */
 #define VR_COMPACT_PASS_BLOCK 256u
 
@@ -46,6 +41,8 @@ struct vr_compact_ctx {
     void *d_cub;             /* cub_bytes: CUB's temporary storage, the most any method needs */
     size_t cub_bytes;
     vr_hp *hp[2];            /* VR_HP_PLAIN, VR_HP_VEC4 over max_n cells */
+    uint32_t select_blocks;  /* blocks of the persistent select kernel that fit on the device */
+    uint32_t blocks_cap;     /* vr_compact_set_blocks: its blocks instead (0: select_blocks) */
     uint32_t delay_first, delay_tickets, delay_ns; /* vr_compact_set_delay */
 };
 
@@ -53,8 +50,9 @@ typedef struct vr_compact_select_params {
     uint32_t *out;          /* n words */
     const uint32_t *in;     /* n words, 16-byte aligned */
     uint64_t threshold;     /* keep value < threshold, 0..2^32 */
-    vr_compact_dev dev;     /* state for ceil(n / VR_COMPACT_TILE) blocks */
+    vr_compact_dev dev;     /* state for `tiles` positions */
     uint32_t n;
+    uint32_t tiles;         /* ceil(n / VR_COMPACT_TILE): the tickets that carry work */
     uint32_t method;        /* VR_COMPACT_ORDERED, _COLLATE or _ATOMIC */
     uint32_t delay_first, delay_tickets, delay_ns; /* test hook: tickets that wait first */
 } vr_compact_select_params;
@@ -110,60 +108,164 @@ static __device__ void vr_compact_delay(uint32_t ns)
         __nanosleep(1000);
 }
 
-/* ORDERED, COLLATE, ATOMIC. One block per tile of 4096 elements, the tile taken from the
- * block's ticket (vr_compact_begin), not blockIdx. Round r: thread t holds elements
- * r * 1024 + 4t..4t+3 (one uint4) and ranks its k <= 4 kept ones in its warp (bit
- * decomposition, 3 ballots). ORDERED/COLLATE: lane 0 of each warp puts its 4 round totals in
- * s.warp[r * 8 + warp] (the 32 (round, warp) pairs in input order), warp 0 scans them, the
- * block's base comes from the sections (ordered) or one atomicAdd (collate); ATOMIC: one
- * atomicAdd per warp and round. Each kept element is stored once at its final index. Syncs:
- * begin, the table, the base (2), end. */
-__global__ void __launch_bounds__(VR_COMPACT_BLOCK)
+/* cp.async (sm_80+): 16 bytes from global to shared memory without passing through registers;
+ * the copies a thread issued since its last commit form a group; wait_group 0 returns once all
+ * of the thread's groups have landed (a __syncthreads then shows them to the block). */
+static __device__ __forceinline__ void vr_compact_copy16(uint4 *dst, const uint32_t *src)
+{
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+}
+
+static __device__ __forceinline__ void vr_compact_copy_commit(void)
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+static __device__ __forceinline__ void vr_compact_copy_wait(void)
+{
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+/* Starts the copy of tile `ticket` of in[0..n) into buf (VR_COMPACT_TILE / 4 uint4s), in the
+ * layout of tile.cuh (round r, thread t: buf[256 r + t]). A vector that n cuts is read word by
+ * word now (only the last tile has one); vectors past n are not read (their keep bits are 0). */
+static __device__ __forceinline__ void vr_compact_tile_fetch(uint4 *buf, const uint32_t *in,
+                                                             uint32_t n, uint32_t ticket)
+{
+    const uint64_t tile = (uint64_t)ticket << VR_COMPACT_TILE_LOG2;
+#pragma unroll
+    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
+        const uint32_t g = r * VR_COMPACT_BLOCK + threadIdx.x;
+        const uint64_t at = tile + (uint64_t)VR_COMPACT_VEC * g;
+        if (at + VR_COMPACT_VEC <= n) {
+            vr_compact_copy16(buf + g, in + at);
+        } else if (at < n) {
+            uint32_t *w = (uint32_t *)(buf + g);
+            for (uint32_t j = 0; at + j < n; ++j)
+                w[j] = __ldg(in + at + j);
+        }
+    }
+    vr_compact_copy_commit();
+}
+
+/* Blocks per SM the select kernel is compiled for: ptxas (CUDA 13, sm_90) gives it 57 registers
+ * unbounded (4 blocks of 256 threads per SM), 48 under 5 without spills; under 6 (what shared
+ * memory allows) 40 with 12-24 bytes of spills. */
+#define VR_COMPACT_SELECT_MIN_BLOCKS 5
+
+/* The select kernel's shared memory: two tile buffers (the tile being ranked, which then holds
+ * its kept elements, and the next tile in flight), the ranking table, the block's base and a
+ * ring of two tickets. 32.2 KB: 6 blocks per SM by shared memory on an H100, 5 by registers. */
+typedef struct vr_compact_select_shared {
+    uint4 buf[2][VR_COMPACT_TILE / VR_COMPACT_VEC];
+    vr_compact_tile_table table;
+    uint32_t base;       /* the current tile's first output index */
+    uint32_t tickets[2]; /* the ticket of iteration i sits in tickets[i & 1] */
+} vr_compact_select_shared;
+
+/* ORDERED, COLLATE, ATOMIC: persistent blocks (as many as fit on the device, select_blocks),
+ * each looping over tiles of 4096 elements taken by ticket (one atomicAdd on TICKET per tile),
+ * so the order of the hand-off is the order tiles were taken, never blockIdx.
+ *
+ * Why persistent (ncu of the one-block-per-tile kernel, 256M at 50%: 1.2 TB/s, 50% occupancy,
+ * 41% of the stalls at the barrier behind warp 0's hand-off, 31% on loads): a block issued its
+ * 16 KB of loads only after its ticket atomic had come back and then held nothing in flight
+ * through the hand-off and its stores, so too few bytes were in flight per SM. Here a block
+ * keeps the next tile's copy in flight (cp.async into the second buffer, issued as soon as the
+ * buffer is free) while it ranks, hands off and writes the current one, and takes the ticket
+ * of the tile after that one iteration ahead, so neither the ticket atomic nor the load latency
+ * sits between two tiles. Registers hold only the current tile's 16 values, not the next's.
+ *
+ * Iteration i (tile `ticket`, its copy in flight in buf[b], b = i & 1):
+ *   wait for the copy; sync A (buf[b] complete for all; buf[b ^ 1] free since the last copy-out;
+ *   the next ticket visible); start the copy of the next tile into buf[b ^ 1] and take the
+ *   ticket after it; read the 4 uint4 of this thread from buf[b]; then
+ *   ORDERED / COLLATE: rank (tile.cuh: syncs B, C), stage the kept elements in buf[b] (all
+ *     reads of buf[b] happened before B), warp 0 gets the base: the section hand-off
+ *     (vr_compact_ordered_offset; the count is published before any wait) or one atomicAdd on
+ *     RUNNING; sync D; all threads write the staged run out, coalesced.
+ *   ATOMIC: one atomicAdd per warp and round, each kept element stored from its thread.
+ * Shared words are rewritten only after a sync that follows their last read: buf[b] by the
+ * copy of iteration i + 1 (after its sync A), the table and base in iteration i + 1 (after its
+ * A), tickets[b] (read before sync A of iteration i) by thread 0 at the end of iteration i.
+ *
+ * Deadlock: a block waits only in the hand-off of its current ticket, for earlier tickets.
+ * Every ticket below `tiles` is held by a running block (it took it by atomicAdd, while
+ * running), which hands its tickets off in increasing order and waits for none of its own later
+ * ones. Take the smallest ticket t whose count is never published: its holder finishes every
+ * earlier ticket of its own (they wait only for tickets below them, all published), then reaches
+ * t, whose copy needs nobody, and publishes - a contradiction; so every count is published,
+ * every section closer (whose waits are for published counts) publishes its aggregate, and every
+ * look-back ends. Residency of the whole grid is not needed (a block that never started holds
+ * no ticket), so the argument of compact.cuh survives blocks of later sections being resident
+ * first. The test hook (vr_compact_set_delay) holds chosen tickets before their count. */
+__global__ void __launch_bounds__(VR_COMPACT_BLOCK, VR_COMPACT_SELECT_MIN_BLOCKS)
     vr_compact_select_kernel(const vr_compact_select_params p)
 {
-    __shared__ vr_compact_shared s;
+    __shared__ vr_compact_select_shared sm;
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
-    const uint32_t ticket = vr_compact_begin(p.dev, &s);
-    const uint64_t tile = (uint64_t)ticket << VR_COMPACT_TILE_LOG2;
-    uint32_t v[VR_COMPACT_ROUNDS][VR_COMPACT_VEC], keep[VR_COMPACT_ROUNDS], at[VR_COMPACT_ROUNDS];
-#pragma unroll
-    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-        keep[r] = vr_compact_load4(p.in, p.n, p.threshold,
-                                   tile + r * VR_COMPACT_ROUND + VR_COMPACT_VEC * threadIdx.x,
-                                   v[r]);
-    if (ticket - p.delay_first < p.delay_tickets)
-        vr_compact_delay(p.delay_ns);
-    if (p.method == VR_COMPACT_ATOMIC) {
-#pragma unroll
-        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-            at[r] = vr_compact_warp_atomic(p.dev, (uint32_t)__popc(keep[r]));
-    } else {
-        uint32_t warp_total[VR_COMPACT_ROUNDS];
-#pragma unroll
-        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-            at[r] = vr_compact_warp_scan((uint32_t)__popc(keep[r]), &warp_total[r]);
-        if (lane == 0)
-            for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-                s.warp[r * VR_COMPACT_WARPS + warp] = warp_total[r];
-        __syncthreads();
-        if (warp == 0) {
-            uint32_t total;
-            const uint32_t offset = vr_compact_warp_scan(s.warp[lane], &total);
-            s.warp[lane] = offset;
-            if (lane == 0)
-                s.total = total;
-        }
-        const uint32_t base = p.method == VR_COMPACT_ORDERED ? vr_compact_ordered_base(p.dev, &s)
-                                                             : vr_compact_collate_base(p.dev, &s);
-#pragma unroll
-        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-            at[r] += base + s.warp[r * VR_COMPACT_WARPS + warp];
+    uint32_t *const ticket_counter = p.dev.counters + VR_COMPACT_TICKET;
+    if (threadIdx.x == 0)
+        sm.tickets[0] = atomicAdd(ticket_counter, 1u);
+    __syncthreads();
+    uint32_t ticket = sm.tickets[0];
+    if (ticket < p.tiles) {
+        vr_compact_tile_fetch(sm.buf[0], p.in, p.n, ticket);
+        if (threadIdx.x == 0) /* read after the first sync A */
+            sm.tickets[1] = atomicAdd(ticket_counter, 1u);
     }
+    for (uint32_t i = 0; ticket < p.tiles; ++i) {
+        const uint32_t b = i & 1u;
+        vr_compact_copy_wait();
+        __syncthreads(); /* A */
+        const uint32_t next = sm.tickets[b ^ 1u];
+        uint32_t after = 0xffffffffu; /* none: the loop ends with `next` */
+        if (next < p.tiles) {
+            vr_compact_tile_fetch(sm.buf[b ^ 1u], p.in, p.n, next);
+            if (threadIdx.x == 0)
+                after = atomicAdd(ticket_counter, 1u); /* used at the end of the iteration */
+        }
+        const uint64_t tile = (uint64_t)ticket << VR_COMPACT_TILE_LOG2;
+        uint4 v[VR_COMPACT_ROUNDS];
+        uint32_t keep[VR_COMPACT_ROUNDS];
 #pragma unroll
-    for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-        for (uint32_t j = 0; j < VR_COMPACT_VEC; ++j)
-            if (keep[r] >> j & 1u)
-                p.out[at[r]++] = v[r][j];
+        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
+            const uint32_t g = r * VR_COMPACT_BLOCK + threadIdx.x;
+            v[r] = sm.buf[b][g];
+            keep[r] = vr_compact_keep4(v[r], tile + (uint64_t)VR_COMPACT_VEC * g, p.n,
+                                       p.threshold);
+        }
+        if (ticket - p.delay_first < p.delay_tickets)
+            vr_compact_delay(p.delay_ns);
+        if (p.method == VR_COMPACT_ATOMIC) { /* round by round, straight to the output */
+#pragma unroll
+            for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
+                vr_compact_put4(p.out + vr_compact_warp_atomic(p.dev, (uint32_t)__popc(keep[r])),
+                                v[r], keep[r]);
+        } else {
+            uint32_t at[VR_COMPACT_ROUNDS];
+            const uint32_t total = vr_compact_tile_rank(&sm.table, keep, at); /* B, C */
+            uint32_t *const staged = (uint32_t *)sm.buf[b];
+            vr_compact_tile_stage(staged, v, keep, at);
+            if (warp == 0) {
+                uint32_t base;
+                if (p.method == VR_COMPACT_ORDERED)
+                    base = vr_compact_ordered_offset(p.dev, ticket, total, p.tiles);
+                else
+                    base = lane == 0 && total ? atomicAdd(p.dev.counters + VR_COMPACT_RUNNING,
+                                                          total)
+                                              : 0u;
+                if (lane == 0)
+                    sm.base = base;
+            }
+            __syncthreads(); /* D */
+            vr_compact_tile_store(p.out, staged, sm.base, total, 0xffffffffu);
+        }
+        if (threadIdx.x == 0)
+            sm.tickets[b] = after;
+        ticket = next;
+    }
     vr_compact_end(p.dev);
 }
 
@@ -412,6 +514,19 @@ vr_status vr_compact_create(vr_compact_ctx **out, uint32_t max_n)
     VR_CUDA_GOTO(cudaEventCreate(&c->start));
     VR_CUDA_GOTO(cudaEventCreate(&c->stop));
     c->cub_bytes = vr_compact_cub_bytes(max_n, c->stream);
+    {
+        /* the persistent select kernel: all the shared memory it can use (6 blocks of 32 KB
+           per SM on an H100), and as many blocks as are resident at once */
+        int device = 0, sms = 0, per_sm = 0;
+        VR_CUDA_GOTO(cudaGetDevice(&device));
+        VR_CUDA_GOTO(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        VR_CUDA_GOTO(cudaFuncSetAttribute(vr_compact_select_kernel,
+                                          cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          cudaSharedmemCarveoutMaxShared));
+        VR_CUDA_GOTO(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, vr_compact_select_kernel, VR_COMPACT_BLOCK, 0));
+        c->select_blocks = (uint32_t)(per_sm > 0 ? per_sm : 1) * (uint32_t)(sms > 0 ? sms : 1);
+    }
     if ((st = vr_compact_state_create(&c->state, vr_compact_tiles(max_n ? max_n : 1), c->stream)) !=
             VR_OK ||
         (st = vr_cuda_alloc((void **)&c->d_flags, words * 4, "compaction flags")) != VR_OK ||
@@ -457,6 +572,12 @@ void vr_compact_set_delay(vr_compact_ctx *c, uint32_t first, uint32_t tickets, u
     c->delay_ns = ns;
 }
 
+void vr_compact_set_blocks(vr_compact_ctx *c, uint32_t blocks)
+{
+    assert(c);
+    c->blocks_cap = blocks;
+}
+
 /* The launches of method m (n > 0), in the context's stream. */
 static vr_status vr_compact_launch(vr_compact_ctx *c, vr_compact_method m, uint32_t *d_out,
                                    const uint32_t *d_in, uint32_t n, uint64_t threshold)
@@ -488,9 +609,12 @@ static vr_status vr_compact_launch(vr_compact_ctx *c, vr_compact_method m, uint3
         p.delay_first = c->delay_first;
         p.delay_tickets = c->delay_tickets;
         p.delay_ns = c->delay_ns;
-        const uint32_t blocks = vr_compact_tiles(n);
-        if ((st = vr_compact_state_next(c->state, blocks, &p.dev)) != VR_OK)
+        p.tiles = vr_compact_tiles(n);
+        if ((st = vr_compact_state_next(c->state, p.tiles, &p.dev)) != VR_OK)
             return st;
+        /* persistent: more blocks than fit would only take tickets later, fewer than tiles */
+        uint32_t blocks = c->blocks_cap ? c->blocks_cap : c->select_blocks;
+        blocks = blocks < p.tiles ? blocks : p.tiles;
         vr_compact_select_kernel<<<blocks, VR_COMPACT_BLOCK, 0, c->stream>>>(p);
         VR_LAUNCH_CHECK("vr_compact_select_kernel", c->stream);
         return VR_OK;

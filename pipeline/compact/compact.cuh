@@ -227,41 +227,52 @@ static __device__ uint32_t vr_compact_lookback(const vr_compact_dev d, uint32_t 
     }
 }
 
+/* The hand-off itself, by one warp (all 32 lanes call it, each gets the result): the first
+ * output index of a block (or a stand-alone kernel's tile) with `count` outputs at position
+ * `ticket` of a launch of `tickets` positions. Publishes the count, waits for the counts of the
+ * positions before it in its section, and for the section's start from the section flags; the
+ * section's last position (31, or the launch's last) publishes the section's aggregate and then
+ * its inclusive prefix; the launch's last position leaves the total in RUNNING. Waits only for
+ * earlier positions, so the argument above holds position by position for a block that holds
+ * several tickets too, as long as it takes them by atomicAdd while it runs and hands them off
+ * in increasing order (the persistent stand-alone kernel of compact.cu). */
+static __device__ uint32_t vr_compact_ordered_offset(const vr_compact_dev d, uint32_t ticket,
+                                                     uint32_t count, uint32_t tickets)
+{
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t section = ticket >> VR_COMPACT_SECTION_LOG2;
+    const uint32_t pos = ticket & (VR_COMPACT_SECTION - 1);
+    const uint32_t first = section << VR_COMPACT_SECTION_LOG2;
+    uint64_t *sections = d.status + d.block_capacity;
+    if (lane == 0)
+        vr_compact_store(d.status + ticket, vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, count));
+    const uint32_t mine = lane < pos ? (uint32_t)vr_compact_wait(d, d.status + first + lane) : 0u;
+    const uint32_t within = __reduce_add_sync(VR_FULL_MASK, mine);
+    const int closes = pos == VR_COMPACT_SECTION - 1 || ticket == tickets - 1;
+    if (closes && lane == 0 && section > 0)
+        vr_compact_store(sections + section,
+                         vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, within + count));
+    const uint32_t before = section ? vr_compact_lookback(d, section) : 0u;
+    if (lane == 0) {
+        if (closes)
+            vr_compact_store(sections + section, vr_compact_tag(d.epoch, VR_COMPACT_PREFIX,
+                                                                before + within + count));
+        if (ticket == tickets - 1)
+            atomicExch(d.counters + VR_COMPACT_RUNNING, before + within + count);
+    }
+    return before + within;
+}
+
 /* The block's first output index in input (ticket) order, after all its rounds were ranked
- * (s->total final). Warp 0 publishes the block's count, waits for the counts of the blocks
- * before it in its section, and for the section's start from the section flags; the section's
- * last block (position 31, or the launch's last block) publishes the section's aggregate and
- * then its inclusive prefix; the launch's last block leaves the total in RUNNING. Every thread
- * calls it; two __syncthreads. */
+ * (s->total final): warp 0 does the hand-off (vr_compact_ordered_offset) for the block's
+ * ticket in a launch of gridDim.x blocks. Every thread calls it; two __syncthreads. */
 static __device__ uint32_t vr_compact_ordered_base(const vr_compact_dev d, vr_compact_shared *s)
 {
     __syncthreads(); /* s->total is final */
     if (threadIdx.x < VR_WARP_SIZE) {
-        const uint32_t lane = threadIdx.x;
-        const uint32_t ticket = s->ticket, count = s->total;
-        const uint32_t section = ticket >> VR_COMPACT_SECTION_LOG2;
-        const uint32_t pos = ticket & (VR_COMPACT_SECTION - 1);
-        const uint32_t first = section << VR_COMPACT_SECTION_LOG2;
-        uint64_t *sections = d.status + d.block_capacity;
-        if (lane == 0)
-            vr_compact_store(d.status + ticket, vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE,
-                                                               count));
-        const uint32_t mine = lane < pos ? (uint32_t)vr_compact_wait(d, d.status + first + lane)
-                                         : 0u;
-        const uint32_t within = __reduce_add_sync(VR_FULL_MASK, mine);
-        const int closes = pos == VR_COMPACT_SECTION - 1 || ticket == gridDim.x - 1;
-        if (closes && lane == 0 && section > 0)
-            vr_compact_store(sections + section,
-                             vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, within + count));
-        const uint32_t before = section ? vr_compact_lookback(d, section) : 0u;
-        if (lane == 0) {
-            if (closes)
-                vr_compact_store(sections + section, vr_compact_tag(d.epoch, VR_COMPACT_PREFIX,
-                                                                    before + within + count));
-            if (ticket == gridDim.x - 1)
-                atomicExch(d.counters + VR_COMPACT_RUNNING, before + within + count);
-            s->base = before + within;
-        }
+        const uint32_t base = vr_compact_ordered_offset(d, s->ticket, s->total, gridDim.x);
+        if (threadIdx.x == 0)
+            s->base = base;
     }
     __syncthreads();
     return s->base;

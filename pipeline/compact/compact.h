@@ -22,8 +22,11 @@ extern "C" {
 
 /* ---- shapes of the stand-alone kernels ------------------------------------------------------
  * A block of VR_COMPACT_BLOCK threads takes a tile of VR_COMPACT_TILE consecutive elements in
- * VR_COMPACT_ROUNDS rounds; in a round thread t reads elements 4t..4t+3 of the round's 1024
- * with one 16-byte load. (round, warp) pairs, 4 x 8 = 32, are scanned by one warp. */
+ * VR_COMPACT_ROUNDS rounds; in a round thread t holds elements 4t..4t+3 of the round's 1024
+ * (one 16-byte load or copy). (round, warp) pairs, 4 x 8 = 32, are scanned by one warp; the
+ * tile's kept elements are staged in shared memory and written out coalesced (tile.cuh).
+ * ORDERED, COLLATE and ATOMIC run persistent blocks that loop over tiles by ticket; the
+ * HistoPyramid compaction runs one block per tile. */
 #define VR_COMPACT_BLOCK_LOG2 8
 #define VR_COMPACT_BLOCK (1u << VR_COMPACT_BLOCK_LOG2)         /* 256 threads */
 #define VR_COMPACT_VEC 4u                                      /* elements per thread per round */
@@ -48,12 +51,12 @@ extern "C" {
  * SCAN reads 4n three times and the 4n-byte flags and offsets; HP and HP4 read the input
  * twice plus their pyramid (histopyramid.h). */
 typedef enum vr_compact_method {
-    VR_COMPACT_ORDERED = 0, /* InK-Compact, one pass: sections of 32 blocks, each block written
+    VR_COMPACT_ORDERED = 0, /* InK-Compact, one pass: sections of 32 tiles, each tile written
                                once at its final offset (compact.cuh) */
-    VR_COMPACT_COLLATE,     /* InK-Collate: one atomicAdd per block */
+    VR_COMPACT_COLLATE,     /* InK-Collate: one atomicAdd per tile */
     VR_COMPACT_ATOMIC,      /* one atomicAdd per warp (the geometry stage's culling queue) */
-    VR_COMPACT_HP,          /* HistoPyramid, one count per cell: build, then one thread per
-                               output descends from the top */
+    VR_COMPACT_HP,          /* HistoPyramid, one count per cell: build, then one block per
+                               tile takes its offset from the pyramid and compacts the tile */
     VR_COMPACT_HP4,         /* HistoPyramid with vec4 partial sums */
     VR_COMPACT_CUB_IF,      /* cub::DeviceSelect::If (single pass, decoupled look-back) */
     VR_COMPACT_CUB_FLAGGED, /* a flag kernel (one byte per element), cub::DeviceSelect::Flagged */
@@ -118,6 +121,11 @@ vr_status vr_compact_select_async(vr_compact_ctx *c, vr_compact_method m, uint32
  * blocks are resident and waiting for them (tickets 0 is the first block to start). 0 tickets:
  * off. */
 void vr_compact_set_delay(vr_compact_ctx *c, uint32_t first, uint32_t tickets, uint32_t ns);
+
+/* Test hook: ORDERED, COLLATE and ATOMIC run one persistent kernel whose blocks loop over the
+ * tiles (compact.cu); this makes it launch `blocks` blocks (0: as many as fit on the device,
+ * the default), so that a small input has each block take many tiles. */
+void vr_compact_set_blocks(vr_compact_ctx *c, uint32_t blocks);
 
 /* ---- device buffers for callers without CUDA headers (the benchmark command) --------------- */
 

@@ -224,6 +224,11 @@ void vr_compact_set_delay(vr_compact_ctx *c, uint32_t first, uint32_t tickets, u
     (void)c, (void)first, (void)tickets, (void)ns;
 }
 
+void vr_compact_set_blocks(vr_compact_ctx *c, uint32_t blocks)
+{
+    (void)c, (void)blocks;
+}
+
 vr_status vr_compact_buffer_alloc(uint32_t **d, size_t words, const char *what)
 {
     (void)words, (void)what;

@@ -1,9 +1,10 @@
 /* histopyramid.cu - the GPU HistoPyramid of histopyramid.h (Ziegler et al.): 1-D, fan-in 4,
  * plain (a count per cell) or vec4 (a cell keeps its children's partial sums). The build
  * reduces 6 levels per kernel in shared memory (the first kernel reads the input and applies
- * the discriminator `value < threshold` or takes counts), the traversal runs one thread per
- * output down from the top (histopyramid.cuh), in a grid-stride loop that reads the total on
- * the device. CPU twin: histopyramid_ref.c (same level words, same outputs).
+ * the discriminator `value < threshold` or takes counts); expansion runs one thread per output
+ * down from the top (histopyramid.cuh), in a grid-stride loop that reads the total on the
+ * device; compaction runs one block per tile of 4096 cells, its offset read up the pyramid.
+ * CPU twin: histopyramid_ref.c (same level words, same outputs; vr_hp_prefix_ref).
  * Try: `vreuse_tests gpu/compact-hp`, `vreuse bench-compact --method hp,hp4`.
  */
 #include <assert.h>
@@ -11,11 +12,26 @@
 #include <string.h>
 
 #include "pipeline/compact/histopyramid.cuh"
+#include "pipeline/compact/tile.cuh"
 #include "pipeline/vr_check.h"
 
 #define VR_HP_BUILD_BLOCK 256u /* 4 x 256 first-level cells: a tile of 4096 */
 #define VR_HP_FIND_BLOCK 256u
 #define VR_HP_FIND_BLOCKS_PER_SM 8u
+/* A compaction tile with at most this many active cells (1 in 16) reads the counts of its spans
+ * of 16 cells (1/16 of the tile's bytes) and then only the input vectors of active spans. */
+#define VR_HP_SPARSE_COUNT 256u
+/* Compaction descends once per output when the pyramid's total is at most n >> this (1 in 32),
+ * else it goes by tiles; both kernels are launched and read the total on the device, the one
+ * not chosen ends at once. Why: a descent is ~14 dependent loads mostly served by L2, so few
+ * outputs cost less than reading the tiles (H100, 256M at 1%: hp 0.61 ms with descents, of
+ * which ~0.55 the build); by 50% the descents cost 4 ms against ~0.6 for the tiles. */
+#define VR_HP_DESCEND_LOG2 5
+/* Blocks per SM vr_hp_scatter_kernel is compiled for: ptxas (CUDA 13, sm_90) gives it 48
+ * registers unbounded (5 blocks of 256 threads), 40 under 6 without spills, 32 under 8 with
+ * 140 bytes of spills. No tile is prefetched, so resident blocks are what keeps loads in flight. */
+#define VR_HP_SCATTER_MIN_BLOCKS 6
+static_assert(VR_HP_STAGE_TILE == VR_COMPACT_TILE, "a compaction tile is a level-6 cell");
 
 /* What the first level of a build stage sums. */
 typedef enum vr_hp_src {
@@ -32,6 +48,7 @@ struct vr_hp {
     uint32_t *d_error;      /* one word: the id of a build whose sums wrapped */
     cudaStream_t stream;
     int sm_count;
+    int scatter_per_sm;     /* blocks of vr_hp_scatter_kernel resident per SM */
     vr_hp_layout layout;    /* of the last build */
     const uint32_t *d_base; /* the last build's input (values or counts) */
     uint64_t threshold;
@@ -53,6 +70,12 @@ typedef struct vr_hp_build_params {
     uint32_t vec4;                        /* vr_hp_kind of the levels made */
     uint32_t build_id;
 } vr_hp_build_params;
+
+typedef struct vr_hp_scatter_params {
+    vr_hp_view view;    /* a select build */
+    uint32_t *out;      /* capacity words: the values of the active cells in order */
+    uint32_t capacity;
+} vr_hp_scatter_params;
 
 typedef struct vr_hp_find_params {
     vr_hp_view view;
@@ -161,13 +184,23 @@ __global__ void __launch_bounds__(VR_HP_BUILD_BLOCK) vr_hp_build_kernel(const vr
 
 /* ---- traversal ----------------------------------------------------------------------------- */
 
+/* Whether a select build's compaction descends per output (else it goes by tiles). */
+static __device__ __forceinline__ int vr_hp_descends(const vr_hp_view *v, uint32_t total)
+{
+    return total <= v->n >> VR_HP_DESCEND_LOG2;
+}
+
 /* One thread per output k < min(total, capacity), grid-stride: consecutive threads take
  * consecutive outputs, so their descents share upper cells (cached) and their stores coalesce.
- * No shared memory, no syncs; the total is the top cell, read on the device. */
+ * Expansion always; compaction only when it has few outputs (vr_hp_descends; otherwise this
+ * kernel ends at once and vr_hp_scatter_kernel writes them). No shared memory, no syncs; the
+ * total is the top cell, read on the device. */
 __global__ void __launch_bounds__(VR_HP_FIND_BLOCK) vr_hp_find_kernel(const vr_hp_find_params p)
 {
     const uint32_t total = vr_hp_view_total(&p.view);
-    const uint32_t limit = total < p.capacity ? total : p.capacity;
+    uint32_t limit = total < p.capacity ? total : p.capacity;
+    if (p.view.select && !vr_hp_descends(&p.view, total))
+        limit = 0;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < limit; k += stride) {
         uint32_t rank, value;
@@ -179,6 +212,140 @@ __global__ void __launch_bounds__(VR_HP_FIND_BLOCK) vr_hp_find_kernel(const vr_h
             if (p.rank)
                 p.rank[k] = rank;
         }
+    }
+}
+
+/* ---- compaction by tiles -------------------------------------------------------------------- */
+
+/* First word of level l >= 1 (vr_hp_layout_make's offsets, from n alone). */
+static __device__ __forceinline__ uint64_t vr_hp_level_offset(const vr_hp_view *v, uint32_t l)
+{
+    uint64_t off = 0;
+    for (uint32_t k = 1; k < l; ++k) {
+        const uint64_t cells = vr_hp_cells(v->n, k);
+        off += v->vec4 ? 4 * cells : (cells + 3) & ~3ull;
+    }
+    return off;
+}
+
+/* Active cells before tile `tile` (base cells 4096 tile ..), by one warp, and the tile's own
+ * count in *count: the descent's arithmetic read upwards. The tile is cell `tile` of level 6;
+ * its ancestor at level l is c = tile >> 2 (l - 6), and the cells before the tile are, at each
+ * level l = 6 .. L - 1, the siblings left of c in its group of 4 (levels below 6 add nothing:
+ * the tile starts its groups there). Lane l - 6 reads that level's group (plain: the 4 counts;
+ * vec4: the parent's partial sums, whose entry c % 4 - 1 is the sum), lane 31 the tile's
+ * count; all loads independent, one round trip. CPU twin: vr_hp_prefix_ref. */
+static __device__ uint32_t vr_hp_tile_prefix(const vr_hp_view *v, uint32_t tile, uint32_t *count)
+{
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), l = VR_HP_STAGE_LEVELS + lane;
+    uint32_t part = 0, mine = 0;
+    if (l < v->levels_count) { /* L <= 16: lanes 0..9 */
+        const uint32_t c = tile >> (2 * lane), j = c & 3u;
+        if (j && v->vec4) {
+            const uint4 q =
+                __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, l + 1)) + (c >> 2));
+            part = j == 1 ? q.x : j == 2 ? q.y : q.z;
+        } else if (j) {
+            const uint4 q = __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, l)) + (c >> 2));
+            part = q.x + (j > 1 ? q.y : 0u) + (j > 2 ? q.z : 0u);
+        }
+    }
+    if (lane == VR_WARP_SIZE - 1) {
+        if (v->levels_count < VR_HP_STAGE_LEVELS) /* one tile: the pyramid's total */
+            mine = vr_hp_view_total(v);
+        else if (v->vec4)
+            mine = __ldg(v->levels + vr_hp_level_offset(v, VR_HP_STAGE_LEVELS) + 4ull * tile + 3);
+        else
+            mine = __ldg(v->levels + vr_hp_level_offset(v, VR_HP_STAGE_LEVELS) + tile);
+    }
+    *count = __shfl_sync(VR_FULL_MASK, mine, VR_WARP_SIZE - 1);
+    return __reduce_add_sync(VR_FULL_MASK, part);
+}
+
+/* Whether the span of 16 base cells 16 h .. 16 h + 15 holds an active cell, from the pyramid:
+ * the plain level 2 counts it (a word per span); the vec4 pyramid answers from level 3, whose
+ * cell h / 4 holds the partial sums over its 4 spans (a vec4 level-2 cell is 16 bytes per span).
+ * Why spans of 16: at 1% kept, reading the level-2 words (1/16 of the input's bytes) and the
+ * input of the 15% of spans that hold an active cell moves less than level 1 (1/4 of the bytes,
+ * then 8% of the sectors) or level 3 (47% of the spans). Needs L >= 3. */
+static __device__ __forceinline__ int vr_hp_span_active(const vr_hp_view *v, uint64_t h)
+{
+    if (!v->vec4)
+        return __ldg(v->levels + vr_hp_level_offset(v, 2) + h) != 0;
+    const uint4 q = __ldg((const uint4 *)(v->levels + vr_hp_level_offset(v, 3)) + (h >> 2));
+    switch ((uint32_t)h & 3u) {
+    case 0:
+        return q.x != 0;
+    case 1:
+        return q.y != q.x;
+    case 2:
+        return q.z != q.y;
+    default:
+        return q.w != q.z;
+    }
+}
+
+/* Compaction through the pyramid without a descent per output, when it has many outputs
+ * (vr_hp_descends false; else every block ends at once): blocks (as many as are resident) take
+ * tiles of 4096 base cells (level-6 cells) blockIdx, blockIdx + gridDim, ... Per tile, warp 0
+ * finds the tile's first output index and count from the pyramid (vr_hp_tile_prefix, one round
+ * trip); the block ranks the tile like the stand-alone kernels (tile.cuh: thread t holds cells
+ * 1024 r + 4 t .. + 3 of round r), stages the active cells' values in shared memory and writes
+ * them out coalesced (outputs past `capacity` are not written). A tile with no active cell
+ * ends after the first sync; a sparse one (VR_HP_SPARSE_COUNT, L >= 6) first reads the counts
+ * of its spans of 16 cells (4 threads of a round share one) and loads only the input vectors of
+ * active spans. s_base / s_count alternate between two slots, so warp 0 may write the next
+ * tile's while the block still stores the current one.
+ * Why (issue 11): one thread per output descending ~14 levels made 14 dependent loads per
+ * output (hp 4.47 ms at 256M / 50%, 6.5x cub-if), latency-bound; by tiles the second pass reads
+ * the input once (dense) or 1/16 of it plus the active spans (sparse) and writes the output
+ * once, with no dependent chain longer than 2-3 loads. Syncs per tile: prefix, rank (2), stage. */
+__global__ void __launch_bounds__(VR_COMPACT_BLOCK, VR_HP_SCATTER_MIN_BLOCKS)
+    vr_hp_scatter_kernel(const vr_hp_scatter_params p)
+{
+    __shared__ uint32_t s_staged[VR_COMPACT_TILE];
+    __shared__ vr_compact_tile_table s_table;
+    __shared__ uint32_t s_base[2], s_count[2];
+    const vr_hp_view *v = &p.view;
+    if (vr_hp_descends(v, vr_hp_view_total(v)))
+        return; /* vr_hp_find_kernel writes the outputs */
+    const uint32_t tiles = (uint32_t)(((uint64_t)v->n + VR_COMPACT_TILE - 1) / VR_COMPACT_TILE);
+    for (uint32_t tile = blockIdx.x, slot = 0; tile < tiles; tile += gridDim.x, slot ^= 1u) {
+        if (threadIdx.x < VR_WARP_SIZE) {
+            uint32_t count;
+            const uint32_t base = vr_hp_tile_prefix(v, tile, &count);
+            if (threadIdx.x == 0)
+                s_base[slot] = base, s_count[slot] = count;
+        }
+        __syncthreads();
+        const uint32_t count = s_count[slot];
+        if (count == 0)
+            continue; /* the whole block */
+        const int sparse = count <= VR_HP_SPARSE_COUNT && v->levels_count >= VR_HP_STAGE_LEVELS;
+        const uint64_t first = (uint64_t)tile * VR_COMPACT_TILE;
+        int live[VR_COMPACT_ROUNDS];
+#pragma unroll
+        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the span counts first: all in flight */
+            const uint64_t at = first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x);
+            live[r] = at < v->n && (!sparse || vr_hp_span_active(v, at / 16));
+        }
+        uint4 val[VR_COMPACT_ROUNDS];
+        uint32_t keep[VR_COMPACT_ROUNDS], at[VR_COMPACT_ROUNDS];
+#pragma unroll
+        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
+            val[r] = make_uint4(0, 0, 0, 0);
+            keep[r] = 0;
+            if (live[r]) {
+                const uint4 c = vr_hp_base4(
+                    v, first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x), &val[r]);
+                keep[r] = c.x | c.y << 1 | c.z << 2 | c.w << 3; /* select: flags 0 or 1 */
+            }
+        }
+        /* the sync after the prefix ended every thread's work on the tile before (table, staged) */
+        const uint32_t total = vr_compact_tile_rank(&s_table, keep, at);
+        vr_compact_tile_stage(s_staged, val, keep, at);
+        __syncthreads();
+        vr_compact_tile_store(p.out, s_staged, s_base[slot], total, p.capacity);
     }
 }
 
@@ -233,6 +400,9 @@ vr_status vr_hp_create_in(vr_hp **out, vr_hp_kind kind, uint32_t max_cells, void
     /* build ids restart at 1: an error word left by an earlier object must not match */
     VR_CUDA_GOTO(cudaMemsetAsync(h->d_error, 0, sizeof(uint32_t), h->stream));
     VR_CUDA_GOTO(cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount, 0));
+    VR_CUDA_GOTO(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &h->scatter_per_sm, vr_hp_scatter_kernel, VR_COMPACT_BLOCK, 0));
+    h->scatter_per_sm = h->scatter_per_sm > 0 ? h->scatter_per_sm : 1;
     *out = h;
     return VR_OK;
 done:
@@ -319,6 +489,9 @@ vr_hp_view vr_hp_view_of(const vr_hp *h)
     return v;
 }
 
+/* The outputs of the last build, in the stream: a counts build's by one descent per output
+ * (vr_hp_find_kernel); a select build's by the same descents when they are few, else by tiles
+ * (vr_hp_scatter_kernel): both are launched, the pyramid's total decides on the device. */
 static vr_status vr_hp_traverse(vr_hp *h, uint32_t *d_out, uint32_t *d_rank, uint32_t capacity)
 {
     if (h->layout.n == 0 || capacity == 0)
@@ -335,6 +508,18 @@ static vr_status vr_hp_traverse(vr_hp *h, uint32_t *d_out, uint32_t *d_rank, uin
     const uint32_t blocks = (uint32_t)(need < most ? need : most);
     vr_hp_find_kernel<<<blocks, VR_HP_FIND_BLOCK, 0, h->stream>>>(p);
     VR_LAUNCH_CHECK("vr_hp_find_kernel", h->stream);
+    if (h->select) {
+        vr_hp_scatter_params q;
+        memset(&q, 0, sizeof q);
+        q.view = p.view;
+        q.out = d_out;
+        q.capacity = capacity;
+        const uint64_t tiles = ((uint64_t)h->layout.n + VR_COMPACT_TILE - 1) / VR_COMPACT_TILE;
+        const uint64_t resident = (uint64_t)h->sm_count * h->scatter_per_sm;
+        vr_hp_scatter_kernel<<<(uint32_t)(tiles < resident ? tiles : resident), VR_COMPACT_BLOCK,
+                               0, h->stream>>>(q);
+        VR_LAUNCH_CHECK("vr_hp_scatter_kernel", h->stream);
+    }
     return VR_OK;
 }
 

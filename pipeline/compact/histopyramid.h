@@ -27,9 +27,14 @@
  * adds in the descent (vreuse bench-compact measures both).
  *
  * Build: one kernel per 6 levels: a block reduces a tile of 4^6 = 4096 cells of the level below
- * through 6 levels in shared memory (3 launches for 2^28 cells). Traversal: one thread per
- * output, a grid-stride loop up to min(total, capacity), the total read on the device (no host
- * round trip between build and traversal). GPU: histopyramid.cu; device helpers shared by both:
+ * through 6 levels in shared memory (3 launches for 2^28 cells). Expansion: one thread per
+ * output descends, a grid-stride loop up to min(total, capacity), the total read on the device
+ * (no host round trip between build and traversal). Compaction, whose outputs are one per
+ * active cell in cell order, reads the pyramid the other way: one block per tile of 4096 cells
+ * (a level-6 cell) sums the cells left of the tile's ancestors, level by level up (one round
+ * trip: vr_hp_prefix_ref), and compacts the tile in place of 4096 descents; a tile with few
+ * active cells reads its level-2 (vec4: level-3) cells first and loads only the input of the
+ * spans of 16 cells that hold one. GPU: histopyramid.cu; device helpers shared by both:
  * histopyramid.cuh; CPU twin: histopyramid_ref.c.
  * Try: `vreuse_tests compact/hp`, `vreuse_tests gpu/compact-hp`, `vreuse bench-compact`.
  */
@@ -88,7 +93,7 @@ void vr_hp_destroy(vr_hp *h); /* accepts NULL */
 vr_status vr_hp_build_select(vr_hp *h, const uint32_t *d_in, uint32_t n, uint64_t threshold);
 vr_status vr_hp_build_counts(vr_hp *h, const uint32_t *d_counts, uint32_t n);
 /* After build_select: d_out[k] = value of the k-th active cell, k < min(total, capacity), in
- * input order. In the stream, no wait. */
+ * input order (by tiles, above). In the stream, no wait. */
 vr_status vr_hp_compact(vr_hp *h, uint32_t *d_out, uint32_t capacity);
 /* After build_counts: d_cell[k] = the cell of output k, d_rank[k] = its rank in that cell
  * (d_rank may be NULL), k < min(total, capacity); cells in order, ranks 0..c-1. No wait. */
@@ -115,6 +120,11 @@ uint32_t vr_hp_total_ref(const uint32_t *levels, const vr_hp_layout *l);
 void vr_hp_find_ref(uint32_t *cell, uint32_t *rank, const uint32_t *levels,
                     const vr_hp_layout *l, const uint32_t *counts, const uint32_t *in,
                     uint64_t threshold, uint32_t k);
+/* Outputs before base cell c (c < n) from the pyramid alone, the descent read upwards: at each
+ * level lv = 0 .. L - 1 the cells left of c's ancestor (c >> 2 lv) in its group of 4. The GPU
+ * compaction takes it for c = 4096 t, where levels 0..5 add nothing (histopyramid.cu). */
+uint64_t vr_hp_prefix_ref(const uint32_t *levels, const vr_hp_layout *l, const uint32_t *counts,
+                          const uint32_t *in, uint64_t threshold, uint64_t c);
 /* Compaction through the pyramid (build + one descent per output): out[k] = in[cell of k];
  * *count = the total. VR_ERR_OOM when the levels cannot be allocated. */
 vr_status vr_hp_compact_ref(uint32_t *out, uint32_t *count, const uint32_t *in, uint32_t n,

@@ -104,6 +104,19 @@ void vr_hp_find_ref(uint32_t *cell, uint32_t *rank, const uint32_t *levels,
     *rank = r;
 }
 
+uint64_t vr_hp_prefix_ref(const uint32_t *levels, const vr_hp_layout *l, const uint32_t *counts,
+                          const uint32_t *in, uint64_t threshold, uint64_t c)
+{
+    uint64_t sum = 0;
+    for (uint32_t lv = 0; lv < l->levels; ++lv) {
+        const uint64_t a = c >> (2 * lv); /* c's ancestor at level lv */
+        for (uint64_t sib = a & ~(uint64_t)3; sib < a; ++sib)
+            sum += lv == 0 ? vr_hp_base_ref(l, counts, in, threshold, sib)
+                           : vr_hp_cell_ref(levels, l, lv, sib);
+    }
+    return sum;
+}
+
 vr_status vr_hp_compact_ref(uint32_t *out, uint32_t *count, const uint32_t *in, uint32_t n,
                             uint64_t threshold, vr_hp_kind kind)
 {
