@@ -263,8 +263,8 @@ static const vr_cli_command g_cmd = {
     "bench-compact", "",
     "Times stream compaction on the GPU: keep the 32-bit elements below a threshold, per size,\n"
     "selectivity and method. Methods: ordered (in-kernel InK-Compact, one pass, order kept\n"
-    "through sections of 32 blocks), collate (one atomicAdd per block), atomic (one per warp),\n"
-    "hp and hp4 (HistoPyramid build + descent, plain and vec4), cub-if\n"
+    "through sections of 32 blocks), collate (one atomicAdd per tile), atomic (one per warp),\n"
+    "hp and hp4 (HistoPyramid build + descents or tiles, plain and vec4), cub-if\n"
     "(cub::DeviceSelect::If), cub-flagged (flag kernel + cub::DeviceSelect::Flagged) and scan\n"
     "(flags, cub::DeviceScan::ExclusiveSum, scatter). Each is first checked against the CPU\n"
     "reference (a FAIL row and exit status 1 otherwise), then timed: one warm-up and --reps\n"
