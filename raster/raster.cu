@@ -206,7 +206,8 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
             base = __shfl_sync(0xffffffffu, base, 0);
             if (parts) {
                 const uint32_t at = base + below - parts;
-                const int fits = at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
+                const int fits =
+                    at < VR_RASTER_BIG_CAPACITY && parts <= VR_RASTER_BIG_CAPACITY - at;
                 /* every reserved entry below the capacity is written (the big kernel reads
                  * them all); when the list is full they carry no tiles and this thread
                  * rasterizes the sub-triangle itself */
@@ -605,21 +606,29 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_que
     return st;
 }
 
+/* Waits for `s` and copies the device counts `d` into stats (rejected, clipped, fragments;
+ * triangles when d counted them, i.e. the streamed totals; the times are left as they are). */
+static vr_status vr_raster_read_counts(vr_raster_stats *stats, const vr_raster_counts *d,
+                                       cudaStream_t s)
+{
+    vr_raster_counts c;
+    VR_CUDA_CHECK(cudaMemcpyAsync(&c, d, sizeof c, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_CHECK(cudaStreamSynchronize(s));
+    stats->triangles = c.triangles;
+    stats->rejected = c.rejected;
+    stats->clipped = c.clipped;
+    stats->fragments = c.fragments;
+    return VR_OK;
+}
+
 vr_status vr_raster_frame_counts(vr_raster_stats *stats, uint32_t tri_count, void *d_scratch,
                                  void *stream)
 {
     assert(stats && d_scratch);
-    cudaStream_t s = (cudaStream_t)stream;
-    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
-    vr_raster_counts counts;
-    VR_CUDA_CHECK(cudaMemcpyAsync(&counts, scratch.counts, sizeof counts, cudaMemcpyDeviceToHost,
-                                  s));
-    VR_CUDA_CHECK(cudaStreamSynchronize(s));
-    stats->triangles = tri_count;
-    stats->rejected = counts.rejected;
-    stats->clipped = counts.clipped;
-    stats->fragments = counts.fragments;
-    return VR_OK;
+    const vr_status st = vr_raster_read_counts(
+        stats, vr_raster_scratch_split(d_scratch).counts, (cudaStream_t)stream);
+    stats->triangles = tri_count; /* one launch's counts do not count the slots */
+    return st;
 }
 
 /* ---- streamed chunks: the frame's visibility buffer kept across many queues ------------------ */
@@ -671,16 +680,8 @@ vr_status vr_raster_stream_chunk(uint64_t *d_vis, const vr_queue *d_q, uint32_t 
 vr_status vr_raster_stream_totals(vr_raster_stats *stats, void *d_scratch, void *stream)
 {
     assert(stats && d_scratch);
-    cudaStream_t s = (cudaStream_t)stream;
-    const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
-    vr_raster_counts t;
-    VR_CUDA_CHECK(cudaMemcpyAsync(&t, scratch.totals, sizeof t, cudaMemcpyDeviceToHost, s));
-    VR_CUDA_CHECK(cudaStreamSynchronize(s));
-    stats->triangles = t.triangles;
-    stats->rejected = t.rejected;
-    stats->clipped = t.clipped;
-    stats->fragments = t.fragments;
-    return VR_OK;
+    return vr_raster_read_counts(stats, vr_raster_scratch_split(d_scratch).totals,
+                                 (cudaStream_t)stream);
 }
 
 vr_status vr_resolve_stream_chunk(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,

@@ -303,12 +303,10 @@ static vr_status vr_stream_gts_upload(vr_stream *s, const vr_gts *g)
 
 /* The device side of a new cut: staging slots sized for its largest chunk, the stream's indices
  * on the device (VR_STREAM_DEVICE; compressed: the cut's seeds instead), the host arrays the
- * copies read page-locked. */
+ * copies read page-locked. vr_stream_cut has drained both streams and unpinned the old cut's
+ * arrays already. */
 static vr_status vr_stream_cut_gpu(vr_stream *s)
 {
-    VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
-    VR_CUDA_CHECK(cudaStreamSynchronize(s->copies));
-    vr_stream_unpin(s);
     vr_stream_slots_free(s);
     const vr_parts *p = &s->parts;
     const int host = s->config.source == VR_STREAM_HOST;

@@ -55,6 +55,13 @@ vr_batch_limits vr_test_stream_small_limits(void);
 /* `src` encoded in restart mode `mode` (vr_gts_restart) into *g, and *dec its decode: the mesh
  * a stage decoding the stream per batch runs on. Free both; on failure neither is left. */
 vr_status vr_test_gts_strips(vr_gts *g, vr_mesh *dec, const vr_mesh *src, int mode);
+/* The frame every renderer comparison draws: `m` fitted to the view at `zoom` and `yaw`, w x h,
+ * back faces culled or not, the default light and background; no strategy yet. */
+vr_render_options vr_test_frame_options(const vr_mesh *m, uint32_t w, uint32_t h, float zoom,
+                                        float yaw, int cull_back);
+/* How many of px visibility words (va, vb) and RGBA pixels (a, b) two frames differ in. */
+void vr_test_frame_diff(const uint64_t *va, const uint64_t *vb, const uint8_t *a,
+                        const uint8_t *b, size_t px, size_t *words, size_t *pixels);
 
 /* ---- tests/test_plan.c -------------------------------------------------------------------- */
 

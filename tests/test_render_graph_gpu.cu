@@ -40,9 +40,8 @@ static int draw(vr_renderer *r, vr_render_options o, int graph, frame_buf *f, si
 
 static void compare(const frame_buf *a, const frame_buf *b, size_t px, const char *what)
 {
-    size_t words = 0, pixels = 0;
-    for (size_t i = 0; i < px; ++i)
-        words += a->vis[i] != b->vis[i], pixels += memcmp(a->rgba + 4 * i, b->rgba + 4 * i, 4) != 0;
+    size_t words, pixels;
+    vr_test_frame_diff(a->vis, b->vis, a->rgba, b->rgba, px, &words, &pixels);
     VR_EXPECT(words == 0 && pixels == 0, "%s: %zu words, %zu pixels of %zu differ (graph vs "
               "plain)", what, words, pixels, px);
     const vr_render_stats *x = &a->st, *y = &b->st;
@@ -71,14 +70,7 @@ static void check_scene(const char *spec, uint32_t w, uint32_t h, const char *on
     frame_buf g, p;
     g.rgba = (uint8_t *)malloc(px * 4), p.rgba = (uint8_t *)malloc(px * 4);
     g.vis = (uint64_t *)malloc(px * 8), p.vis = (uint64_t *)malloc(px * 8);
-    vr_render_options o;
-    memset(&o, 0, sizeof o);
-    vr_camera_fit(&o.camera, &m);
-    o.camera.zoom = 1.2f;
-    o.raster.width = w;
-    o.raster.height = h;
-    o.raster.cull_back = 1;
-    o.shade = vr_resolve_params_default();
+    vr_render_options o = vr_test_frame_options(&m, w, h, 1.2f, 0.0f, 1);
     char what[160];
     double plain_ms = 0, graph_ms = 0;
     for (int s = 0; s < VR_REUSE_KIND_COUNT && r; ++s) {

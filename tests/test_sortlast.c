@@ -126,13 +126,7 @@ VR_TEST(test_sortlast_renderer, "raster/sortlast-renderer")
 {
     vr_mesh m;
     VR_EXPECT(vr_generate_sphere(&m, 30000) == VR_OK, "%s", vr_last_error());
-    vr_render_options o;
-    memset(&o, 0, sizeof o);
-    vr_camera_fit(&o.camera, &m);
-    o.camera.zoom = 1.4f;
-    o.raster.width = W;
-    o.raster.height = H;
-    o.shade = vr_resolve_params_default();
+    vr_render_options o = vr_test_frame_options(&m, W, H, 1.4f, 0.0f, 0);
     const size_t px = (size_t)W * H;
     uint8_t *a = malloc(px * 4), *b = malloc(px * 4);
     uint64_t *va = malloc(px * 8), *vb = malloc(px * 8);

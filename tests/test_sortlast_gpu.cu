@@ -37,15 +37,7 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
         vr_renderer_destroy(cut);
         return;
     }
-    vr_render_options o;
-    memset(&o, 0, sizeof o);
-    vr_camera_fit(&o.camera, m);
-    o.camera.zoom = 1.3f;
-    o.camera.yaw = 20.0f;
-    o.raster.width = w;
-    o.raster.height = h;
-    o.raster.cull_back = 1;
-    o.shade = vr_resolve_params_default();
+    vr_render_options o = vr_test_frame_options(m, w, h, 1.3f, 20.0f, 1);
     const size_t px = (size_t)w * h;
     uint8_t *a = (uint8_t *)malloc(px * 4), *b = (uint8_t *)malloc(px * 4);
     uint64_t *va = (uint64_t *)malloc(px * 8), *vb = (uint64_t *)malloc(px * 8);
@@ -62,9 +54,8 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
             VR_EXPECT(vr_renderer_read_vis(one, va, px) == VR_OK &&
                           vr_renderer_read_vis(cut, vb, px) == VR_OK,
                       "%s", vr_last_error());
-            size_t words = 0, pixels = 0;
-            for (size_t i = 0; i < px; ++i)
-                words += va[i] != vb[i], pixels += memcmp(a + 4 * i, b + 4 * i, 4) != 0;
+            size_t words, pixels;
+            vr_test_frame_diff(va, vb, a, b, px, &words, &pixels);
             VR_EXPECT(words == 0 && pixels == 0, "%s %s in %u parts (%s), mode %d: %zu words, "
                       "%zu pixels of %zu differ", spec, *s, parts, vr_composite_names[how], mode,
                       words, pixels, px);

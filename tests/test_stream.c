@@ -71,16 +71,32 @@ VR_TEST(test_stream_cut, "raster/stream-cut")
 }
 
 /* A W x H frame of `m`, the camera fitted to it (strategy and mode left to the caller). */
-static vr_render_options stream_options(const vr_mesh *m)
+vr_render_options vr_test_frame_options(const vr_mesh *m, uint32_t w, uint32_t h, float zoom,
+                                        float yaw, int cull_back)
 {
     vr_render_options o;
     memset(&o, 0, sizeof o);
     vr_camera_fit(&o.camera, m);
-    o.camera.zoom = 1.4f;
-    o.raster.width = W;
-    o.raster.height = H;
+    o.camera.zoom = zoom;
+    o.camera.yaw = yaw;
+    o.raster.width = w;
+    o.raster.height = h;
+    o.raster.cull_back = cull_back;
     o.shade = vr_resolve_params_default();
     return o;
+}
+
+void vr_test_frame_diff(const uint64_t *va, const uint64_t *vb, const uint8_t *a,
+                        const uint8_t *b, size_t px, size_t *words, size_t *pixels)
+{
+    *words = *pixels = 0;
+    for (size_t i = 0; i < px; ++i)
+        *words += va[i] != vb[i], *pixels += memcmp(a + 4 * i, b + 4 * i, 4) != 0;
+}
+
+static vr_render_options stream_options(const vr_mesh *m)
+{
+    return vr_test_frame_options(m, W, H, 1.4f, 0.0f, 0);
 }
 
 /* The streamed renderer against the in-core one on mesh `m`. */

@@ -273,9 +273,9 @@ static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats
         fprintf(f, "%9.3f ", t->gpu_frame_ms);
     else
         fprintf(f, "%9s ", "-"); /* the CPU twins, or the chunks' and parts' own sequences */
-    fprintf(f, "%8.2f %12llu %7.3f %7.4f %8u %11llu %8llu\n", st->transfer_ms, (unsigned long long)st->invocations,
-            st->shaded_per_tri, st->reuse, st->batches, (unsigned long long)st->raster.fragments,
-            (unsigned long long)st->raster.clipped);
+    fprintf(f, "%8.2f %12llu %7.3f %7.4f %8u %11llu %8llu\n", st->transfer_ms,
+            (unsigned long long)st->invocations, st->shaded_per_tri, st->reuse, st->batches,
+            (unsigned long long)st->raster.fragments, (unsigned long long)st->raster.clipped);
 }
 
 static double frame_steps(const render_job *job, const vr_reuse_ops *ops, uint32_t load)
@@ -877,8 +877,9 @@ int vr_cmd_render(int argc, char **argv)
     job.gpu = !job.force_cpu && vr_gpu_available();
     if (job.gpu && vr_gpu_shape_query(&job.shape) != VR_OK)
         return vr_cli_fail_last("render");
-    /* streaming from the host is measured against the device's own copy rate, in this run */
-    if (job.gpu && job.stream && job.stream_from == VR_STREAM_HOST &&
+    /* timed streaming from the host is measured against the device's own copy rate, in this
+     * run (a 256 MiB page-locked buffer and 11 copies: not worth it for an image alone) */
+    if (job.gpu && job.stream && job.stream_from == VR_STREAM_HOST && job.reps > 0 &&
         vr_gpu_h2d_bandwidth(&job.h2d_bps) != VR_OK)
         return vr_cli_fail_last("render");
     if (job.gpus && !job.gpu)

@@ -324,8 +324,9 @@ __global__ void __launch_bounds__(VR_COMPACT_BLOCK, VR_HP_SCATTER_MIN_BLOCKS)
         const int sparse = count <= VR_HP_SPARSE_COUNT && v->levels_count >= VR_HP_STAGE_LEVELS;
         const uint64_t first = (uint64_t)tile * VR_COMPACT_TILE;
         int live[VR_COMPACT_ROUNDS];
+        /* the span counts first: all in flight */
 #pragma unroll
-        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) { /* the span counts first: all in flight */
+        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
             const uint64_t at = first + VR_COMPACT_VEC * (r * VR_COMPACT_BLOCK + threadIdx.x);
             live[r] = at < v->n && (!sparse || vr_hp_span_active(v, at / 16));
         }

@@ -35,11 +35,13 @@ typedef struct vr_compact_tile_table {
 } vr_compact_tile_table;
 
 /* Keep mask of elements at..at+3 holding v: bit j set when at + j < n and v[j] < threshold. */
-static __device__ __forceinline__ uint32_t vr_compact_keep4(const uint4 v, uint64_t at, uint32_t n,
-                                                            uint64_t threshold)
+static __device__ __forceinline__ uint32_t vr_compact_keep4(const uint4 v, uint64_t at,
+                                                            uint32_t n, uint64_t threshold)
 {
-    return (uint32_t)(at + 0 < n && v.x < threshold) | (uint32_t)(at + 1 < n && v.y < threshold) << 1 |
-           (uint32_t)(at + 2 < n && v.z < threshold) << 2 | (uint32_t)(at + 3 < n && v.w < threshold) << 3;
+    return (uint32_t)(at + 0 < n && v.x < threshold) |
+           (uint32_t)(at + 1 < n && v.y < threshold) << 1 |
+           (uint32_t)(at + 2 < n && v.z < threshold) << 2 |
+           (uint32_t)(at + 3 < n && v.w < threshold) << 3;
 }
 
 /* The offsets in the tile of each round's kept elements of this thread (at[r]: of its first
@@ -47,9 +49,9 @@ static __device__ __forceinline__ uint32_t vr_compact_keep4(const uint4 v, uint6
  * of popc(keep) (bit decomposition, 3 ballots), lane 0 enters the warp's count in the table at
  * round * 8 + warp, so the 32 pairs are in input order; warp 0 scans them. Every thread calls
  * it; two __syncthreads (the table may be written again after a third). */
-static __device__ __forceinline__ uint32_t vr_compact_tile_rank(vr_compact_tile_table *t,
-                                                                const uint32_t keep[VR_COMPACT_ROUNDS],
-                                                                uint32_t at[VR_COMPACT_ROUNDS])
+static __device__ __forceinline__ uint32_t
+vr_compact_tile_rank(vr_compact_tile_table *t, const uint32_t keep[VR_COMPACT_ROUNDS],
+                     uint32_t at[VR_COMPACT_ROUNDS])
 {
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
 #pragma unroll

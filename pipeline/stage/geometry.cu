@@ -604,9 +604,7 @@ static vr_status vr_geometry_check_run(const vr_reuse_ops *ops, const vr_reuse_p
     return VR_OK;
 }
 
-/* Everything a run needs before its first launch: the checks, the lazily built batches, plan,
- * seeds, queue state and workspace (uploads and allocations that wait for the host), and the
- * kernels' parameters in *p (on the context's stream). */
+/* What vr_geometry_run_setup leaves for a run's launches. */
 typedef struct vr_geometry_launch {
     vr_reuse_params p; /* the kernels' parameters */
     int blockwise;     /* culling into an ink or collate queue (vr_queue_blockwise) */
@@ -614,6 +612,9 @@ typedef struct vr_geometry_launch {
     size_t temp_bytes; /* the strategy's workspace */
 } vr_geometry_launch;
 
+/* Everything a run needs before its first launch: the checks, the lazily built batches, plan,
+ * seeds, queue state and workspace (uploads and allocations that wait for the host), and the
+ * kernels' parameters (on the context's stream). */
 static vr_status vr_geometry_run_setup(vr_geometry *g, const vr_reuse_ops *ops,
                                        const vr_reuse_params *cfg, vr_geometry_launch *out)
 {
