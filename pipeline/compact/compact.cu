@@ -22,6 +22,18 @@
 /* flag and scatter passes: 4 elements per thread */
 #define VR_COMPACT_PASS_BLOCK 256u
 
+/* ORDERED runs a hand-off warp beside the VR_COMPACT_BLOCK threads that hold tiles, and three
+ * tile buffers instead of two (the kernel's comment says why). */
+#define VR_COMPACT_HANDOFF_THREADS VR_WARP_SIZE
+#define VR_COMPACT_HELD 4u /* slots of the ring of ranked tiles (more than the largest lag) */
+#define VR_COMPACT_ORDERED_LAG 2u /* >= 2: the hand-off warp reads a slot only after the
+                                     exchange that follows the one it was written before */
+#define VR_COMPACT_LAG_MAX 2u
+static_assert(VR_COMPACT_ORDERED_LAG >= 2 && VR_COMPACT_ORDERED_LAG <= VR_COMPACT_LAG_MAX &&
+                  VR_COMPACT_LAG_MAX < VR_COMPACT_HELD,
+              "the slot ring outlives the tiles held");
+#define VR_COMPACT_TILE_BYTES (VR_COMPACT_TILE * 4u)
+
 struct vr_compact_state {
     uint32_t *d_counters; /* VR_COMPACT_COUNTER_WORDS */
     uint64_t *d_status;   /* capacity + sections */
@@ -41,7 +53,9 @@ struct vr_compact_ctx {
     void *d_cub;             /* cub_bytes: CUB's temporary storage, the most any method needs */
     size_t cub_bytes;
     vr_hp *hp[2];            /* VR_HP_PLAIN, VR_HP_VEC4 over max_n cells */
-    uint32_t select_blocks;  /* blocks of the persistent select kernel that fit on the device */
+    uint32_t select_blocks[VR_COMPACT_LAG_MAX + 1]; /* blocks of the persistent select kernel
+                                       that fit on the device: [0] COLLATE and ATOMIC,
+                                       [lag] ORDERED */
     uint32_t blocks_cap;     /* vr_compact_set_blocks: its blocks instead (0: select_blocks) */
     uint32_t delay_first, delay_tickets, delay_ns; /* vr_compact_set_delay */
 };
@@ -54,6 +68,7 @@ typedef struct vr_compact_select_params {
     uint32_t n;
     uint32_t tiles;         /* ceil(n / VR_COMPACT_TILE): the tickets that carry work */
     uint32_t method;        /* VR_COMPACT_ORDERED, _COLLATE or _ATOMIC */
+    uint32_t lag;           /* ORDERED: a tile's offset is taken this many tiles after its count */
     uint32_t delay_first, delay_tickets, delay_ns; /* test hook: tickets that wait first */
 } vr_compact_select_params;
 
@@ -149,20 +164,57 @@ static __device__ __forceinline__ void vr_compact_tile_fetch(uint4 *buf, const u
     vr_compact_copy_commit();
 }
 
-/* Blocks per SM the select kernel is compiled for: ptxas (CUDA 13, sm_90) gives it 57 registers
- * unbounded (4 blocks of 256 threads per SM), 48 under 5 without spills; under 6 (what shared
- * memory allows) 40 with 12-24 bytes of spills. */
-#define VR_COMPACT_SELECT_MIN_BLOCKS 5
+/* Registers of the select kernel: ptxas (CUDA 13, sm_90) gives it 57 unbounded; at 48 (no
+ * spills) 5 blocks of 256 threads fit an SM (COLLATE, ATOMIC: two tile buffers, 32 KB) and
+ * ORDERED's blocks of 288 fit as shared memory allows (lag 2: four buffers, 64 KB, 3 blocks).
+ * __launch_bounds__ cannot say both. */
+#define VR_COMPACT_SELECT_MAX_REGS 48
 
-/* The select kernel's shared memory: two tile buffers (the tile being ranked, which then holds
- * its kept elements, and the next tile in flight), the ranking table, the block's base and a
- * ring of two tickets. 32.2 KB: 6 blocks per SM by shared memory on an H100, 5 by registers. */
+/* The barrier at which ORDERED's tile threads and hand-off warp exchange a tile for an offset
+ * (named barrier 2, all 288 threads; the tile threads' own is VR_COMPACT_BAR_TILE). */
+#define VR_COMPACT_BAR_EXCHANGE 2
+#define VR_COMPACT_ORDERED_THREADS (VR_COMPACT_BLOCK + VR_COMPACT_HANDOFF_THREADS)
+static __device__ __forceinline__ void vr_compact_exchange(void)
+{
+    /* thread 0 has just written slot words alone: its warp reconverges first, so that no lane
+       arrives before those writes (compute-sanitizer's racecheck reported them otherwise) */
+    __syncwarp();
+    asm volatile("barrier.sync %0, %1;" ::"n"(VR_COMPACT_BAR_EXCHANGE),
+                 "n"(VR_COMPACT_ORDERED_THREADS)
+                 : "memory"); /* non-aligned: see vr_compact_tile_sync */
+}
+
+#define VR_COMPACT_END_TICKET 0xffffffffu
+
+/* The select kernel's static shared memory: the ranking table, the tickets, and the ring of
+ * ranked tiles (ticket and count, written by the tile threads; first output index, written by
+ * the hand-off warp or, in COLLATE, by the atomicAdd). The tile buffers are dynamic shared
+ * memory: vr_compact_select_smem. */
 typedef struct vr_compact_select_shared {
-    uint4 buf[2][VR_COMPACT_TILE / VR_COMPACT_VEC];
     vr_compact_tile_table table;
-    uint32_t base;       /* the current tile's first output index */
     uint32_t tickets[2]; /* the ticket of iteration i sits in tickets[i & 1] */
+    uint32_t held_ticket[VR_COMPACT_HELD]; /* tile of iteration i: slot i % VR_COMPACT_HELD */
+    uint32_t held_total[VR_COMPACT_HELD];
+    uint32_t held_base[VR_COMPACT_HELD];
 } vr_compact_select_shared;
+
+/* Tile buffers: ORDERED at lag L holds 2 + L (the tile being ranked, the L tiles waiting for
+ * their offsets, the next tile's copy: the oldest waiting one is written while the next one's
+ * copy lands in the buffer it frees), the others 2. */
+static __host__ __device__ uint32_t vr_compact_select_buffers(uint32_t m, uint32_t lag)
+{
+    return m == VR_COMPACT_ORDERED ? 2u + lag : 2u;
+}
+
+static size_t vr_compact_select_smem(uint32_t m, uint32_t lag)
+{
+    return (size_t)vr_compact_select_buffers(m, lag) * VR_COMPACT_TILE * 4u;
+}
+
+static uint32_t vr_compact_select_threads(uint32_t m)
+{
+    return m == VR_COMPACT_ORDERED ? VR_COMPACT_ORDERED_THREADS : VR_COMPACT_BLOCK;
+}
 
 /* ORDERED, COLLATE, ATOMIC: persistent blocks (as many as fit on the device, select_blocks),
  * each looping over tiles of 4096 elements taken by ticket (one atomicAdd on TICKET per tile),
@@ -172,99 +224,164 @@ typedef struct vr_compact_select_shared {
  * 41% of the stalls at the barrier behind warp 0's hand-off, 31% on loads): a block issued its
  * 16 KB of loads only after its ticket atomic had come back and then held nothing in flight
  * through the hand-off and its stores, so too few bytes were in flight per SM. Here a block
- * keeps the next tile's copy in flight (cp.async into the second buffer, issued as soon as the
- * buffer is free) while it ranks, hands off and writes the current one, and takes the ticket
- * of the tile after that one iteration ahead, so neither the ticket atomic nor the load latency
- * sits between two tiles. Registers hold only the current tile's 16 values, not the next's.
+ * keeps the next tile's copy in flight (cp.async into a free buffer) while it ranks, hands off
+ * and writes, and takes the ticket of the tile after that one iteration ahead, so neither the
+ * ticket atomic nor the load latency sits between two tiles.
  *
- * Iteration i (tile `ticket`, its copy in flight in buf[b], b = i & 1):
- *   wait for the copy; sync A (buf[b] complete for all; buf[b ^ 1] free since the last copy-out;
- *   the next ticket visible); start the copy of the next tile into buf[b ^ 1] and take the
- *   ticket after it; read the 4 uint4 of this thread from buf[b]; then
- *   ORDERED / COLLATE: rank (tile.cuh: syncs B, C), stage the kept elements in buf[b] (all
- *     reads of buf[b] happened before B), warp 0 gets the base: the section hand-off
- *     (vr_compact_ordered_offset; the count is published before any wait) or one atomicAdd on
- *     RUNNING; sync D; all threads write the staged run out, coalesced.
+ * Why ORDERED has a hand-off warp and takes offsets two tiles late (issue 11; H100, 256M,
+ * bench/NOTES.md, session 15): with warp 0 handing off right after the ranking, ORDERED ran at
+ * 0.37-0.43x of COLLATE's speed at 1, 50 and 99% kept (1.8x cub-if). A tile waits for the latest
+ * count of all tiles before it, with hundreds of blocks in flight the slowest block's delay,
+ * and the block's other 7 warps waited at the barrier behind warp 0 (54% of the stall cycles).
+ * So the hand-off is a warp of its own (the block is 256 tile threads + 32): the tile threads
+ * publish a tile's count as soon as they ranked it and take its offset `lag` tiles later,
+ * while the hand-off warp finishes it beside the ranking of the next tiles. Measured at 256M
+ * (1 / 50 / 99% kept, x cub-if): lag 1 (three buffers, 4 blocks per SM) 1.08-1.14x; lag 2 (four
+ * buffers, 3 blocks per SM; the hand-off warp starts tile i - 1 at exchange i, so it has a
+ * whole tile for it and predecessors have had one more) 0.92-0.96x.
+ *
+ * Iteration i of the tile threads (tile `ticket`, its copy in flight in buffer i % nbuf):
+ *   wait for the copy; sync A (the tile complete for all; buffer (i + 1) % nbuf free: its tile
+ *   i + 1 - nbuf was written in iteration i - 1; the next ticket visible); start the copy of the
+ *   next tile into it and take the ticket after it; read the 4 uint4 of this thread; then
+ *   ORDERED / COLLATE: rank (tile.cuh: syncs B, C), stage the kept elements in the tile's
+ *     buffer (all its reads happened before B);
+ *     ORDERED: thread 0 publishes the count (vr_compact_ordered_publish) and fills slot i;
+ *       exchange i with the hand-off warp; write tile i - lag out of its buffer at the offset
+ *       the exchange brought. After the last tile: the end, then `lag` exchanges that bring
+ *       the offsets of the tiles still held.
+ *     COLLATE: thread 0 takes the base with one atomicAdd on RUNNING; sync D; write tile i.
  *   ATOMIC: one atomicAdd per warp and round, each kept element stored from its thread.
- * Shared words are rewritten only after a sync that follows their last read: buf[b] by the
- * copy of iteration i + 1 (after its sync A), the table and base in iteration i + 1 (after its
- * A), tickets[b] (read before sync A of iteration i) by thread 0 at the end of iteration i.
+ * A, B, C, D are the tile threads' barrier (VR_COMPACT_BAR_TILE); the exchange is a barrier of
+ * all 288 threads. Shared words are rewritten only after a barrier that follows their last
+ * read: a buffer by the copy of iteration i + nbuf - 1 (after its A), the table in the next
+ * iteration (after its A), tickets[i & 1] (read before A of iteration i) by thread 0 at the
+ * end of iteration i; slot i % 4 is read by the hand-off warp between exchanges i + lag - 1
+ * and i + lag and by the tile threads after exchange i + lag, and written again before
+ * exchange i + 4.
  *
- * Deadlock: a block waits only in the hand-off of its current ticket, for earlier tickets.
- * Every ticket below `tiles` is held by a running block (it took it by atomicAdd, while
- * running), which hands its tickets off in increasing order and waits for none of its own later
- * ones. Take the smallest ticket t whose count is never published: its holder finishes every
- * earlier ticket of its own (they wait only for tickets below them, all published), then reaches
- * t, whose copy needs nobody, and publishes - a contradiction; so every count is published,
- * every section closer (whose waits are for published counts) publishes its aggregate, and every
- * look-back ends. Residency of the whole grid is not needed (a block that never started holds
+ * Deadlock: a tile's count is published by the tile threads when they rank it, before the
+ * exchange, so before any wait for a later tile; the hand-off warp waits (in finish) only for
+ * counts and section flags of earlier tickets; the exchange waits for the hand-off warp's
+ * finish of an earlier tile of the block. By induction on the ticket t (below `tiles`, so taken
+ * by a running block): if every ticket below t has its count published and its finish done,
+ * the tile threads holding t rank it (on the way they wait only for copies and for offsets of
+ * their own earlier tickets) and publish, and the hand-off warp reaches finish(t) (it finished
+ * the block's earlier tickets) and its waits are all for tickets below t: so t publishes and
+ * finishes too. Residency of the whole grid is not needed (a block that never started holds
  * no ticket), so the argument of compact.cuh survives blocks of later sections being resident
  * first. The test hook (vr_compact_set_delay) holds chosen tickets before their count. */
-__global__ void __launch_bounds__(VR_COMPACT_BLOCK, VR_COMPACT_SELECT_MIN_BLOCKS)
+__global__ void __maxnreg__(VR_COMPACT_SELECT_MAX_REGS)
     vr_compact_select_kernel(const vr_compact_select_params p)
 {
+    extern __shared__ uint4 vr_compact_buffers[]; /* vr_compact_select_buffers tiles */
     __shared__ vr_compact_select_shared sm;
-    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
+    const int ordered = p.method == VR_COMPACT_ORDERED;
+    const int tile_thread = threadIdx.x < VR_COMPACT_BLOCK; /* else ORDERED's hand-off warp */
+    const uint32_t lag = ordered ? p.lag : 0u, nbuf = vr_compact_select_buffers(p.method, lag);
+    const uint32_t words = VR_COMPACT_TILE / VR_COMPACT_VEC; /* uint4 per buffer */
     uint32_t *const ticket_counter = p.dev.counters + VR_COMPACT_TICKET;
     if (threadIdx.x == 0)
         sm.tickets[0] = atomicAdd(ticket_counter, 1u);
     __syncthreads();
     uint32_t ticket = sm.tickets[0];
-    if (ticket < p.tiles) {
-        vr_compact_tile_fetch(sm.buf[0], p.in, p.n, ticket);
-        if (threadIdx.x == 0) /* read after the first sync A */
-            sm.tickets[1] = atomicAdd(ticket_counter, 1u);
-    }
-    for (uint32_t i = 0; ticket < p.tiles; ++i) {
-        const uint32_t b = i & 1u;
-        vr_compact_copy_wait();
-        __syncthreads(); /* A */
-        const uint32_t next = sm.tickets[b ^ 1u];
-        uint32_t after = 0xffffffffu; /* none: the loop ends with `next` */
-        if (next < p.tiles) {
-            vr_compact_tile_fetch(sm.buf[b ^ 1u], p.in, p.n, next);
-            if (threadIdx.x == 0)
-                after = atomicAdd(ticket_counter, 1u); /* used at the end of the iteration */
-        }
-        const uint64_t tile = (uint64_t)ticket << VR_COMPACT_TILE_LOG2;
-        uint4 v[VR_COMPACT_ROUNDS];
-        uint32_t keep[VR_COMPACT_ROUNDS];
-#pragma unroll
-        for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
-            const uint32_t g = r * VR_COMPACT_BLOCK + threadIdx.x;
-            v[r] = sm.buf[b][g];
-            keep[r] = vr_compact_keep4(v[r], tile + (uint64_t)VR_COMPACT_VEC * g, p.n,
-                                       p.threshold);
-        }
-        if (ticket - p.delay_first < p.delay_tickets)
-            vr_compact_delay(p.delay_ns);
-        if (p.method == VR_COMPACT_ATOMIC) { /* round by round, straight to the output */
-#pragma unroll
-            for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
-                vr_compact_put4(p.out + vr_compact_warp_atomic(p.dev, (uint32_t)__popc(keep[r])),
-                                v[r], keep[r]);
+    /* the block's tiles: a tile thread knows their number once it met a ticket >= tiles, the
+       hand-off warp when it meets the end marker in the slot it would finish next (lag
+       exchanges after the marker was written, the iteration all leave the loop) */
+    uint32_t end = VR_COMPACT_END_TICKET;
+    if (tile_thread) {
+        if (ticket < p.tiles) {
+            vr_compact_tile_fetch(vr_compact_buffers, p.in, p.n, ticket);
+            if (threadIdx.x == 0) /* read after the first sync A */
+                sm.tickets[1] = atomicAdd(ticket_counter, 1u);
         } else {
-            uint32_t at[VR_COMPACT_ROUNDS];
-            const uint32_t total = vr_compact_tile_rank(&sm.table, keep, at); /* B, C */
-            uint32_t *const staged = (uint32_t *)sm.buf[b];
-            vr_compact_tile_stage(staged, v, keep, at);
-            if (warp == 0) {
-                uint32_t base;
-                if (p.method == VR_COMPACT_ORDERED)
-                    base = vr_compact_ordered_offset(p.dev, ticket, total, p.tiles);
-                else
-                    base = lane == 0 && total ? atomicAdd(p.dev.counters + VR_COMPACT_RUNNING,
-                                                          total)
-                                              : 0u;
-                if (lane == 0)
-                    sm.base = base;
-            }
-            __syncthreads(); /* D */
-            vr_compact_tile_store(p.out, staged, sm.base, total, 0xffffffffu);
+            end = 0;
         }
-        if (threadIdx.x == 0)
-            sm.tickets[b] = after;
-        ticket = next;
+    }
+    for (uint32_t i = 0;; ++i) {
+        uint4 *const buf = vr_compact_buffers + (i % nbuf) * words;
+        const uint32_t slot = i % VR_COMPACT_HELD;
+        uint32_t total = 0;
+        if (tile_thread && i < end) { /* tile i: copy landed, rank, stage, publish */
+            vr_compact_copy_wait();
+            vr_compact_tile_sync(); /* A */
+            const uint32_t next = sm.tickets[(i & 1u) ^ 1u];
+            uint32_t after = VR_COMPACT_END_TICKET; /* none: the loop ends with `next` */
+            if (next < p.tiles) {
+                vr_compact_tile_fetch(vr_compact_buffers + ((i + 1) % nbuf) * words, p.in, p.n,
+                                      next);
+                if (threadIdx.x == 0)
+                    after = atomicAdd(ticket_counter, 1u); /* stored below */
+            }
+            const uint64_t tile = (uint64_t)ticket << VR_COMPACT_TILE_LOG2;
+            uint4 v[VR_COMPACT_ROUNDS];
+            uint32_t keep[VR_COMPACT_ROUNDS];
+#pragma unroll
+            for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r) {
+                const uint32_t g = r * VR_COMPACT_BLOCK + threadIdx.x;
+                v[r] = buf[g];
+                keep[r] = vr_compact_keep4(v[r], tile + (uint64_t)VR_COMPACT_VEC * g, p.n,
+                                           p.threshold);
+            }
+            if (ticket - p.delay_first < p.delay_tickets)
+                vr_compact_delay(p.delay_ns);
+            if (p.method == VR_COMPACT_ATOMIC) { /* round by round, straight to the output */
+#pragma unroll
+                for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
+                    vr_compact_put4(
+                        p.out + vr_compact_warp_atomic(p.dev, (uint32_t)__popc(keep[r])), v[r],
+                        keep[r]);
+            } else {
+                uint32_t at[VR_COMPACT_ROUNDS];
+                total = vr_compact_tile_rank(&sm.table, keep, at); /* B, C */
+                vr_compact_tile_stage((uint32_t *)buf, v, keep, at);
+                if (threadIdx.x == 0) {
+                    sm.held_ticket[slot] = ticket;
+                    sm.held_total[slot] = total;
+                    if (ordered)
+                        vr_compact_ordered_publish(p.dev, ticket, total);
+                    else
+                        sm.held_base[slot] =
+                            total ? atomicAdd(p.dev.counters + VR_COMPACT_RUNNING, total) : 0u;
+                }
+            }
+            if (threadIdx.x == 0)
+                sm.tickets[i & 1u] = after; /* tickets[i & 1] was last read at A of i - 1 */
+            ticket = next;
+            if (ticket >= p.tiles)
+                end = i + 1;
+        } else if (threadIdx.x == 0 && i == end) {
+            sm.held_ticket[slot] = VR_COMPACT_END_TICKET; /* for the hand-off warp */
+        }
+        if (ordered) {
+            vr_compact_exchange(); /* all 288 threads, every i */
+            if (tile_thread) {
+                if (i >= lag && i - lag < end) { /* tile i - lag: its offset came through */
+                    const uint32_t done = i - lag, held = done % VR_COMPACT_HELD;
+                    vr_compact_tile_store(p.out,
+                                          (const uint32_t *)(vr_compact_buffers +
+                                                             (done % nbuf) * words),
+                                          sm.held_base[held], sm.held_total[held], 0xffffffffu);
+                }
+            } else if (i + 1 >= lag) { /* tile i + 1 - lag, or the end marker in its slot */
+                const uint32_t held = (i + 1 - lag) % VR_COMPACT_HELD;
+                const uint32_t held_ticket = sm.held_ticket[held];
+                if (held_ticket == VR_COMPACT_END_TICKET) {
+                    end = i + 1 - lag;
+                } else {
+                    const uint32_t base = vr_compact_ordered_finish(p.dev, held_ticket,
+                                                                    sm.held_total[held], p.tiles);
+                    if ((threadIdx.x & (VR_WARP_SIZE - 1)) == 0)
+                        sm.held_base[held] = base;
+                }
+            }
+        } else if (p.method == VR_COMPACT_COLLATE && i < end) {
+            vr_compact_tile_sync(); /* D */
+            vr_compact_tile_store(p.out, (const uint32_t *)buf, sm.held_base[slot], total,
+                                  0xffffffffu);
+        }
+        if (end != VR_COMPACT_END_TICKET && i + 1 >= end + lag)
+            break;
     }
     vr_compact_end(p.dev);
 }
@@ -515,17 +632,26 @@ vr_status vr_compact_create(vr_compact_ctx **out, uint32_t max_n)
     VR_CUDA_GOTO(cudaEventCreate(&c->stop));
     c->cub_bytes = vr_compact_cub_bytes(max_n, c->stream);
     {
-        /* the persistent select kernel: all the shared memory it can use (6 blocks of 32 KB
-           per SM on an H100), and as many blocks as are resident at once */
-        int device = 0, sms = 0, per_sm = 0;
+        /* the persistent select kernel: all the shared memory it can use, and as many blocks
+           as are resident at once (H100: 5 with two tile buffers, 4 with ORDERED's three) */
+        int device = 0, sms = 0;
         VR_CUDA_GOTO(cudaGetDevice(&device));
         VR_CUDA_GOTO(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         VR_CUDA_GOTO(cudaFuncSetAttribute(vr_compact_select_kernel,
                                           cudaFuncAttributePreferredSharedMemoryCarveout,
                                           cudaSharedmemCarveoutMaxShared));
-        VR_CUDA_GOTO(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, vr_compact_select_kernel, VR_COMPACT_BLOCK, 0));
-        c->select_blocks = (uint32_t)(per_sm > 0 ? per_sm : 1) * (uint32_t)(sms > 0 ? sms : 1);
+        VR_CUDA_GOTO(cudaFuncSetAttribute(
+            vr_compact_select_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            (int)vr_compact_select_smem(VR_COMPACT_ORDERED, VR_COMPACT_LAG_MAX)));
+        for (uint32_t lag = 0; lag <= VR_COMPACT_LAG_MAX; ++lag) {
+            const uint32_t m = lag ? VR_COMPACT_ORDERED : VR_COMPACT_COLLATE;
+            int per_sm = 0;
+            VR_CUDA_GOTO(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, vr_compact_select_kernel, (int)vr_compact_select_threads(m),
+                vr_compact_select_smem(m, lag)));
+            c->select_blocks[lag] =
+                (uint32_t)(per_sm > 0 ? per_sm : 1) * (uint32_t)(sms > 0 ? sms : 1);
+        }
     }
     if ((st = vr_compact_state_create(&c->state, vr_compact_tiles(max_n ? max_n : 1), c->stream)) !=
             VR_OK ||
@@ -612,10 +738,12 @@ static vr_status vr_compact_launch(vr_compact_ctx *c, vr_compact_method m, uint3
         p.tiles = vr_compact_tiles(n);
         if ((st = vr_compact_state_next(c->state, p.tiles, &p.dev)) != VR_OK)
             return st;
+        p.lag = m == VR_COMPACT_ORDERED ? VR_COMPACT_ORDERED_LAG : 0u;
         /* persistent: more blocks than fit would only take tickets later, fewer than tiles */
-        uint32_t blocks = c->blocks_cap ? c->blocks_cap : c->select_blocks;
+        uint32_t blocks = c->blocks_cap ? c->blocks_cap : c->select_blocks[p.lag];
         blocks = blocks < p.tiles ? blocks : p.tiles;
-        vr_compact_select_kernel<<<blocks, VR_COMPACT_BLOCK, 0, c->stream>>>(p);
+        vr_compact_select_kernel<<<blocks, vr_compact_select_threads(m),
+                                   vr_compact_select_smem(m, p.lag), c->stream>>>(p);
         VR_LAUNCH_CHECK("vr_compact_select_kernel", c->stream);
         return VR_OK;
     }

@@ -18,7 +18,9 @@
  * stage's 112-byte queue entries twice): each block publishes its count, looks back within its
  * section at the counts of the blocks before it, and takes the sections before its own from
  * their flags (an aggregate as soon as a section's 32 counts are known, an inclusive prefix once
- * its predecessors are), so it learns its final offset and writes once.
+ * its predecessors are; a block that finds a section's flag still empty adds up the section's
+ * counts itself when they are all there, so nobody waits for a section's last block to close
+ * it), so it learns its final offset and writes once.
  *
  * Why it cannot deadlock, even on an H100 where blocks of a later section may be resident
  * before earlier ones: a block's position is not blockIdx but a ticket taken with one atomicAdd
@@ -35,7 +37,8 @@
  * block calls each block-level function (a thread with nothing passes k = 0), each block calls
  * vr_compact_begin first and vr_compact_end last. Total outputs of a launch < 2^32.
  * Costs per block: ordered: 1 ticket atomic, 1 status store, <= 31 status loads in its
- * section, a look-back over section flags (usually one 256-byte load), 1 done atomic; collate:
+ * section and a look-back over section flags (usually one 256-byte load), issued together so
+ * they cost one round trip when nothing is late, 1 done atomic; collate:
  * 3 atomics; atomic: 2 atomics + 1 per warp call. Shared memory: one vr_compact_shared
  * (140 bytes). Each vr_compact_block_rank holds two __syncthreads, the bases one each side.
  * The state (vr_compact_dev, compact.h) needs no reset between launches. CPU twin:
@@ -184,26 +187,53 @@ static __device__ uint64_t vr_compact_wait(const vr_compact_dev d, const uint64_
     }
 }
 
-/* Outputs of all sections before `section`, by one warp: lane i reads the flag of section
- * section - 1 - i; once the lanes up to the nearest inclusive prefix (or all 32) hold words
- * of this launch, their values add up to the answer (aggregates of the sections in between
- * plus that prefix), else the window moves 32 sections down. Only earlier sections are read. */
-static __device__ uint32_t vr_compact_lookback(const vr_compact_dev d, uint32_t section)
+/* The aggregate of the full section q from its 32 counts, by one warp, when all of them are
+ * published (returns 1; 0 if not yet): a block that looks back need not wait for the section's
+ * last block to close it. The result is entered into the section's flag if that still holds
+ * `stale` (the word the caller read there, of an earlier launch): a compare-and-swap, so an
+ * aggregate or prefix the closer stored meanwhile is never overwritten. */
+static __device__ int vr_compact_section_from_counts(const vr_compact_dev d, uint32_t q,
+                                                     uint64_t stale)
+{
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint64_t w = vr_compact_load(d.status + ((uint64_t)q << VR_COMPACT_SECTION_LOG2) + lane);
+    if (!__all_sync(VR_FULL_MASK, vr_compact_state_of(w, d.epoch) != VR_COMPACT_EMPTY))
+        return 0;
+    const uint32_t sum = __reduce_add_sync(VR_FULL_MASK, (uint32_t)w);
+    if (lane == 0)
+        atomicCAS((unsigned long long *)(d.status + d.block_capacity + q),
+                  (unsigned long long)stale,
+                  (unsigned long long)vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, sum));
+    return 1;
+}
+
+/* Outputs of all sections before `section` (> 0), by one warp: lane i reads the flag of
+ * section section - 1 - i (`first`: the words of the first window, already loaded by the
+ * caller); once the lanes up to the nearest inclusive prefix (or all 32) hold words of this
+ * launch, their values add up to the answer (aggregates of the sections in between plus that
+ * prefix), else the window moves 32 sections down. A section still empty gets its aggregate
+ * from its counts when they are all published (vr_compact_section_from_counts); only then does
+ * the warp sleep and read again. Only earlier sections are read. */
+static __device__ uint32_t vr_compact_lookback(const vr_compact_dev d, uint32_t section,
+                                               uint64_t first)
 {
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
     const uint64_t *sections = d.status + d.block_capacity;
     uint32_t sum = 0;
     int64_t top = (int64_t)section - 1;
+    uint64_t w = first;
+    int loaded = 1;
     const uint64_t t0 = vr_compact_clock_ns();
     uint32_t sleep_ns = 0;
     for (;;) {
         const int64_t at = top - (int64_t)lane;
-        uint64_t w;
         uint32_t state, need, prefixes;
         for (;;) {
             /* before section 0 lies an empty prefix */
-            w = at >= 0 ? vr_compact_load(sections + at)
-                        : vr_compact_tag(d.epoch, VR_COMPACT_PREFIX, 0);
+            if (!loaded)
+                w = at >= 0 ? vr_compact_load(sections + at)
+                            : vr_compact_tag(d.epoch, VR_COMPACT_PREFIX, 0);
+            loaded = 0;
             state = vr_compact_state_of(w, d.epoch);
             prefixes = __ballot_sync(VR_FULL_MASK, state == VR_COMPACT_PREFIX);
             const uint32_t ready = __ballot_sync(VR_FULL_MASK, state != VR_COMPACT_EMPTY);
@@ -211,6 +241,10 @@ static __device__ uint32_t vr_compact_lookback(const vr_compact_dev d, uint32_t 
             need = prefixes ? (prefixes ^ (prefixes - 1u)) : VR_FULL_MASK;
             if ((ready & need) == need)
                 break;
+            const uint32_t missing = (uint32_t)__ffs(need & ~ready) - 1u; /* nearest empty */
+            const uint64_t stale = __shfl_sync(VR_FULL_MASK, w, missing);
+            if (vr_compact_section_from_counts(d, (uint32_t)(top - (int64_t)missing), stale))
+                continue; /* its flag now holds a word of this launch */
             if (__any_sync(VR_FULL_MASK, vr_compact_clock_ns() - t0 > VR_COMPACT_WAIT_NS)) {
                 if (lane == 0)
                     atomicOr(d.counters + VR_COMPACT_ERROR, 1u);
@@ -227,16 +261,26 @@ static __device__ uint32_t vr_compact_lookback(const vr_compact_dev d, uint32_t 
     }
 }
 
-/* The hand-off itself, by one warp (all 32 lanes call it, each gets the result): the first
- * output index of a block (or a stand-alone kernel's tile) with `count` outputs at position
- * `ticket` of a launch of `tickets` positions. Publishes the count, waits for the counts of the
- * positions before it in its section, and for the section's start from the section flags; the
- * section's last position (31, or the launch's last) publishes the section's aggregate and then
- * its inclusive prefix; the launch's last position leaves the total in RUNNING. Waits only for
- * earlier positions, so the argument above holds position by position for a block that holds
- * several tickets too, as long as it takes them by atomicAdd while it runs and hands them off
- * in increasing order (the persistent stand-alone kernel of compact.cu). */
-static __device__ uint32_t vr_compact_ordered_offset(const vr_compact_dev d, uint32_t ticket,
+/* The hand-off in two steps, by one warp (all 32 lanes call both; each gets the result):
+ * vr_compact_ordered_publish makes the count of position `ticket` visible and waits for
+ * nothing; vr_compact_ordered_finish, called after it (at once, or after other work: the
+ * persistent stand-alone kernel of compact.cu ranks its next tile in between), returns the
+ * first output index of the position's `count` outputs in a launch of `tickets` positions.
+ * finish waits for the counts of the positions before it in its section and for the section's
+ * start from the section flags; the section's last position (31, or the launch's last)
+ * publishes the section's aggregate and then its inclusive prefix; the launch's last position
+ * leaves the total in RUNNING. Both wait only for earlier positions, so the argument above
+ * holds position by position for a block that holds several tickets too, as long as it takes
+ * them by atomicAdd while it runs, publishes each count before it waits for anything of a
+ * later position, and finishes its positions in increasing order (see compact.cu). */
+static __device__ __forceinline__ void vr_compact_ordered_publish(const vr_compact_dev d,
+                                                                  uint32_t ticket, uint32_t count)
+{
+    if ((threadIdx.x & (VR_WARP_SIZE - 1)) == 0)
+        vr_compact_store(d.status + ticket, vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, count));
+}
+
+static __device__ uint32_t vr_compact_ordered_finish(const vr_compact_dev d, uint32_t ticket,
                                                      uint32_t count, uint32_t tickets)
 {
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
@@ -244,15 +288,22 @@ static __device__ uint32_t vr_compact_ordered_offset(const vr_compact_dev d, uin
     const uint32_t pos = ticket & (VR_COMPACT_SECTION - 1);
     const uint32_t first = section << VR_COMPACT_SECTION_LOG2;
     uint64_t *sections = d.status + d.block_capacity;
-    if (lane == 0)
-        vr_compact_store(d.status + ticket, vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, count));
-    const uint32_t mine = lane < pos ? (uint32_t)vr_compact_wait(d, d.status + first + lane) : 0u;
-    const uint32_t within = __reduce_add_sync(VR_FULL_MASK, mine);
+    /* one round trip in the usual case: the counts before this position in its section and
+       the first window of section flags are loaded together */
+    uint64_t mine = lane < pos ? vr_compact_load(d.status + first + lane)
+                               : vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, 0);
+    const int64_t at = (int64_t)section - 1 - (int64_t)lane;
+    const uint64_t window = section == 0 ? 0u
+                            : at >= 0    ? vr_compact_load(sections + at)
+                                         : vr_compact_tag(d.epoch, VR_COMPACT_PREFIX, 0);
+    if (vr_compact_state_of(mine, d.epoch) == VR_COMPACT_EMPTY)
+        mine = vr_compact_wait(d, d.status + first + lane);
+    const uint32_t within = __reduce_add_sync(VR_FULL_MASK, (uint32_t)mine);
     const int closes = pos == VR_COMPACT_SECTION - 1 || ticket == tickets - 1;
     if (closes && lane == 0 && section > 0)
         vr_compact_store(sections + section,
                          vr_compact_tag(d.epoch, VR_COMPACT_AGGREGATE, within + count));
-    const uint32_t before = section ? vr_compact_lookback(d, section) : 0u;
+    const uint32_t before = section ? vr_compact_lookback(d, section, window) : 0u;
     if (lane == 0) {
         if (closes)
             vr_compact_store(sections + section, vr_compact_tag(d.epoch, VR_COMPACT_PREFIX,
@@ -261,6 +312,16 @@ static __device__ uint32_t vr_compact_ordered_offset(const vr_compact_dev d, uin
             atomicExch(d.counters + VR_COMPACT_RUNNING, before + within + count);
     }
     return before + within;
+}
+
+/* Both steps at once: the hand-off of a block that has nothing else to do meanwhile. */
+static __device__ __forceinline__ uint32_t vr_compact_ordered_offset(const vr_compact_dev d,
+                                                                     uint32_t ticket,
+                                                                     uint32_t count,
+                                                                     uint32_t tickets)
+{
+    vr_compact_ordered_publish(d, ticket, count);
+    return vr_compact_ordered_finish(d, ticket, count, tickets);
 }
 
 /* The block's first output index in input (ticket) order, after all its rounds were ranked

@@ -27,6 +27,18 @@ static_assert(VR_COMPACT_ROUNDS * VR_COMPACT_WARPS == VR_WARP_SIZE,
 static_assert(VR_COMPACT_ROUND * VR_COMPACT_ROUNDS == VR_COMPACT_TILE, "tile shape");
 static_assert(VR_WARP_SIZE * VR_COMPACT_VEC == 1u << VR_COMPACT_WARP_RUN_LOG2, "warp run");
 
+/* Barrier of the VR_COMPACT_BLOCK threads that hold a tile (named barrier 1): in a block of
+ * exactly those threads it is __syncthreads; the ordered select kernel (compact.cu) adds a
+ * hand-off warp that never takes part in it. The non-aligned form (`barrier.sync`, not
+ * `bar.sync`): the compiler does not know that inline assembly needs a converged warp, and an
+ * aligned barrier reached by part of a warp counts the whole warp as arrived. */
+#define VR_COMPACT_BAR_TILE 1
+static __device__ __forceinline__ void vr_compact_tile_sync(void)
+{
+    asm volatile("barrier.sync %0, %1;" ::"n"(VR_COMPACT_BAR_TILE), "n"(VR_COMPACT_BLOCK)
+                 : "memory");
+}
+
 /* The table of a tile's ranking (shared memory): the counts of the 32 (round, warp) pairs, then
  * their exclusive offsets in the tile, and the tile's total. */
 typedef struct vr_compact_tile_table {
@@ -48,7 +60,7 @@ static __device__ __forceinline__ uint32_t vr_compact_keep4(const uint4 v, uint6
  * one; the others follow it) and the tile's total, from the keep masks. Per round a warp scan
  * of popc(keep) (bit decomposition, 3 ballots), lane 0 enters the warp's count in the table at
  * round * 8 + warp, so the 32 pairs are in input order; warp 0 scans them. Every thread calls
- * it; two __syncthreads (the table may be written again after a third). */
+ * it; two vr_compact_tile_sync (the table may be written again after a third). */
 static __device__ __forceinline__ uint32_t
 vr_compact_tile_rank(vr_compact_tile_table *t, const uint32_t keep[VR_COMPACT_ROUNDS],
                      uint32_t at[VR_COMPACT_ROUNDS])
@@ -61,14 +73,14 @@ vr_compact_tile_rank(vr_compact_tile_table *t, const uint32_t keep[VR_COMPACT_RO
         if (lane == 0)
             t->pair[r * VR_COMPACT_WARPS + warp] = warp_total;
     }
-    __syncthreads();
+    vr_compact_tile_sync();
     if (warp == 0) {
         uint32_t total;
         t->pair[lane] = vr_compact_warp_scan(t->pair[lane], &total); /* each lane its own pair */
         if (lane == 0)
             t->total = total;
     }
-    __syncthreads();
+    vr_compact_tile_sync();
 #pragma unroll
     for (uint32_t r = 0; r < VR_COMPACT_ROUNDS; ++r)
         at[r] += t->pair[r * VR_COMPACT_WARPS + warp];
@@ -102,7 +114,7 @@ static __device__ __forceinline__ void vr_compact_tile_stage(uint32_t *staged,
 }
 
 /* out[base + i] = staged[i] for i < count and base + i < capacity, thread t taking i = t,
- * t + 256, ...: each warp store covers 128 consecutive bytes. After a __syncthreads that
+ * t + 256, ...: each warp store covers 128 consecutive bytes. After a vr_compact_tile_sync that
  * follows the staging. */
 static __device__ __forceinline__ void vr_compact_tile_store(uint32_t *out, const uint32_t *staged,
                                                              uint32_t base, uint32_t count,
