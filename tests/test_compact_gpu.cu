@@ -179,8 +179,10 @@ VR_TEST(test_compact_select_small, "gpu-small/compact-select")
 }
 
 /* The persistent kernel with few blocks, so each loops over many tiles (the ticket ring, the
- * double buffer, a block handing off tiles of several sections; 1 block: it never waits for
- * itself): sizes around the tile, the vector and the section, every percent. */
+ * tile buffers, ordered's hand-off warp taking offsets two tiles late and the tiles still held
+ * when a block runs out, a block handing off tiles of several sections; 1 block: it never
+ * waits for itself; sizes of 1 and 2 tiles: fewer tiles than the lag): sizes around the tile,
+ * the vector and the section, every percent. */
 #define VR_TEST_PERSISTENT (1u << VR_COMPACT_ORDERED | 1u << VR_COMPACT_COLLATE | 1u << VR_COMPACT_ATOMIC)
 static const uint32_t vr_test_few_blocks[] = {1, 2, 3, 7};
 
