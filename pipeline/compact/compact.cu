@@ -22,17 +22,14 @@
 /* flag and scatter passes: 4 elements per thread */
 #define VR_COMPACT_PASS_BLOCK 256u
 
-/* ORDERED runs a hand-off warp beside the VR_COMPACT_BLOCK threads that hold tiles, and three
- * tile buffers instead of two (the kernel's comment says why). */
+/* ORDERED runs a hand-off warp beside the VR_COMPACT_BLOCK threads that hold tiles and takes
+ * a tile's offset VR_COMPACT_ORDERED_LAG tiles after its count (the kernel's comment says why). */
 #define VR_COMPACT_HANDOFF_THREADS VR_WARP_SIZE
-#define VR_COMPACT_HELD 4u /* slots of the ring of ranked tiles (more than the largest lag) */
+#define VR_COMPACT_HELD 4u /* slots of the ring of ranked tiles */
 #define VR_COMPACT_ORDERED_LAG 2u /* >= 2: the hand-off warp reads a slot only after the
                                      exchange that follows the one it was written before */
-#define VR_COMPACT_LAG_MAX 2u
-static_assert(VR_COMPACT_ORDERED_LAG >= 2 && VR_COMPACT_ORDERED_LAG <= VR_COMPACT_LAG_MAX &&
-                  VR_COMPACT_LAG_MAX < VR_COMPACT_HELD,
+static_assert(VR_COMPACT_ORDERED_LAG >= 2 && VR_COMPACT_ORDERED_LAG < VR_COMPACT_HELD,
               "the slot ring outlives the tiles held");
-#define VR_COMPACT_TILE_BYTES (VR_COMPACT_TILE * 4u)
 
 struct vr_compact_state {
     uint32_t *d_counters; /* VR_COMPACT_COUNTER_WORDS */
@@ -53,9 +50,8 @@ struct vr_compact_ctx {
     void *d_cub;             /* cub_bytes: CUB's temporary storage, the most any method needs */
     size_t cub_bytes;
     vr_hp *hp[2];            /* VR_HP_PLAIN, VR_HP_VEC4 over max_n cells */
-    uint32_t select_blocks[VR_COMPACT_LAG_MAX + 1]; /* blocks of the persistent select kernel
-                                       that fit on the device: [0] COLLATE and ATOMIC,
-                                       [lag] ORDERED */
+    uint32_t select_blocks[2]; /* blocks of the persistent select kernel that fit on the
+                                  device: [0] COLLATE and ATOMIC, [1] ORDERED */
     uint32_t blocks_cap;     /* vr_compact_set_blocks: its blocks instead (0: select_blocks) */
     uint32_t delay_first, delay_tickets, delay_ns; /* vr_compact_set_delay */
 };
@@ -68,7 +64,6 @@ typedef struct vr_compact_select_params {
     uint32_t n;
     uint32_t tiles;         /* ceil(n / VR_COMPACT_TILE): the tickets that carry work */
     uint32_t method;        /* VR_COMPACT_ORDERED, _COLLATE or _ATOMIC */
-    uint32_t lag;           /* ORDERED: a tile's offset is taken this many tiles after its count */
     uint32_t delay_first, delay_tickets, delay_ns; /* test hook: tickets that wait first */
 } vr_compact_select_params;
 
@@ -176,8 +171,7 @@ static __device__ __forceinline__ void vr_compact_tile_fetch(uint4 *buf, const u
 #define VR_COMPACT_ORDERED_THREADS (VR_COMPACT_BLOCK + VR_COMPACT_HANDOFF_THREADS)
 static __device__ __forceinline__ void vr_compact_exchange(void)
 {
-    /* thread 0 has just written slot words alone: its warp reconverges first, so that no lane
-       arrives before those writes (compute-sanitizer's racecheck reported them otherwise) */
+    /* thread 0 has just written slot words alone: its warp reconverges before it arrives */
     __syncwarp();
     asm volatile("barrier.sync %0, %1;" ::"n"(VR_COMPACT_BAR_EXCHANGE),
                  "n"(VR_COMPACT_ORDERED_THREADS)
@@ -198,17 +192,17 @@ typedef struct vr_compact_select_shared {
     uint32_t held_base[VR_COMPACT_HELD];
 } vr_compact_select_shared;
 
-/* Tile buffers: ORDERED at lag L holds 2 + L (the tile being ranked, the L tiles waiting for
- * their offsets, the next tile's copy: the oldest waiting one is written while the next one's
- * copy lands in the buffer it frees), the others 2. */
-static __host__ __device__ uint32_t vr_compact_select_buffers(uint32_t m, uint32_t lag)
+/* Tile buffers: ORDERED holds 2 + VR_COMPACT_ORDERED_LAG (the tile being ranked, the tiles
+ * waiting for their offsets, the next tile's copy: the oldest waiting one is written while the
+ * next one's copy lands in the buffer it frees), the others 2. */
+static __host__ __device__ uint32_t vr_compact_select_buffers(uint32_t m)
 {
-    return m == VR_COMPACT_ORDERED ? 2u + lag : 2u;
+    return m == VR_COMPACT_ORDERED ? 2u + VR_COMPACT_ORDERED_LAG : 2u;
 }
 
-static size_t vr_compact_select_smem(uint32_t m, uint32_t lag)
+static size_t vr_compact_select_smem(uint32_t m)
 {
-    return (size_t)vr_compact_select_buffers(m, lag) * VR_COMPACT_TILE * 4u;
+    return (size_t)vr_compact_select_buffers(m) * VR_COMPACT_TILE * 4u;
 }
 
 static uint32_t vr_compact_select_threads(uint32_t m)
@@ -278,7 +272,8 @@ __global__ void __maxnreg__(VR_COMPACT_SELECT_MAX_REGS)
     __shared__ vr_compact_select_shared sm;
     const int ordered = p.method == VR_COMPACT_ORDERED;
     const int tile_thread = threadIdx.x < VR_COMPACT_BLOCK; /* else ORDERED's hand-off warp */
-    const uint32_t lag = ordered ? p.lag : 0u, nbuf = vr_compact_select_buffers(p.method, lag);
+    const uint32_t lag = ordered ? VR_COMPACT_ORDERED_LAG : 0u;
+    const uint32_t nbuf = vr_compact_select_buffers(p.method);
     const uint32_t words = VR_COMPACT_TILE / VR_COMPACT_VEC; /* uint4 per buffer */
     uint32_t *const ticket_counter = p.dev.counters + VR_COMPACT_TICKET;
     if (threadIdx.x == 0)
@@ -633,7 +628,7 @@ vr_status vr_compact_create(vr_compact_ctx **out, uint32_t max_n)
     c->cub_bytes = vr_compact_cub_bytes(max_n, c->stream);
     {
         /* the persistent select kernel: all the shared memory it can use, and as many blocks
-           as are resident at once (H100: 5 with two tile buffers, 4 with ORDERED's three) */
+           as are resident at once (H100: 5 with two tile buffers, 3 with ORDERED's four) */
         int device = 0, sms = 0;
         VR_CUDA_GOTO(cudaGetDevice(&device));
         VR_CUDA_GOTO(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -642,14 +637,14 @@ vr_status vr_compact_create(vr_compact_ctx **out, uint32_t max_n)
                                           cudaSharedmemCarveoutMaxShared));
         VR_CUDA_GOTO(cudaFuncSetAttribute(
             vr_compact_select_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-            (int)vr_compact_select_smem(VR_COMPACT_ORDERED, VR_COMPACT_LAG_MAX)));
-        for (uint32_t lag = 0; lag <= VR_COMPACT_LAG_MAX; ++lag) {
-            const uint32_t m = lag ? VR_COMPACT_ORDERED : VR_COMPACT_COLLATE;
+            (int)vr_compact_select_smem(VR_COMPACT_ORDERED)));
+        for (uint32_t k = 0; k < 2; ++k) {
+            const uint32_t m = k ? VR_COMPACT_ORDERED : VR_COMPACT_COLLATE;
             int per_sm = 0;
             VR_CUDA_GOTO(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                 &per_sm, vr_compact_select_kernel, (int)vr_compact_select_threads(m),
-                vr_compact_select_smem(m, lag)));
-            c->select_blocks[lag] =
+                vr_compact_select_smem(m)));
+            c->select_blocks[k] =
                 (uint32_t)(per_sm > 0 ? per_sm : 1) * (uint32_t)(sms > 0 ? sms : 1);
         }
     }
@@ -738,12 +733,12 @@ static vr_status vr_compact_launch(vr_compact_ctx *c, vr_compact_method m, uint3
         p.tiles = vr_compact_tiles(n);
         if ((st = vr_compact_state_next(c->state, p.tiles, &p.dev)) != VR_OK)
             return st;
-        p.lag = m == VR_COMPACT_ORDERED ? VR_COMPACT_ORDERED_LAG : 0u;
         /* persistent: more blocks than fit would only take tickets later, fewer than tiles */
-        uint32_t blocks = c->blocks_cap ? c->blocks_cap : c->select_blocks[p.lag];
+        uint32_t blocks =
+            c->blocks_cap ? c->blocks_cap : c->select_blocks[m == VR_COMPACT_ORDERED];
         blocks = blocks < p.tiles ? blocks : p.tiles;
-        vr_compact_select_kernel<<<blocks, vr_compact_select_threads(m),
-                                   vr_compact_select_smem(m, p.lag), c->stream>>>(p);
+        vr_compact_select_kernel<<<blocks, vr_compact_select_threads(m), vr_compact_select_smem(m),
+                                   c->stream>>>(p);
         VR_LAUNCH_CHECK("vr_compact_select_kernel", c->stream);
         return VR_OK;
     }
