@@ -5,6 +5,7 @@
  * Try: `vreuse info sphere foliage:240k terrain:1M ../shared/scenes/stanford-bunny.obj@7M`.
  */
 #include "scenes/scene_internal.h"
+#include "pipeline/vr_mem.h"
 
 #include <assert.h>
 #include <math.h>
@@ -23,10 +24,10 @@ static vr_status mesh_alloc(vr_mesh *m, uint64_t vertices, uint64_t triangles, i
                         what, (unsigned long long)vertices, (unsigned long long)triangles);
     m->vertex_count = (uint32_t)vertices;
     m->index_count = (uint32_t)(triangles * 3);
-    m->positions = malloc(vertices * 3 * sizeof(float));
-    m->normals = malloc(vertices * 3 * sizeof(float));
-    m->texcoords = texcoords ? malloc(vertices * 2 * sizeof(float)) : NULL;
-    m->indices = malloc(triangles * 3 * sizeof(uint32_t));
+    m->positions = vr_alloc_huge(vertices * 3 * sizeof(float), 0);
+    m->normals = vr_alloc_huge(vertices * 3 * sizeof(float), 0);
+    m->texcoords = texcoords ? vr_alloc_huge(vertices * 2 * sizeof(float), 0) : NULL;
+    m->indices = vr_alloc_huge(triangles * 3 * sizeof(uint32_t), 0);
     if (!m->positions || !m->normals || !m->indices || (texcoords && !m->texcoords)) {
         vr_mesh_free(m);
         return VR_ERROR(VR_ERR_OOM, "%s: cannot allocate %llu vertices and %llu triangles", what,
@@ -37,9 +38,6 @@ static vr_status mesh_alloc(vr_mesh *m, uint64_t vertices, uint64_t triangles, i
 
 /* ---- sphere ------------------------------------------------------------------------------ */
 
-/* rings latitude bands, segs longitudes; one vertex per pole and the seam column shared, so
- * the mesh is closed and vertices ~ triangles / 2 (ideal reuse 1 - 1/6). Emitted top to
- * bottom, band by band, counter-clockwise seen from outside. */
 /* A geodesic sphere: each face of an icosahedron split into n^2 triangles (frequency n), the
  * points pushed onto the unit sphere. 20 n^2 triangles, 10 n^2 + 2 vertices, valence 5 or 6
  * everywhere; n = 64 gives the paper's `sphere` (81,920 triangles, 40,962 vertices). A

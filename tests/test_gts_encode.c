@@ -5,7 +5,8 @@
  * it was made linear-time (commit 8361048), so a faster encoder must produce the same bytes.
  * Meshes: the hand-made ones of test_gts.c, seeded random soups (duplicates, degenerate and
  * non-manifold triangles, an edge shared by 150 triangles, a vertex of valence 400), the
- * generators, and two shared scenes (skipped when ../shared/scenes is missing).
+ * generators, and two shared scenes (skipped when ../shared/scenes is missing). Each mode is also
+ * encoded without a map (the same file), and the map's new_of_old must invert old_of_new.
  * Group "gts/"; run `vreuse_tests gts/encode-pinned` (VR_PRINT_HASHES=1 prints the hashes).
  */
 #include "tests/test.h"
@@ -45,6 +46,23 @@ static uint64_t encodings_hash(const vr_mesh *m, const char *what)
         size_t written = 0;
         VR_EXPECT(img && vr_gts_write_memory(img, bytes, &written, &g) == VR_OK, "%s", what);
         h = fnv1a64_add(h, img, written);
+        /* new_of_old is the inverse of old_of_new (it is not hashed) */
+        uint32_t bad = 0;
+        for (uint32_t v = 0; v < map.vertex_count; ++v)
+            bad += map.new_of_old[map.old_of_new[v]] != v;
+        VR_EXPECT(bad == 0, "%s variant %d: new_of_old is not old_of_new's inverse at %u ids",
+                  what, variant, bad);
+        /* without a map (the file writers' call) the same file */
+        vr_gts g2;
+        VR_EXPECT(vr_gts_encode(&g2, NULL, m, &o) == VR_OK, "%s variant %d without a map: %s",
+                  what, variant, vr_last_error());
+        uint8_t *img2 = malloc(bytes);
+        size_t written2 = 0;
+        VR_EXPECT(img2 && vr_gts_write_memory(img2, bytes, &written2, &g2) == VR_OK &&
+                      written2 == written && memcmp(img, img2, written) == 0,
+                  "%s variant %d: the file differs when no map is asked for", what, variant);
+        free(img2);
+        vr_gts_free(&g2);
         h = fnv1a64_add(h, map.indices, 3 * (size_t)map.strip_triangle_count * 4);
         h = fnv1a64_add(h, map.triangle_source, (size_t)map.strip_triangle_count * 4);
         h = fnv1a64_add(h, map.old_of_new, (size_t)map.vertex_count * 4);

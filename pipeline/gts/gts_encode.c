@@ -5,7 +5,10 @@
  * first visit in V, INC bits, and the re-used vertices U as zigzag deltas in Simple-9 words.
  * Linear time in the triangle count, no sort anywhere: rings by a counting sort, twins (the
  * half-edge across each edge) grouped per vertex in a scratch table, O(1) edge lookups, bounded
- * trials, a linear Simple-9 packer; two threads where phases split (twins, output packing).
+ * trials, a linear Simple-9 packer. The streams (C, INC, the deltas, the map) are written as the
+ * walk commits each triangle, while it is in cache; a second thread faults the big buffers in
+ * ahead of their first use (first touches cost more than the walk on the development VM), then
+ * splits the twins and the output packing with this one; dead walk buffers become the vertex data.
  * The bytes are pinned (`vreuse_tests gts/encode-pinned`); bench/NOTES.md has the phase times.
  * CPU twin of nothing: the decoders (gts_decode_ref.c, gts_decode.cu) invert it.
  * Try: `vreuse compress ../shared/scenes/igea.ply --restart deg`, `vreuse_tests gts/`.
@@ -15,6 +18,8 @@
 #include "pipeline/vr_mem.h"
 
 #include <assert.h>
+#include <stdio.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +59,7 @@ typedef struct vr_bridge {
 typedef struct vr_vert {
     uint32_t ring, ring_end; /* ring[ring .. ring_end); emptied once added to a belt */
     uint32_t vid;            /* first-visit id so far, NONE before the first visit */
+    uint32_t fid;            /* final id: first visit in the committed V, NONE before it */
 } vr_vert;
 
 /* Per triangle: where each of its half-edges can be continued, and its belt state. */
@@ -64,6 +70,38 @@ typedef struct vr_tri_adj {
 } vr_tri_adj;
 
 #define VR_EMITTED INT32_MAX
+
+/* A bit stream of 32-bit words, LSB first; the partial word waits in acc. */
+typedef struct vr_bitstream {
+    uint32_t *w;
+    size_t cap; /* words */
+    uint64_t len; /* bits */
+    uint32_t acc;
+} vr_bitstream;
+
+/* The streams as the walk commits them (commit()). */
+typedef struct vr_out {
+    int map;                 /* the caller asked for the map: tri and source are kept */
+    int dead, oom, delta_overflow; /* dead: nothing more is committed (an error after the walk) */
+    uint32_t bad_u, bad_prev_u; /* the re-used vertex whose delta needs more than 28 bits */
+    uint32_t emitted;        /* emissions committed */
+    uint32_t restarts;       /* R codes after the first emission */
+    uint32_t strips;         /* strip triangles (bridges included) */
+    uint32_t v_count, u_count, next, prev_u; /* V entries, U entries, new ids, U[k-1] */
+    uint32_t cur[3];         /* the last strip triangle, source ids */
+    vr_bitstream c, inc;
+    uint32_t *deltas;        /* u_count zigzag deltas of the re-used vertices */
+    uint32_t *old_of_new;    /* vc */
+    uint32_t *tri, *source;  /* map: 3 new ids and the source of each strip triangle */
+    uint32_t *degen;         /* deg. mode: strip positions of degenerate source triangles */
+    size_t deltas_cap, tri_cap, source_cap, degen_cap;
+    uint32_t degen_count;
+} vr_out;
+
+/* The emissions a trial may still read or undo: the last committed one and up to LOOKAHEAD
+ * after it, in a ring. */
+#define E_RING 64
+#define E_AT(i) ((i) & (E_RING - 1))
 
 typedef struct vr_enc {
     uint32_t n, vc;
@@ -83,10 +121,11 @@ typedef struct vr_enc {
     uint32_t xq_head;      /* vertices pushed (source corner order) */
     uint32_t xq_done;      /* vertices expanded */
     int32_t belt_id;       /* the belt being stripified */
-    uint32_t *e_tri;       /* n: emission order */
-    uint8_t *e_rot;        /* n: rotation r: (t[r], t[r+1], t[r+2]) */
-    uint8_t *e_code;       /* n: R for strip starts, N or P */
+    uint32_t e_tri[E_RING];  /* emission order (ring, E_AT) */
+    uint8_t e_rot[E_RING];   /* rotation r: (t[r], t[r+1], t[r+2]) */
+    uint8_t e_code[E_RING];  /* R for strip starts, N or P */
     uint32_t e_count;
+    vr_out out;
     vr_gts_restart mode;
     vr_bridge *bridges;    /* PATTERN_COUNT, deg. mode */
     /* running estimate of the final numbering, for the lookahead's bit costs (vert[].vid) */
@@ -272,6 +311,8 @@ static void expand_drain(vr_enc *e)
         expand_vertex(e, e->xq[e->xq_done % XQ_SIZE], e->belt_id + 1, e->next_list, &e->next_len);
 }
 
+static void commit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code);
+
 /* Appends triangle t with rotation rot to the emission order; returns the estimated bits of
  * its V entries (R: all three vertices, N/P: the new one). Outside trials, its vertices'
  * unassigned neighbors join the next belt now, while they are in cache: the order is the one
@@ -282,14 +323,16 @@ static uint32_t emit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
     uint32_t v[3];
     rotated(e, t, rot, v);
     e->adj[t].belt = VR_EMITTED;
-    if (e->trial)
+    if (e->trial) {
         e->undo_tri[e->undo_tris++] = t;
-    else
+    } else {
         for (int j = 0; j < 3; ++j)
             expand_push(e, e->tri[3 * (size_t)t + j]);
-    e->e_tri[e->e_count] = t;
-    e->e_rot[e->e_count] = (uint8_t)rot;
-    e->e_code[e->e_count] = (uint8_t)code;
+        commit(e, t, rot, code);
+    }
+    e->e_tri[E_AT(e->e_count)] = t;
+    e->e_rot[E_AT(e->e_count)] = (uint8_t)rot;
+    e->e_code[E_AT(e->e_count)] = (uint8_t)code;
     ++e->e_count;
     if (code == VR_GTS_CODE_R)
         return visit(e, v[0]) + visit(e, v[1]) + visit(e, v[2]);
@@ -311,7 +354,7 @@ static uint32_t start_rotation(vr_enc *e, uint32_t t)
         if (e->mode == VR_GTS_RESTART_DEGENERATE && e->e_count > 0) {
             uint32_t prev[3], next[3];
             uint8_t lab[6];
-            rotated(e, e->e_tri[e->e_count - 1], e->e_rot[e->e_count - 1], prev);
+            rotated(e, e->e_tri[E_AT(e->e_count - 1)], e->e_rot[E_AT(e->e_count - 1)], prev);
             rotated(e, t, r, next);
             cost = (uint32_t)bridge_for(e, prev, next, lab)->depth;
         }
@@ -362,7 +405,7 @@ static int continue_strip(vr_enc *e, int32_t b, uint32_t *bits)
 {
     if (e->e_count == 0)
         return 0;
-    const uint32_t last = e->e_count - 1, t = e->e_tri[last], r = e->e_rot[last];
+    const uint32_t last = E_AT(e->e_count - 1), t = e->e_tri[last], r = e->e_rot[last];
     uint32_t rot_n = 0, rot_p = 0;
     /* exit edges of the rotated triangle: (v1 -> v2) is half-edge r+1, (v2 -> v0) is r+2 */
     const uint32_t cn = across(e, 3 * t + (r + 1) % 3, b, &rot_n);
@@ -500,23 +543,45 @@ static void *twin_range(void *arg)
     return NULL;
 }
 
+/* The big buffers of the encoder, faulted in on a thread of their own (vr_prefault) while the
+ * caller's thread counts the rings and walks: on the development VM a first touch is the
+ * largest single cost of the encoder (bench/NOTES.md). Joined before any of them is freed. */
+typedef struct vr_prefaulter {
+    void *ptr[8];
+    size_t bytes[8];
+    int count, started;
+    pthread_t thread;
+} vr_prefaulter;
+
+static void *prefault_run(void *arg)
+{
+    vr_prefaulter *pf = arg;
+    for (int i = 0; i < pf->count; ++i)
+        vr_prefault(pf->ptr[i], pf->bytes[i]);
+    return NULL;
+}
+
+static void prefault_add(vr_prefaulter *pf, void *p, size_t bytes)
+{
+    assert(pf->count < (int)VR_COUNT_OF(pf->ptr));
+    pf->ptr[pf->count] = p, pf->bytes[pf->count] = bytes, ++pf->count;
+}
+
+static void prefault_join(vr_prefaulter *pf)
+{
+    if (pf->started)
+        pthread_join(pf->thread, NULL);
+    pf->started = 0;
+}
+
 /* Rings: a counting sort of the corners by vertex (each triangle once per distinct vertex), so
  * each ring lists its half-edges in ascending order. Twins: per vertex w, its out-going
  * half-edges grouped by head in a scratch table indexed by vertex (first[x]: the lowest w -> x),
  * then every half-edge coming into w (the previous edge of each triangle in w's ring) looks up
  * the group of its tail. Linear in the triangle count; no sort. */
-static vr_status build_adjacency(vr_enc *e)
+static vr_status build_adjacency(vr_enc *e, uint32_t *scratch0, uint32_t *scratch1)
 {
     const uint32_t n = e->n, vc = e->vc;
-    e->vert = calloc(vc, sizeof *e->vert);
-    e->ring = malloc(3 * (size_t)n * sizeof *e->ring);
-    e->adj = malloc((size_t)n * sizeof *e->adj);
-    uint32_t *first = malloc(2 * (size_t)vc * sizeof *first);
-    if (!e->vert || !e->ring || !e->adj || !first) {
-        free(first);
-        return VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for "
-                        "the adjacency", vc, n);
-    }
     vr_vert *const vert = e->vert;
     const uint32_t *const tri = e->tri;
     for (uint32_t t = 0; t < n; ++t) { /* ring sizes, counted in ring_end */
@@ -529,7 +594,7 @@ static vr_status build_adjacency(vr_enc *e)
     for (uint32_t i = 0; i < vc; ++i) {
         const uint32_t count = vert[i].ring_end;
         vert[i].ring = vert[i].ring_end = sum; /* ring_end is the fill cursor until the end */
-        vert[i].vid = NONE;
+        vert[i].vid = vert[i].fid = NONE;
         sum += count;
     }
     for (uint32_t t = 0; t < n; ++t) {
@@ -544,19 +609,18 @@ static vr_status build_adjacency(vr_enc *e)
             e->adj[t].twin[0] = e->adj[t].twin[1] = e->adj[t].twin[2] = NONE;
     }
     /* twins: the vertices in two halves, one per thread, each with its own scratch table */
-    vr_twin_job jobs[2] = {{e, 0, vc / 2, first, 0}, {e, vc / 2, vc, first + vc, 0}};
-    memset(first, 0xff, 2 * (size_t)vc * sizeof *first);
+    vr_twin_job jobs[2] = {{e, 0, vc / 2, scratch0, 0}, {e, vc / 2, vc, scratch1, 0}};
+    memset(scratch0, 0xff, (size_t)vc * sizeof *scratch0);
+    memset(scratch1, 0xff, (size_t)vc * sizeof *scratch1);
     run_pair(twin_range, &jobs[0], twin_range, &jobs[1], n >= THREAD_MIN_TRIANGLES);
     const int shared = jobs[0].shared | jobs[1].shared;
     if (shared) { /* non-manifold or inconsistently oriented: chain the pages of each edge */
-        e->twin_next = malloc(3 * (size_t)n * sizeof *e->twin_next);
-        if (!e->twin_next) {
-            free(first);
+        e->twin_next = vr_alloc_huge(3 * (size_t)n * sizeof *e->twin_next, 0);
+        if (!e->twin_next)
             return VR_ERROR(VR_ERR_OOM, "gts encode: %u triangles: out of memory for the "
                             "non-manifold edges", n);
-        }
         memset(e->twin_next, 0xff, 3 * (size_t)n * sizeof *e->twin_next);
-        uint32_t *last = first; /* all NONE again */
+        uint32_t *last = scratch0; /* all NONE again */
         for (uint32_t w = 0; w < vc; ++w) {
             const uint32_t *ring = e->ring + vert[w].ring, len = vert[w].ring_end - vert[w].ring;
             for (uint32_t k = 0; k < len; ++k) {
@@ -574,229 +638,221 @@ static vr_status build_adjacency(vr_enc *e)
             }
         }
     }
-    free(first);
     return VR_OK;
 }
 
 static void enc_free(vr_enc *e)
 {
     void *const bufs[] = {e->vert, e->ring, e->adj, e->twin_next, e->stack, e->belt_list,
-                          e->next_list, e->e_tri, e->e_rot, e->e_code, e->bridges, e->undo_tri,
-                          e->undo_vid};
+                          e->next_list, e->bridges, e->undo_tri, e->undo_vid, e->out.c.w,
+                          e->out.inc.w, e->out.deltas, e->out.old_of_new, e->out.tri,
+                          e->out.source, e->out.degen};
     vr_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
-/* ---- streams -------------------------------------------------------------------------------- */
+/* ---- streams ------------------------------------------------------------------------------ */
 
-/* The strip triangle list T (source ids) with its codes and sources, and V (source ids). */
-typedef struct vr_strips {
-    uint32_t count, v_count, restarts;
-    uint32_t *tri;    /* 3 * count */
-    uint32_t *source; /* count */
-    uint8_t *code;    /* count */
-    uint32_t *v;      /* v_count */
-} vr_strips;
+/* The streams are written as the walk commits each emission (emit() outside trials), while the
+ * emitted triangle and its vertices are in cache: no pass over the emission order afterwards. */
 
-static void strips_push(vr_strips *st, const uint32_t t[3], uint32_t source, uint32_t code)
+/* Grows a word array to hold `need` words (realloc: a large block moves by remapping its pages,
+ * nothing is copied or touched again). Returns 0 when out of memory. */
+static int words_reserve(uint32_t **w, size_t *cap, size_t need)
 {
-    memcpy(st->tri + 3 * (size_t)st->count, t, 3 * sizeof *t);
-    st->source[st->count] = source;
-    st->code[st->count] = (uint8_t)code;
-    ++st->count;
+    if (need <= *cap)
+        return 1;
+    size_t c = *cap;
+    while (c < need)
+        c += c / 2 + 4096;
+    uint32_t *p = realloc(*w, c * sizeof *p);
+    if (!p)
+        return 0;
+    *w = p, *cap = c;
+    return 1;
 }
 
-static vr_status build_strips(vr_strips *st, vr_enc *e)
+/* Appends the low `bits` of v to a bit stream of 32-bit words (LSB first, as C and INC store
+ * them); the partial word waits in *acc. */
+static int bits_push(vr_bitstream *b, uint32_t v, uint32_t bits)
 {
-    uint64_t restarts = 0;
-    for (uint32_t i = 1; i < e->e_count; ++i)
-        restarts += e->e_code[i] == VR_GTS_CODE_R;
-    const uint64_t cap = (uint64_t)e->n + (e->mode == VR_GTS_RESTART_DEGENERATE ? BRIDGE_MAX : 0) *
-                                              restarts;
-    if (cap > VR_GTS_MAX_TRIANGLES)
-        return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: %llu strip triangles exceed the format's "
-                        "limit of %u", (unsigned long long)cap, VR_GTS_MAX_TRIANGLES);
-    st->tri = malloc(3 * cap * sizeof *st->tri);
-    st->source = malloc(cap * sizeof *st->source);
-    st->code = malloc(cap);
-    /* V: 3 entries for the first triangle and, in R mode, for each restart; 1 for every other
-     * strip triangle (bridges included) */
-    st->v = malloc((cap + 2 + 2 * restarts) * sizeof *st->v);
-    if (!st->tri || !st->source || !st->code || !st->v)
-        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %llu strip triangles",
-                        (unsigned long long)cap);
-    st->restarts = (uint32_t)restarts;
-    for (uint32_t i = 0; i < e->e_count; ++i) {
-        uint32_t t[3];
-        rotated(e, e->e_tri[i], e->e_rot[i], t);
-        const uint32_t code = e->e_code[i];
-        if (i == 0 || (code == VR_GTS_CODE_R && e->mode == VR_GTS_RESTART_CODE)) {
-            st->v[st->v_count++] = t[0], st->v[st->v_count++] = t[1], st->v[st->v_count++] = t[2];
-            strips_push(st, t, e->e_tri[i], i == 0 && e->mode == VR_GTS_RESTART_DEGENERATE
-                                                ? VR_GTS_CODE_N : VR_GTS_CODE_R);
-            continue;
-        }
-        if (code == VR_GTS_CODE_R) { /* deg. mode: bridge with degenerate triangles */
-            uint32_t cur[3];
-            uint8_t lab[6];
-            memcpy(cur, st->tri + 3 * (size_t)(st->count - 1), sizeof cur);
-            const vr_bridge *br = bridge_for(e, cur, t, lab);
-            const uint32_t vals[6] = {cur[0], cur[1], cur[2], t[0], t[1], t[2]};
-            for (int k = 0; k <= br->depth; ++k) {
-                const uint32_t w = k < br->depth ? vals[br->slot[k]] : t[2];
-                uint32_t nx[3];
-                vr_gts_strip_next(nx, cur, br->code[k], w);
-                st->v[st->v_count++] = w;
-                strips_push(st, nx, k < br->depth ? VR_GTS_EMULATED : e->e_tri[i], br->code[k]);
-                memcpy(cur, nx, sizeof cur);
-            }
-            assert(cur[0] == t[0] && cur[1] == t[1] && cur[2] == t[2]);
-            continue;
-        }
-        st->v[st->v_count++] = t[2];
-        strips_push(st, t, e->e_tri[i], code);
+    b->acc |= v << (b->len & 31);
+    b->len += bits;
+    if ((b->len & 31) == 0 || (b->len & 31) < bits) { /* the word is full */
+        if (!words_reserve(&b->w, &b->cap, (b->len >> 5) + 1))
+            return 0;
+        b->w[(b->len >> 5) - 1] = b->acc;
+        b->acc = (b->len & 31) ? v >> (bits - (b->len & 31)) : 0;
     }
-    return VR_OK;
+    return 1;
 }
 
-/* deg. mode: every emulation triangle is degenerate, so the source triangles that are degenerate
- * too are listed by strip position (gts.h); nothing is listed for other meshes. */
-static vr_status list_degenerate_sources(vr_gts *g, const vr_strips *st)
+/* The last, partial word of a bit stream; the stream then holds exactly its words. */
+static int bits_flush(vr_bitstream *b)
 {
-    if (g->restart != VR_GTS_RESTART_DEGENERATE)
-        return VR_OK;
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < st->count; ++i)
-        count += st->source[i] != VR_GTS_EMULATED && degenerate3(st->tri + 3 * (size_t)i);
-    if (!count)
-        return VR_OK;
-    g->degenerate_source = malloc((size_t)count * sizeof *g->degenerate_source);
-    if (!g->degenerate_source)
-        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u degenerate triangles", count);
-    for (uint32_t i = 0; i < st->count; ++i)
-        if (st->source[i] != VR_GTS_EMULATED && degenerate3(st->tri + 3 * (size_t)i))
-            g->degenerate_source[g->degenerate_source_count++] = i;
-    return VR_OK;
-}
-
-static void strips_free(vr_strips *st)
-{
-    void *const bufs[] = {st->tri, st->source, st->code, st->v};
-    vr_free_all(bufs, VR_COUNT_OF(bufs));
+    const size_t words = (b->len + 31) >> 5;
+    if (!words_reserve(&b->w, &b->cap, words + 1))
+        return 0;
+    if (b->len & 31)
+        b->w[words - 1] = b->acc;
+    return 1;
 }
 
 static vr_status alloc_words(uint32_t **p, size_t words, const char *what)
 {
-    *p = calloc(words ? words : 1, sizeof **p);
+    *p = vr_alloc_huge(words * sizeof **p, 1);
     if (!*p)
         return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %zu words of %s", words, what);
     return VR_OK;
 }
 
-/* The final vertex numbering: first visit in V, unreferenced vertices last in source order. */
-typedef struct vr_numbering {
-    uint32_t *old_of_new; /* vertex_count */
-    uint32_t *new_of_old; /* vertex_count */
-    uint32_t *deltas;     /* u_count zigzag deltas of the re-used vertices */
-} vr_numbering;
+static void commit_fail(vr_enc *e) { e->out.dead = e->out.oom = 1; }
 
-static void numbering_free(vr_numbering *nv)
+/* One entry of V: INC bit, first-visit id (old_of_new) or the zigzag delta of a re-used one. */
+static void commit_vertex(vr_enc *e, uint32_t v)
 {
-    void *const bufs[] = {nv->old_of_new, nv->new_of_old, nv->deltas};
-    vr_free_all(bufs, VR_COUNT_OF(bufs));
+    vr_out *o = &e->out;
+    vr_vert *vv = &e->vert[v];
+    const uint32_t fresh = vv->fid == NONE;
+    if (!bits_push(&o->inc, fresh, 1))
+        return commit_fail(e);
+    if (fresh) {
+        o->old_of_new[o->next] = v;
+        vv->fid = o->next++;
+        return;
+    }
+    const uint32_t u = vv->fid, z = vr_gts_zigzag(u - o->prev_u);
+    if (z >> 28) { /* reported after the walk, as vr_gts_encode's error */
+        o->dead = 1;
+        o->bad_u = u, o->bad_prev_u = o->prev_u;
+        o->delta_overflow = 1;
+        return;
+    }
+    if (!words_reserve(&o->deltas, &o->deltas_cap, o->u_count + 1))
+        return commit_fail(e);
+    o->deltas[o->u_count++] = z;
+    o->prev_u = u;
 }
 
-/* Renumbers by first visit in V and fills INC and the deltas (checked against the 28-bit codes). */
-static vr_status number_vertices(vr_gts *g, vr_numbering *nv, const vr_strips *st)
+/* One strip triangle: its code into C, and for the map its new ids and source. */
+static void commit_triangle(vr_enc *e, const uint32_t t[3], uint32_t source, uint32_t code)
 {
-    const uint32_t vertex_count = g->vertex_count;
-    uint32_t *new_of_old = nv->new_of_old = malloc((size_t)vertex_count * sizeof *new_of_old);
-    uint32_t *onew = nv->old_of_new = malloc((size_t)vertex_count * sizeof *onew);
-    uint32_t *deltas = nv->deltas = malloc((size_t)st->v_count * sizeof *deltas);
-    if (!new_of_old || !onew || !deltas)
-        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u vertices", vertex_count);
-    memset(new_of_old, 0xff, (size_t)vertex_count * sizeof *new_of_old);
-    g->v_count = st->v_count;
-    vr_status s;
-    if ((s = alloc_words(&g->inc, vr_gts_inc_words(g), "INC")) ||
-        (s = alloc_words(&g->c, vr_gts_c_words(g), "strip codes")))
-        return s;
-    uint32_t next = 0, prev_u = 0;
-    for (uint32_t j = 0; j < st->v_count; ++j) {
-        const uint32_t old = st->v[j];
-        if (new_of_old[old] == NONE) {
-            onew[next] = old;
-            new_of_old[old] = next++;
-            g->inc[j >> 5] |= 1u << (j & 31);
-            continue;
-        }
-        const uint32_t u = new_of_old[old];
-        const uint32_t z = vr_gts_zigzag(u - prev_u);
-        if (z >> 28)
-            return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: re-used vertex %u after %u is a delta "
-                            "of %lld, beyond the 28-bit Simple-9 codes; the mesh has too many "
-                            "vertices (%u) or too little coherence", u, prev_u,
-                            (long long)u - (long long)prev_u, vertex_count);
-        deltas[g->u_count++] = z;
-        prev_u = u;
+    vr_out *o = &e->out;
+    if (o->strips >= VR_GTS_MAX_TRIANGLES) { /* reported after the walk (its restart bound) */
+        o->dead = 1;
+        return;
     }
-    g->referenced_count = next;
-    for (uint32_t old = 0; old < vertex_count; ++old)
-        if (new_of_old[old] == NONE) {
-            onew[next] = old;
-            new_of_old[old] = next++;
+    const int r_mode = e->mode == VR_GTS_RESTART_CODE;
+    if (!bits_push(&o->c, r_mode ? code : code & 1u, r_mode ? 2 : 1))
+        return commit_fail(e);
+    if (!r_mode && source != VR_GTS_EMULATED && degenerate3(t)) {
+        if (!words_reserve(&o->degen, &o->degen_cap, o->degen_count + 1))
+            return commit_fail(e);
+        o->degen[o->degen_count++] = o->strips;
+    }
+    if (o->map) {
+        if (!words_reserve(&o->tri, &o->tri_cap, 3 * ((size_t)o->strips + 1)) ||
+            !words_reserve(&o->source, &o->source_cap, (size_t)o->strips + 1))
+            return commit_fail(e);
+        for (int k = 0; k < 3; ++k)
+            o->tri[3 * (size_t)o->strips + k] = e->vert[t[k]].fid;
+        o->source[o->strips] = source;
+    }
+    ++o->strips;
+    memcpy(o->cur, t, sizeof o->cur);
+}
+
+/* The strips of one committed emission (t, rot, code), the i-th: a strip triangle with its V
+ * entries; a restart: three V entries in R mode, in deg. mode the shortest bridge of degenerate
+ * triangles from the previous strip triangle first. */
+static void commit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
+{
+    vr_out *o = &e->out;
+    const uint32_t i = o->emitted++;
+    if (i > 0 && code == VR_GTS_CODE_R)
+        ++o->restarts;
+    if (o->dead)
+        return;
+    uint32_t v[3];
+    rotated(e, t, rot, v);
+    if (i == 0 || (code == VR_GTS_CODE_R && e->mode == VR_GTS_RESTART_CODE)) {
+        o->v_count += 3;
+        for (int k = 0; k < 3; ++k)
+            commit_vertex(e, v[k]);
+        if (!o->dead)
+            commit_triangle(e, v, t, i == 0 && e->mode == VR_GTS_RESTART_DEGENERATE
+                                         ? VR_GTS_CODE_N : VR_GTS_CODE_R);
+        return;
+    }
+    if (code == VR_GTS_CODE_R) { /* deg. mode */
+        uint32_t cur[3];
+        uint8_t lab[6];
+        memcpy(cur, o->cur, sizeof cur);
+        const vr_bridge *br = bridge_for(e, cur, v, lab);
+        const uint32_t vals[6] = {cur[0], cur[1], cur[2], v[0], v[1], v[2]};
+        for (int k = 0; k <= br->depth && !o->dead; ++k) {
+            const uint32_t w = k < br->depth ? vals[br->slot[k]] : v[2];
+            uint32_t nx[3];
+            vr_gts_strip_next(nx, cur, br->code[k], w);
+            ++o->v_count;
+            commit_vertex(e, w);
+            if (!o->dead)
+                commit_triangle(e, nx, k < br->depth ? VR_GTS_EMULATED : t, br->code[k]);
+            memcpy(cur, nx, sizeof cur);
         }
-    return VR_OK;
+        assert(o->dead || (cur[0] == v[0] && cur[1] == v[1] && cur[2] == v[2]));
+        return;
+    }
+    ++o->v_count;
+    commit_vertex(e, v[2]);
+    if (!o->dead)
+        commit_triangle(e, v, t, code);
 }
 
 /* Strip codes into C and the deltas into Simple-9 words (run_pair's calling half). */
 typedef struct vr_pack_job {
     vr_gts *g;
-    const vr_strips *st;
-    const vr_numbering *nv;
+    const uint32_t *deltas;
     vr_gts_packing packing;
     vr_status status; /* out */
 } vr_pack_job;
 
-static void *pack_codes(void *arg)
+static void *pack_deltas(void *arg)
 {
     vr_pack_job *job = arg;
     vr_gts *g = job->g;
-    const vr_strips *st = job->st;
-    for (uint32_t i = 0; i < st->count; ++i) {
-        const uint32_t code = st->code[i];
-        if (g->restart == VR_GTS_RESTART_CODE)
-            g->c[i >> 4] |= code << ((i & 15) * 2);
-        else
-            g->c[i >> 5] |= (code & 1u) << (i & 31);
-    }
     size_t words = 0;
     if ((job->status = alloc_words(&g->s, g->u_count, "Simple-9")) ||
-        (job->status = vr_s9_encode(g->s, &words, job->nv->deltas, g->u_count, job->packing)))
+        (job->status = vr_s9_encode(g->s, &words, job->deltas, g->u_count, job->packing)))
         return NULL;
     g->s_count = (uint32_t)words;
     return NULL;
 }
 
-/* The permuted vertex data and the map's indices in new ids (run_pair's second half). */
+/* The permuted vertex data (run_pair's second half). */
 typedef struct vr_out_job {
     const vr_mesh *mesh;
     vr_gts *g;
-    vr_gts_map *map; /* or NULL */
-    vr_strips *st;
-    const vr_numbering *nv;
-    int keep_vertex_data;
+    const uint32_t *old_of_new;
 } vr_out_job;
 
-static vr_status out_job_alloc(vr_out_job *job)
+/* The vertex arrays take over the walk's dead ring and adjacency blocks where they fit (a shrinking
+ * realloc keeps the pages already faulted in: no fresh memory for the largest output). */
+static vr_status out_job_alloc(vr_out_job *job, vr_enc *e)
 {
-    if (!job->keep_vertex_data)
-        return VR_OK;
     const vr_mesh *m = job->mesh;
     const size_t vc = job->g->vertex_count;
     float **dst[3] = {&job->g->positions, &job->g->normals, &job->g->texcoords};
     const float *src[3] = {m->positions, m->normals, m->texcoords};
+    void **dead[2] = {(void **)&e->ring, (void **)&e->adj};
+    const size_t dead_bytes[2] = {3 * (size_t)e->n * sizeof *e->ring,
+                                  (size_t)e->n * sizeof *e->adj};
+    for (int a = 0; a < 2; ++a) {
+        const size_t bytes = vc * 3 * sizeof(float);
+        if (src[a] && *dead[a] && bytes <= dead_bytes[a] && (*dst[a] = realloc(*dead[a], bytes)))
+            *dead[a] = NULL;
+    }
     for (int a = 0; a < 3; ++a)
-        if (src[a] && !(*dst[a] = malloc(vc * (a == 2 ? 2 : 3) * sizeof(float))))
+        if (src[a] && !*dst[a] && !(*dst[a] = vr_alloc_huge(vc * (a == 2 ? 2 : 3) * sizeof(float), 0)))
             return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %zu vertices of "
                             "attributes", vc);
     return VR_OK;
@@ -805,26 +861,43 @@ static vr_status out_job_alloc(vr_out_job *job)
 static void *out_job_run(void *arg)
 {
     vr_out_job *job = arg;
-    const uint32_t vc = job->g->vertex_count, *old_of_new = job->nv->old_of_new;
-    if (job->keep_vertex_data) {
-        const vr_mesh *m = job->mesh;
-        float *dst[3] = {job->g->positions, job->g->normals, job->g->texcoords};
-        const float *src[3] = {m->positions, m->normals, m->texcoords};
-        for (int a = 0; a < 3; ++a) {
-            const size_t comps = a == 2 ? 2 : 3;
-            if (src[a])
-                for (uint32_t i = 0; i < vc; ++i)
-                    memcpy(dst[a] + i * comps, src[a] + (size_t)old_of_new[i] * comps,
-                           comps * sizeof(float));
-        }
-    }
-    if (job->map) {
-        const uint32_t *new_of_old = job->nv->new_of_old;
-        uint32_t *tri = job->st->tri;
-        for (size_t i = 0; i < 3 * (size_t)job->st->count; ++i)
-            tri[i] = new_of_old[tri[i]];
+    const uint32_t vc = job->g->vertex_count, *old_of_new = job->old_of_new;
+    const vr_mesh *m = job->mesh;
+    float *dst[3] = {job->g->positions, job->g->normals, job->g->texcoords};
+    const float *src[3] = {m->positions, m->normals, m->texcoords};
+    for (int a = 0; a < 3; ++a) {
+        const size_t comps = a == 2 ? 2 : 3;
+        if (src[a])
+            for (uint32_t i = 0; i < vc; ++i)
+                memcpy(dst[a] + i * comps, src[a] + (size_t)old_of_new[i] * comps,
+                       comps * sizeof(float));
     }
     return NULL;
+}
+
+static void *nothing(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
+/* With VR_GTS_PHASES set in the environment, the wall time of each phase goes to stderr (the
+ * phase tables of bench/NOTES.md). */
+typedef struct vr_phases {
+    int on;
+    double t0;
+} vr_phases;
+
+static void phase(vr_phases *p, const char *name)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const double t = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    if (!name)
+        p->on = getenv("VR_GTS_PHASES") != NULL;
+    else if (p->on)
+        fprintf(stderr, "  gts encode phase %-10s %8.1f ms\n", name, t - p->t0);
+    p->t0 = t;
 }
 
 vr_gts_options vr_gts_options_default(void)
@@ -837,6 +910,47 @@ vr_gts_options vr_gts_options_default(void)
     return o;
 }
 
+/* After the walk: the errors the commits met, then the outputs in their final sizes. */
+static vr_status finish_streams(vr_enc *e, vr_gts *out)
+{
+    vr_out *o = &e->out;
+    const uint64_t cap = (uint64_t)e->n + (e->mode == VR_GTS_RESTART_DEGENERATE ? BRIDGE_MAX : 0) *
+                                              (uint64_t)o->restarts;
+    if (cap > VR_GTS_MAX_TRIANGLES)
+        return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: %llu strip triangles exceed the format's "
+                        "limit of %u", (unsigned long long)cap, VR_GTS_MAX_TRIANGLES);
+    if (o->oom || !bits_flush(&o->c) || !bits_flush(&o->inc))
+        return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u strip triangles",
+                        o->strips);
+    if (o->delta_overflow)
+        return VR_ERROR(VR_ERR_OVERFLOW, "gts encode: re-used vertex %u after %u is a delta "
+                        "of %lld, beyond the 28-bit Simple-9 codes; the mesh has too many "
+                        "vertices (%u) or too little coherence", o->bad_u, o->bad_prev_u,
+                        (long long)o->bad_u - (long long)o->bad_prev_u, e->vc);
+    out->restart = e->mode;
+    out->triangle_count = e->n;
+    out->strip_triangle_count = o->strips;
+    out->restart_count = o->restarts;
+    out->vertex_count = e->vc;
+    out->v_count = o->v_count;
+    out->u_count = o->u_count;
+    out->referenced_count = o->next;
+    out->c = o->c.w, o->c.w = NULL;
+    out->inc = o->inc.w, o->inc.w = NULL;
+    assert(vr_gts_c_words(out) <= o->c.cap && vr_gts_inc_words(out) <= o->inc.cap);
+    if (o->degen_count) {
+        out->degenerate_source = o->degen, o->degen = NULL;
+        out->degenerate_source_count = o->degen_count;
+    }
+    /* unreferenced vertices last, in source order */
+    for (uint32_t v = 0; v < e->vc; ++v)
+        if (e->vert[v].fid == NONE) {
+            o->old_of_new[o->next] = v;
+            e->vert[v].fid = o->next++;
+        }
+    return VR_OK;
+}
+
 vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
                         const vr_gts_options *opt)
 {
@@ -844,6 +958,8 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     memset(out, 0, sizeof *out);
     if (map)
         memset(map, 0, sizeof *map);
+    vr_phases ph;
+    phase(&ph, NULL);
     vr_status s = vr_mesh_validate(mesh, "gts encode");
     if (s)
         return s;
@@ -856,67 +972,94 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     e.vc = mesh->vertex_count;
     e.tri = mesh->indices;
     e.mode = opt->restart;
-    vr_strips st;
-    memset(&st, 0, sizeof st);
-    vr_numbering nv;
-    memset(&nv, 0, sizeof nv);
-    if ((s = build_adjacency(&e)))
-        goto fail;
+    e.out.map = map != NULL;
+    vr_prefaulter pf;
+    memset(&pf, 0, sizeof pf);
+    /* outputs sized for a strip per component and few bridges (they grow when not); old_of_new
+     * and deltas are the adjacency's scratch tables first (vc words each) */
+    const size_t strips_guess = (size_t)e.n + e.n / 16 + 64;
+    e.out.deltas_cap = strips_guess > e.vc ? strips_guess : e.vc;
+    e.out.old_of_new = vr_alloc_huge((size_t)e.vc * sizeof *e.out.old_of_new, 0);
+    e.out.deltas = vr_alloc_huge(e.out.deltas_cap * sizeof *e.out.deltas, 0);
+    if (map) {
+        e.out.tri = vr_alloc_huge(3 * strips_guess * sizeof *e.out.tri, 0);
+        e.out.source = vr_alloc_huge(strips_guess * sizeof *e.out.source, 0);
+        e.out.tri_cap = e.out.tri ? 3 * strips_guess : 0;
+        e.out.source_cap = e.out.source ? strips_guess : 0;
+    }
+    e.vert = vr_alloc_huge((size_t)e.vc * sizeof *e.vert, 1);
+    e.ring = vr_alloc_huge(3 * (size_t)e.n * sizeof *e.ring, 0);
+    e.adj = vr_alloc_huge((size_t)e.n * sizeof *e.adj, 0);
     e.stack = malloc((size_t)e.n * sizeof *e.stack);
     e.belt_list = malloc((size_t)e.n * sizeof *e.belt_list);
     e.next_list = malloc((size_t)e.n * sizeof *e.next_list);
-    e.e_tri = malloc((size_t)e.n * sizeof *e.e_tri);
-    e.e_rot = malloc(e.n);
-    e.e_code = malloc(e.n);
     e.bridges = malloc(PATTERN_COUNT * sizeof *e.bridges);
     e.undo_tri = malloc((LOOKAHEAD + 1) * sizeof *e.undo_tri);
     e.undo_vid = malloc(3 * (LOOKAHEAD + 1) * sizeof *e.undo_vid);
-    if (!e.undo_tri || !e.undo_vid || !e.stack || !e.belt_list || !e.next_list || !e.e_tri || !e.e_rot || !e.e_code || !e.bridges) {
-        s = VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %u triangles", e.n);
+    if (!e.vert || !e.ring || !e.adj || !e.undo_tri || !e.undo_vid || !e.stack || !e.belt_list ||
+        !e.next_list || !e.bridges || !e.out.old_of_new || !e.out.deltas ||
+        (map && (!e.out.tri || !e.out.source))) {
+        s = VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for the "
+                     "adjacency and the streams", e.vc, e.n);
         goto fail;
     }
+    /* in the order of first use: the rings and twins, the twins' scratch, the walk's outputs */
+    prefault_add(&pf, e.ring, 3 * (size_t)e.n * sizeof *e.ring);
+    prefault_add(&pf, e.adj, (size_t)e.n * sizeof *e.adj);
+    prefault_add(&pf, e.out.old_of_new, (size_t)e.vc * sizeof *e.out.old_of_new);
+    prefault_add(&pf, e.out.deltas, e.out.deltas_cap * sizeof *e.out.deltas);
+    if (map) {
+        prefault_add(&pf, e.out.tri, e.out.tri_cap * sizeof *e.out.tri);
+        prefault_add(&pf, e.out.source, e.out.source_cap * sizeof *e.out.source);
+    }
+    pf.started = e.n >= THREAD_MIN_TRIANGLES &&
+                 pthread_create(&pf.thread, NULL, prefault_run, &pf) == 0;
+    phase(&ph, "alloc");
+    if ((s = build_adjacency(&e, e.out.old_of_new, e.out.deltas)))
+        goto fail;
+    phase(&ph, "adjacency");
     for (uint32_t i = 0; i < PATTERN_COUNT; ++i)
         e.bridges[i].depth = -1;
-
     order_triangles(&e);
     assert(e.e_count == e.n);
-    if ((s = build_strips(&st, &e)))
+    prefault_join(&pf);
+    phase(&ph, "walk");
+    if ((s = finish_streams(&e, out)))
         goto fail;
-    out->restart = opt->restart;
-    out->triangle_count = e.n;
-    out->strip_triangle_count = st.count;
-    out->restart_count = st.restarts;
-    out->vertex_count = e.vc;
-    if ((s = number_vertices(out, &nv, &st)) || (s = list_degenerate_sources(out, &st)))
+    phase(&ph, "finish");
+    /* vertex data on a second thread while the Simple-9 words are packed here; everything it
+     * writes is allocated first, so it cannot fail */
+    vr_out_job job = {mesh, out, e.out.old_of_new};
+    if (opt->keep_vertex_data && (s = out_job_alloc(&job, &e)))
         goto fail;
-    /* vertex data and map on a second thread while C and the Simple-9 words are packed here;
-     * everything it writes is allocated first, so it cannot fail */
-    vr_out_job job = {mesh, out, map, &st, &nv, opt->keep_vertex_data};
-    if ((s = out_job_alloc(&job)))
-        goto fail;
-    vr_pack_job pack = {out, &st, &nv, opt->packing, VR_OK};
-    run_pair(pack_codes, &pack, out_job_run, &job, e.n >= THREAD_MIN_TRIANGLES);
+    vr_pack_job pack = {out, e.out.deltas, opt->packing, VR_OK};
+    run_pair(pack_deltas, &pack, opt->keep_vertex_data ? out_job_run : nothing, &job,
+             e.n >= THREAD_MIN_TRIANGLES);
+    phase(&ph, "pack||vdata");
     if ((s = pack.status))
         goto fail;
     if (map) {
-        map->strip_triangle_count = st.count;
+        /* new_of_old in place of the vertex records (each word lands at or before the record it
+         * is read from), then the block shrinks to it */
+        uint32_t *new_of_old = (uint32_t *)e.vert;
+        for (uint32_t v = 0; v < e.vc; ++v)
+            new_of_old[v] = e.vert[v].fid;
+        void *shrunk = realloc(new_of_old, (size_t)(e.vc ? e.vc : 1) * sizeof *new_of_old);
+        e.vert = NULL;
+        map->strip_triangle_count = e.out.strips;
         map->vertex_count = e.vc;
-        map->old_of_new = nv.old_of_new;
-        map->new_of_old = nv.new_of_old;
-        map->indices = st.tri;
-        map->triangle_source = st.source;
-        nv.old_of_new = nv.new_of_old = NULL;
-        st.tri = NULL;
-        st.source = NULL;
+        map->old_of_new = e.out.old_of_new;
+        map->new_of_old = shrunk ? shrunk : new_of_old;
+        map->indices = e.out.tri;
+        map->triangle_source = e.out.source;
+        e.out.old_of_new = e.out.tri = e.out.source = NULL;
     }
     vr_progress("gts encode", e.n, e.n);
-    numbering_free(&nv);
-    strips_free(&st);
     enc_free(&e);
+    phase(&ph, "map+free");
     return VR_OK;
 fail:
-    numbering_free(&nv);
-    strips_free(&st);
+    prefault_join(&pf);
     enc_free(&e);
     vr_gts_free(out);
     vr_gts_map_free(map);
