@@ -91,11 +91,18 @@ fuzz_build() { cmake --build build-fuzz --target vreuse $(cat build-fuzz/fuzz_ta
 # words separated by NUL bytes, one seed file per line of arguments (fuzz_cli's input format)
 cli_seed() { local f=$1; shift; printf '%s\0' "$@" > "$W/seeds/cli/$f"; }
 
-# Seeds by kind under $W/seeds/KIND: gts, ply, spec, cli.
+# bytes given as decimal numbers into one seed file of fuzz_gts_encode
+mesh_seed() {
+    local f=$1 b
+    shift
+    for b in "$@"; do printf "\\$(printf %03o "$b")"; done > "$W/seeds/mesh/$f"
+}
+
+# Seeds by kind under $W/seeds/KIND: gts, ply, spec, cli, mesh.
 fuzz_seeds() {
     local V=build-fuzz/vreuse src
     rm -rf "$W"
-    mkdir -p "$W/seeds/gts" "$W/seeds/ply" "$W/seeds/spec" "$W/seeds/cli"
+    mkdir -p "$W/seeds/gts" "$W/seeds/ply" "$W/seeds/spec" "$W/seeds/cli" "$W/seeds/mesh"
     # .gts: small generated meshes and two scenes, both restart modes
     for src in sphere:200 terrain:300 foliage:50 sphere:2k@8k "$SCENES/cow.obj" "$SCENES/teapot.obj"; do
         case $src in /*) [ -f "$src" ] || continue ;; esac
@@ -125,6 +132,16 @@ fuzz_seeds() {
         printf '%s' "$spec" > "$W/seeds/spec/spec$i"
         i=$((i + 1))
     done
+    # fuzz_gts_encode: byte 0 = vertex count - 1, byte 1 = mode bits, then one byte per index: a
+    # 5x5 grid (32 triangles) in four modes, a tetrahedron, a book of 6 pages on edge (0, 1)
+    local grid=() r c m
+    for r in 0 1 2 3; do for c in 0 1 2 3; do
+        grid+=($((r * 5 + c)) $((r * 5 + c + 5)) $((r * 5 + c + 1)))
+        grid+=($((r * 5 + c + 1)) $((r * 5 + c + 5)) $((r * 5 + c + 6)))
+    done; done
+    for m in 0 1 2 4; do mesh_seed grid$m 24 $m "${grid[@]}"; done
+    mesh_seed tetra 3 0 0 1 2 0 3 1 1 3 2 2 3 0
+    mesh_seed book 7 0 0 1 2 1 0 3 0 1 4 1 0 5 0 1 6 1 0 7
     # fuzz_cli: argument lists
     cli_seed orders --order forsyth,random+fetch --seed 7 scene.obj -q
     cli_seed lists --strategy all --load simple,heavy,loop:3000,5k --block 64,128,1024
@@ -142,6 +159,7 @@ fuzz_seeds() {
 fuzz_conf() {
     case $1 in
         fuzz_gts) KINDS=gts MAXLEN=65536 ;;
+        fuzz_gts_encode) KINDS=mesh MAXLEN=4096 ;;
         fuzz_ply) KINDS=ply MAXLEN=65536 ;;
         fuzz_spec) KINDS=spec MAXLEN=1024 ;;
         fuzz_cli) KINDS=cli MAXLEN=4096 ;;
