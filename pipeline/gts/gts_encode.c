@@ -102,6 +102,8 @@ typedef struct vr_out {
  * after it, in a ring. */
 #define E_RING 64
 #define E_AT(i) ((i) & (E_RING - 1))
+_Static_assert(LOOKAHEAD + 1 < E_RING && (E_RING & (E_RING - 1)) == 0,
+               "a trial's emissions and the last committed one fit the ring");
 
 typedef struct vr_enc {
     uint32_t n, vc;
@@ -317,7 +319,7 @@ static void commit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code);
  * its V entries (R: all three vertices, N/P: the new one). Outside trials, its vertices'
  * unassigned neighbors join the next belt now, while they are in cache: the order is the one
  * of a pass over the finished belt in emission order, and nothing in the current belt looks
- * at triangles outside it. */
+ * at triangles outside it; and the emission is committed to the streams (commit()). */
 static uint32_t emit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
 {
     uint32_t v[3];
@@ -644,9 +646,9 @@ static vr_status build_adjacency(vr_enc *e, uint32_t *scratch0, uint32_t *scratc
 static void enc_free(vr_enc *e)
 {
     void *const bufs[] = {e->vert, e->ring, e->adj, e->twin_next, e->stack, e->belt_list,
-                          e->next_list, e->bridges, e->undo_tri, e->undo_vid, e->out.c.w,
-                          e->out.inc.w, e->out.deltas, e->out.old_of_new, e->out.tri,
-                          e->out.source, e->out.degen};
+                          e->next_list, e->bridges, e->undo_tri, e->undo_vid,
+                          e->out.c.w, e->out.inc.w, e->out.deltas, e->out.old_of_new,
+                          e->out.tri, e->out.source, e->out.degen};
     vr_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
@@ -843,16 +845,16 @@ static vr_status out_job_alloc(vr_out_job *job, vr_enc *e)
     const size_t vc = job->g->vertex_count;
     float **dst[3] = {&job->g->positions, &job->g->normals, &job->g->texcoords};
     const float *src[3] = {m->positions, m->normals, m->texcoords};
-    void **dead[2] = {(void **)&e->ring, (void **)&e->adj};
-    const size_t dead_bytes[2] = {3 * (size_t)e->n * sizeof *e->ring,
-                                  (size_t)e->n * sizeof *e->adj};
-    for (int a = 0; a < 2; ++a) {
-        const size_t bytes = vc * 3 * sizeof(float);
-        if (src[a] && *dead[a] && bytes <= dead_bytes[a] && (*dst[a] = realloc(*dead[a], bytes)))
-            *dead[a] = NULL;
-    }
+    const size_t bytes = vc * 3 * sizeof(float);
+    if (src[0] && bytes <= 3 * (size_t)e->n * sizeof *e->ring &&
+        (job->g->positions = realloc(e->ring, bytes)))
+        e->ring = NULL;
+    if (src[1] && bytes <= (size_t)e->n * sizeof *e->adj &&
+        (job->g->normals = realloc(e->adj, bytes)))
+        e->adj = NULL;
     for (int a = 0; a < 3; ++a)
-        if (src[a] && !*dst[a] && !(*dst[a] = vr_alloc_huge(vc * (a == 2 ? 2 : 3) * sizeof(float), 0)))
+        if (src[a] && !*dst[a] &&
+            !(*dst[a] = vr_alloc_huge(vc * (a == 2 ? 2 : 3) * sizeof(float), 0)))
             return VR_ERROR(VR_ERR_OOM, "gts encode: out of memory for %zu vertices of "
                             "attributes", vc);
     return VR_OK;
