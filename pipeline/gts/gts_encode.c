@@ -94,7 +94,7 @@ typedef struct vr_out {
     uint32_t *old_of_new;    /* vc */
     uint32_t *tri, *source;  /* map: 3 new ids and the source of each strip triangle */
     uint32_t *degen;         /* deg. mode: strip positions of degenerate source triangles */
-    size_t deltas_cap, tri_cap, source_cap, degen_cap;
+    size_t deltas_cap, map_cap, degen_cap; /* map_cap: strip triangles tri and source hold */
     uint32_t degen_count;
 } vr_out;
 
@@ -122,6 +122,8 @@ typedef struct vr_enc {
     uint32_t xq[XQ_SIZE];  /* vertices of emitted triangles waiting to be expanded */
     uint32_t xq_head;      /* vertices pushed (source corner order) */
     uint32_t xq_done;      /* vertices expanded */
+    uint64_t *pushed;      /* vc bits: queued for expansion (a second push would find its ring
+                            * emptied, so each vertex is queued once: the same belts) */
     int32_t belt_id;       /* the belt being stripified */
     uint32_t e_tri[E_RING];  /* emission order (ring, E_AT) */
     uint8_t e_rot[E_RING];   /* rotation r: (t[r], t[r+1], t[r+2]) */
@@ -139,10 +141,13 @@ typedef struct vr_enc {
     int trial;             /* 1 while a lookahead trial runs: log, no branch points */
 } vr_enc;
 
+/* (r + 1) % 3 and (r + 2) % 3 for r < 3, without the division */
+static const uint8_t g_plus1[3] = {1, 2, 0}, g_plus2[3] = {2, 0, 1};
+
 static void rotated(const vr_enc *e, uint32_t t, uint32_t r, uint32_t v[3])
 {
     const uint32_t *s = e->tri + 3 * (size_t)t;
-    v[0] = s[r], v[1] = s[(r + 1) % 3], v[2] = s[(r + 2) % 3];
+    v[0] = s[r], v[1] = s[g_plus1[r]], v[2] = s[g_plus2[r]];
 }
 
 static int degenerate3(const uint32_t v[3]) { return v[0] == v[1] || v[1] == v[2] || v[2] == v[0]; }
@@ -328,8 +333,15 @@ static uint32_t emit(vr_enc *e, uint32_t t, uint32_t rot, uint32_t code)
     if (e->trial) {
         e->undo_tri[e->undo_tris++] = t;
     } else {
-        for (int j = 0; j < 3; ++j)
-            expand_push(e, e->tri[3 * (size_t)t + j]);
+        for (int j = 0; j < 3; ++j) {
+            const uint32_t w = e->tri[3 * (size_t)t + j];
+            uint64_t *word = &e->pushed[w >> 6];
+            const uint64_t bit = (uint64_t)1 << (w & 63);
+            if (!(*word & bit)) {
+                *word |= bit;
+                expand_push(e, w);
+            }
+        }
         commit(e, t, rot, code);
     }
     e->e_tri[E_AT(e->e_count)] = t;
@@ -410,8 +422,8 @@ static int continue_strip(vr_enc *e, int32_t b, uint32_t *bits)
     const uint32_t last = E_AT(e->e_count - 1), t = e->e_tri[last], r = e->e_rot[last];
     uint32_t rot_n = 0, rot_p = 0;
     /* exit edges of the rotated triangle: (v1 -> v2) is half-edge r+1, (v2 -> v0) is r+2 */
-    const uint32_t cn = across(e, 3 * t + (r + 1) % 3, b, &rot_n);
-    const uint32_t cp = across(e, 3 * t + (r + 2) % 3, b, &rot_p);
+    const uint32_t cn = across(e, 3 * t + g_plus1[r], b, &rot_n);
+    const uint32_t cp = across(e, 3 * t + g_plus2[r], b, &rot_p);
     if (cn == NONE && cp == NONE)
         return 0;
     uint32_t pick = cn != NONE ? VR_GTS_CODE_N : VR_GTS_CODE_P;
@@ -646,7 +658,7 @@ static vr_status build_adjacency(vr_enc *e, uint32_t *scratch0, uint32_t *scratc
 static void enc_free(vr_enc *e)
 {
     void *const bufs[] = {e->vert, e->ring, e->adj, e->twin_next, e->stack, e->belt_list,
-                          e->next_list, e->bridges, e->undo_tri, e->undo_vid,
+                          e->next_list, e->bridges, e->pushed, e->undo_tri, e->undo_vid,
                           e->out.c.w, e->out.inc.w, e->out.deltas, e->out.old_of_new,
                           e->out.tri, e->out.source, e->out.degen};
     vr_free_all(bufs, VR_COUNT_OF(bufs));
@@ -658,11 +670,10 @@ static void enc_free(vr_enc *e)
  * emitted triangle and its vertices are in cache: no pass over the emission order afterwards. */
 
 /* Grows a word array to hold `need` words (realloc: a large block moves by remapping its pages,
- * nothing is copied or touched again). Returns 0 when out of memory. */
-static int words_reserve(uint32_t **w, size_t *cap, size_t need)
+ * nothing is copied or touched again). Returns 0 when out of memory. Out of line: the walk
+ * calls words_reserve for every entry and almost never grows. */
+static __attribute__((noinline)) int words_grow(uint32_t **w, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return 1;
     size_t c = *cap;
     while (c < need)
         c += c / 2 + 4096;
@@ -671,6 +682,11 @@ static int words_reserve(uint32_t **w, size_t *cap, size_t need)
         return 0;
     *w = p, *cap = c;
     return 1;
+}
+
+static inline int words_reserve(uint32_t **w, size_t *cap, size_t need)
+{
+    return need <= *cap || words_grow(w, cap, need);
 }
 
 /* Appends the low `bits` of v to a bit stream of 32-bit words (LSB first, as C and INC store
@@ -735,6 +751,21 @@ static void commit_vertex(vr_enc *e, uint32_t v)
     o->prev_u = u;
 }
 
+/* Room for more map entries: tri holds 3 map_cap words, source map_cap. */
+static __attribute__((noinline)) int map_grow(vr_out *o)
+{
+    const size_t cap = o->map_cap + o->map_cap / 2 + 4096;
+    uint32_t *tri = realloc(o->tri, 3 * cap * sizeof *tri);
+    if (!tri)
+        return 0;
+    o->tri = tri;
+    uint32_t *source = realloc(o->source, cap * sizeof *source);
+    if (!source)
+        return 0;
+    o->source = source, o->map_cap = cap;
+    return 1;
+}
+
 /* One strip triangle: its code into C, and for the map its new ids and source. */
 static void commit_triangle(vr_enc *e, const uint32_t t[3], uint32_t source, uint32_t code)
 {
@@ -752,11 +783,10 @@ static void commit_triangle(vr_enc *e, const uint32_t t[3], uint32_t source, uin
         o->degen[o->degen_count++] = o->strips;
     }
     if (o->map) {
-        if (!words_reserve(&o->tri, &o->tri_cap, 3 * ((size_t)o->strips + 1)) ||
-            !words_reserve(&o->source, &o->source_cap, (size_t)o->strips + 1))
+        if (o->strips == o->map_cap && !map_grow(o))
             return commit_fail(e);
-        for (int k = 0; k < 3; ++k)
-            o->tri[3 * (size_t)o->strips + k] = e->vert[t[k]].fid;
+        uint32_t *dst = o->tri + 3 * (size_t)o->strips;
+        dst[0] = e->vert[t[0]].fid, dst[1] = e->vert[t[1]].fid, dst[2] = e->vert[t[2]].fid;
         o->source[o->strips] = source;
     }
     ++o->strips;
@@ -986,8 +1016,7 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     if (map) {
         e.out.tri = vr_alloc_huge(3 * strips_guess * sizeof *e.out.tri, 0);
         e.out.source = vr_alloc_huge(strips_guess * sizeof *e.out.source, 0);
-        e.out.tri_cap = e.out.tri ? 3 * strips_guess : 0;
-        e.out.source_cap = e.out.source ? strips_guess : 0;
+        e.out.map_cap = strips_guess;
     }
     e.vert = vr_alloc_huge((size_t)e.vc * sizeof *e.vert, 1);
     e.ring = vr_alloc_huge(3 * (size_t)e.n * sizeof *e.ring, 0);
@@ -996,10 +1025,11 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     e.belt_list = malloc((size_t)e.n * sizeof *e.belt_list);
     e.next_list = malloc((size_t)e.n * sizeof *e.next_list);
     e.bridges = malloc(PATTERN_COUNT * sizeof *e.bridges);
+    e.pushed = vr_alloc_huge(((size_t)e.vc + 63) / 64 * sizeof *e.pushed, 1);
     e.undo_tri = malloc((LOOKAHEAD + 1) * sizeof *e.undo_tri);
     e.undo_vid = malloc(3 * (LOOKAHEAD + 1) * sizeof *e.undo_vid);
     if (!e.vert || !e.ring || !e.adj || !e.undo_tri || !e.undo_vid || !e.stack || !e.belt_list ||
-        !e.next_list || !e.bridges || !e.out.old_of_new || !e.out.deltas ||
+        !e.next_list || !e.bridges || !e.pushed || !e.out.old_of_new || !e.out.deltas ||
         (map && (!e.out.tri || !e.out.source))) {
         s = VR_ERROR(VR_ERR_OOM, "gts encode: %u vertices, %u triangles: out of memory for the "
                      "adjacency and the streams", e.vc, e.n);
@@ -1011,8 +1041,8 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     prefault_add(&pf, e.out.old_of_new, (size_t)e.vc * sizeof *e.out.old_of_new);
     prefault_add(&pf, e.out.deltas, e.out.deltas_cap * sizeof *e.out.deltas);
     if (map) {
-        prefault_add(&pf, e.out.tri, e.out.tri_cap * sizeof *e.out.tri);
-        prefault_add(&pf, e.out.source, e.out.source_cap * sizeof *e.out.source);
+        prefault_add(&pf, e.out.tri, 3 * e.out.map_cap * sizeof *e.out.tri);
+        prefault_add(&pf, e.out.source, e.out.map_cap * sizeof *e.out.source);
     }
     pf.started = e.n >= THREAD_MIN_TRIANGLES &&
                  pthread_create(&pf.thread, NULL, prefault_run, &pf) == 0;
