@@ -6,6 +6,11 @@
 #                                        with and without vertex data)
 #   bench/encoder.sh time [VREUSE] [REPS] median `encode ... ms` of REPS runs (default 5) per scene
 #                                        and mode, as `vreuse compress` prints it; one CSV row each
+#   bench/encoder.sh ab BEFORE AFTER [REPS]  two builds interleaved (REPS runs each, default 7) on
+#                                        sphere:7M, igea, bunny and horse, R and deg.: one CSV row per
+#                                        run with the process's user and system seconds (the A/B
+#                                        tables of bench/results/encoder.md; this VM's times drift,
+#                                        so only runs side by side compare)
 # VREUSE defaults to ./build/vreuse. Run from the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,8 +55,31 @@ time)
         done
     done
     ;;
+ab)
+    [ $# -ge 3 ] || { echo "usage: bench/encoder.sh ab BEFORE AFTER [REPS]" >&2; exit 2; }
+    before=$2 after=$3 reps=${4:-7}
+    out=$(mktemp)
+    trap 'rm -f "$out" "$out.t"' EXIT
+    echo "scene,triangles,mode,build,rep,encode_ms,process_user_s,process_sys_s"
+    for sc in sphere:7M ../shared/scenes/igea.ply ../shared/scenes/stanford-bunny.obj \
+              ../shared/scenes/horse.ply; do
+        for mode in r deg; do
+            for ((i = 0; i < reps; ++i)); do
+                for b in before after; do
+                    exe=$before
+                    [ "$b" = after ] && exe=$after
+                    /usr/bin/time -f "%U %S" -o "$out.t" "$exe" compress "$sc" --restart "$mode" \
+                        --quiet > "$out"
+                    ms=$(sed -n 's/^ *encode *\([0-9.]*\) ms.*/\1/p' "$out")
+                    tris=$(sed -n 's/^ *triangles *\([0-9,]*\) source.*/\1/p' "$out" | tr -d ,)
+                    echo "$(basename "$sc"),$tris,$mode,$b,$i,$ms,$(tr ' ' ',' < "$out.t")"
+                done
+            done
+        done
+    done
+    ;;
 *)
-    echo "usage: bench/encoder.sh check|time [VREUSE] [REPS]" >&2
+    echo "usage: bench/encoder.sh check|time [VREUSE] [REPS] | ab BEFORE AFTER [REPS]" >&2
     exit 2
     ;;
 esac
