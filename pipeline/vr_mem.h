@@ -27,7 +27,7 @@ static inline void vr_free_all(void *const *ptrs, size_t count)
 /* malloc (calloc when `zero`) of an array of hundreds of MB that is filled right away: its
  * 2 MB-aligned interior is advised to transparent huge pages, so the first touch costs one fault
  * per 2 MB instead of one per 4 KB (on the development VM a 4 KB fault costs about 9.5 us: 256 MB
- * took 0.61 s; with huge pages 15-180 ms) and a walk over it misses the TLB less. Freed with
+ * took 0.61 s; with huge pages 14-365 ms) and a walk over it misses the TLB less. Freed with
  * free(). Where THP is off or the advice is refused, this is plain malloc. */
 #define VR_HUGE_MIN ((size_t)8 << 20)
 static inline void *vr_alloc_huge(size_t bytes, int zero)

@@ -19,7 +19,6 @@
 
 #include <assert.h>
 #include <stdio.h>
-#include <time.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -689,13 +688,13 @@ static inline int words_reserve(uint32_t **w, size_t *cap, size_t need)
     return need <= *cap || words_grow(w, cap, need);
 }
 
-/* Appends the low `bits` of v to a bit stream of 32-bit words (LSB first, as C and INC store
- * them); the partial word waits in *acc. */
+/* Appends the low `bits` (1 or 2) of v to a bit stream of 32-bit words (LSB first, as C and INC
+ * store them); the partial word waits in acc. */
 static int bits_push(vr_bitstream *b, uint32_t v, uint32_t bits)
 {
     b->acc |= v << (b->len & 31);
     b->len += bits;
-    if ((b->len & 31) == 0 || (b->len & 31) < bits) { /* the word is full */
+    if ((b->len & 31) < bits) { /* the word filled up (0: exactly; else what spilled over) */
         if (!words_reserve(&b->w, &b->cap, (b->len >> 5) + 1))
             return 0;
         b->w[(b->len >> 5) - 1] = b->acc;
@@ -731,8 +730,10 @@ static void commit_vertex(vr_enc *e, uint32_t v)
     vr_out *o = &e->out;
     vr_vert *vv = &e->vert[v];
     const uint32_t fresh = vv->fid == NONE;
-    if (!bits_push(&o->inc, fresh, 1))
-        return commit_fail(e);
+    if (!bits_push(&o->inc, fresh, 1)) {
+        commit_fail(e);
+        return;
+    }
     if (fresh) {
         o->old_of_new[o->next] = v;
         vv->fid = o->next++;
@@ -745,8 +746,10 @@ static void commit_vertex(vr_enc *e, uint32_t v)
         o->delta_overflow = 1;
         return;
     }
-    if (!words_reserve(&o->deltas, &o->deltas_cap, o->u_count + 1))
-        return commit_fail(e);
+    if (!words_reserve(&o->deltas, &o->deltas_cap, o->u_count + 1)) {
+        commit_fail(e);
+        return;
+    }
     o->deltas[o->u_count++] = z;
     o->prev_u = u;
 }
@@ -775,16 +778,22 @@ static void commit_triangle(vr_enc *e, const uint32_t t[3], uint32_t source, uin
         return;
     }
     const int r_mode = e->mode == VR_GTS_RESTART_CODE;
-    if (!bits_push(&o->c, r_mode ? code : code & 1u, r_mode ? 2 : 1))
-        return commit_fail(e);
+    if (!bits_push(&o->c, r_mode ? code : code & 1u, r_mode ? 2 : 1)) {
+        commit_fail(e);
+        return;
+    }
     if (!r_mode && source != VR_GTS_EMULATED && degenerate3(t)) {
-        if (!words_reserve(&o->degen, &o->degen_cap, o->degen_count + 1))
-            return commit_fail(e);
+        if (!words_reserve(&o->degen, &o->degen_cap, o->degen_count + 1)) {
+            commit_fail(e);
+            return;
+        }
         o->degen[o->degen_count++] = o->strips;
     }
     if (o->map) {
-        if (o->strips == o->map_cap && !map_grow(o))
-            return commit_fail(e);
+        if (o->strips == o->map_cap && !map_grow(o)) {
+            commit_fail(e);
+            return;
+        }
         uint32_t *dst = o->tri + 3 * (size_t)o->strips;
         dst[0] = e->vert[t[0]].fid, dst[1] = e->vert[t[1]].fid, dst[2] = e->vert[t[2]].fid;
         o->source[o->strips] = source;
@@ -907,12 +916,6 @@ static void *out_job_run(void *arg)
     return NULL;
 }
 
-static void *nothing(void *arg)
-{
-    (void)arg;
-    return NULL;
-}
-
 /* With VR_GTS_PHASES set in the environment, the wall time of each phase goes to stderr (the
  * phase tables of bench/NOTES.md). */
 typedef struct vr_phases {
@@ -922,9 +925,7 @@ typedef struct vr_phases {
 
 static void phase(vr_phases *p, const char *name)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    const double t = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    const double t = vr_now_ms();
     if (!name)
         p->on = getenv("VR_GTS_PHASES") != NULL;
     else if (p->on)
@@ -1065,8 +1066,10 @@ vr_status vr_gts_encode(vr_gts *out, vr_gts_map *map, const vr_mesh *mesh,
     if (opt->keep_vertex_data && (s = out_job_alloc(&job, &e)))
         goto fail;
     vr_pack_job pack = {out, e.out.deltas, opt->packing, VR_OK};
-    run_pair(pack_deltas, &pack, opt->keep_vertex_data ? out_job_run : nothing, &job,
-             e.n >= THREAD_MIN_TRIANGLES);
+    if (opt->keep_vertex_data)
+        run_pair(pack_deltas, &pack, out_job_run, &job, e.n >= THREAD_MIN_TRIANGLES);
+    else
+        pack_deltas(&pack);
     phase(&ph, "pack||vdata");
     if ((s = pack.status))
         goto fail;
