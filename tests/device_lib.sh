@@ -24,10 +24,15 @@ limit() {
     [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
 }
 
-# device_setup: unpacks the staged runtime libraries (.device/debs, from tests/stage_device.sh)
+# device_setup: unpacks the staged binaries (.device/*/NAME.xz) and runtime libraries
+# (.device/debs, from tests/stage_device.sh)
 # into /tmp/rt and puts them on LD_LIBRARY_PATH; GPU_LINE = "name, driver" of the GPU (or why
 # there is none), also written to OUTDIR/gpu.txt
 device_setup() {
+    local z
+    for z in .device/*/*.xz; do  # binaries staged compressed (tests/stage_device.sh)
+        [ -e "$z" ] && xz -dc "$z" > "${z%.xz}" && chmod +x "${z%.xz}"
+    done
     mkdir -p /tmp/rt
     for f in .device/debs/*.deb; do
         [ -e "$f" ] && dpkg -x "$f" /tmp/rt

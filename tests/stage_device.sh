@@ -3,6 +3,9 @@
 # builds build-gpu for sm_90 without the SDL2 viewer, copies vreuse and vreuse_tests to
 # .device/bin, the shared scenes to .device/scenes, the git commit to .device/commit.txt, and
 # downloads the runtime debs into .device/debs when they are missing (the H100 has no network).
+# The binaries travel xz-compressed (.device/bin/NAME.xz; about 80 MB of fat binaries become 13,
+# under the device tool's 64 MiB for the tree and carried paths); device_lib.sh's device_setup
+# unpacks them there.
 # Usage: tests/stage_device.sh   (BUILD_DIR=... to use another build directory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +16,10 @@ cmake -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECT
 cmake --build "$BUILD_DIR" -j2 --target vreuse vreuse_tests vreuse_glref
 
 mkdir -p .device/bin .device/scenes .device/debs
-cp "$BUILD_DIR/vreuse" "$BUILD_DIR/vreuse_tests" "$BUILD_DIR/vreuse_glref" .device/bin/
+rm -f .device/bin/*
+for b in vreuse vreuse_tests vreuse_glref; do
+    xz -T2 -6 -c "$BUILD_DIR/$b" > ".device/bin/$b.xz"
+done
 cp ../shared/scenes/* .device/scenes/
 chmod -R u+w .device/scenes   # the shared copies are read-only; keep re-staging possible
 
@@ -33,15 +39,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # the CUDA binaries must not pull in SDL2 (about 40 libraries the H100 lacks)
-if ldd .device/bin/vreuse | grep -i sdl > /dev/null; then
+if ldd "$BUILD_DIR/vreuse" | grep -i sdl > /dev/null; then
     echo "stage_device.sh: .device/bin/vreuse links SDL2; configure with -DVR_VIEWER=OFF" >&2
     exit 1
 fi
 if ! grep -q 'CMAKE_CUDA_COMPILER:' "$BUILD_DIR/CMakeCache.txt" ||
-   ! strings .device/bin/vreuse_tests | grep 'gpu-small/' > /dev/null; then
+   ! strings "$BUILD_DIR/vreuse_tests" | grep 'gpu-small/' > /dev/null; then
     echo "stage_device.sh: $BUILD_DIR is not a CUDA build (no gpu-small/ tests)" >&2
     exit 1
 fi
 echo "staged: $(ls .device/bin | tr '\n' ' ')| $(ls .device/scenes | wc -l) scenes |" \
-     "$(ls .device/debs | wc -l) debs | commit $commit"
+     "$(ls .device/debs | wc -l) debs | commit $commit | $(du -sm .device | cut -f1) MB"
 echo "next: run tests/gpu.sh OUTDIR on the H100"
