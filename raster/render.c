@@ -67,9 +67,10 @@ struct vr_renderer {
      * clears the other buffer (the frame before's), and then the two swap, so dev.d_vis always
      * holds the last frame and no frame spends a pass over the image on a clear. */
     void *frame_ev[2];              /* cudaEvents around a frame's device work */
-    uint64_t *vis_spare;            /* spare_pixels words; every word VR_VIS_EMPTY if spare_clean */
+    uint64_t *vis_spare;            /* spare_pixels words */
     size_t spare_pixels;
-    int spare_clean;
+    size_t spare_clean;             /* its first spare_clean words are VR_VIS_EMPTY (a resolve
+                                       clears only the words of its own frame's size) */
     int flip;                       /* which of the two buffers the spare is (0 or 1): the graph
                                        of a frame into it is graph_exec[flip] */
     void *graph_exec[2];            /* cudaGraphExec_t of a captured frame per target buffer */
@@ -189,8 +190,8 @@ static vr_status vr_render_spare_grow(vr_renderer *r)
 /* The frame as one CUDA graph: the strategy (counting off), the raster kernels and the resolve,
  * captured from the renderer's stream in the order and with the arguments of the stage-by-stage
  * frame (so with the same words), then replayed. The frame rasterizes into the spare buffer
- * (cleared by the resolve of the frame before; by a memset inside the timed span when it is
- * not) and its resolve clears dev.d_vis; then the two swap. One executable graph per target
+ * (cleared by the resolve of the frame before, when that frame was at least as large; else
+ * by a memset inside the timed span) and its resolve clears dev.d_vis; then the two swap. One executable graph per target
  * buffer, so alternate frames replay without capturing again. Capturing needs the strategy's
  * batches and workspace in place (vr_geometry_prepare) and takes no host wait of its own. */
 static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *o,
@@ -242,7 +243,7 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
     if ((e = vr_render_dev_mark(r, 0)) != VR_OK)
         return e;
     const size_t pixels = (size_t)o->raster.width * o->raster.height;
-    if (!r->spare_clean)
+    if (r->spare_clean < pixels)
         VR_CUDA_CHECK(cudaMemsetAsync(target, 0xff, pixels * sizeof *target, s));
     r->spare_clean = 0; /* until the graph has run */
     VR_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)r->graph_exec[which], s));
@@ -253,7 +254,7 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
     if ((e = vr_render_dev_mark(r, 1)) != VR_OK ||
         (e = vr_render_dev_span(r, what, &st->gpu_frame_ms)) != VR_OK)
         return e;
-    r->spare_clean = 1;
+    r->spare_clean = pixels;
     st->graph = 1;
     return vr_raster_frame_counts(&st->raster, st->triangles, r->dev.d_scratch, s);
 }
