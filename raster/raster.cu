@@ -117,8 +117,6 @@ typedef struct vr_raster_big_entry {
 typedef struct vr_resolve_kparams {
     uint32_t *rgba;            /* width * height packed RGBA8 */
     const unsigned long long *vis; /* width * height */
-    unsigned long long *clear; /* NULL, or width * height words set to VR_VIS_EMPTY on the way
-                                  (the next frame's buffer: vr_raster_frame_enqueue) */
     vr_queue queue;            /* device arrays, tri_count slots */
     uint32_t tri_count;
     vr_raster_view view;
@@ -434,8 +432,7 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK)
 }
 
 /* One thread per pixel in TILE x TILE blocks; no shared memory. Reads the pixel's word and its
- * triangle's three corners from the queue, writes one packed RGBA8 (and clears the pixel's word
- * of the `clear` buffer, when there is one). */
+ * triangle's three corners from the queue, writes one packed RGBA8. */
 __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     vr_resolve_kernel(vr_resolve_kparams p)
 {
@@ -444,8 +441,6 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     if (i >= p.view.width || j >= p.view.height)
         return;
     const size_t at = (size_t)j * (size_t)p.view.width + (size_t)i;
-    if (p.clear)
-        p.clear[at] = VR_VIS_EMPTY;
     const vr_queue q = p.queue;
     const vr_resolve_params shade = p.shade;
     const unsigned long long word = p.vis[at];
@@ -613,17 +608,14 @@ done:
     return st;
 }
 
-/* Enqueues the resolve kernel over the whole image (one thread per pixel); d_clear: NULL, or a
- * buffer of as many words that it sets to VR_VIS_EMPTY. */
-static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, uint64_t *d_clear,
-                                   const vr_queue *d_q, uint32_t tri_count,
-                                   const vr_raster_config *cfg, const vr_resolve_params *p,
-                                   cudaStream_t s)
+/* Enqueues the resolve kernel over the whole image (one thread per pixel). */
+static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
+                                   uint32_t tri_count, const vr_raster_config *cfg,
+                                   const vr_resolve_params *p, cudaStream_t s)
 {
     vr_resolve_kparams k;
     k.rgba = (uint32_t *)d_rgba;
     k.vis = (const unsigned long long *)d_vis;
-    k.clear = (unsigned long long *)d_clear;
     k.queue = *d_q;
     k.tri_count = tri_count;
     k.view = vr_raster_view_make(cfg);
@@ -637,10 +629,9 @@ static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, uint6
 
 /* ---- one whole frame enqueued without a wait (the renderer's CUDA graph) ------------------- */
 
-vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, uint64_t *d_next,
-                                  const vr_queue *d_q, uint32_t tri_count,
-                                  const vr_raster_config *cfg, const vr_resolve_params *p,
-                                  void *d_scratch, void *stream)
+vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
+                                  uint32_t tri_count, const vr_raster_config *cfg,
+                                  const vr_resolve_params *p, void *d_scratch, void *stream)
 {
     assert(d_rgba && d_vis && d_q && cfg && p && d_scratch);
     vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
@@ -652,10 +643,8 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, uint64_t *d_
     const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
     vr_hp *hp = NULL;
     uint32_t hp_cells = 0;
-    /* vr_raster_gpu's and vr_resolve_gpu's steps in their order, without their events; with
-     * d_next, d_vis is already clear and the resolve clears d_next instead */
-    st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s);
-    if (st == VR_OK && !d_next) {
+    /* vr_raster_gpu's and vr_resolve_gpu's steps in their order, without their events */
+    if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) == VR_OK) {
         const cudaError_t e =
             cudaMemsetAsync(d_vis, 0xff, (size_t)cfg->width * cfg->height * sizeof(uint64_t), s);
         st = vr_cuda_status(e, VR_CUDA_WHERE, "cudaMemsetAsync of the visibility buffer");
@@ -663,7 +652,7 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, uint64_t *d_
     if (st == VR_OK)
         st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s);
     if (st == VR_OK)
-        st = vr_resolve_launch(d_rgba, d_vis, d_next, d_q, tri_count, cfg, p, s);
+        st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, s);
     vr_hp_destroy(hp); /* the host object only: its device memory is the scratch's */
     return st;
 }
@@ -758,8 +747,7 @@ vr_status vr_resolve_stream_chunk(uint8_t *d_rgba, const uint64_t *d_vis, const 
         return st;
     vr_resolve_params keep = *p;
     keep.part = VR_RESOLVE_PART_KEEP;
-    return vr_resolve_launch(d_rgba, d_vis, NULL, d_q, tri_count, cfg, &keep,
-                             (cudaStream_t)stream);
+    return vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, &keep, (cudaStream_t)stream);
 }
 
 vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
@@ -780,7 +768,7 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
     for (int i = 0; i < 2; ++i)
         VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
-    if ((st = vr_resolve_launch(d_rgba, d_vis, NULL, d_q, tri_count, cfg, p, s)) != VR_OK)
+    if ((st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, s)) != VR_OK)
         goto done;
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
     VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));

@@ -132,15 +132,10 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
  * with the same results, enqueued on `stream` without events or a host wait, so that the
  * sequence can be captured into a CUDA graph. frame_counts then waits for `stream` and reads the
  * counts of the last frame enqueued into stats (triangles, rejected, clipped, fragments; the
- * times are left as they are).
- * d_next: NULL, or a second visibility buffer of the frame's size (double buffering). Then d_vis
- * must already hold VR_VIS_EMPTY everywhere and is not cleared here, and the resolve sets every
- * word of d_next to VR_VIS_EMPTY as it reads d_vis, so d_next is ready for the next frame: the
- * clear costs no pass over the image of its own. */
-vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, uint64_t *d_next,
-                                  const vr_queue *d_q, uint32_t tri_count,
-                                  const vr_raster_config *cfg, const vr_resolve_params *p,
-                                  void *d_scratch, void *stream);
+ * times are left as they are). */
+vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
+                                  uint32_t tri_count, const vr_raster_config *cfg,
+                                  const vr_resolve_params *p, void *d_scratch, void *stream);
 vr_status vr_raster_frame_counts(vr_raster_stats *stats, uint32_t tri_count, void *d_scratch,
                                  void *stream);
 

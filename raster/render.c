@@ -31,7 +31,7 @@ typedef struct vr_render_graph_key {
     int kind;            /* the strategy */
     vr_raster_config raster;
     vr_resolve_params shade; /* device arrays included */
-    const void *vis, *next, *rgba, *clip; /* next: the buffer the resolve clears */
+    const void *vis, *rgba, *clip;
     uint32_t triangles;
 } vr_render_graph_key;
 
@@ -62,42 +62,28 @@ struct vr_renderer {
     vr_stream *stream;              /* bounded streaming (vr_renderer_create_streamed), or NULL:
                                        then nothing above is sized by the mesh */
     size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
-    /* GPU frame timing and its CUDA graph (vr_render_options.graph). Graph frames alternate
-     * between dev.d_vis and vis_spare: a frame rasterizes into the clear spare, its resolve
-     * clears the other buffer (the frame before's), and then the two swap, so dev.d_vis always
-     * holds the last frame and no frame spends a pass over the image on a clear. */
+    /* GPU frame timing and its CUDA graph (vr_render_options.graph) */
     void *frame_ev[2];              /* cudaEvents around a frame's device work */
-    uint64_t *vis_spare;            /* spare_pixels words */
-    size_t spare_pixels;
-    size_t spare_clean;             /* its first spare_clean words are VR_VIS_EMPTY (a resolve
-                                       clears only the words of its own frame's size) */
-    int flip;                       /* which of the two buffers the spare is (0 or 1): the graph
-                                       of a frame into it is graph_exec[flip] */
-    void *graph_exec[2];            /* cudaGraphExec_t of a captured frame per target buffer */
-    vr_render_graph_key graph_key[2]; /* what each was captured with */
+    void *graph_exec;               /* cudaGraphExec_t of the last captured frame, or NULL */
     int gts;                        /* compressed batches set (vr_renderer_set_gts): their error
                                        word is read on the host after each run, so no graph */
+    vr_render_graph_key graph_key;  /* what that frame was captured with */
 };
 
 /* ---- device buffers (CUDA runtime; the stubs below keep a CPU-only build linking) ---------- */
 
 #ifdef VR_HAVE_CUDA
-static void vr_render_graph_drop(vr_renderer *r, int which)
+static void vr_render_graph_drop(vr_renderer *r)
 {
-    if (r->graph_exec[which])
-        cudaGraphExecDestroy((cudaGraphExec_t)r->graph_exec[which]);
-    r->graph_exec[which] = NULL;
+    if (r->graph_exec)
+        cudaGraphExecDestroy((cudaGraphExec_t)r->graph_exec);
+    r->graph_exec = NULL;
 }
 
 static void vr_render_dev_free(vr_renderer *r)
 {
     /* teardown: errors cannot be acted on */
-    vr_render_graph_drop(r, 0);
-    vr_render_graph_drop(r, 1);
-    cudaFree(r->vis_spare);
-    r->vis_spare = NULL;
-    r->spare_pixels = 0;
-    r->spare_clean = 0;
+    vr_render_graph_drop(r);
     for (int i = 0; i < 2; ++i) {
         if (r->frame_ev[i])
             cudaEventDestroy((cudaEvent_t)r->frame_ev[i]);
@@ -149,50 +135,30 @@ static int vr_render_graph_same_shape(const vr_render_graph_key *a, const vr_ren
            a->triangles == b->triangles;
 }
 
-/* The captured frame `graph` (of `key`) into r->graph_exec[which]: updated in place when it has
- * the executable one's shape (only kernel parameters changed, e.g. the camera), instantiated
- * anew otherwise, or when the driver refuses the update anyway. */
-static vr_status vr_render_graph_install(vr_renderer *r, int which, cudaGraph_t graph,
+/* The captured frame `graph` (of `key`) into r->graph_exec: updated in place when it has the
+ * executable one's shape (only kernel parameters changed, e.g. the camera), instantiated anew
+ * otherwise, or when the driver refuses the update anyway. */
+static vr_status vr_render_graph_install(vr_renderer *r, cudaGraph_t graph,
                                          const vr_render_graph_key *key)
 {
-    if (r->graph_exec[which] && !vr_render_graph_same_shape(key, &r->graph_key[which]))
-        vr_render_graph_drop(r, which);
-    if (r->graph_exec[which]) {
+    if (r->graph_exec && !vr_render_graph_same_shape(key, &r->graph_key))
+        vr_render_graph_drop(r);
+    if (r->graph_exec) {
         cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate((cudaGraphExec_t)r->graph_exec[which], graph, &info) ==
-            cudaSuccess)
+        if (cudaGraphExecUpdate((cudaGraphExec_t)r->graph_exec, graph, &info) == cudaSuccess)
             return VR_OK;
         (void)cudaGetLastError(); /* the refused update is not an error of later calls */
-        vr_render_graph_drop(r, which);
+        vr_render_graph_drop(r);
     }
     cudaGraphExec_t exec = NULL;
     VR_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    r->graph_exec[which] = exec;
+    r->graph_exec = exec;
     return VR_OK;
 }
 
-/* The spare visibility buffer at the image buffers' capacity (contents dropped when it grows). */
-static vr_status vr_render_spare_grow(vr_renderer *r)
-{
-    if (r->spare_pixels >= r->dev.pixel_capacity)
-        return VR_OK;
-    r->spare_pixels = 0;
-    r->spare_clean = 0;
-    vr_status st;
-    if ((st = vr_cuda_free((void **)&r->vis_spare, "spare vis buffer")) ||
-        (st = vr_cuda_alloc((void **)&r->vis_spare, r->dev.pixel_capacity * sizeof(uint64_t),
-                            "spare vis buffer")))
-        return st;
-    r->spare_pixels = r->dev.pixel_capacity;
-    return VR_OK;
-}
-
-/* The frame as one CUDA graph: the strategy (counting off), the raster kernels and the resolve,
- * captured from the renderer's stream in the order and with the arguments of the stage-by-stage
- * frame (so with the same words), then replayed. The frame rasterizes into the spare buffer
- * (cleared by the resolve of the frame before, when that frame was at least as large; else
- * by a memset inside the timed span) and its resolve clears dev.d_vis; then the two swap. One executable graph per target
- * buffer, so alternate frames replay without capturing again. Capturing needs the strategy's
+/* The frame as one CUDA graph: the strategy (counting off), the clear, the raster kernels and the
+ * resolve, captured from the renderer's stream in the order and with the arguments of the
+ * stage-by-stage frame (so with the same words), then replayed. Capturing needs the strategy's
  * batches and workspace in place (vr_geometry_prepare) and takes no host wait of its own. */
 static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *o,
                                        const vr_reuse_params *timed, const vr_resolve_params *shade,
@@ -200,61 +166,47 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
 {
     cudaStream_t s = (cudaStream_t)r->dev.stream;
     const vr_queue *q = vr_geometry_device_queue(r->geometry);
-    vr_status e;
-    if ((e = vr_render_spare_grow(r)) != VR_OK)
-        return e;
-    uint64_t *target = r->vis_spare, *previous = r->dev.d_vis;
-    const int which = r->flip;
     vr_render_graph_key key;
     memset(&key, 0, sizeof key);
     key.cfg = *timed;
     key.kind = (int)o->strategy->kind;
     key.raster = o->raster;
     key.shade = *shade;
-    key.vis = target;
-    key.next = previous;
+    key.vis = r->dev.d_vis;
     key.rgba = r->dev.d_rgba;
     key.clip = q->clip;
     key.triangles = st->triangles;
-    if (!r->graph_exec[which] || memcmp(&key, &r->graph_key[which], sizeof key) != 0) {
+    vr_status e;
+    if (!r->graph_exec || memcmp(&key, &r->graph_key, sizeof key) != 0) {
         if ((e = vr_geometry_prepare(r->geometry, o->strategy, timed)) != VR_OK)
             return e;
         VR_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
         e = vr_geometry_enqueue(r->geometry, o->strategy, timed, s);
         if (e == VR_OK)
-            e = vr_raster_frame_enqueue(r->dev.d_rgba, target, previous, q, st->triangles,
-                                        &o->raster, shade, r->dev.d_scratch, s);
+            e = vr_raster_frame_enqueue(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,
+                                        shade, r->dev.d_scratch, s);
         cudaGraph_t graph = NULL;
         const cudaError_t ended = cudaStreamEndCapture(s, &graph); /* always: frees the stream */
         if (e == VR_OK)
             e = vr_cuda_status(ended, VR_CUDA_WHERE, "cudaStreamEndCapture of the frame");
         if (e == VR_OK)
-            e = vr_render_graph_install(r, which, graph, &key);
+            e = vr_render_graph_install(r, graph, &key);
         if (graph)
             cudaGraphDestroy(graph);
         if (e != VR_OK) {
-            vr_render_graph_drop(r, which);
+            vr_render_graph_drop(r);
             return e;
         }
-        r->graph_key[which] = key;
+        r->graph_key = key;
     }
     char what[96];
     snprintf(what, sizeof what, "the frame's CUDA graph (%s)", o->strategy->name);
     if ((e = vr_render_dev_mark(r, 0)) != VR_OK)
         return e;
-    const size_t pixels = (size_t)o->raster.width * o->raster.height;
-    if (r->spare_clean < pixels)
-        VR_CUDA_CHECK(cudaMemsetAsync(target, 0xff, pixels * sizeof *target, s));
-    r->spare_clean = 0; /* until the graph has run */
-    VR_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)r->graph_exec[which], s));
-    /* the frame's words are in `target` now, and its resolve has cleared `previous` */
-    r->dev.d_vis = target;
-    r->vis_spare = previous;
-    r->flip ^= 1;
+    VR_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)r->graph_exec, s));
     if ((e = vr_render_dev_mark(r, 1)) != VR_OK ||
         (e = vr_render_dev_span(r, what, &st->gpu_frame_ms)) != VR_OK)
         return e;
-    r->spare_clean = pixels;
     st->graph = 1;
     return vr_raster_frame_counts(&st->raster, st->triangles, r->dev.d_scratch, s);
 }

@@ -3,8 +3,8 @@
  * invocations, batches and raster counts equal for every strategy, shading mode and big-triangle
  * mode; a camera change between graph frames (the executable graph updated in place), a size
  * change (new buffers: captured anew), a replay with nothing changed, and graph frames after
- * plain ones and after other cameras (graph frames alternate two visibility buffers, each
- * cleared by the following frame's resolve) give the plain frame's results too. The plain frame equals the CPU twin in gpu/raster-render.
+ * plain ones and after other cameras (a word left over from an earlier frame would show) give
+ * the plain frame's results too. The plain frame equals the CPU twin in gpu/raster-render.
  * gpu/render-graph: every shared scene in forsyth order at 1280x720, and sphere:1M at 1080p;
  * gpu-small/render-graph: fandisk at 320x240, naive, hash, sort and multi (sanitizers). */
 #include <stdio.h>
@@ -103,9 +103,8 @@ static void check_scene(const char *spec, uint32_t w, uint32_t h, const char *on
                          o.strategy->name, mode, big ? "hp" : "list");
                 if (draw(r, o, 1, &g, px, what) && draw(r, o, 0, &p, px, what))
                     compare(&g, &p, px, what);
-                /* back to the first camera, after a plain frame: graph frames alternate two
-                 * visibility buffers, each cleared by the next frame's resolve, so a word left
-                 * over from an earlier frame (yaw 0 or 40) would show here */
+                /* back to the first camera, after a plain frame: a word left over from an
+                 * earlier frame (yaw 0 or 40) would show here */
                 o.camera.yaw = 0;
                 snprintf(what, sizeof what, "%s %s mode %d big %s yaw 0 again", spec,
                          o.strategy->name, mode, big ? "hp" : "list");
