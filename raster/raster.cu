@@ -45,9 +45,10 @@
 #define VR_RASTER_BLOCK (1 << VR_RASTER_BLOCK_LOG2)  /* raster threads (triangles) per block */
 /* Sub-triangles with larger bounding boxes (vr_raster_big_pixels) go to vr_raster_big_kernel: a
  * thread walking a box alone waits for one visibility read per covered pixel, and a 6k-triangle
- * mesh at 1080p has too few threads to hide that. There a warp takes the box in tiles of 8 x 4 pixels (one per lane),
- * each lane adding its fixed offset to the edge functions at the tile's corner; a box of more than
- * VR_RASTER_BIG_TILES tiles is split into several list entries so warps share it. Entries hold
+ * mesh at 1080p has too few threads to hide that. There a warp takes the box in tiles of 8 x 4
+ * pixels (one per lane): the list kernel steps each lane's edge values from tile to tile, the hp
+ * kernel adds the lane's fixed offset to the edge values at each tile's corner; a box of more
+ * than VR_RASTER_BIG_TILES tiles is split into several list entries so warps share it. Entries hold
  * the set-up triangle (about 150 bytes each, under 10 MiB for the whole list). */
 #define VR_RASTER_TILE_W 8
 #define VR_RASTER_TILE_H 4
