@@ -5,7 +5,7 @@
 # `vreuse render --strategy hash --reps 20` (naive,warp,hash for sphere:7M) -> OUTDIR/frame.csv
 # (joined from one CSV per call), at 1920x1080 with the simple shader; then bunny images
 # (shaded, heatmaps, the GL frame) and a summary table LAST. Stage first with
-# tests/stage_device.sh plus build-gpu/vreuse_glref copied to .device/bin. Knobs:
+# tests/stage_device.sh (it stages vreuse_glref too). Knobs:
 # RENDER_TIME_BUDGET=seconds (default 230), RENDER_REPS (default 20), RENDER_BIN (default
 # .device/bin), RENDER_BIG (default sphere:7M; a smaller one for a CPU dry run).
 . "$(dirname "$0")/device_lib.sh"  # OUTDIR, cd to the root, record, limit, device_setup
@@ -42,8 +42,7 @@ t0=$SECONDS
 device_setup
 for b in vreuse vreuse_glref; do
     if [ ! -x "$BIN/$b" ]; then
-        echo "render_h100.sh: $BIN/$b missing. Hint: tests/stage_device.sh, then" \
-             "cp build-gpu/vreuse_glref .device/bin/"
+        echo "render_h100.sh: $BIN/$b missing. Hint: run tests/stage_device.sh first"
         record setup FAIL $((SECONDS - t0)) "$b not staged"
     elif ldd "$BIN/$b" | grep "not found"; then
         record setup FAIL $((SECONDS - t0)) "$b: missing libraries (see above)"
