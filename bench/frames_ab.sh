@@ -53,7 +53,7 @@ for ((round = 1; round <= ${AB_ROUNDS:-3}; ++round)); do
 done
 rm -f "$OUT/ab-part.csv"
 
-awk -F, -v nb=${#bins[@]} '
+awk -F, '
     NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
     {
         t = $col["gpu_frame_ms"] + 0
@@ -63,7 +63,7 @@ awk -F, -v nb=${#bins[@]} '
         if (!($1 in bseen)) { bseen[$1] = 1; border[nb2++] = $1 }
         v[key, $1, ++cnt[key, $1]] = t
     }
-    function median(key, b,    k, m, i, j, a, x) {
+    function median(key, b,    m, i, j, a, x) {
         m = cnt[key, b]
         for (i = 1; i <= m; ++i) a[i] = v[key, b, i]
         for (i = 2; i <= m; ++i) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; --j) a[j + 1] = a[j]; a[j + 1] = x }

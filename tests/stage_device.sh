@@ -40,7 +40,7 @@ fi
 
 # the CUDA binaries must not pull in SDL2 (about 40 libraries the H100 lacks)
 if ldd "$BUILD_DIR/vreuse" | grep -i sdl > /dev/null; then
-    echo "stage_device.sh: .device/bin/vreuse links SDL2; configure with -DVR_VIEWER=OFF" >&2
+    echo "stage_device.sh: $BUILD_DIR/vreuse links SDL2; configure with -DVR_VIEWER=OFF" >&2
     exit 1
 fi
 if ! grep -q 'CMAKE_CUDA_COMPILER:' "$BUILD_DIR/CMakeCache.txt" ||
