@@ -55,7 +55,12 @@
 #define VR_RASTER_BIG_TILES 64u           /* tiles per list entry (2048 pixels) */
 #define VR_RASTER_BIG_CAPACITY (1u << 16) /* list entries; past it the thread rasterizes alone */
 #define VR_RASTER_BIG_BLOCK 256
-#define VR_RASTER_BIG_GRID 1024           /* blocks striding over the list (132 SMs x ~8) */
+#ifndef VR_RASTER_BIG_GRID
+#define VR_RASTER_BIG_GRID 1024 /* blocks striding over the list (132 SMs x ~8) */
+#endif
+#ifndef VR_RASTER_BIG_MIN_BLOCKS
+#define VR_RASTER_BIG_MIN_BLOCKS 1
+#endif
 /* --big hp: records (one per big sub-triangle, the list's entry type with first_tile 0) and
  * tile counts share the list's array; a sub-triangle past either bound below stays with its
  * thread, as with a full list. Records: at most VR_RASTER_BIG_CAPACITY, and at most 8 per slot
@@ -379,7 +384,8 @@ static __device__ __forceinline__ void vr_raster_big_tiles(const vr_raster_param
 /* The big sub-triangles of vr_raster_kernel<LIST>, one warp per list entry (warps stride over
  * the list; every lane reads the entry, a broadcast). The warp takes the entry's tiles in turn
  * (vr_raster_big_tiles). */
-__global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK) vr_raster_big_kernel(vr_raster_params p)
+__global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK, VR_RASTER_BIG_MIN_BLOCKS)
+    vr_raster_big_kernel(vr_raster_params p)
 {
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t warp = (blockIdx.x * VR_RASTER_BIG_BLOCK + threadIdx.x) >> 5;
