@@ -111,15 +111,19 @@ static int apps_cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement. */
-static void apps_walk_check(uint32_t agents, uint32_t steps)
+/* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
+ * and without the sort by cell before each step; with `twin` the invocations and batches equal
+ * the API's CPU twin's too. */
+static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
     vr_walk_config cfg = vr_walk_config_default();
     cfg.agents = agents, cfg.steps = steps;
     uint32_t *start = (uint32_t *)malloc(agents * sizeof *start);
     uint32_t *want = (uint32_t *)malloc(agents * sizeof *want);
     uint32_t *got = (uint32_t *)malloc(agents * sizeof *got);
-    for (int sorted = 0; sorted < 2; ++sorted) {
+    for (int mode = 0; mode < 4; ++mode) { /* random, sorted; each fixed and resorted */
+        const int sorted = mode & 1;
+        cfg.resort = mode >> 1;
         vr_walk_place(start, agents, cfg.seed);
         if (sorted)
             qsort(start, agents, sizeof *start, apps_cmp_u32);
@@ -132,10 +136,17 @@ static void apps_walk_check(uint32_t agents, uint32_t steps)
             memcpy(got, start, agents * sizeof *got);
             vr_app_report rep;
             VR_EXPECT_EQ(vr_walk_apply(got, &cfg, &r, 1, &rep), VR_OK);
-            VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents, %s: GPU walk "
+            VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents%s, %s: GPU walk "
                       "differs from vr_walk_run", agents, sorted ? "sorted" : "random",
-                      vr_reuse_all[kind].name);
+                      cfg.resort ? " resorted" : "", vr_reuse_all[kind].name);
             VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)agents * steps);
+            if (twin) { /* the API's CPU twin: the same stream and batches, the same counts */
+                vr_app_report cpu;
+                memcpy(got, start, agents * sizeof *got);
+                VR_EXPECT_EQ(vr_walk_apply(got, &cfg, &r, 0, &cpu), VR_OK);
+                VR_EXPECT_EQ(cpu.counters.invocations, rep.counters.invocations);
+                VR_EXPECT_EQ(cpu.batches, rep.batches);
+            }
         }
     }
     free(start), free(want), free(got);
@@ -145,7 +156,7 @@ VR_TEST(test_apps_walk_gpu_small, "gpu-small/apps-walk")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
-    apps_walk_check(3000, 2);
+    apps_walk_check(3000, 2, 1);
     return VR_TEST_RESULT();
 }
 
@@ -153,7 +164,7 @@ VR_TEST(test_apps_walk_gpu, "gpu/apps-walk")
 {
     if (vr_test_no_device())
         return VR_TEST_SKIP;
-    apps_walk_check(300000, 10);
+    apps_walk_check(300000, 10, 0);
     return VR_TEST_RESULT();
 }
 
@@ -282,6 +293,44 @@ VR_TEST(test_apps_bench_envelope, "apps-bench/envelope")
     return VR_TEST_RESULT();
 }
 
+/* The walk's rows (a header of their own): every non-plan strategy, random and sorted start,
+ * each with the agents in fixed order (the paper's) and sorted by cell before every step. */
+static void apps_bench_walk(void)
+{
+    printf("app,placement,agents,strategy,ms_per_step,speedup_vs_naive,invocations,"
+           "invocations_per_step,prep_ms,sort_ms_per_step\n");
+    vr_walk_config cfg = vr_walk_config_default();
+    uint32_t *start = (uint32_t *)malloc(cfg.agents * sizeof *start);
+    uint32_t *cells = (uint32_t *)malloc(cfg.agents * sizeof *cells);
+    for (int mode = 0; mode < 4; ++mode) { /* random, sorted; each fixed and resorted */
+        const int sorted = mode & 1;
+        cfg.resort = mode >> 1;
+        vr_walk_place(start, cfg.agents, cfg.seed);
+        if (sorted)
+            qsort(start, cfg.agents, sizeof *start, apps_cmp_u32);
+        double naive = 0;
+        for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
+            if (vr_program_planned((vr_reuse_kind)kind))
+                continue;
+            vr_app_run r = {(vr_reuse_kind)kind, vr_program_limits_default(1), 1, 5};
+            memcpy(cells, start, cfg.agents * sizeof *cells);
+            vr_app_report rep;
+            memset(&rep, 0, sizeof rep);
+            if (vr_walk_apply(cells, &cfg, &r, 1, &rep) != VR_OK) {
+                printf("walk,%s,FAIL %s\n", vr_reuse_all[kind].name, vr_last_error());
+                continue;
+            }
+            if (kind == VR_REUSE_NAIVE)
+                naive = rep.ms;
+            printf("walk,%s%s,%u,%s,%.4f,%.2f,%llu,%.3f,%.1f,%.4f\n",
+                   sorted ? "sorted" : "random", cfg.resort ? "+resort" : "", cfg.agents,
+                   vr_reuse_all[kind].name, rep.ms, naive / rep.ms, rep.counters.invocations,
+                   (double)rep.counters.invocations / cfg.steps, rep.prep_ms, rep.order_ms);
+        }
+    }
+    free(start), free(cells);
+}
+
 VR_TEST(test_apps_bench, "apps-bench/all")
 {
     if (vr_test_no_device())
@@ -300,33 +349,14 @@ VR_TEST(test_apps_bench, "apps-bench/all")
             apps_bench_loop(&m, gens[g]);
             vr_mesh_free(&m);
         }
-    vr_walk_config cfg = vr_walk_config_default();
-    uint32_t *start = (uint32_t *)malloc(cfg.agents * sizeof *start);
-    uint32_t *cells = (uint32_t *)malloc(cfg.agents * sizeof *cells);
-    for (int sorted = 0; sorted < 2; ++sorted) {
-        vr_walk_place(start, cfg.agents, cfg.seed);
-        if (sorted)
-            qsort(start, cfg.agents, sizeof *start, apps_cmp_u32);
-        double naive = 0;
-        for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
-            if (vr_program_planned((vr_reuse_kind)kind))
-                continue;
-            vr_app_run r = {(vr_reuse_kind)kind, vr_program_limits_default(1), 1, 5};
-            memcpy(cells, start, cfg.agents * sizeof *cells);
-            vr_app_report rep;
-            memset(&rep, 0, sizeof rep);
-            if (vr_walk_apply(cells, &cfg, &r, 1, &rep) != VR_OK) {
-                printf("walk,%s,FAIL %s\n", vr_reuse_all[kind].name, vr_last_error());
-                continue;
-            }
-            if (kind == VR_REUSE_NAIVE)
-                naive = rep.ms;
-            printf("walk,%s,%u,%s,%.4f,%.2f,%llu,%.3f,%.1f\n", sorted ? "sorted" : "random",
-                   cfg.agents, vr_reuse_all[kind].name, rep.ms, naive / rep.ms,
-                   rep.counters.invocations, (double)rep.counters.invocations / cfg.steps,
-                   rep.prep_ms);
-        }
-    }
-    free(start), free(cells);
+    apps_bench_walk();
+    return VR_TEST_RESULT();
+}
+
+VR_TEST(test_apps_bench_walk, "apps-bench/walk")
+{
+    if (vr_test_no_device())
+        return VR_TEST_SKIP;
+    apps_bench_walk();
     return VR_TEST_RESULT();
 }

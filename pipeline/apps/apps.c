@@ -155,7 +155,8 @@ vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, in
 
 typedef struct walk_user {
     const float *activity, *levy;
-    uint32_t *next;  /* dense cells after the step */
+    const uint32_t *agent_of; /* the agent of each primitive (stream position); NULL: itself */
+    uint32_t *next;           /* dense cells after the step, by primitive */
     uint32_t step;
     uint64_t seed;
 } walk_user;
@@ -166,12 +167,33 @@ static void walk_element(void *user, uint32_t dense, void *el)
     vr_walk_moves_of(el, u->activity, u->levy, vr_walk_packed(dense));
 }
 
-static void walk_primitive(void *user, uint32_t agent, uint32_t pos, const uint32_t *ids,
+static void walk_primitive(void *user, uint32_t prim, uint32_t pos, const uint32_t *ids,
                            const void *const *el)
 {
     (void)pos, (void)ids;
     const walk_user *u = user;
-    u->next[agent] = vr_walk_dense(vr_walk_draw(el[0], agent, u->step, u->seed));
+    const uint32_t agent = u->agent_of ? u->agent_of[prim] : prim;
+    u->next[prim] = vr_walk_dense(vr_walk_draw(el[0], agent, u->step, u->seed));
+}
+
+void vr_walk_sort_by_cell(uint32_t *cells_out, uint32_t *agents_out, const uint32_t *cells,
+                          const uint32_t *agents, uint32_t count, uint32_t *histogram)
+{
+    const uint32_t grid = VR_WALK_GRID * VR_WALK_GRID;
+    memset(histogram, 0, grid * sizeof *histogram);
+    for (uint32_t i = 0; i < count; ++i)
+        histogram[cells[i]]++;
+    uint32_t sum = 0;
+    for (uint32_t c = 0; c < grid; ++c) {
+        const uint32_t n = histogram[c];
+        histogram[c] = sum;
+        sum += n;
+    }
+    for (uint32_t i = 0; i < count; ++i) { /* in stream order: stable */
+        const uint32_t at = histogram[cells[i]]++;
+        cells_out[at] = cells[i];
+        agents_out[at] = agents[i];
+    }
 }
 
 vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
@@ -189,11 +211,19 @@ vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app
     vr_app_report rp;
     memset(&rp, 0, sizeof rp);
     const size_t grid = (size_t)VR_WALK_GRID * VR_WALK_GRID;
+    const size_t n = cfg->agents;
     float *activity = malloc(grid * sizeof *activity);
     float levy[(2 * VR_WALK_MAX_DISTANCE + 1) * (2 * VR_WALK_MAX_DISTANCE + 1)];
-    uint32_t *cur = malloc((size_t)cfg->agents * sizeof *cur);
-    uint32_t *next = malloc((size_t)cfg->agents * sizeof *next);
-    if (!activity || !cur || !next) {
+    uint32_t *cur = malloc(n * sizeof *cur), *next = malloc(n * sizeof *next);
+    /* with resort: the agent at each position, the sort's outputs and its histogram */
+    uint32_t *agent_of = NULL, *sorted = NULL, *sorted_agents = NULL, *histogram = NULL;
+    if (cfg->resort) {
+        agent_of = malloc(n * sizeof *agent_of), sorted = malloc(n * sizeof *sorted);
+        sorted_agents = malloc(n * sizeof *sorted_agents);
+        histogram = malloc(grid * sizeof *histogram);
+    }
+    if (!activity || !cur || !next ||
+        (cfg->resort && (!agent_of || !sorted || !sorted_agents || !histogram))) {
         st = VR_ERROR(VR_ERR_OOM, "random walk: tables for %u agents", cfg->agents);
         goto done;
     }
@@ -201,15 +231,27 @@ vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app
     vr_walk_levy_table(levy);
     for (uint32_t a = 0; a < cfg->agents; ++a)
         cur[a] = vr_walk_dense(cells[a]);
+    if (agent_of)
+        for (uint32_t a = 0; a < cfg->agents; ++a)
+            agent_of[a] = a;
     for (uint32_t step = 0; step < cfg->steps && st == VR_OK; ++step) {
-        app_stream s;
         double t0 = vr_now_ms();
+        if (cfg->resort) { /* timed with the step, as on the GPU */
+            vr_walk_sort_by_cell(sorted, sorted_agents, cur, agent_of, cfg->agents, histogram);
+            uint32_t *t = cur;
+            cur = sorted, sorted = t;
+            t = agent_of, agent_of = sorted_agents, sorted_agents = t;
+            const double sort_ms = vr_now_ms() - t0;
+            rp.ms += sort_ms, rp.order_ms += sort_ms;
+        }
+        app_stream s;
+        t0 = vr_now_ms();
         if ((st = app_stream_make(&s, r->kind, NULL, cur, cfg->agents, 1, (uint32_t)grid,
                                   &r->limits)))
             break;
         rp.prep_ms += vr_now_ms() - t0;
         rp.batches = s.batch_count;
-        walk_user u = {activity, levy, next, step, cfg->seed};
+        walk_user u = {activity, levy, agent_of, next, step, cfg->seed};
         const vr_program_cpu f = {sizeof(vr_walk_moves), walk_element, walk_primitive, &u};
         const vr_program_params p = app_params(r, &s, cur, cfg->agents, 1, (uint32_t)grid,
                                                &rp.counters);
@@ -221,12 +263,13 @@ vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app
         cur = next, next = tmp;
     }
     if (st == VR_OK)
-        for (uint32_t a = 0; a < cfg->agents; ++a)
-            cells[a] = vr_walk_packed(cur[a]);
+        for (uint32_t i = 0; i < cfg->agents; ++i)
+            cells[agent_of ? agent_of[i] : i] = vr_walk_packed(cur[i]);
     if (cfg->steps)
-        rp.ms /= cfg->steps;
+        rp.ms /= cfg->steps, rp.order_ms /= cfg->steps;
 done:
     free(activity), free(cur), free(next);
+    free(agent_of), free(sorted), free(sorted_agents), free(histogram);
     if (rep)
         *rep = rp;
     return st;

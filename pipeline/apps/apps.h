@@ -41,6 +41,7 @@ typedef struct vr_app_report {
     double ms;             /* GPU: best kernel time of one run (one walk step: the mean step);
                               CPU twin: wall time */
     double prep_ms;        /* host time forming batches or plans (walk: all steps) */
+    double order_ms;       /* walk with resort: the sort by cell, per step (part of ms) */
     vr_program_counters counters; /* with count */
     uint32_t batches;      /* batches of the last run (dynamic strategies, plans) */
 } vr_app_report;
@@ -52,9 +53,17 @@ vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, in
 
 /* The random walk from `cells` (packed, cfg->agents), in place, as vr_walk_run with the same
  * draws; cfg->steps steps, each one run of the strategy (dynamic batches formed per step on the
- * host from the current cells). */
+ * host from the current cells). With cfg->resort the stream is sorted by cell before each step
+ * (GPU: CUB's radix sort of (cell, agent) pairs over the cell's 16 bits; CPU twin:
+ * vr_walk_sort_by_cell; both stable, so the same stream and batches) and the element's agents
+ * are found through the sorted agent ids; the sort is timed with the step. */
 vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
                         vr_app_report *rep);
+
+/* Stable counting sort of `count` (dense cell, agent) pairs by cell into the _out arrays;
+ * histogram: VR_WALK_GRID^2 entries of scratch. */
+void vr_walk_sort_by_cell(uint32_t *cells_out, uint32_t *agents_out, const uint32_t *cells,
+                          const uint32_t *agents, uint32_t count, uint32_t *histogram);
 
 /* The envelope of `in` (cfg as vr_envelope_build's; stats may be NULL): `out` equal to
  * vr_envelope_build's bit for bit (positions, normals recomputed on the host the same way,

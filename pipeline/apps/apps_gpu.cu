@@ -11,6 +11,8 @@
 #include "reuse/program.cuh"
 #include "scenes/scene.h" /* vr_mesh_free */
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include <assert.h>
 #include <string.h>
 
@@ -210,7 +212,8 @@ struct vr_walk_program {
     typedef vr_walk_moves Element;
     enum { arity = 1 };
     const float *activity, *levy;
-    uint32_t *next; /* dense cells after the step */
+    const uint32_t *agent_of; /* the agent of each primitive (stream position); NULL: itself */
+    uint32_t *next;           /* dense cells after the step, by primitive */
     uint32_t step;
     uint64_t seed;
 
@@ -220,13 +223,33 @@ struct vr_walk_program {
         vr_walk_moves_of(&m, activity, levy, vr_walk_packed(dense));
         return m;
     }
-    __device__ void primitive(uint32_t agent, uint32_t pos, const uint32_t *ids,
+    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
                               const Element *const *e) const
     {
         (void)pos, (void)ids;
-        next[agent] = vr_walk_dense(vr_walk_draw(e[0], agent, step, seed));
+        const uint32_t agent = agent_of ? agent_of[prim] : prim;
+        next[prim] = vr_walk_dense(vr_walk_draw(e[0], agent, step, seed));
     }
 };
+
+/* cfg->resort: sorts the stream (cur, agents) by cell into (sorted, sorted_agents) with CUB's
+ * stable radix sort over the dense cell's 16 bits, between events a and b (ms into *ms). */
+static vr_status vr_walk_sort(const uint32_t *cur, uint32_t *sorted, const uint32_t *agents,
+                              uint32_t *sorted_agents, uint32_t n, void *temp, size_t temp_bytes,
+                              cudaEvent_t a, cudaEvent_t b, double *ms)
+{
+    VR_CUDA_CHECK(cudaEventRecord(a, 0));
+    VR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, cur, sorted, agents,
+                                                  sorted_agents, (int)n, 0,
+                                                  2 * VR_WALK_GRID_LOG2, 0));
+    VR_LAUNCH_CHECK("cub::DeviceRadixSort::SortPairs (walk resort)", 0);
+    VR_CUDA_CHECK(cudaEventRecord(b, 0));
+    VR_CUDA_CHECK(cudaEventSynchronize(b));
+    float t;
+    VR_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
+    *ms = t;
+    return VR_OK;
+}
 
 extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cfg,
                                        const vr_app_run *r, vr_app_report *rep)
@@ -241,11 +264,17 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
     float levy[(2 * VR_WALK_MAX_DISTANCE + 1) * (2 * VR_WALK_MAX_DISTANCE + 1)];
     uint32_t *start = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
     uint32_t *host = (uint32_t *)malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *host_agents = cfg->resort ? (uint32_t *)malloc((size_t)n * sizeof(uint32_t)) : NULL;
     uint32_t *d_cur = NULL, *d_next = NULL, *d_start = NULL, *d_starts = NULL;
+    /* resort: the agent of each position (identity at the start), the sort's outputs, its temp */
+    uint32_t *d_identity = NULL, *d_agents = NULL, *d_sorted = NULL, *d_sorted_agents = NULL;
+    void *d_temp = NULL;
+    size_t temp_bytes = 0;
+    cudaEvent_t ev_a = NULL, ev_b = NULL;
     vr_program_counters *d_counters = NULL;
     vr_walk_program w;
     memset(&w, 0, sizeof w);
-    if (!activity || !start || !host) {
+    if (!activity || !start || !host || (cfg->resort && !host_agents)) {
         st = VR_ERROR(VR_ERR_OOM, "random walk: host tables for %u agents", n);
         goto done;
     }
@@ -261,14 +290,41 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
     VR_UP(d_starts, NULL, (vr_batches_dynamic_bound_arity(n, 1) + 1) * sizeof(uint32_t),
           "walk batches");
     VR_UP(d_counters, NULL, sizeof(vr_program_counters), "walk counters");
+    if (cfg->resort) {
+        for (uint32_t a = 0; a < n; ++a)
+            host_agents[a] = a;
+        VR_UP(d_identity, host_agents, (size_t)n * sizeof(uint32_t), "walk agent ids");
+        VR_UP(d_agents, NULL, (size_t)n * sizeof(uint32_t), "walk agents");
+        VR_UP(d_sorted, NULL, (size_t)n * sizeof(uint32_t), "walk sorted cells");
+        VR_UP(d_sorted_agents, NULL, (size_t)n * sizeof(uint32_t), "walk sorted agents");
+        VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_cur, d_sorted, d_agents,
+                                                     d_sorted_agents, (int)n, 0,
+                                                     2 * VR_WALK_GRID_LOG2, 0));
+        VR_UP(d_temp, NULL, temp_bytes, "walk sort temp");
+        VR_CUDA_GOTO(cudaEventCreate(&ev_a));
+        VR_CUDA_GOTO(cudaEventCreate(&ev_b));
+    }
     w.seed = cfg->seed;
     /* reps whole walks from the start; the best one's mean step is reported */
     for (uint32_t rep_i = 0; rep_i < (r->reps ? r->reps : 1); ++rep_i) {
         VR_CUDA_GOTO(cudaMemcpy(d_cur, d_start, (size_t)n * sizeof(uint32_t),
                                 cudaMemcpyDeviceToDevice));
+        if (cfg->resort)
+            VR_CUDA_GOTO(cudaMemcpy(d_agents, d_identity, (size_t)n * sizeof(uint32_t),
+                                    cudaMemcpyDeviceToDevice));
         VR_CUDA_GOTO(cudaMemset(d_counters, 0, sizeof(vr_program_counters)));
-        double total = 0, prep = 0;
+        double total = 0, prep = 0, order = 0;
         for (uint32_t step = 0; step < cfg->steps; ++step) {
+            if (cfg->resort) { /* (d_cur, d_agents) -> sorted by cell, then swapped back in */
+                double ms;
+                if ((st = vr_walk_sort(d_cur, d_sorted, d_agents, d_sorted_agents, n, d_temp,
+                                       temp_bytes, ev_a, ev_b, &ms)) != VR_OK)
+                    goto done;
+                total += ms, order += ms;
+                uint32_t *t = d_cur;
+                d_cur = d_sorted, d_sorted = t;
+                t = d_agents, d_agents = d_sorted_agents, d_sorted_agents = t;
+            }
             vr_program_params p;
             memset(&p, 0, sizeof p);
             p.indices = d_cur;
@@ -295,6 +351,7 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
                 rp.batches = count;
                 prep += vr_now_ms() - t0;
             }
+            w.agent_of = cfg->resort ? d_agents : NULL;
             w.next = d_next;
             w.step = step;
             double ms;
@@ -304,8 +361,9 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
             uint32_t *tmp = d_cur;
             d_cur = d_next, d_next = tmp;
         }
-        if (rep_i == 0 || total / (cfg->steps ? cfg->steps : 1) < rp.ms)
-            rp.ms = total / (cfg->steps ? cfg->steps : 1);
+        const uint32_t steps = cfg->steps ? cfg->steps : 1;
+        if (rep_i == 0 || total / steps < rp.ms)
+            rp.ms = total / steps, rp.order_ms = order / steps;
         rp.prep_ms = prep;
         if (rep_i == 0)
             VR_CUDA_GOTO(cudaMemcpy(&rp.counters, d_counters, sizeof rp.counters,
@@ -317,11 +375,19 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
         goto done;
     }
     VR_CUDA_GOTO(cudaMemcpy(host, d_cur, (size_t)n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    for (uint32_t a = 0; a < n; ++a)
-        cells[a] = vr_walk_packed(host[a]);
+    if (cfg->resort)
+        VR_CUDA_GOTO(cudaMemcpy(host_agents, d_agents, (size_t)n * sizeof(uint32_t),
+                                cudaMemcpyDeviceToHost));
+    for (uint32_t i = 0; i < n; ++i)
+        cells[cfg->resort ? host_agents[i] : i] = vr_walk_packed(host[i]);
 done:
+    /* the swaps above only exchange pointers among the uploaded buffers: freed by bufs */
     vr_dev_free(&bufs);
-    free(activity), free(start), free(host);
+    if (ev_a)
+        cudaEventDestroy(ev_a);
+    if (ev_b)
+        cudaEventDestroy(ev_b);
+    free(activity), free(start), free(host), free(host_agents);
     if (rep)
         *rep = rp;
     return st;

@@ -17,7 +17,7 @@ const vr_walk_gaussian vr_walk_gaussians[VR_WALK_GAUSSIANS] = {
 
 vr_walk_config vr_walk_config_default(void)
 {
-    vr_walk_config c = {300000, 10, 2018};
+    vr_walk_config c = {300000, 10, 2018, 0};
     return c;
 }
 

@@ -37,6 +37,11 @@ typedef struct vr_walk_config {
     uint32_t agents; /* 1 .. 2^32-1; default 300,000 */
     uint32_t steps;  /* 0 .. VR_WALK_MAX_STEPS; default 10 */
     uint64_t seed;   /* Philox key; default 2018 */
+    int resort;      /* vr_walk_apply: the agents' stream is sorted by cell before every step (a
+                      * stable sort of (cell, agent) pairs, timed as part of the step), so each
+                      * cell's agents sit together in one batch; default 0, the paper's fixed
+                      * order. Each agent's draws, and thus vr_walk_run's result, do not depend
+                      * on the order: vr_walk_run ignores it. */
 } vr_walk_config;
 
 vr_walk_config vr_walk_config_default(void);

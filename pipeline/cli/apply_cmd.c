@@ -44,7 +44,7 @@ typedef struct apply_opts {
     float epsilon;
     uint32_t agents, steps;       /* walk */
     uint64_t seed;
-    int placement;
+    int placement, resort;
 } apply_opts;
 
 /* ---- the applications ----------------------------------------------------------------------- */
@@ -670,6 +670,9 @@ static int apply_parse(int app, apply_opts *o, int argc, char **argv, vr_cli_arg
         {"placement", 0, "random|sorted", "the agents' order: random (default, the paper's "
          "uniform start) or sorted by cell (the same cells; more reuse per batch)",
          vr_cli_parse_choice, &o->placement, 0, 0, 0, 0, g_placement_names},
+        {"resort", 0, NULL, "sort the agents by cell before every step (a stable radix sort of "
+         "(cell, agent) pairs, timed as part of the step): each cell's agents share one batch",
+         NULL, &o->resort, 1, 0, 0, 0, NULL},
         VR_CLI_OUT(&o->out, "write the occupied cells after the last step to FILE as CSV "
                             "(x,y,count; '-': standard output)"),
         {"png", 0, "FILE", "draw the agents per cell after the last step to FILE (the grid at 3 "
@@ -751,9 +754,11 @@ static int apply_input(app_input *in, const app_def *app, const char *cmd, const
         in->env.check = o->check;
         return 0;
     }
-    in->label = g_placement_names[o->placement];
+    static const char *const resorted[] = {"random+resort", "sorted+resort"};
+    in->label = o->resort ? resorted[o->placement] : g_placement_names[o->placement];
     in->walk = vr_walk_config_default();
     in->walk.agents = o->agents, in->walk.steps = o->steps, in->walk.seed = o->seed;
+    in->walk.resort = o->resort;
     in->start = malloc((size_t)o->agents * sizeof *in->start);
     if (!in->start)
         return vr_cli_fail(1, cmd, "out of memory for %u agents", o->agents);
@@ -827,9 +832,20 @@ static void apply_summary(FILE *log, const app_table *t, const app_output *first
             vr_format_count(a, (unsigned long long)t->naive_invocations),
             app->arity == 1 ? "one evaluation per agent and step, as naive draws"
                             : "3 per triangle, as naive shades");
-    if (app->arity == 1)
+    if (app->arity == 1) {
         fprintf(log, "ms/step: the mean step; prep_ms: host time forming the batches of every "
                 "step\n");
+        double lo = 0, hi = 0;
+        for (int i = 0; i < t->count; ++i)
+            if (t->rows[i].status == VR_OK) {
+                const double v = t->rows[i].rep.order_ms;
+                lo = lo == 0 || v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+        if (in->walk.resort)
+            fprintf(log, "--resort: the sort by cell took %.3f-%.3f ms per step (part of "
+                    "ms/step)\n", lo, hi);
+    }
     else
         fprintf(log, "prep_ms: host time forming batches or plans%s\n",
                 app == &g_apps[APP_ENVELOPE] ? ", and welding, normals, fans and octree" : "");
@@ -998,10 +1014,11 @@ int vr_cmd_apply(int argc, char **argv)
                 vr_format_count(a, in.mesh.index_count / 3),
                 vr_format_count(b, in.mesh.vertex_count));
     else
-        fprintf(log, "vreuse %s: %s agents placed %s (seed %llu), %u steps on the %u x %u grid\n",
-                cmd, vr_format_count(a, o.agents),
+        fprintf(log, "vreuse %s: %s agents placed %s (seed %llu), %u steps on the %u x %u "
+                "grid%s\n", cmd, vr_format_count(a, o.agents),
                 o.placement == PLACE_SORTED ? "at random, then sorted by cell" : "at random",
-                (unsigned long long)o.seed, o.steps, VR_WALK_GRID, VR_WALK_GRID);
+                (unsigned long long)o.seed, o.steps, VR_WALK_GRID, VR_WALK_GRID,
+                o.resort ? ", sorted by cell before every step" : "");
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
