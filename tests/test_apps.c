@@ -382,11 +382,17 @@ static int walk_tables(void)
 VR_TEST(test_walk_moves, "apps/walk-moves")
 {
     VR_EXPECT(walk_tables(), "out of memory");
-    /* every candidate sorted (likelihood down, then enumeration order): the first 8 are the moves */
-    static const uint32_t xy[][2] = {{0, 0}, {255, 255}, {0, 255}, {128, 128}, {64, 64},
-                                     {100, 120}, {48, 208}, {200, 3}, {17, 240}};
+    /* every candidate sorted (likelihood down, then enumeration order): the first 8 are the
+     * moves; on every third cell in x and y (0 and 255 among them: each distance to the border
+     * up to 16 comes up) and the Gaussians' centres */
+    static uint32_t xy[86 * 86 + 8][2] = {{128, 128}, {64, 64}, {100, 120}, {48, 208},
+                                          {200, 3}, {17, 240}, {192, 80}, {208, 208}};
+    size_t cells = 8;
+    for (uint32_t y = 0; y < 256; y += 3)
+        for (uint32_t x = 0; x < 256; x += 3)
+            xy[cells][0] = x, xy[cells][1] = y, ++cells;
     walk_candidate all[33 * 33];
-    for (size_t c = 0; c < sizeof xy / sizeof *xy; ++c) {
+    for (size_t c = 0; c < cells; ++c) {
         const uint32_t cell = vr_walk_pack(xy[c][0], xy[c][1]);
         uint32_t n = 0, k = 0;
         for (int dy = -16; dy <= 16; ++dy)
