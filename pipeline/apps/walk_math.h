@@ -75,65 +75,45 @@ typedef struct vr_walk_moves {
     float cumulative[VR_WALK_KEEP];    /* likelihood[0] + ... + likelihood[i], summed in order */
 } vr_walk_moves;
 
-/* Keeps (l, c) among the VR_WALK_KEEP largest in L/C (descending; empty slots hold -1, below
- * every likelihood): it goes after every entry >= l, so an earlier candidate wins a tie, and the
- * last entry drops out. The caller has checked l > L[VR_WALK_KEEP - 1]. Only constant indices
- * after unrolling, so a GPU keeps both arrays in registers (a dynamic index would put them in
- * local memory, one load per candidate). */
-VR_HD void vr_walk_keep(float L[VR_WALK_KEEP], uint32_t C[VR_WALK_KEEP], float l, uint32_t c)
-{
-    int p = 0; /* entries >= l: a prefix of the descending list */
-    for (int i = 0; i < VR_WALK_KEEP; ++i)
-        p += L[i] >= l;
-    for (int i = VR_WALK_KEEP - 1; i > 0; --i)
-        if (i > p)
-            L[i] = L[i - 1], C[i] = C[i - 1];
-        else if (i == p)
-            L[i] = l, C[i] = c;
-    if (p == 0)
-        L[0] = l, C[0] = c;
-}
-
 /* The expensive per-cell work: every move (dx, dy) with 1 <= dx^2 + dy^2 <= 16^2 whose target is
  * on the grid, in the order dy = -16..16, dx = -16..16 (k counts them), likelihood
  * activity[target] * levy[dy + 16][dx + 16] (one float multiply); keeps the 8 largest, a tie going
  * to the smaller k. `activity`: VR_WALK_GRID^2 floats, row y at y * VR_WALK_GRID; `levy`: 33 x 33
  * floats (vr_walk_levy_table). A cell has at least 200 candidates, so all 8 are filled.
- * Each row's dx range is clipped to the disc and the grid up front (no per-candidate bounds
- * test), and the 8th likelihood is kept in a register, so most candidates cost a load, a
- * multiply and a compare. */
+ * The 8th likelihood stays in a register (`least`): the kept entries are indexed dynamically, so
+ * a GPU holds them in local memory, and the test that rejects most candidates would otherwise
+ * load from there each time. The loops keep their constant bounds, which lets nvcc unroll the
+ * row and overlap its loads (a version with each row clipped up front was 12-24% slower on the
+ * H200, session 18). */
 VR_HD void vr_walk_moves_of(vr_walk_moves *m, const float *activity, const float *levy,
                             uint32_t cell)
 {
     const int x = (int)vr_walk_x(cell), y = (int)vr_walk_y(cell), r = VR_WALK_MAX_DISTANCE;
-    const int n = (int)VR_WALK_GRID;
-    float L[VR_WALK_KEEP];
-    uint32_t C[VR_WALK_KEEP];
-    for (int i = 0; i < VR_WALK_KEEP; ++i)
-        L[i] = -1.0f, C[i] = 0;
-    int w = 0; /* the row's half-width: the largest dx with dx^2 + dy^2 <= r^2 */
-    for (int dy = -r; dy <= r; ++dy) {
-        while ((w + 1) * (w + 1) + dy * dy <= r * r)
-            ++w;
-        while (w * w + dy * dy > r * r)
-            --w;
-        const int ty = y + dy;
-        if (ty < 0 || ty >= n)
-            continue;
-        const int lo = -w > -x ? -w : -x, hi = w < n - 1 - x ? w : n - 1 - x;
-        const float *arow = activity + ty * n + x, *lrow = levy + (dy + r) * (2 * r + 1) + r;
-        for (int dx = lo; dx <= hi; ++dx) {
-            const float l = arow[dx] * lrow[dx];
-            if (!(l > L[VR_WALK_KEEP - 1]) || (dx == 0 && dy == 0))
+    int kept = 0;
+    float least = -1.0f; /* the 8th likelihood once 8 are kept; before, below every likelihood */
+    for (int dy = -r; dy <= r; ++dy)
+        for (int dx = -r; dx <= r; ++dx) {
+            const int tx = x + dx, ty = y + dy, d2 = dx * dx + dy * dy;
+            if (d2 == 0 || d2 > r * r || tx < 0 || ty < 0 || tx >= (int)VR_WALK_GRID ||
+                ty >= (int)VR_WALK_GRID)
                 continue;
-            vr_walk_keep(L, C, l, vr_walk_pack((uint32_t)(x + dx), (uint32_t)ty));
+            const float l = activity[ty * (int)VR_WALK_GRID + tx] * levy[(dy + r) * (2 * r + 1) + dx + r];
+            if (!(l > least))
+                continue;
+            /* insertion after every kept entry >= l: earlier candidates win ties */
+            int i = kept < VR_WALK_KEEP ? kept++ : VR_WALK_KEEP - 1;
+            for (; i > 0 && m->likelihood[i - 1] < l; --i) {
+                m->likelihood[i] = m->likelihood[i - 1];
+                m->cell[i] = m->cell[i - 1];
+            }
+            m->likelihood[i] = l;
+            m->cell[i] = vr_walk_pack((uint32_t)tx, (uint32_t)ty);
+            if (kept == VR_WALK_KEEP)
+                least = m->likelihood[VR_WALK_KEEP - 1];
         }
-    }
     float sum = 0.0f;
-    for (int i = 0; i < VR_WALK_KEEP; ++i) {
-        m->cell[i] = C[i], m->likelihood[i] = L[i];
-        m->cumulative[i] = sum = sum + L[i];
-    }
+    for (int i = 0; i < VR_WALK_KEEP; ++i)
+        m->cumulative[i] = sum = sum + m->likelihood[i];
 }
 
 /* The per-agent work: agent `agent`'s move of `step` among its cell's moves `m`, each chosen with
