@@ -56,10 +56,14 @@
 #define VR_RASTER_BIG_CAPACITY (1u << 16) /* list entries; past it the thread rasterizes alone */
 #define VR_RASTER_BIG_BLOCK 256
 #define VR_RASTER_BIG_GRID 1024 /* the hp kernel's blocks striding over its outputs */
-/* The list kernel launches one resident wave instead (vr_raster_big_grid); the -D knobs are for
- * experiments: a fixed grid, and a register budget (resident blocks per SM) for the kernel. */
+/* The list kernel's blocks: one resident wave on an H100/H200 (132 SMs x 4 blocks at its 62
+ * registers). The former 1024 made a second, partial wave; 528 gave 1-7% faster 1080p frames on
+ * the small meshes and the same on horse and igea, 264 and 2048 were slower (H200,
+ * bench/results/render-h200.md, session 18). Any grid gives the same words (the warps stride
+ * over the list); on another GPU only the speed differs. -D knobs for experiments: this grid,
+ * and a register budget (resident blocks per SM) for the kernel. */
 #ifndef VR_RASTER_BIG_LIST_GRID
-#define VR_RASTER_BIG_LIST_GRID 0 /* 0: one resident wave */
+#define VR_RASTER_BIG_LIST_GRID 528
 #endif
 #ifndef VR_RASTER_BIG_MIN_BLOCKS
 #define VR_RASTER_BIG_MIN_BLOCKS 1
@@ -517,27 +521,6 @@ static vr_status vr_raster_prepare(const vr_raster_scratch *scratch, const vr_ra
     return VR_OK;
 }
 
-/* Blocks of vr_raster_big_kernel: the current device's SMs times the kernel's resident blocks per
- * SM (132 x 4 = 528 at its 62 registers on an H100/H200), so every warp starts at once and the
- * list's entries are shared out in one wave. The former fixed 1024 blocks made a second, partial
- * wave: one wave gave 1-7% faster 1080p frames on the small meshes (cow, teapot, spot, fandisk,
- * rocker-arm) and the same on horse and igea (H200, bench/results/render-h200.md, session 18);
- * 264 and 2048 blocks were slower. */
-static vr_status vr_raster_big_grid(uint32_t *grid)
-{
-    if (VR_RASTER_BIG_LIST_GRID > 0) {
-        *grid = VR_RASTER_BIG_LIST_GRID;
-        return VR_OK;
-    }
-    int device, sms, per_sm;
-    VR_CUDA_CHECK(cudaGetDevice(&device));
-    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, vr_raster_big_kernel,
-                                                              VR_RASTER_BIG_BLOCK, 0));
-    *grid = (uint32_t)(sms > 0 ? sms : 1) * (uint32_t)(per_sm > 0 ? per_sm : 1);
-    return VR_OK;
-}
-
 /* Enqueues the kernels that rasterize tri_count slots of d_q into d_vis (not cleared here). */
 static vr_status vr_raster_launch(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
                                   const vr_raster_config *cfg, const vr_raster_scratch *scratch,
@@ -575,11 +558,7 @@ static vr_status vr_raster_launch(uint64_t *d_vis, const vr_queue *d_q, uint32_t
         vr_raster_kernel<VR_RASTER_BIG_LIST><<<blocks, VR_RASTER_BLOCK, 0, s>>>(p);
         VR_LAUNCH_CHECK("vr_raster_kernel", s);
         /* the list's length stays on the device: a fixed grid strides over it */
-        uint32_t grid;
-        vr_status st = vr_raster_big_grid(&grid);
-        if (st != VR_OK)
-            return st;
-        vr_raster_big_kernel<<<grid, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
+        vr_raster_big_kernel<<<VR_RASTER_BIG_LIST_GRID, VR_RASTER_BIG_BLOCK, 0, s>>>(p);
         VR_LAUNCH_CHECK("vr_raster_big_kernel", s);
     }
     return VR_OK;
