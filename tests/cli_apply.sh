@@ -37,6 +37,10 @@ expect apply-steps 2 "--steps '1001'" -- "$VREUSE" apply walk --steps 1001
 expect apply-out-ext 2 "-o '$TMP/s\.stl': the extension picks the format" -- \
     "$VREUSE" apply subdivide sphere:200 -o "$TMP/s.stl"
 expect apply-out-stdout 2 "-o -: the mesh formats are files" -- "$VREUSE" apply subdivide sphere:200 -o -
+expect apply-walk-resort 0 "identical outputs: every strategy" -- \
+    "$VREUSE" apply walk --agents 2000 --steps 2 --resort --strategy naive,warp,hash,multi --device cpu
+expect apply-walk-resort-time 0 "--resort: the sort by cell took [0-9.]+-[0-9.]+ ms per step" -- \
+    "$VREUSE" apply walk --agents 2000 --steps 2 --resort --strategy naive,hash --device cpu
 expect apply-same-outputs 2 "'$TMP/x\.png' is named for two outputs" -- \
     "$VREUSE" apply walk --png "$TMP/x.png" --csv "$TMP/x.png"
 

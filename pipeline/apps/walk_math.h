@@ -83,8 +83,8 @@ typedef struct vr_walk_moves {
  * The 8th likelihood stays in a register (`least`): the kept entries are indexed dynamically, so
  * a GPU holds them in local memory, and the test that rejects most candidates would otherwise
  * load from there each time. The loops keep their constant bounds, which lets nvcc unroll the
- * row and overlap its loads (a version with each row clipped up front was 12-24% slower on the
- * H200, session 18). */
+ * row and overlap its loads (a version with each row clipped up front, not unrolled, was 12-43%
+ * slower on the H200, session 18). */
 VR_HD void vr_walk_moves_of(vr_walk_moves *m, const float *activity, const float *levy,
                             uint32_t cell)
 {
