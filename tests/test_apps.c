@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/apps/apps.h"
 #include "pipeline/apps/loop.h"
 #include "pipeline/apps/walk.h"
 #include "scenes/scene.h"
@@ -445,6 +446,44 @@ VR_TEST(test_walk_chi2, "apps/walk-chi2")
     }
     printf("  cell (100,120): chi-square %.2f over 8 moves (p = 0.001 at 24.32)\n", chi2);
     VR_EXPECT(chi2 < 24.32, "chi-square %.2f", chi2);
+    return VR_TEST_RESULT();
+}
+
+/* vr_walk_sort_by_cell (the CPU twin's sort for --resort): cells ascending, each cell's agents in
+ * their input order (stable), the pairs a permutation of the input; sizes 0, 1 and 50,000 with
+ * cells from a small range (many ties) and from the whole grid. */
+VR_TEST(test_walk_sort_by_cell, "apps/walk-sort")
+{
+    const uint32_t grid = VR_WALK_GRID * VR_WALK_GRID, sizes[] = {0, 1, 50000};
+    uint32_t *hist = malloc(grid * sizeof *hist);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; ++k)
+        for (uint32_t range = 7; range <= grid; range = range == 7 ? grid : grid + 1) {
+            const uint32_t n = sizes[k];
+            uint32_t *c = malloc((n + 1) * sizeof *c), *a = malloc((n + 1) * sizeof *a);
+            uint32_t *co = malloc((n + 1) * sizeof *co), *ao = malloc((n + 1) * sizeof *ao);
+            uint32_t *seen = calloc(n + 1, sizeof *seen);
+            VR_EXPECT(hist && c && a && co && ao && seen, "out of memory");
+            if (!hist || !c || !a || !co || !ao || !seen) {
+                free(c), free(a), free(co), free(ao), free(seen);
+                break;
+            }
+            uint32_t x = 12345;
+            for (uint32_t i = 0; i < n; ++i) {
+                x = x * 1664525u + 1013904223u;
+                c[i] = (x >> 8) % range;
+                a[i] = n - 1 - i; /* not the positions: the sort must carry them */
+            }
+            vr_walk_sort_by_cell(co, ao, c, a, n, hist);
+            int ok = 1;
+            for (uint32_t i = 0; i < n && ok; ++i) {
+                const uint32_t from = n - 1 - ao[i]; /* the input position of this pair */
+                ok = ao[i] < n && !seen[ao[i]]++ && co[i] == c[from] &&
+                     (i == 0 || co[i - 1] < co[i] || (co[i - 1] == co[i] && ao[i - 1] > ao[i]));
+            }
+            VR_EXPECT(ok, "%u pairs over %u cells: not a stable sort by cell", n, range);
+            free(c), free(a), free(co), free(ao), free(seen);
+        }
+    free(hist);
     return VR_TEST_RESULT();
 }
 
