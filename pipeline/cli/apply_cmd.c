@@ -835,18 +835,18 @@ static void apply_summary(FILE *log, const app_table *t, const app_output *first
     if (app->arity == 1) {
         fprintf(log, "ms/step: the mean step; prep_ms: host time forming the batches of every "
                 "step\n");
-        double lo = 0, hi = 0;
-        for (int i = 0; i < t->count; ++i)
-            if (t->rows[i].status == VR_OK) {
-                const double v = t->rows[i].rep.order_ms;
-                lo = lo == 0 || v < lo ? v : lo;
-                hi = v > hi ? v : hi;
-            }
-        if (in->walk.resort)
+        if (in->walk.resort) {
+            double lo = -1, hi = 0;
+            for (int i = 0; i < t->count; ++i)
+                if (t->rows[i].status == VR_OK) {
+                    const double v = t->rows[i].rep.order_ms;
+                    lo = lo < 0 || v < lo ? v : lo;
+                    hi = v > hi ? v : hi;
+                }
             fprintf(log, "--resort: the sort by cell took %.3f-%.3f ms per step (part of "
-                    "ms/step)\n", lo, hi);
-    }
-    else
+                    "ms/step)\n", lo < 0 ? 0 : lo, hi);
+        }
+    } else
         fprintf(log, "prep_ms: host time forming batches or plans%s\n",
                 app == &g_apps[APP_ENVELOPE] ? ", and welding, normals, fans and octree" : "");
     if (app == &g_apps[APP_ENVELOPE] && t->rows[0].status == VR_OK) {
