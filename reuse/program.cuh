@@ -20,11 +20,20 @@
  * Optional: `enum { hashed_max_regs = 32 };` - a register budget for the hashed kernel (hash,
  * phash, patch, meshlet) alone, as the renderer's own hash kernels have (VR_DYN_MAX_REGS): more
  * resident blocks for a cheap element function; a heavy one spills under it (default: none).
+ * Optional: `enum { grouped_element = 1 };` with a member `uint32_t lanes` (a power of two,
+ * 1..32, <= the block size): element() becomes
+ *       __device__ Element element(uint32_t id, uint32_t lane, uint32_t lanes, uint32_t mask) const;
+ * called by `lanes` consecutive lanes of one warp together, with the same id (lane 0..lanes-1 its
+ * rank in the group, mask the group's lanes), which may share the work through warp shuffles
+ * under `mask` and must all return the same element; lane 0's is kept and counted once. For an
+ * element function too long for one thread when few elements are distinct (the walk's sorted
+ * agents: 65k cells of ~800 candidates each). Each strategy's batches, invocations and primitive
+ * calls stay what they are; naive and multi run `lanes` threads per primitive or element.
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
  * once per primitive, in no particular order across threads. Neither may use warp or block
- * collectives: they run in divergent code.
+ * collectives (but a grouped element() its group's shuffles): they run in divergent code.
  * Included by the .cu files that define programs (pipeline/apps/apps_gpu.cu, tests); every program
  * instantiates its own kernels.
  */
@@ -57,6 +66,16 @@ struct vr_prog_hashed_blocks<P, decltype((void)P::hashed_max_regs, void())> {
     static constexpr int value = per > 1 ? per : 1;
 };
 
+/* Whether P's element function runs on a group of P::lanes lanes (grouped_element). */
+template <class P, class = void>
+struct vr_prog_grouped {
+    static constexpr bool value = false;
+};
+template <class P>
+struct vr_prog_grouped<P, decltype((void)P::grouped_element, void())> {
+    static constexpr bool value = true;
+};
+
 /* One element-function call, counted in counting mode. */
 template <class P>
 static __device__ __forceinline__ typename P::Element vr_prog_element(const vr_program_params &p,
@@ -64,6 +83,40 @@ static __device__ __forceinline__ typename P::Element vr_prog_element(const vr_p
 {
     const typename P::Element e = prog.element(id);
     if (p.count) {
+        atomicAdd(&p.counters->invocations, 1ull);
+        if (p.shade_counts)
+            atomicAdd(p.shade_counts + id, 1u);
+    }
+    return e;
+}
+
+/* A thread's place in its element group (grouped programs): lanes, log2 of it, rank in the group
+ * and the group's lane mask. Groups are aligned within the warp (blocks are multiples of lanes). */
+struct vr_prog_group {
+    uint32_t lanes, log2, rank, mask;
+};
+
+template <class P>
+static __device__ __forceinline__ vr_prog_group vr_prog_group_of(const P &prog)
+{
+    vr_prog_group g;
+    g.lanes = prog.lanes;
+    g.log2 = (uint32_t)__ffs(g.lanes) - 1u;
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    g.rank = lane & (g.lanes - 1u);
+    g.mask = g.lanes == VR_WARP_SIZE ? VR_FULL_MASK
+                                     : ((1u << g.lanes) - 1u) << (lane & ~(g.lanes - 1u));
+    return g;
+}
+
+/* The grouped call: every lane of the group with the same id; counted once, by rank 0. */
+template <class P>
+static __device__ __forceinline__ typename P::Element
+vr_prog_element_grouped(const vr_program_params &p, const P &prog, uint32_t id,
+                        const vr_prog_group &g)
+{
+    const typename P::Element e = prog.element(id, g.rank, g.lanes, g.mask);
+    if (p.count && g.rank == 0) {
         atomicAdd(&p.counters->invocations, 1ull);
         if (p.shade_counts)
             atomicAdd(p.shade_counts + id, 1u);
@@ -93,8 +146,26 @@ static __device__ __forceinline__ void vr_prog_primitive(const vr_program_params
 
 /* ---- naive: thread t, primitive t, its corners shaded in registers -------------------------- */
 template <class P>
+static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_params &p,
+                                                             const P &prog);
+
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_single(const vr_program_params &p,
+                                                            const P &prog);
+
+template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_naive_kernel(vr_program_params p, P prog)
+{
+    if constexpr (vr_prog_grouped<P>::value)
+        vr_prog_naive_grouped(p, prog);
+    else
+        vr_prog_naive_single(p, prog);
+}
+
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_single(const vr_program_params &p,
+                                                            const P &prog)
 {
     const uint32_t A = P::arity;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -109,6 +180,29 @@ vr_prog_naive_kernel(vr_program_params p, P prog)
         ep[k] = &e[k];
     }
     vr_prog_primitive(p, prog, t, ids, ep);
+}
+
+/* Grouped: a group of lanes per primitive (the grid has lanes x primitives threads, in 64 bits);
+ * every lane computes the corners' elements together, rank 0 calls primitive(). */
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_params &p,
+                                                             const P &prog)
+{
+    const uint32_t A = P::arity;
+    const vr_prog_group g = vr_prog_group_of(prog);
+    const uint64_t t = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> g.log2;
+    if (t >= p.index_count / A)
+        return; /* the whole group */
+    uint32_t ids[A];
+    typename P::Element e[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = __ldg(p.indices + A * t + k);
+        e[k] = vr_prog_element_grouped(p, prog, ids[k], g);
+        ep[k] = &e[k];
+    }
+    if (g.rank == 0)
+        vr_prog_primitive(p, prog, (uint32_t)t, ids, ep);
 }
 
 /* ---- warp: one warp per static batch, rounds of up to 32 distinct elements -----------------
@@ -148,8 +242,21 @@ vr_prog_warp_kernel(vr_program_params p, P prog)
         uint32_t mine, fill, done;
         vr_warp_load_round(p.indices, start, end, lane, s_map, &mine, &fill, &done);
         /* every filled lane computes, also for a trailing incomplete primitive (as the twin) */
-        if (lane < fill)
-            s_el[lane] = vr_prog_element(p, prog, mine);
+        if constexpr (!vr_prog_grouped<P>::value) {
+            if (lane < fill)
+                s_el[lane] = vr_prog_element(p, prog, mine);
+        } else { /* grouped: 32 / lanes slots per pass, each slot's element by its group */
+            const vr_prog_group g = vr_prog_group_of(prog);
+            for (uint32_t base = 0; base < fill; base += VR_WARP_SIZE >> g.log2) { /* uniform */
+                const uint32_t slot = base + (lane >> g.log2);
+                const uint32_t id = __shfl_sync(VR_FULL_MASK, mine, slot);
+                if (slot < fill) { /* the whole group */
+                    const E e = vr_prog_element_grouped(p, prog, id, g);
+                    if (g.rank == 0)
+                        s_el[slot] = e;
+                }
+            }
+        }
         __syncwarp();
         const uint32_t prims = done / A;
         for (uint32_t q = lane; q < prims; q += VR_WARP_SIZE) {
@@ -232,8 +339,17 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
 {
     typedef typename P::Element E;
     const uint32_t A = P::arity;
-    for (uint32_t j = threadIdx.x; j < unique_count; j += blockDim.x)
-        el[j] = vr_prog_element(p, prog, s.unique[j]);
+    if constexpr (!vr_prog_grouped<P>::value) {
+        for (uint32_t j = threadIdx.x; j < unique_count; j += blockDim.x)
+            el[j] = vr_prog_element(p, prog, s.unique[j]);
+    } else { /* a group per element: j the same on all its lanes */
+        const vr_prog_group g = vr_prog_group_of(prog);
+        for (uint32_t j = threadIdx.x >> g.log2; j < unique_count; j += blockDim.x >> g.log2) {
+            const E e = vr_prog_element_grouped(p, prog, s.unique[j], g);
+            if (g.rank == 0)
+                el[j] = e;
+        }
+    }
     __syncthreads();
     for (uint32_t q = threadIdx.x; q < count / A; q += blockDim.x) {
         uint32_t ids[A];
@@ -314,9 +430,19 @@ template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_multi_elements(vr_program_params p, P prog)
 {
-    const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v < p.element_count)
-        static_cast<typename P::Element *>(p.temp)[v] = vr_prog_element(p, prog, v);
+    if constexpr (!vr_prog_grouped<P>::value) {
+        const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
+        if (v < p.element_count)
+            static_cast<typename P::Element *>(p.temp)[v] = vr_prog_element(p, prog, v);
+    } else { /* a group per element (lanes x elements threads, in 64 bits) */
+        const vr_prog_group g = vr_prog_group_of(prog);
+        const uint64_t v = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> g.log2;
+        if (v < p.element_count) { /* the whole group */
+            const typename P::Element e = vr_prog_element_grouped(p, prog, (uint32_t)v, g);
+            if (g.rank == 0)
+                static_cast<typename P::Element *>(p.temp)[v] = e;
+        }
+    }
 }
 
 template <class P>
@@ -385,6 +511,28 @@ static vr_status vr_prog_sort_launch(const vr_program_params &p, const P &prog, 
                     p.limits.block_size);
 }
 
+/* Lanes per element call: P::lanes for a grouped program, else 1. */
+template <class P>
+static uint32_t vr_prog_lanes_host(const P &prog)
+{
+    if constexpr (vr_prog_grouped<P>::value)
+        return prog.lanes;
+    else
+        return 1;
+}
+
+/* Blocks of `block` threads for `items` x `lanes` threads; VR_ERR_ARG past the grid's limit. */
+static inline vr_status vr_prog_grid(uint64_t items, uint32_t lanes, uint32_t block,
+                                     const char *who, uint32_t *grid)
+{
+    const uint64_t blocks = (items * lanes + block - 1) / block;
+    if (blocks > 0x7fffffffu)
+        return VR_ERROR(VR_ERR_ARG, "%s: %llu elements x %u lanes need more than 2^31 - 1 blocks "
+                        "of %u threads", who, (unsigned long long)items, lanes, block);
+    *grid = (uint32_t)blocks;
+    return VR_OK;
+}
+
 /* Runs strategy `kind` of program `prog` over p (device pointers; p.arity must be P::arity) on
  * `stream`, without waiting. Parameter errors as vr_program_check; VR_ERR_CUDA for a failed
  * launch. */
@@ -407,11 +555,18 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     if (block > (uint32_t)vr_prog_threads<P>::value)
         return VR_ERROR(VR_ERR_ARG, "%s: block size %u exceeds the program's max_threads %d",
                         who, block, vr_prog_threads<P>::value);
+    const uint32_t lanes = vr_prog_lanes_host(prog);
+    if (lanes == 0 || lanes > VR_WARP_SIZE || (lanes & (lanes - 1)) != 0 || block % lanes != 0)
+        return VR_ERROR(VR_ERR_ARG, "%s: the program's element groups of %u lanes: want a power "
+                        "of two from 1 to 32 that divides the block size (%u)", who, lanes, block);
     if (prims == 0 && kind != VR_REUSE_MULTI)
         return VR_OK;
+    uint32_t grid = 0;
     switch (kind) {
     case VR_REUSE_NAIVE:
-        vr_prog_naive_kernel<P><<<vr_grid_blocks(prims, block), block, 0, stream>>>(p, prog);
+        if ((st = vr_prog_grid(prims, lanes, block, who, &grid)) != VR_OK)
+            return st;
+        vr_prog_naive_kernel<P><<<grid, block, 0, stream>>>(p, prog);
         VR_LAUNCH_CHECK("vr_prog_naive_kernel", stream);
         return VR_OK;
     case VR_REUSE_WARP: {
@@ -456,13 +611,12 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         if (!q.temp)
             VR_CUDA_CHECK(cudaMallocAsync(&q.temp, (size_t)(p.element_count ? p.element_count : 1) *
                                                        sizeof(E), stream));
-        if (p.element_count) {
-            vr_prog_multi_elements<P><<<vr_grid_blocks(p.element_count, block), block, 0, stream>>>(
-                q, prog);
+        if (p.element_count && (st = vr_prog_grid(p.element_count, lanes, block, who, &grid)) == VR_OK) {
+            vr_prog_multi_elements<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_elements", stream);
         }
         if (st == VR_OK && prims) {
-            const uint32_t grid = vr_grid_blocks(prims, block);
+            grid = vr_grid_blocks(prims, block);
             vr_prog_multi_primitives<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_primitives", stream);
         }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_apply.sh VREUSE - end-to-end checks of `vreuse apply subdivide|envelope|walk`: help and
 # listing, usage errors (no or unknown application, a scene for the walk, bad --strategy,
-# --epsilon, --device, --agents, -o extension), refused inputs and outputs (a missing file, a
+# --epsilon, --device, --agents, --lanes, -o extension), refused inputs and outputs (a missing file, a
 # malformed OBJ, -o over the input, /dev/full, a missing folder) that leave files untouched, and
 # a CPU run of each application with --strategy all whose outputs are read back (the mesh through
 # `vreuse info`, the cells CSV summed, the PNGs by `file`). Run by ctest ("cli-apply").
@@ -41,6 +41,11 @@ expect apply-walk-resort 0 "identical outputs: every strategy" -- \
     "$VREUSE" apply walk --agents 2000 --steps 2 --resort --strategy naive,warp,hash,multi --device cpu
 expect apply-walk-resort-time 0 "--resort: the sort by cell took [0-9.]+-[0-9.]+ ms per step" -- \
     "$VREUSE" apply walk --agents 2000 --steps 2 --resort --strategy naive,hash --device cpu
+expect apply-lanes-odd 2 "--lanes 3: want 1, 2, 4, 8, 16 or 32" -- "$VREUSE" apply walk --lanes 3
+expect apply-lanes-big 2 "--lanes '64': want a whole number in 1..32" -- "$VREUSE" apply walk --lanes 64
+expect apply-lanes-subdivide 2 "unknown option '--lanes'" -- "$VREUSE" apply subdivide sphere --lanes 8
+expect apply-walk-lanes 0 "identical outputs: every strategy" -- \
+    "$VREUSE" apply walk --agents 2000 --steps 2 --resort --lanes 8 --strategy naive,sort --device cpu
 expect apply-same-outputs 2 "'$TMP/x\.png' is named for two outputs" -- \
     "$VREUSE" apply walk --png "$TMP/x.png" --csv "$TMP/x.png"
 
@@ -52,6 +57,8 @@ else
     expect apply-gpu 0 "naive +gpu " -- "$VREUSE" apply subdivide sphere:200 --device gpu --strategy naive,hash
     expect apply-envelope-gpu 0 "identical outputs" -- \
         "$VREUSE" apply envelope sphere:200 --device gpu --strategy naive,sort
+    expect apply-walk-lanes-gpu 0 "--lanes 8: 8 GPU threads evaluate each cell's moves" -- \
+        "$VREUSE" apply walk --agents 3000 --steps 2 --resort --lanes 8 --device gpu
 fi
 
 # ---- inputs and outputs ---------------------------------------------------------------------

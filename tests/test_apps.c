@@ -421,6 +421,70 @@ VR_TEST(test_walk_moves, "apps/walk-moves")
     return VR_TEST_RESULT();
 }
 
+/* One cell's moves as a group of `lanes` GPU lanes computes them (vr_walk_config.lanes): each
+ * lane's rows, then the butterfly of the walk program (apps_gpu.cu: at distance lanes/2, ..., 1,
+ * every lane merges its list with its partner's from the level before). Every lane must end
+ * with vr_walk_moves_of's list. */
+static int walk_lanes_match(const float *activity, uint32_t cell, uint32_t lanes, int *ties)
+{
+    vr_walk_top t[32], prev[32];
+    for (uint32_t j = 0; j < lanes; ++j)
+        vr_walk_top_scan(&t[j], activity, g_levy, cell, j, lanes);
+    for (uint32_t off = lanes / 2; off > 0; off /= 2) {
+        memcpy(prev, t, lanes * sizeof *t);
+        for (uint32_t j = 0; j < lanes; ++j)
+            vr_walk_top_merge(&t[j], &prev[j ^ off]);
+    }
+    vr_walk_moves want;
+    vr_walk_moves_of(&want, activity, g_levy, cell);
+    for (int i = 1; i < VR_WALK_KEEP; ++i)
+        *ties += want.likelihood[i] == want.likelihood[i - 1];
+    for (uint32_t j = 0; j < lanes; ++j) {
+        vr_walk_moves m;
+        vr_walk_moves_from_top(&m, &t[j], cell);
+        if (memcmp(&m, &want, sizeof m) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+VR_TEST(test_walk_lanes, "apps/walk-lanes")
+{
+    /* every cell with 8 lanes (the walk's choice), every third cell in x and y for the other
+     * group sizes; the activity table and a constant one, where equal likelihoods (ties decided
+     * by the scan position) are the rule */
+    VR_EXPECT(walk_tables(), "out of memory");
+    float *flat = malloc(VR_WALK_GRID * VR_WALK_GRID * sizeof(float));
+    VR_EXPECT(flat != NULL, "out of memory");
+    if (!flat)
+        return VR_TEST_RESULT();
+    for (uint32_t i = 0; i < VR_WALK_GRID * VR_WALK_GRID; ++i)
+        flat[i] = 1.0f;
+    const float *tables[2] = {g_activity, flat};
+    const char *names[2] = {"activity", "constant"};
+    for (int a = 0; a < 2; ++a) {
+        int ties = 0, bad = 0;
+        uint32_t checked = 0;
+        for (uint32_t lanes = 1; lanes <= 32; lanes *= 2) {
+            const uint32_t stride = lanes == 8 ? 1 : 3;
+            for (uint32_t y = 0; y < VR_WALK_GRID && bad < 5; y += stride)
+                for (uint32_t x = 0; x < VR_WALK_GRID && bad < 5; x += stride) {
+                    ++checked;
+                    if (!walk_lanes_match(tables[a], vr_walk_pack(x, y), lanes, &ties)) {
+                        VR_EXPECT(0, "%s table, %u lanes, cell (%u,%u): moves differ from "
+                                  "vr_walk_moves_of", names[a], lanes, x, y);
+                        ++bad;
+                    }
+                }
+        }
+        printf("  %s table: %u cell x group-size cases equal, %d ties among kept moves\n",
+               names[a], checked, ties);
+        VR_EXPECT(ties > 0 || a == 0, "the constant table gave no ties: the test misses them");
+    }
+    free(flat);
+    return VR_TEST_RESULT();
+}
+
 VR_TEST(test_walk_chi2, "apps/walk-chi2")
 {
     /* 200,000 agents of one cell draw once: counts against likelihood / total. 7 degrees of
@@ -548,7 +612,14 @@ VR_TEST(test_walk_run, "apps/walk-run")
     VR_EXPECT(strstr(vr_last_error(), "agents is 0") != NULL, "message: %s", vr_last_error());
     cfg.agents = 2, cfg.steps = VR_WALK_MAX_STEPS + 1;
     VR_EXPECT(vr_walk_run(a, &cfg, NULL) == VR_ERR_ARG, "too many steps accepted");
-    cfg.steps = 1, a[1] = vr_walk_pack(256, 3);
+    cfg.steps = 1;
+    for (uint32_t lanes = 0; lanes <= 64; ++lanes) { /* 0 means 1; powers of two up to 32 */
+        cfg.lanes = lanes;
+        const int ok = lanes <= 32 && (lanes & (lanes - 1)) == 0;
+        VR_EXPECT((vr_walk_check(a, &cfg) == VR_OK) == ok, "lanes %u %s", lanes,
+                  ok ? "refused" : "accepted");
+    }
+    cfg.lanes = 1, a[1] = vr_walk_pack(256, 3);
     VR_EXPECT(vr_walk_run(a, &cfg, NULL) == VR_ERR_ARG, "off-grid cell accepted");
     VR_EXPECT(strstr(vr_last_error(), "agent 1 is at cell 0x00030100") != NULL, "message: %s",
               vr_last_error());

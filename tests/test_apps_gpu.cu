@@ -112,18 +112,21 @@ static int apps_cmp_u32(const void *a, const void *b)
 }
 
 /* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
- * and without the sort by cell before each step; with `twin` the invocations and batches equal
- * the API's CPU twin's too. */
+ * and without the sort by cell before each step, one thread per cell; then groups of lanes per
+ * cell (vr_walk_config.lanes: 8 from random and resorted, 32 - the whole warp's mask - sorted,
+ * 2 resorted); with `twin` the invocations and batches equal the API's CPU twin's too. */
 static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
+    static const uint32_t mode_lanes[8] = {1, 1, 1, 1, 8, 32, 8, 2};
     vr_walk_config cfg = vr_walk_config_default();
     cfg.agents = agents, cfg.steps = steps;
     uint32_t *start = (uint32_t *)malloc(agents * sizeof *start);
     uint32_t *want = (uint32_t *)malloc(agents * sizeof *want);
     uint32_t *got = (uint32_t *)malloc(agents * sizeof *got);
-    for (int mode = 0; mode < 4; ++mode) { /* random, sorted; each fixed and resorted */
+    for (int mode = 0; mode < 8; ++mode) { /* random, sorted; each fixed and resorted; lanes */
         const int sorted = mode & 1;
-        cfg.resort = mode >> 1;
+        cfg.resort = (mode >> 1) & 1;
+        cfg.lanes = mode_lanes[mode];
         vr_walk_place(start, agents, cfg.seed);
         if (sorted)
             qsort(start, agents, sizeof *start, apps_cmp_u32);
@@ -136,9 +139,9 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             memcpy(got, start, agents * sizeof *got);
             vr_app_report rep;
             VR_EXPECT_EQ(vr_walk_apply(got, &cfg, &r, 1, &rep), VR_OK);
-            VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents%s, %s: GPU walk "
-                      "differs from vr_walk_run", agents, sorted ? "sorted" : "random",
-                      cfg.resort ? " resorted" : "", vr_reuse_all[kind].name);
+            VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents%s, %u lanes, %s: "
+                      "GPU walk differs from vr_walk_run", agents, sorted ? "sorted" : "random",
+                      cfg.resort ? " resorted" : "", cfg.lanes, vr_reuse_all[kind].name);
             VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)agents * steps);
             if (twin) { /* the API's CPU twin: the same stream and batches, the same counts */
                 vr_app_report cpu;
@@ -294,17 +297,21 @@ VR_TEST(test_apps_bench_envelope, "apps-bench/envelope")
 }
 
 /* The walk's rows (a header of their own): every non-plan strategy, random and sorted start,
- * each with the agents in fixed order (the paper's) and sorted by cell before every step. */
+ * each with the agents in fixed order (the paper's) and sorted by cell before every step, one
+ * thread per cell; then the resorted random start with 4, 8 and 16 lanes per cell (column
+ * lanes; speedup_vs_naive against naive with the same lanes). */
 static void apps_bench_walk(void)
 {
+    static const uint32_t mode_lanes[7] = {1, 1, 1, 1, 4, 8, 16};
     printf("app,placement,agents,strategy,ms_per_step,speedup_vs_naive,invocations,"
-           "invocations_per_step,prep_ms,sort_ms_per_step\n");
+           "invocations_per_step,prep_ms,sort_ms_per_step,lanes\n");
     vr_walk_config cfg = vr_walk_config_default();
     uint32_t *start = (uint32_t *)malloc(cfg.agents * sizeof *start);
     uint32_t *cells = (uint32_t *)malloc(cfg.agents * sizeof *cells);
-    for (int mode = 0; mode < 4; ++mode) { /* random, sorted; each fixed and resorted */
-        const int sorted = mode & 1;
-        cfg.resort = mode >> 1;
+    for (int mode = 0; mode < 7; ++mode) { /* random, sorted; each fixed and resorted; lanes */
+        const int sorted = mode < 4 && (mode & 1);
+        cfg.resort = mode < 4 ? mode >> 1 : 1;
+        cfg.lanes = mode_lanes[mode];
         vr_walk_place(start, cfg.agents, cfg.seed);
         if (sorted)
             qsort(start, cfg.agents, sizeof *start, apps_cmp_u32);
@@ -322,10 +329,11 @@ static void apps_bench_walk(void)
             }
             if (kind == VR_REUSE_NAIVE)
                 naive = rep.ms;
-            printf("walk,%s%s,%u,%s,%.4f,%.2f,%llu,%.3f,%.1f,%.4f\n",
+            printf("walk,%s%s,%u,%s,%.4f,%.2f,%llu,%.3f,%.1f,%.4f,%u\n",
                    sorted ? "sorted" : "random", cfg.resort ? "+resort" : "", cfg.agents,
                    vr_reuse_all[kind].name, rep.ms, naive / rep.ms, rep.counters.invocations,
-                   (double)rep.counters.invocations / cfg.steps, rep.prep_ms, rep.order_ms);
+                   (double)rep.counters.invocations / cfg.steps, rep.prep_ms, rep.order_ms,
+                   cfg.lanes);
         }
     }
     free(start), free(cells);

@@ -54,9 +54,10 @@ vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, in
 /* The random walk from `cells` (packed, cfg->agents), in place, as vr_walk_run with the same
  * draws; cfg->steps steps, each one run of the strategy (dynamic batches formed per step on the
  * host from the current cells). With cfg->resort the stream is sorted by cell before each step
- * (GPU: CUB's radix sort of (cell, agent) pairs over the cell's 16 bits; CPU twin:
- * vr_walk_sort_by_cell; both stable, so the same stream and batches) and the element's agents
- * are found through the sorted agent ids; the sort is timed with the step. */
+ * (GPU: a counting sort by cell with atomics, not stable; CPU twin: vr_walk_sort_by_cell,
+ * stable; the same stream of cells either way, so the same batches and invocations) and the
+ * element's agents are found through the sorted agent ids; the sort is timed with the step.
+ * cfg->lanes > 1: on the GPU each cell's moves are evaluated by that many threads together. */
 vr_status vr_walk_apply(uint32_t *cells, const vr_walk_config *cfg, const vr_app_run *r, int gpu,
                         vr_app_report *rep);
 

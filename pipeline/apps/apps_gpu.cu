@@ -232,17 +232,136 @@ struct vr_walk_program {
     }
 };
 
-/* cfg->resort: sorts the stream (cur, agents) by cell into (sorted, sorted_agents) with CUB's
- * stable radix sort over the dense cell's 16 bits, between events a and b (ms into *ms). */
+/* The walk with each cell's moves evaluated by a group of `lanes` threads (cfg->lanes > 1):
+ * vr_walk_top_scan per lane, a butterfly of shuffles merging the lanes' best 8 (the order
+ * apps/walk-lanes checks on the CPU), the same moves as vr_walk_moves_of. */
+struct vr_walk_lanes_program : vr_walk_program {
+    enum { grouped_element = 1 };
+    uint32_t lanes;
+
+    __device__ Element element(uint32_t dense, uint32_t lane, uint32_t group_lanes,
+                               uint32_t mask) const
+    {
+        const uint32_t cell = vr_walk_packed(dense);
+        vr_walk_top t, o;
+        vr_walk_top_scan(&t, activity, levy, cell, lane, group_lanes);
+        for (uint32_t off = group_lanes / 2; off > 0; off /= 2) {
+            for (int i = 0; i < VR_WALK_KEEP; ++i) {
+                o.l[i] = __shfl_xor_sync(mask, t.l[i], off);
+                o.key[i] = __shfl_xor_sync(mask, t.key[i], off);
+            }
+            vr_walk_top_merge(&t, &o);
+        }
+        Element m;
+        vr_walk_moves_from_top(&m, &t, cell);
+        return m;
+    }
+};
+
+/* ---- the sort by cell before each step (cfg->resort) ------------------------------------------
+ * A counting sort in one pass over the agents: a histogram of the 65,536 cells (atomics), one
+ * block turns it into each cell's first slot (and clears it for the next step), and every agent
+ * takes the next slot of its cell with an atomic. Unlike CUB's radix sort (two 8-bit passes
+ * after a histogram) it is not stable: the agents of a cell land in scheduling order. Nothing
+ * the walk computes depends on that order: the stream of cells, hence the batches and the
+ * invocations, is the same as the CPU twin's stable sort gives, and each agent's draws depend
+ * on its own id, which travels with it (agent_of). VR_WALK_RESORT_CUB=1 selects CUB's sort (the
+ * A/B of bench/NOTES.md). */
+#define VR_WALK_CELLS (VR_WALK_GRID * VR_WALK_GRID)
+#define VR_WALK_SCAN_THREADS 1024
+
+static __global__ void vr_walk_histogram_kernel(const uint32_t *cur, uint32_t n, uint32_t *hist)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(hist + cur[i], 1u); /* cur[i] < VR_WALK_CELLS: dense cells of the walk */
+}
+
+/* Inclusive sum over the warp (all 32 lanes call it). */
+static __device__ __forceinline__ uint32_t vr_walk_warp_inclusive(uint32_t x, uint32_t lane)
+{
+    for (uint32_t d = 1; d < VR_WARP_SIZE; d *= 2) {
+        const uint32_t y = __shfl_up_sync(VR_FULL_MASK, x, d);
+        if (lane >= d)
+            x += y;
+    }
+    return x;
+}
+
+/* One block of 32 warps: slot[c] = agents in cells below c, and hist cleared for the next step.
+ * Warp w owns cells [w * 2048, (w + 1) * 2048): it sums them, warp 0 scans the 32 sums, then
+ * each warp walks its cells again 32 at a time (coalesced) with a running prefix. Two barriers
+ * in all; each cell is read, written and cleared by the same lane, so no race. */
+static __global__ void __launch_bounds__(VR_WALK_SCAN_THREADS)
+vr_walk_offsets_kernel(uint32_t *hist, uint32_t *slot)
+{
+    __shared__ uint32_t s_warp[VR_WARP_SIZE];
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
+    const uint32_t per_warp = VR_WALK_CELLS / (VR_WALK_SCAN_THREADS / VR_WARP_SIZE);
+    uint32_t *const h = hist + warp * per_warp, *const out = slot + warp * per_warp;
+    uint32_t sum = 0;
+    for (uint32_t k = lane; k < per_warp; k += VR_WARP_SIZE)
+        sum += h[k];
+    sum = __reduce_add_sync(VR_FULL_MASK, sum);
+    if (lane == 0)
+        s_warp[warp] = sum;
+    __syncthreads();
+    if (warp == 0) {
+        const uint32_t x = s_warp[lane];
+        s_warp[lane] = vr_walk_warp_inclusive(x, lane) - x;
+    }
+    __syncthreads();
+    uint32_t running = s_warp[warp];
+    for (uint32_t k = 0; k < per_warp; k += VR_WARP_SIZE) {
+        const uint32_t c = h[k + lane], incl = vr_walk_warp_inclusive(c, lane);
+        out[k + lane] = running + incl - c;
+        h[k + lane] = 0;
+        running += __shfl_sync(VR_FULL_MASK, incl, VR_WARP_SIZE - 1);
+    }
+}
+
+static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_t *agents,
+                                              uint32_t n, uint32_t *slot, uint32_t *sorted,
+                                              uint32_t *sorted_agents)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const uint32_t c = cur[i], at = atomicAdd(slot + c, 1u);
+        sorted[at] = c;
+        sorted_agents[at] = agents[i];
+    }
+}
+
+/* The sort's buffers: CUB's temp storage, or the histogram (zero between steps) and the slots. */
+typedef struct vr_walk_sorter {
+    int cub;              /* VR_WALK_RESORT_CUB=1 */
+    void *temp;
+    size_t temp_bytes;
+    uint32_t *hist, *slot;
+} vr_walk_sorter;
+
+/* cfg->resort: sorts the stream (cur, agents) by cell into (sorted, sorted_agents), between
+ * events a and b (ms into *ms). */
 static vr_status vr_walk_sort(const uint32_t *cur, uint32_t *sorted, const uint32_t *agents,
-                              uint32_t *sorted_agents, uint32_t n, void *temp, size_t temp_bytes,
+                              uint32_t *sorted_agents, uint32_t n, const vr_walk_sorter *so,
                               cudaEvent_t a, cudaEvent_t b, double *ms)
 {
     VR_CUDA_CHECK(cudaEventRecord(a, 0));
-    VR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, cur, sorted, agents,
-                                                  sorted_agents, (int)n, 0,
-                                                  2 * VR_WALK_GRID_LOG2, 0));
-    VR_LAUNCH_CHECK("cub::DeviceRadixSort::SortPairs (walk resort)", 0);
+    if (so->cub) {
+        size_t temp_bytes = so->temp_bytes;
+        VR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(so->temp, temp_bytes, cur, sorted, agents,
+                                                      sorted_agents, (int)n, 0,
+                                                      2 * VR_WALK_GRID_LOG2, 0));
+        VR_LAUNCH_CHECK("cub::DeviceRadixSort::SortPairs (walk resort)", 0);
+    } else {
+        const uint32_t block = 256, grid = vr_grid_blocks(n, block);
+        vr_walk_histogram_kernel<<<grid, block>>>(cur, n, so->hist);
+        VR_LAUNCH_CHECK("vr_walk_histogram_kernel", 0);
+        vr_walk_offsets_kernel<<<1, VR_WALK_SCAN_THREADS>>>(so->hist, so->slot);
+        VR_LAUNCH_CHECK("vr_walk_offsets_kernel", 0);
+        vr_walk_scatter_kernel<<<grid, block>>>(cur, agents, n, so->slot, sorted, sorted_agents);
+        VR_LAUNCH_CHECK("vr_walk_scatter_kernel", 0);
+    }
     VR_CUDA_CHECK(cudaEventRecord(b, 0));
     VR_CUDA_CHECK(cudaEventSynchronize(b));
     float t;
@@ -268,12 +387,13 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
     uint32_t *d_cur = NULL, *d_next = NULL, *d_start = NULL, *d_starts = NULL;
     /* resort: the agent of each position (identity at the start), the sort's outputs, its temp */
     uint32_t *d_identity = NULL, *d_agents = NULL, *d_sorted = NULL, *d_sorted_agents = NULL;
-    void *d_temp = NULL;
-    size_t temp_bytes = 0;
+    vr_walk_sorter sorter;
+    memset(&sorter, 0, sizeof sorter);
     cudaEvent_t ev_a = NULL, ev_b = NULL;
     vr_program_counters *d_counters = NULL;
-    vr_walk_program w;
+    vr_walk_lanes_program w; /* its vr_walk_program part runs when cfg->lanes <= 1 */
     memset(&w, 0, sizeof w);
+    w.lanes = cfg->lanes > 1 ? cfg->lanes : 1;
     if (!activity || !start || !host || (cfg->resort && !host_agents)) {
         st = VR_ERROR(VR_ERR_OOM, "random walk: host tables for %u agents", n);
         goto done;
@@ -297,10 +417,18 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
         VR_UP(d_agents, NULL, (size_t)n * sizeof(uint32_t), "walk agents");
         VR_UP(d_sorted, NULL, (size_t)n * sizeof(uint32_t), "walk sorted cells");
         VR_UP(d_sorted_agents, NULL, (size_t)n * sizeof(uint32_t), "walk sorted agents");
-        VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_cur, d_sorted, d_agents,
-                                                     d_sorted_agents, (int)n, 0,
-                                                     2 * VR_WALK_GRID_LOG2, 0));
-        VR_UP(d_temp, NULL, temp_bytes, "walk sort temp");
+        const char *env = getenv("VR_WALK_RESORT_CUB");
+        sorter.cub = env && !strcmp(env, "1");
+        if (sorter.cub) {
+            VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, sorter.temp_bytes, d_cur, d_sorted,
+                                                         d_agents, d_sorted_agents, (int)n, 0,
+                                                         2 * VR_WALK_GRID_LOG2, 0));
+            VR_UP(sorter.temp, NULL, sorter.temp_bytes, "walk sort temp");
+        } else {
+            VR_UP(sorter.hist, NULL, VR_WALK_CELLS * sizeof(uint32_t), "walk cell histogram");
+            VR_UP(sorter.slot, NULL, VR_WALK_CELLS * sizeof(uint32_t), "walk cell slots");
+            VR_CUDA_GOTO(cudaMemset(sorter.hist, 0, VR_WALK_CELLS * sizeof(uint32_t)));
+        }
         VR_CUDA_GOTO(cudaEventCreate(&ev_a));
         VR_CUDA_GOTO(cudaEventCreate(&ev_b));
     }
@@ -317,8 +445,8 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
         for (uint32_t step = 0; step < cfg->steps; ++step) {
             if (cfg->resort) { /* (d_cur, d_agents) -> sorted by cell, then swapped back in */
                 double ms;
-                if ((st = vr_walk_sort(d_cur, d_sorted, d_agents, d_sorted_agents, n, d_temp,
-                                       temp_bytes, ev_a, ev_b, &ms)) != VR_OK)
+                if ((st = vr_walk_sort(d_cur, d_sorted, d_agents, d_sorted_agents, n, &sorter,
+                                       ev_a, ev_b, &ms)) != VR_OK)
                     goto done;
                 total += ms, order += ms;
                 uint32_t *t = d_cur;
@@ -355,7 +483,9 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
             w.next = d_next;
             w.step = step;
             double ms;
-            if ((st = vr_app_time(r->kind, p, w, 1, &ms)) != VR_OK)
+            if ((st = w.lanes > 1 ? vr_app_time(r->kind, p, w, 1, &ms)
+                                  : vr_app_time(r->kind, p, static_cast<const vr_walk_program &>(w),
+                                                1, &ms)) != VR_OK)
                 goto done;
             total += ms;
             uint32_t *tmp = d_cur;

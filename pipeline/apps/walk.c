@@ -17,7 +17,7 @@ const vr_walk_gaussian vr_walk_gaussians[VR_WALK_GAUSSIANS] = {
 
 vr_walk_config vr_walk_config_default(void)
 {
-    vr_walk_config c = {300000, 10, 2018, 0};
+    vr_walk_config c = {300000, 10, 2018, 0, 1};
     return c;
 }
 
@@ -73,6 +73,9 @@ vr_status vr_walk_check(const uint32_t *cells, const vr_walk_config *cfg)
     if (cfg->steps > VR_WALK_MAX_STEPS)
         return VR_ERROR(VR_ERR_ARG, "random walk: steps is %u, more than the %u a run may take",
                         cfg->steps, VR_WALK_MAX_STEPS);
+    if (cfg->lanes > 32 || (cfg->lanes & (cfg->lanes - 1)) != 0)
+        return VR_ERROR(VR_ERR_ARG, "random walk: lanes is %u; want 1, 2, 4, 8, 16 or 32 threads "
+                        "per cell", cfg->lanes);
     for (uint32_t a = 0; a < cfg->agents; ++a)
         if (vr_walk_x(cells[a]) >= VR_WALK_GRID || vr_walk_y(cells[a]) >= VR_WALK_GRID)
             return VR_ERROR(VR_ERR_ARG,

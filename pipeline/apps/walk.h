@@ -38,10 +38,16 @@ typedef struct vr_walk_config {
     uint32_t steps;  /* 0 .. VR_WALK_MAX_STEPS; default 10 */
     uint64_t seed;   /* Philox key; default 2018 */
     int resort;      /* vr_walk_apply: the agents' stream is sorted by cell before every step (a
-                      * stable sort of (cell, agent) pairs, timed as part of the step), so each
-                      * cell's agents sit together in one batch; default 0, the paper's fixed
-                      * order. Each agent's draws, and thus vr_walk_run's result, do not depend
-                      * on the order: vr_walk_run ignores it. */
+                      * counting sort of (cell, agent) pairs, timed as part of the step: stable
+                      * in the CPU twin, not on the GPU, which leaves the stream of cells the
+                      * same), so each cell's agents sit together in one batch; default 0, the
+                      * paper's fixed order. Each agent's draws, and thus vr_walk_run's result,
+                      * do not depend on the order: vr_walk_run ignores it. */
+    uint32_t lanes;  /* vr_walk_apply on the GPU: threads that evaluate one cell together (0 or 1:
+                      * one; else a power of two up to 32: each scans every lanes-th row of the
+                      * disc and the lanes merge their best 8, vr_walk_top_*), for steps with
+                      * few distinct cells. The moves are the same bits, so the CPU twin and
+                      * vr_walk_run ignore it. Default 1. */
 } vr_walk_config;
 
 vr_walk_config vr_walk_config_default(void);

@@ -116,6 +116,102 @@ VR_HD void vr_walk_moves_of(vr_walk_moves *m, const float *activity, const float
         m->cumulative[i] = sum = sum + m->likelihood[i];
 }
 
+/* ---- one cell's moves on a group of lanes (vr_walk_config.lanes) -------------------------------
+ * The same 8 moves as vr_walk_moves_of, bit for bit, computed by `lanes` threads: lane j scans the
+ * rows dy = -16 + j, -16 + j + lanes, ... (each row keeps its constant dx bounds, so it stays
+ * unrolled) into its own best 8, then the lanes' lists are merged pairwise. vr_walk_moves_of keeps
+ * the 8 largest likelihoods, a tie going to the smaller scan position k: the first 8 of the total
+ * order "likelihood descending, then k ascending". That order does not depend on who saw which
+ * candidate, so any merge tree of the lanes' best 8 yields the same list, and the cumulative sums
+ * are then added in the same order as there. Used by the GPU walk program with lanes > 1
+ * (apps_gpu.cu: a butterfly of warp shuffles); `vreuse_tests apps/walk-lanes` checks every cell
+ * on the CPU with that butterfly for every group size. */
+
+/* A candidate's key: its scan position k in dy-major, dx-minor order (k itself skips the
+ * candidates off the disc, the key does not: both order the candidates alike). */
+#define VR_WALK_SIDE (2 * VR_WALK_MAX_DISTANCE + 1)
+#define VR_WALK_KEY_NONE 0xffffffffu /* an empty entry's key, with likelihood -1 */
+
+/* A lane's best candidates so far: likelihood descending, key ascending on ties; the empty
+ * entries (likelihood -1, below every real one) last. */
+typedef struct vr_walk_top {
+    float l[VR_WALK_KEEP];
+    uint32_t key[VR_WALK_KEEP];
+} vr_walk_top;
+
+/* Whether candidate a precedes b in the order above (keys are distinct but for empty entries). */
+VR_HD int vr_walk_before(float la, uint32_t ka, float lb, uint32_t kb)
+{
+    return la > lb || (la == lb && ka < kb);
+}
+
+/* Candidate (l, key) into t, kept in order; the 9th falls off. Constant indices only, so a GPU
+ * keeps t in registers: the newcomer bubbles down, swapping with every entry it precedes. */
+VR_HD void vr_walk_top_insert(vr_walk_top *t, float l, uint32_t key)
+{
+    for (int i = 0; i < VR_WALK_KEEP; ++i)
+        if (vr_walk_before(l, key, t->l[i], t->key[i])) {
+            const float tl = t->l[i];
+            const uint32_t tk = t->key[i];
+            t->l[i] = l, t->key[i] = key;
+            l = tl, key = tk;
+        }
+}
+
+/* Lane `lane` of `lanes` (a power of two, 1..32): the best 8 of its rows of cell `cell`'s disc. */
+VR_HD void vr_walk_top_scan(vr_walk_top *t, const float *activity, const float *levy, uint32_t cell,
+                            uint32_t lane, uint32_t lanes)
+{
+    const int x = (int)vr_walk_x(cell), y = (int)vr_walk_y(cell), r = VR_WALK_MAX_DISTANCE;
+    for (int i = 0; i < VR_WALK_KEEP; ++i)
+        t->l[i] = -1.0f, t->key[i] = VR_WALK_KEY_NONE;
+    for (int dy = -r + (int)lane; dy <= r; dy += (int)lanes) {
+        const int ty = y + dy;
+        if (ty < 0 || ty >= (int)VR_WALK_GRID)
+            continue;
+        for (int dx = -r; dx <= r; ++dx) {
+            const int tx = x + dx, d2 = dx * dx + dy * dy;
+            if (d2 == 0 || d2 > r * r || tx < 0 || tx >= (int)VR_WALK_GRID)
+                continue;
+            const float l = activity[ty * (int)VR_WALK_GRID + tx] * levy[(dy + r) * VR_WALK_SIDE + dx + r];
+            /* the lane's keys ascend, so only a larger likelihood precedes the 8th */
+            if (l > t->l[VR_WALK_KEEP - 1])
+                vr_walk_top_insert(t, l, (uint32_t)((dy + r) * VR_WALK_SIDE + dx + r));
+        }
+    }
+}
+
+/* a = the best 8 of a and b (each in order): the larger of a[i] and b[7 - i] is a bitonic
+ * sequence holding the best 8, which three half-cleaners put in order (constant indices). */
+VR_HD void vr_walk_top_merge(vr_walk_top *a, const vr_walk_top *b)
+{
+    const int K = VR_WALK_KEEP;
+    for (int i = 0; i < K; ++i)
+        if (vr_walk_before(b->l[K - 1 - i], b->key[K - 1 - i], a->l[i], a->key[i]))
+            a->l[i] = b->l[K - 1 - i], a->key[i] = b->key[K - 1 - i];
+    for (int d = K / 2; d > 0; d /= 2)
+        for (int i = 0; i < K; ++i)
+            if ((i & d) == 0 && vr_walk_before(a->l[i + d], a->key[i + d], a->l[i], a->key[i])) {
+                const float tl = a->l[i];
+                const uint32_t tk = a->key[i];
+                a->l[i] = a->l[i + d], a->key[i] = a->key[i + d];
+                a->l[i + d] = tl, a->key[i + d] = tk;
+            }
+}
+
+/* The moves of cell `cell` from the merged best 8 of all its lanes (as vr_walk_moves_of). */
+VR_HD void vr_walk_moves_from_top(vr_walk_moves *m, const vr_walk_top *t, uint32_t cell)
+{
+    const int x = (int)vr_walk_x(cell), y = (int)vr_walk_y(cell), r = VR_WALK_MAX_DISTANCE;
+    float sum = 0.0f;
+    for (int i = 0; i < VR_WALK_KEEP; ++i) {
+        const int dy = (int)(t->key[i] / VR_WALK_SIDE) - r, dx = (int)(t->key[i] % VR_WALK_SIDE) - r;
+        m->likelihood[i] = t->l[i];
+        m->cell[i] = vr_walk_pack((uint32_t)(x + dx), (uint32_t)(y + dy));
+        m->cumulative[i] = sum = sum + t->l[i];
+    }
+}
+
 /* The per-agent work: agent `agent`'s move of `step` among its cell's moves `m`, each chosen with
  * probability likelihood / total: u = the top 24 bits of the first Philox word / 2^24 in [0, 1),
  * the first i with u * total < cumulative[i] (the last when rounding leaves none). */

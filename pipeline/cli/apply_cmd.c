@@ -45,6 +45,7 @@ typedef struct apply_opts {
     uint32_t agents, steps;       /* walk */
     uint64_t seed;
     int placement, resort;
+    uint32_t lanes;               /* walk on the GPU: threads per cell evaluation */
 } apply_opts;
 
 /* ---- the applications ----------------------------------------------------------------------- */
@@ -670,9 +671,13 @@ static int apply_parse(int app, apply_opts *o, int argc, char **argv, vr_cli_arg
         {"placement", 0, "random|sorted", "the agents' order: random (default, the paper's "
          "uniform start) or sorted by cell (the same cells; more reuse per batch)",
          vr_cli_parse_choice, &o->placement, 0, 0, 0, 0, g_placement_names},
-        {"resort", 0, NULL, "sort the agents by cell before every step (a stable radix sort of "
+        {"resort", 0, NULL, "sort the agents by cell before every step (a counting sort of "
          "(cell, agent) pairs, timed as part of the step): each cell's agents share one batch",
          NULL, &o->resort, 1, 0, 0, 0, NULL},
+        {"lanes", 0, "N", "GPU threads that evaluate one cell's moves together: 1 (default), "
+         "2, 4, 8, 16 or 32; each scans every N-th row of the cell's disc, then they merge "
+         "their best 8 (the same moves; for steps with few distinct cells, as with --resort). "
+         "The CPU twins ignore it", vr_cli_parse_u32, &o->lanes, 0, 1, 32, 0, NULL},
         VR_CLI_OUT(&o->out, "write the occupied cells after the last step to FILE as CSV "
                             "(x,y,count; '-': standard output)"),
         {"png", 0, "FILE", "draw the agents per cell after the last step to FILE (the grid at 3 "
@@ -708,6 +713,9 @@ static int apply_check(const app_def *app, const char *cmd, apply_opts *o, const
                                    "--csv): name each its own file", paths[i]);
     if (o->png && !strcmp(o->png, "-"))
         return vr_cli_fail(VR_CLI_USAGE, cmd, "--png -: the picture is binary; name a file");
+    if ((o->lanes & (o->lanes - 1)) != 0)
+        return vr_cli_fail(VR_CLI_USAGE, cmd, "--lanes %u: want 1, 2, 4, 8, 16 or 32 (a power "
+                           "of two: the lanes split the disc's rows and merge in pairs)", o->lanes);
     if (o->strategies.count == 0) {
         o->strategies.count = VR_REUSE_KIND_COUNT;
         for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
@@ -759,6 +767,7 @@ static int apply_input(app_input *in, const app_def *app, const char *cmd, const
     in->walk = vr_walk_config_default();
     in->walk.agents = o->agents, in->walk.steps = o->steps, in->walk.seed = o->seed;
     in->walk.resort = o->resort;
+    in->walk.lanes = o->lanes;
     in->start = malloc((size_t)o->agents * sizeof *in->start);
     if (!in->start)
         return vr_cli_fail(1, cmd, "out of memory for %u agents", o->agents);
@@ -990,7 +999,7 @@ int vr_cmd_apply(int argc, char **argv)
     o.size[0] = o.size[1] = id == APP_SUBDIVIDE ? 640 : 800;
     o.pitch = 15, o.zoom = 1;
     o.epsilon = VR_ENVELOPE_EPSILON_FRACTION;
-    o.agents = walk.agents, o.steps = walk.steps, o.seed = walk.seed;
+    o.agents = walk.agents, o.steps = walk.steps, o.seed = walk.seed, o.lanes = walk.lanes;
     vr_cli_args args;
     int rc = apply_parse(id, &o, argc - 1, argv + 1, &args);
     if (rc != VR_CLI_CONTINUE)
@@ -1019,6 +1028,8 @@ int vr_cmd_apply(int argc, char **argv)
                 o.placement == PLACE_SORTED ? "at random, then sorted by cell" : "at random",
                 (unsigned long long)o.seed, o.steps, VR_WALK_GRID, VR_WALK_GRID,
                 o.resort ? ", sorted by cell before every step" : "");
+    if (app->arity == 1 && gpu && o.lanes > 1)
+        fprintf(log, "--lanes %u: %u GPU threads evaluate each cell's moves\n", o.lanes, o.lanes);
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
