@@ -302,8 +302,8 @@ vr_walk_offsets_kernel(uint32_t *hist, uint32_t *slot)
     uint32_t sum = 0;
     for (uint32_t k = lane; k < per_warp; k += VR_WARP_SIZE)
         sum += h[k];
-    sum = __reduce_add_sync(VR_FULL_MASK, sum);
-    if (lane == 0)
+    sum = vr_walk_warp_inclusive(sum, lane); /* lane 31: the warp's total */
+    if (lane == VR_WARP_SIZE - 1)
         s_warp[warp] = sum;
     __syncthreads();
     if (warp == 0) {
