@@ -44,6 +44,8 @@
 #include "reuse/sort_dedup.cuh"
 #include "reuse/warp_round.cuh"
 
+#include <string.h> /* memcpy: multi's slots */
+
 /* P::max_threads when the program declares it, else 1024 (see the header comment). */
 template <class P, class = void>
 struct vr_prog_threads {
@@ -425,7 +427,56 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
     vr_prog_finish(p, prog, s, el, 0, start, count, unique_count);
 }
 
-/* ---- multi: every element into a global table, then every primitive from it ---------------- */
+/* ---- multi: every element into a global table, then every primitive from it ----------------
+ * Table slots (vr_program_slot_bytes): an element of up to 8 bytes as it is; a larger one in
+ * whole 16-byte words, written as uint4 vectors. A primitive reads a slot of up to 32 bytes whole,
+ * as vectors (a vertex record, which it reads all of: the gather of a 28-byte vr_shaded by
+ * scalar loads made the render program's multi 13-15% slower than the renderer's at simple
+ * load, apps-h100.md), a larger one in place through a 16-byte aligned pointer (the walk's
+ * 96-byte moves, of which the draw reads a few words). */
+template <class E>
+struct vr_prog_slot {
+    static constexpr bool vector = sizeof(E) > 8;
+    static constexpr uint32_t words = (uint32_t)((sizeof(E) + 15u) / 16u); /* when vector */
+};
+
+template <class E>
+static __device__ __forceinline__ void vr_prog_slot_store(void *table, uint32_t id, const E &e)
+{
+    if constexpr (!vr_prog_slot<E>::vector) {
+        static_cast<E *>(table)[id] = e;
+    } else {
+        uint4 w[vr_prog_slot<E>::words];
+        w[vr_prog_slot<E>::words - 1] = make_uint4(0u, 0u, 0u, 0u); /* the padding, defined */
+        memcpy(w, &e, sizeof(E));
+        uint4 *dst = static_cast<uint4 *>(table) + (size_t)id * vr_prog_slot<E>::words;
+        for (uint32_t i = 0; i < vr_prog_slot<E>::words; ++i)
+            dst[i] = w[i];
+    }
+}
+
+/* Element `id` of the table for primitive(): *copy holds it when read whole, else the result
+ * points into the table. */
+template <class E>
+static __device__ __forceinline__ const E *vr_prog_slot_read(const void *table, uint32_t id,
+                                                            E *copy)
+{
+    if constexpr (!vr_prog_slot<E>::vector) {
+        return static_cast<const E *>(table) + id;
+    } else {
+        const uint4 *src = static_cast<const uint4 *>(table) + (size_t)id * vr_prog_slot<E>::words;
+        if constexpr (vr_prog_slot<E>::words <= 2) {
+            uint4 w[vr_prog_slot<E>::words];
+            for (uint32_t i = 0; i < vr_prog_slot<E>::words; ++i)
+                w[i] = __ldg(src + i);
+            memcpy(copy, w, sizeof(E));
+            return copy;
+        } else {
+            return static_cast<const E *>(__builtin_assume_aligned(src, 16));
+        }
+    }
+}
+
 template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_multi_elements(vr_program_params p, P prog)
@@ -433,14 +484,14 @@ vr_prog_multi_elements(vr_program_params p, P prog)
     if constexpr (!vr_prog_grouped<P>::value) {
         const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
         if (v < p.element_count)
-            static_cast<typename P::Element *>(p.temp)[v] = vr_prog_element(p, prog, v);
+            vr_prog_slot_store(p.temp, v, vr_prog_element(p, prog, v));
     } else { /* a group per element (lanes x elements threads, in 64 bits) */
         const vr_prog_group g = vr_prog_group_of(prog);
         const uint64_t v = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> g.log2;
         if (v < p.element_count) { /* the whole group */
             const typename P::Element e = vr_prog_element_grouped(p, prog, (uint32_t)v, g);
             if (g.rank == 0)
-                static_cast<typename P::Element *>(p.temp)[v] = e;
+                vr_prog_slot_store(p.temp, (uint32_t)v, e);
         }
     }
 }
@@ -453,12 +504,12 @@ vr_prog_multi_primitives(vr_program_params p, P prog)
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.index_count / A)
         return;
-    const typename P::Element *table = static_cast<const typename P::Element *>(p.temp);
     uint32_t ids[A];
+    typename P::Element e[A];
     const typename P::Element *ep[A];
     for (uint32_t k = 0; k < A; ++k) {
         ids[k] = __ldg(p.indices + A * t + k);
-        ep[k] = table + ids[k];
+        ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
     }
     vr_prog_primitive(p, prog, t, ids, ep);
 }
@@ -608,9 +659,11 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     }
     case VR_REUSE_MULTI: {
         vr_program_params q = p;
+        if (q.temp && (uintptr_t)q.temp % 16u != 0)
+            return VR_ERROR(VR_ERR_ARG, "%s: multi's table (temp) must be 16-byte aligned", who);
         if (!q.temp)
             VR_CUDA_CHECK(cudaMallocAsync(&q.temp, (size_t)(p.element_count ? p.element_count : 1) *
-                                                       sizeof(E), stream));
+                                                       vr_program_slot_bytes(sizeof(E)), stream));
         if (p.element_count && (st = vr_prog_grid(p.element_count, lanes, block, who, &grid)) == VR_OK) {
             vr_prog_multi_elements<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_elements", stream);

@@ -69,9 +69,18 @@ typedef struct vr_program_params {
     vr_program_counters *counters;/* one struct, cleared by the caller; the GPU needs it always
                                      (device memory: broken batches count as overflow) */
     uint32_t *shade_counts;       /* element_count, cleared, or NULL; with count */
-    void *temp;                   /* multi on the GPU: element_count elements, or NULL (then
-                                     allocated and freed on the stream) */
+    void *temp;                   /* multi on the GPU: element_count slots of
+                                     vr_program_slot_bytes(element bytes), 16-byte aligned, or
+                                     NULL (then allocated and freed on the stream) */
 } vr_program_params;
+
+/* Bytes of one element in multi's table on the GPU: up to 8 as they are, larger ones rounded up
+ * to whole 16-byte words, which the kernels move as 16-byte vectors (a 28-byte vr_shaded: two
+ * loads per corner, as the renderer's own multi, instead of seven scalar ones). */
+static inline size_t vr_program_slot_bytes(size_t element_bytes)
+{
+    return element_bytes <= 8u ? element_bytes : (element_bytes + 15u) / 16u * 16u;
+}
 
 /* A CPU program: element(user, id, out) writes element_bytes to out; primitive(user, prim, pos,
  * ids, elements) gets the source id `prim`, the stream position `pos` (in primitives), the

@@ -11,7 +11,8 @@ extern "C" size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reus
     assert(p);
     size_t bytes = VR_RENDER_PROGRAM_COUNTERS_BYTES;
     if (kind == VR_REUSE_MULTI)
-        bytes += (size_t)(p->vertex_count ? p->vertex_count : 1) * sizeof(vr_shaded);
+        bytes += (size_t)(p->vertex_count ? p->vertex_count : 1) *
+                 vr_program_slot_bytes(sizeof(vr_shaded));
     return bytes;
 }
 

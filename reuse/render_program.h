@@ -23,7 +23,7 @@ extern "C" {
 
 /* Workspace vr_render_program_run needs in p->temp, in bytes: the program counters
  * (vr_program_counters in the first VR_RENDER_PROGRAM_COUNTERS_BYTES) and for multi then
- * vertex_count shaded vertices (28 bytes each). Never 0. */
+ * vertex_count shaded vertices (28 bytes each, in 32-byte slots: vr_program_slot_bytes). Never 0. */
 #define VR_RENDER_PROGRAM_COUNTERS_BYTES 256u /* keeps multi's elements 256-byte aligned */
 size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p);
 
