@@ -69,6 +69,10 @@ vr_status vr_program_check(vr_reuse_kind kind, const vr_program_params *p, const
             return VR_ERROR(VR_ERR_ARG, "%s: %u batches exceed the grid limit", who,
                             p->batch_count);
     }
+    if (!vr_program_planned(kind) && p->prim_ids)
+        return VR_ERROR(VR_ERR_ARG, "%s: prim_ids (a plan's tri_order) belongs to patch and "
+                        "meshlet; %s numbers primitives by stream position: pass NULL", who,
+                        vr_reuse_all[kind].name);
     if (vr_program_planned(kind) && (a != 3 || !p->prim_ids))
         return VR_ERROR(VR_ERR_ARG, "%s: %s batches a triangle mesh by a static plan: it needs "
                         "arity 3 (got %u) and the plan's tri_order as prim_ids", who,

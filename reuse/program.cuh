@@ -126,15 +126,17 @@ vr_prog_element_grouped(const vr_program_params &p, const P &prog, uint32_t id,
     return e;
 }
 
-/* One primitive-function call for stream primitive `pos`; a plan's source id out of range is
- * counted as overflow and skipped (the host checks plans, the GPU only the range). */
-template <class P>
+/* One primitive-function call for stream primitive `pos`. PLAN (patch, meshlet: the only kinds
+ * with prim_ids, vr_program_check): the source id is the plan's, and one out of range is counted
+ * as overflow and skipped (the host checks plans, the GPU only the range); else it is pos, known
+ * at compile time (no pointer test or load left in the other kernels). */
+template <class P, bool PLAN = false>
 static __device__ __forceinline__ void vr_prog_primitive(const vr_program_params &p, const P &prog,
                                                          uint32_t pos, const uint32_t *ids,
                                                          const typename P::Element *const *e)
 {
     uint32_t prim = pos;
-    if (p.prim_ids) {
+    if (PLAN) {
         prim = __ldg(p.prim_ids + pos);
         if (prim >= p.index_count / (uint32_t)P::arity) {
             atomicAdd(&p.counters->overflow, 1u);
@@ -332,7 +334,7 @@ static __device__ __forceinline__ int vr_prog_batch(const vr_program_params &p, 
 
 /* After deduplication (and a __syncthreads): compute each distinct element once, then every
  * primitive of the batch. via_table: s.map holds table slots (hash), else dense ids (sort). */
-template <class P>
+template <class P, bool PLAN>
 static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p, const P &prog,
                                                       const vr_dyn_smem &s,
                                                       typename P::Element *el, int via_table,
@@ -363,17 +365,17 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
             ep[k] = el + id;
             ids[k] = s.unique[id];
         }
-        vr_prog_primitive(p, prog, start / A + q, ids, ep);
+        vr_prog_primitive<P, PLAN>(p, prog, start / A + q, ids, ep);
     }
 }
 
 /* hash (PHASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
- * static plans (hash's table over the plan-ordered stream). No register cap by default (the
+ * static plans (PLAN 1: hash's table over the plan-ordered stream, source ids from prim_ids). No register cap by default (the
  * renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's element function is its own,
  * and the cap made the Loop and walk programs spill - on the H100, hash and phash ran 1.7x slower
  * than sort, which has no cap, at the same invocation count. A program opts in with
  * hashed_max_regs. */
-template <class P, int PHASH>
+template <class P, int PHASH, bool PLAN>
 static __global__ void
 __launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
 vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
@@ -405,7 +407,7 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
         return;
     }
     __syncthreads();
-    vr_prog_finish(p, prog, s, el, 1, start, count, unique_count);
+    vr_prog_finish<P, PLAN>(p, prog, s, el, 1, start, count, unique_count);
 }
 
 template <class P, int BLOCK, int CAP>
@@ -424,7 +426,7 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
         return;
     }
     __syncthreads();
-    vr_prog_finish(p, prog, s, el, 0, start, count, unique_count);
+    vr_prog_finish<P, false>(p, prog, s, el, 0, start, count, unique_count);
 }
 
 /* ---- multi: every element into a global table, then every primitive from it ----------------
@@ -637,15 +639,22 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         const uint32_t table_log2 = vr_dyn_table_log2(p.limits.max_unique);
         const size_t smem = vr_prog_dyn_smem<P>(p.limits.max_unique, 1u << table_log2,
                                                 p.limits.max_indices);
-        const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1>
-                                               : (const void *)vr_prog_hashed_kernel<P, 0>;
+        const int plan = vr_program_planned(kind);
+        const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1, false>
+                        : plan                 ? (const void *)vr_prog_hashed_kernel<P, 0, true>
+                                               : (const void *)vr_prog_hashed_kernel<P, 0, false>;
         if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK)
             return st;
         const uint32_t batches = p.batch_count;
         if (kind == VR_REUSE_PHASH)
-            vr_prog_hashed_kernel<P, 1><<<batches, block, smem, stream>>>(p, prog, table_log2);
+            vr_prog_hashed_kernel<P, 1, false><<<batches, block, smem, stream>>>(p, prog,
+                                                                               table_log2);
+        else if (plan)
+            vr_prog_hashed_kernel<P, 0, true><<<batches, block, smem, stream>>>(p, prog,
+                                                                              table_log2);
         else
-            vr_prog_hashed_kernel<P, 0><<<batches, block, smem, stream>>>(p, prog, table_log2);
+            vr_prog_hashed_kernel<P, 0, false><<<batches, block, smem, stream>>>(p, prog,
+                                                                               table_log2);
         VR_LAUNCH_CHECK("vr_prog_hashed_kernel", stream);
         return VR_OK;
     }

@@ -63,7 +63,8 @@ typedef struct vr_program_params {
                                      plan's starts; else NULL */
     uint32_t batch_count;
     const uint32_t *prim_ids;     /* patch, meshlet: the plan's tri_order (source id of each
-                                     stream primitive); else NULL (id = stream position) */
+                                     stream primitive); else NULL (id = stream position;
+                                     vr_program_check refuses one) */
     vr_batch_limits limits;       /* block, N_u, max_indices, warp batch: multiples of arity */
     int count;                    /* nonzero: count invocations, primitives and shade_counts */
     vr_program_counters *counters;/* one struct, cleared by the caller; the GPU needs it always

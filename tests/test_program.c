@@ -115,7 +115,8 @@ VR_TEST(test_program_arity, "apps/program-arity")
         }
         free(s), free(seen);
     }
-    /* errors: a plan strategy without a mesh, a stream that is no whole number of primitives */
+    /* errors: a plan strategy without a mesh, plan ids without a plan, a stream that is no whole
+     * number of primitives */
     uint32_t s3[4] = {0, 1, 2, 3};
     vr_program_params p;
     memset(&p, 0, sizeof p);
@@ -128,6 +129,15 @@ VR_TEST(test_program_arity, "apps/program-arity")
     VR_EXPECT_EQ(vr_program_ref(VR_REUSE_NAIVE, &p, &f), VR_ERR_FORMAT); /* index 2 >= 2 */
     p.element_count = 4;
     VR_EXPECT_EQ(vr_program_ref(VR_REUSE_PATCH, &p, &f), VR_ERR_ARG);   /* no plan */
+    const uint32_t ids[1] = {0}, starts[2] = {0, 3};
+    p.prim_ids = ids; /* a plan's source ids for a strategy without a plan */
+    p.batch_starts = starts, p.batch_count = 1;
+    for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind)
+        if (!vr_program_planned((vr_reuse_kind)kind)) {
+            VR_EXPECT_EQ(vr_program_ref((vr_reuse_kind)kind, &p, &f), VR_ERR_ARG);
+            VR_EXPECT(strstr(vr_last_error(), "prim_ids") != NULL, "%s", vr_last_error());
+        }
+    p.prim_ids = NULL, p.batch_starts = NULL, p.batch_count = 0;
     p.arity = 5;
     VR_EXPECT_EQ(vr_program_ref(VR_REUSE_NAIVE, &p, &f), VR_ERR_ARG);
     return VR_TEST_RESULT();
