@@ -46,6 +46,8 @@ expect apply-lanes-big 2 "--lanes '64': want a whole number in 1..32" -- "$VREUS
 expect apply-lanes-subdivide 2 "unknown option '--lanes'" -- "$VREUSE" apply subdivide sphere --lanes 8
 expect apply-walk-lanes 0 "identical outputs: every strategy" -- \
     "$VREUSE" apply walk --agents 2000 --steps 2 --resort --lanes 8 --strategy naive,sort --device cpu
+expect apply-walk-lanes-cpu 0 "--lanes 8: a GPU setting; the CPU twins evaluate each cell in one" -- \
+    "$VREUSE" apply walk --agents 200 --steps 1 --lanes 8 --strategy naive --device cpu
 expect apply-same-outputs 2 "'$TMP/x\.png' is named for two outputs" -- \
     "$VREUSE" apply walk --png "$TMP/x.png" --csv "$TMP/x.png"
 

@@ -1023,13 +1023,17 @@ int vr_cmd_apply(int argc, char **argv)
                 vr_format_count(a, in.mesh.index_count / 3),
                 vr_format_count(b, in.mesh.vertex_count));
     else
-        fprintf(log, "vreuse %s: %s agents placed %s (seed %llu), %u steps on the %u x %u "
+        fprintf(log, "vreuse %s: %s agents placed %s (seed %llu), %u step%s on the %u x %u "
                 "grid%s\n", cmd, vr_format_count(a, o.agents),
                 o.placement == PLACE_SORTED ? "at random, then sorted by cell" : "at random",
-                (unsigned long long)o.seed, o.steps, VR_WALK_GRID, VR_WALK_GRID,
+                (unsigned long long)o.seed, o.steps, o.steps == 1 ? "" : "s", VR_WALK_GRID,
+                VR_WALK_GRID,
                 o.resort ? ", sorted by cell before every step" : "");
-    if (app->arity == 1 && gpu && o.lanes > 1)
-        fprintf(log, "--lanes %u: %u GPU threads evaluate each cell's moves\n", o.lanes, o.lanes);
+    if (app->arity == 1 && o.lanes > 1)
+        fprintf(log, gpu ? "--lanes %u: %u GPU threads evaluate each cell's moves\n"
+                         : "--lanes %u: a GPU setting; the CPU twins evaluate each cell in one "
+                           "thread (the same moves)\n",
+                o.lanes, o.lanes);
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
