@@ -22,7 +22,8 @@
  * resident blocks for a cheap element function; a heavy one spills under it (default: none).
  * Optional: `enum { grouped_element = 1 };` with a member `uint32_t lanes` (a power of two,
  * 1..32, <= the block size): element() becomes
- *       __device__ Element element(uint32_t id, uint32_t lane, uint32_t lanes, uint32_t mask) const;
+ *       __device__ Element element(uint32_t id, uint32_t lane, uint32_t lanes,
+ *                                  uint32_t mask) const;
  * called by `lanes` consecutive lanes of one warp together, with the same id (lane 0..lanes-1 its
  * rank in the group, mask the group's lanes), which may share the work through warp shuffles
  * under `mask` and must all return the same element; lane 0's is kept and counted once. For an
@@ -370,11 +371,11 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
 }
 
 /* hash (PHASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
- * static plans (PLAN 1: hash's table over the plan-ordered stream, source ids from prim_ids). No register cap by default (the
- * renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's element function is its own,
- * and the cap made the Loop and walk programs spill - on the H100, hash and phash ran 1.7x slower
- * than sort, which has no cap, at the same invocation count. A program opts in with
- * hashed_max_regs. */
+ * static plans (PLAN: hash's table over the plan-ordered stream, source ids from prim_ids). No
+ * register cap by default (the renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's
+ * element function is its own, and the cap made the Loop and walk programs spill - on the H100,
+ * hash and phash ran 1.7x slower than sort, which has no cap, at the same invocation count. A
+ * program opts in with hashed_max_regs. */
 template <class P, int PHASH, bool PLAN>
 static __global__ void
 __launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
@@ -673,7 +674,8 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         if (!q.temp)
             VR_CUDA_CHECK(cudaMallocAsync(&q.temp, (size_t)(p.element_count ? p.element_count : 1) *
                                                        vr_program_slot_bytes(sizeof(E)), stream));
-        if (p.element_count && (st = vr_prog_grid(p.element_count, lanes, block, who, &grid)) == VR_OK) {
+        if (p.element_count &&
+            (st = vr_prog_grid(p.element_count, lanes, block, who, &grid)) == VR_OK) {
             vr_prog_multi_elements<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_elements", stream);
         }

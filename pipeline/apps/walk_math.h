@@ -173,7 +173,8 @@ VR_HD void vr_walk_top_scan(vr_walk_top *t, const float *activity, const float *
             const int tx = x + dx, d2 = dx * dx + dy * dy;
             if (d2 == 0 || d2 > r * r || tx < 0 || tx >= (int)VR_WALK_GRID)
                 continue;
-            const float l = activity[ty * (int)VR_WALK_GRID + tx] * levy[(dy + r) * VR_WALK_SIDE + dx + r];
+            const float l = activity[ty * (int)VR_WALK_GRID + tx] *
+                            levy[(dy + r) * VR_WALK_SIDE + dx + r];
             /* the lane's keys ascend, so only a larger likelihood precedes the 8th */
             if (l > t->l[VR_WALK_KEEP - 1])
                 vr_walk_top_insert(t, l, (uint32_t)((dy + r) * VR_WALK_SIDE + dx + r));
@@ -205,7 +206,8 @@ VR_HD void vr_walk_moves_from_top(vr_walk_moves *m, const vr_walk_top *t, uint32
     const int x = (int)vr_walk_x(cell), y = (int)vr_walk_y(cell), r = VR_WALK_MAX_DISTANCE;
     float sum = 0.0f;
     for (int i = 0; i < VR_WALK_KEEP; ++i) {
-        const int dy = (int)(t->key[i] / VR_WALK_SIDE) - r, dx = (int)(t->key[i] % VR_WALK_SIDE) - r;
+        const int dy = (int)(t->key[i] / VR_WALK_SIDE) - r;
+        const int dx = (int)(t->key[i] % VR_WALK_SIDE) - r;
         m->likelihood[i] = t->l[i];
         m->cell[i] = vr_walk_pack((uint32_t)(x + dx), (uint32_t)(y + dy));
         m->cumulative[i] = sum = sum + t->l[i];
