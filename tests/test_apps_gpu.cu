@@ -112,21 +112,26 @@ static int apps_cmp_u32(const void *a, const void *b)
 }
 
 /* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
- * and without the sort by cell before each step, one thread per cell; then groups of lanes per
- * cell (vr_walk_config.lanes: 8 from random and resorted, 32 - the whole warp's mask - sorted,
- * 2 resorted); with `twin` the invocations and batches equal the API's CPU twin's too. */
+ * and without the sort by cell before each step (CUB's), one thread per cell; then groups of
+ * lanes per cell (vr_walk_config.lanes: 8 from random, 32 - the whole warp's mask - sorted)
+ * and the counting sort (VR_WALK_RESORT=count: one thread, 8 and 2 lanes); with `twin` the
+ * invocations and batches equal the API's CPU twin's too. */
 static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
-    static const uint32_t mode_lanes[8] = {1, 1, 1, 1, 8, 32, 8, 2};
+    static const uint32_t mode_lanes[9] = {1, 1, 1, 1, 8, 32, 8, 2, 1};
     vr_walk_config cfg = vr_walk_config_default();
     cfg.agents = agents, cfg.steps = steps;
     uint32_t *start = (uint32_t *)malloc(agents * sizeof *start);
     uint32_t *want = (uint32_t *)malloc(agents * sizeof *want);
     uint32_t *got = (uint32_t *)malloc(agents * sizeof *got);
-    for (int mode = 0; mode < 8; ++mode) { /* random, sorted; each fixed and resorted; lanes */
-        const int sorted = mode & 1;
-        cfg.resort = (mode >> 1) & 1;
+    for (int mode = 0; mode < 9; ++mode) { /* random, sorted; each fixed and resorted; lanes */
+        const int sorted = mode & 1, counting = mode >= 6;
+        cfg.resort = mode >= 6 || ((mode >> 1) & 1);
         cfg.lanes = mode_lanes[mode];
+        if (counting)
+            setenv("VR_WALK_RESORT", "count", 1);
+        else
+            unsetenv("VR_WALK_RESORT");
         vr_walk_place(start, agents, cfg.seed);
         if (sorted)
             qsort(start, agents, sizeof *start, apps_cmp_u32);
@@ -141,7 +146,8 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             VR_EXPECT_EQ(vr_walk_apply(got, &cfg, &r, 1, &rep), VR_OK);
             VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents%s, %u lanes, %s: "
                       "GPU walk differs from vr_walk_run", agents, sorted ? "sorted" : "random",
-                      cfg.resort ? " resorted" : "", cfg.lanes, vr_reuse_all[kind].name);
+                      !cfg.resort ? "" : counting ? " resorted (counting sort)" : " resorted",
+                      cfg.lanes, vr_reuse_all[kind].name);
             VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)agents * steps);
             if (twin) { /* the API's CPU twin: the same stream and batches, the same counts */
                 vr_app_report cpu;
@@ -152,6 +158,7 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             }
         }
     }
+    unsetenv("VR_WALK_RESORT");
     free(start), free(want), free(got);
 }
 
