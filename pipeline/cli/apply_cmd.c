@@ -671,8 +671,8 @@ static int apply_parse(int app, apply_opts *o, int argc, char **argv, vr_cli_arg
         {"placement", 0, "random|sorted", "the agents' order: random (default, the paper's "
          "uniform start) or sorted by cell (the same cells; more reuse per batch)",
          vr_cli_parse_choice, &o->placement, 0, 0, 0, 0, g_placement_names},
-        {"resort", 0, NULL, "sort the agents by cell before every step (a counting sort of "
-         "(cell, agent) pairs, timed as part of the step): each cell's agents share one batch",
+        {"resort", 0, NULL, "sort the agents by cell before every step (the (cell, agent) pairs "
+         "by cell, timed as part of the step): each cell's agents share one batch",
          NULL, &o->resort, 1, 0, 0, 0, NULL},
         {"lanes", 0, "N", "GPU threads that evaluate one cell's moves together: 1 (default), "
          "2, 4, 8, 16 or 32; each scans every N-th row of the cell's disc, then they merge "
@@ -899,8 +899,8 @@ static int apply_outputs(FILE *log, const app_table *t, const app_output *first,
             max = counts[c] > max ? counts[c] : max;
             occupied += counts[c] > 0;
         }
-        fprintf(log, "after %u steps: %s of %s cells occupied, at most %u agents in one cell\n",
-                in->walk.steps, vr_format_count(a, occupied),
+        fprintf(log, "after %u step%s: %s of %s cells occupied, at most %u agents in one cell\n",
+                in->walk.steps, in->walk.steps == 1 ? "" : "s", vr_format_count(a, occupied),
                 vr_format_count(b, VR_WALK_GRID * VR_WALK_GRID), max);
     }
     if (o->out) {
@@ -1029,11 +1029,11 @@ int vr_cmd_apply(int argc, char **argv)
                 (unsigned long long)o.seed, o.steps, o.steps == 1 ? "" : "s", VR_WALK_GRID,
                 VR_WALK_GRID,
                 o.resort ? ", sorted by cell before every step" : "");
-    if (app->arity == 1 && o.lanes > 1)
-        fprintf(log, gpu ? "--lanes %u: %u GPU threads evaluate each cell's moves\n"
-                         : "--lanes %u: a GPU setting; the CPU twins evaluate each cell in one "
-                           "thread (the same moves)\n",
-                o.lanes, o.lanes);
+    if (app->arity == 1 && o.lanes > 1 && gpu)
+        fprintf(log, "--lanes %u: %u GPU threads evaluate each cell's moves\n", o.lanes, o.lanes);
+    else if (app->arity == 1 && o.lanes > 1)
+        fprintf(log, "--lanes %u: a GPU setting; the CPU twins evaluate each cell in one thread "
+                "(the same moves)\n", o.lanes);
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
