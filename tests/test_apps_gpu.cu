@@ -112,9 +112,9 @@ static int apps_cmp_u32(const void *a, const void *b)
 }
 
 /* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
- * and without the sort by cell before each step (CUB's), one thread per cell; then groups of
- * lanes per cell (vr_walk_config.lanes: 8 from random, 32 - the whole warp's mask - sorted)
- * and the counting sort (VR_WALK_RESORT=count: one thread, 8 and 2 lanes); with `twin` the
+ * and without the sort by cell before each step (the default counting sort), one thread per
+ * cell; then groups of lanes per cell (vr_walk_config.lanes: 8 from random, 32 - the whole
+ * warp's mask - sorted) and CUB's radix sort (VR_WALK_RESORT=cub: one thread, 8 and 2 lanes); with `twin` the
  * invocations and batches equal the API's CPU twin's too. */
 static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
@@ -125,11 +125,11 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
     uint32_t *want = (uint32_t *)malloc(agents * sizeof *want);
     uint32_t *got = (uint32_t *)malloc(agents * sizeof *got);
     for (int mode = 0; mode < 9; ++mode) { /* random, sorted; each fixed and resorted; lanes */
-        const int sorted = mode & 1, counting = mode >= 6;
+        const int sorted = mode & 1, cub = mode >= 6;
         cfg.resort = mode >= 6 || ((mode >> 1) & 1);
         cfg.lanes = mode_lanes[mode];
-        if (counting)
-            setenv("VR_WALK_RESORT", "count", 1);
+        if (cub)
+            setenv("VR_WALK_RESORT", "cub", 1);
         else
             unsetenv("VR_WALK_RESORT");
         vr_walk_place(start, agents, cfg.seed);
@@ -146,7 +146,7 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             VR_EXPECT_EQ(vr_walk_apply(got, &cfg, &r, 1, &rep), VR_OK);
             VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents%s, %u lanes, %s: "
                       "GPU walk differs from vr_walk_run", agents, sorted ? "sorted" : "random",
-                      !cfg.resort ? "" : counting ? " resorted (counting sort)" : " resorted",
+                      !cfg.resort ? "" : cub ? " resorted (CUB's sort)" : " resorted",
                       cfg.lanes, vr_reuse_all[kind].name);
             VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)agents * steps);
             if (twin) { /* the API's CPU twin: the same stream and batches, the same counts */

@@ -265,9 +265,9 @@ struct vr_walk_lanes_program : vr_walk_program {
  * after a histogram) it is not stable: the agents of a cell land in scheduling order. Nothing
  * the walk computes depends on that order: the stream of cells, hence the batches and the
  * invocations, is the same as the CPU twin's stable sort gives, and each agent's draws depend
- * on its own id, which travels with it (agent_of). Chosen by VR_WALK_RESORT=count; CUB's stable
- * radix sort stays the default until the counting sort has run on a GPU (written in session 19,
- * when none was lent; bench/NOTES.md has the A/B to run). */
+ * on its own id, which travels with it (agent_of). The default since it ran exact on the H100
+ * (session 20: 0.040 ms per step against CUB's 0.052-0.058, bench/NOTES.md); VR_WALK_RESORT=cub
+ * selects CUB's stable radix sort instead, for A/B runs. */
 #define VR_WALK_CELLS (VR_WALK_GRID * VR_WALK_GRID)
 #define VR_WALK_SCAN_THREADS 1024
 
@@ -419,7 +419,7 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
         VR_UP(d_sorted, NULL, (size_t)n * sizeof(uint32_t), "walk sorted cells");
         VR_UP(d_sorted_agents, NULL, (size_t)n * sizeof(uint32_t), "walk sorted agents");
         const char *env = getenv("VR_WALK_RESORT");
-        sorter.cub = !(env && !strcmp(env, "count"));
+        sorter.cub = env && !strcmp(env, "cub");
         if (sorter.cub) {
             VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, sorter.temp_bytes, d_cur, d_sorted,
                                                          d_agents, d_sorted_agents, (int)n, 0,
