@@ -114,18 +114,20 @@ static int apps_cmp_u32(const void *a, const void *b)
 /* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
  * and without the sort by cell before each step (the default counting sort), one thread per
  * cell; then groups of lanes per cell (vr_walk_config.lanes: 8 from random, 32 - the whole
- * warp's mask - sorted) and CUB's radix sort (VR_WALK_RESORT=cub: one thread, 8 and 2 lanes); with `twin` the
- * invocations and batches equal the API's CPU twin's too. */
+ * warp's mask - sorted), CUB's radix sort (VR_WALK_RESORT=cub: 8, 2 and 1 lanes) and the
+ * benchmarks' fastest setting (resorted, 4 lanes); with `twin` the invocations and batches equal
+ * the API's CPU twin's too. */
 static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
-    static const uint32_t mode_lanes[9] = {1, 1, 1, 1, 8, 32, 8, 2, 1};
+    enum { MODES = 10 };
+    static const uint32_t mode_lanes[MODES] = {1, 1, 1, 1, 8, 32, 8, 2, 1, 4};
     vr_walk_config cfg = vr_walk_config_default();
     cfg.agents = agents, cfg.steps = steps;
     uint32_t *start = (uint32_t *)malloc(agents * sizeof *start);
     uint32_t *want = (uint32_t *)malloc(agents * sizeof *want);
     uint32_t *got = (uint32_t *)malloc(agents * sizeof *got);
-    for (int mode = 0; mode < 9; ++mode) { /* random, sorted; each fixed and resorted; lanes */
-        const int sorted = mode & 1, cub = mode >= 6;
+    for (int mode = 0; mode < MODES; ++mode) { /* random, sorted; fixed, resorted; lanes */
+        const int sorted = mode & 1, cub = mode >= 6 && mode <= 8;
         cfg.resort = mode >= 6 || ((mode >> 1) & 1);
         cfg.lanes = mode_lanes[mode];
         if (cub)
@@ -305,20 +307,32 @@ VR_TEST(test_apps_bench_envelope, "apps-bench/envelope")
 
 /* The walk's rows (a header of their own): every non-plan strategy, random and sorted start,
  * each with the agents in fixed order (the paper's) and sorted by cell before every step, one
- * thread per cell; then the resorted random start with 4, 8 and 16 lanes per cell (column
- * lanes; speedup_vs_naive against naive with the same lanes). */
+ * thread per cell; then the resorted random start with 4, 8 and 16 lanes per cell, and both
+ * fixed orders with 4 (column lanes; speedup_vs_naive against naive in the same mode). */
 static void apps_bench_walk(void)
 {
-    static const uint32_t mode_lanes[7] = {1, 1, 1, 1, 4, 8, 16};
+    static const struct {
+        int sorted, resort;
+        uint32_t lanes;
+    } modes[] = {{0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}, {0, 1, 4},
+                 {0, 1, 8}, {0, 1, 16}, {0, 0, 4}, {1, 0, 4}};
     printf("app,placement,agents,strategy,ms_per_step,speedup_vs_naive,invocations,"
            "invocations_per_step,prep_ms,sort_ms_per_step,lanes\n");
     vr_walk_config cfg = vr_walk_config_default();
     uint32_t *start = (uint32_t *)malloc(cfg.agents * sizeof *start);
     uint32_t *cells = (uint32_t *)malloc(cfg.agents * sizeof *cells);
-    for (int mode = 0; mode < 7; ++mode) { /* random, sorted; each fixed and resorted; lanes */
-        const int sorted = mode < 4 && (mode & 1);
-        cfg.resort = mode < 4 ? mode >> 1 : 1;
-        cfg.lanes = mode_lanes[mode];
+    uint32_t *want[2]; /* vr_walk_run's cells from the random and the sorted start */
+    for (int sorted = 0; sorted < 2; ++sorted) {
+        want[sorted] = (uint32_t *)malloc(cfg.agents * sizeof *want[sorted]);
+        vr_walk_place(want[sorted], cfg.agents, cfg.seed);
+        if (sorted)
+            qsort(want[sorted], cfg.agents, sizeof *want[sorted], apps_cmp_u32);
+        VR_EXPECT_EQ(vr_walk_run(want[sorted], &cfg, NULL), VR_OK);
+    }
+    for (size_t mode = 0; mode < sizeof modes / sizeof modes[0]; ++mode) {
+        const int sorted = modes[mode].sorted;
+        cfg.resort = modes[mode].resort;
+        cfg.lanes = modes[mode].lanes;
         vr_walk_place(start, cfg.agents, cfg.seed);
         if (sorted)
             qsort(start, cfg.agents, sizeof *start, apps_cmp_u32);
@@ -334,6 +348,12 @@ static void apps_bench_walk(void)
                 printf("walk,%s,FAIL %s\n", vr_reuse_all[kind].name, vr_last_error());
                 continue;
             }
+            if (memcmp(cells, want[sorted], cfg.agents * sizeof *cells)) { /* timed rows are right */
+                printf("walk,%s,FAIL cells differ from vr_walk_run (%u lanes%s)\n",
+                       vr_reuse_all[kind].name, cfg.lanes, cfg.resort ? ", resorted" : "");
+                VR_EXPECT(0, "walk bench: %s differs from vr_walk_run", vr_reuse_all[kind].name);
+                continue;
+            }
             if (kind == VR_REUSE_NAIVE)
                 naive = rep.ms;
             printf("walk,%s%s,%u,%s,%.4f,%.2f,%llu,%.3f,%.1f,%.4f,%u\n",
@@ -343,7 +363,7 @@ static void apps_bench_walk(void)
                    cfg.lanes);
         }
     }
-    free(start), free(cells);
+    free(start), free(cells), free(want[0]), free(want[1]);
 }
 
 VR_TEST(test_apps_bench, "apps-bench/all")
