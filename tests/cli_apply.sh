@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_apply.sh VREUSE - end-to-end checks of `vreuse apply subdivide|envelope|walk`: help and
 # listing, usage errors (no or unknown application, a scene for the walk, bad --strategy,
-# --epsilon, --device, --agents, --lanes, -o extension), refused inputs and outputs (a missing file, a
+# --epsilon, --device, --agents, --lanes, batch limits, -o extension), refused inputs and outputs (a missing file, a
 # malformed OBJ, -o over the input, /dev/full, a missing folder) that leave files untouched, and
 # a CPU run of each application with --strategy all whose outputs are read back (the mesh through
 # `vreuse info`, the cells CSV summed, the PNGs by `file`). Run by ctest ("cli-apply").
@@ -48,6 +48,19 @@ expect apply-walk-lanes 0 "identical outputs: every strategy" -- \
     "$VREUSE" apply walk --agents 2000 --steps 2 --resort --lanes 8 --strategy naive,sort --device cpu
 expect apply-walk-lanes-cpu 0 "--lanes 8: a GPU setting; the CPU twins evaluate each cell in one" -- \
     "$VREUSE" apply walk --agents 200 --steps 1 --lanes 8 --strategy naive --device cpu
+expect apply-max-indices-arity 2 "--max-indices 100: batches hold whole primitives of 3 indices" -- \
+    "$VREUSE" apply subdivide sphere:200 --max-indices 100
+expect apply-warp-batch-arity 2 "--warp-batch 50: batches hold whole primitives of 3 indices" -- \
+    "$VREUSE" apply envelope sphere:200 --warp-batch 50
+expect apply-block-32 2 "--block '100': want a whole number that is a multiple of 32" -- \
+    "$VREUSE" apply walk --block 100
+expect apply-nu-range 2 "--nu '2': want a whole number in 3..1024" -- "$VREUSE" apply walk --nu 2
+expect apply-limits 0 "batch limits: block 128, N_u 64, 300 indices per dynamic batch, warp batch 64$" -- \
+    "$VREUSE" apply walk --agents 2000 --steps 1 --block 128 --nu 64 --max-indices 300 \
+    --warp-batch 64 --strategy naive,warp,hash,sort --device cpu
+expect apply-limits-csv 0 "^walk,random,2000,sort,cpu,.*,yes,128,64,300,64,1$" -- \
+    "$VREUSE" apply walk --agents 2000 --steps 1 --block 128 --nu 64 --max-indices 300 \
+    --warp-batch 64 --strategy naive,sort --device cpu --quiet --csv -
 expect apply-same-outputs 2 "'$TMP/x\.png' is named for two outputs" -- \
     "$VREUSE" apply walk --png "$TMP/x.png" --csv "$TMP/x.png"
 
@@ -94,7 +107,7 @@ expect apply-subdivide-table 0 "^meshlet +cpu +[0-9.]+ +[0-9.]+ +4 +1\.000 +0\.6
 expect apply-subdivide-info 0 "triangles +16$" -- "$VREUSE" info "$TMP/tet-1.ply"
 expect apply-subdivide-vertices 0 "vertices +10$" -- "$VREUSE" info "$TMP/tet-1.ply"
 expect apply-subdivide-png 0 "PNG image data, 128 x 68" -- file "$TMP/tet-1.png"
-expect apply-subdivide-csv 0 "^subdivide,tet\.ply,4,sort,cpu,[0-9.]+,[0-9.]+,4,1\.0000,0\.6667,[0-9.]+,1,yes$" -- cat "$TMP/tet-1.csv"
+expect apply-subdivide-csv 0 "^subdivide,tet\.ply,4,sort,cpu,[0-9.]+,[0-9.]+,4,1\.0000,0\.6667,[0-9.]+,1,yes,256,256,1023,96,1$" -- cat "$TMP/tet-1.csv"
 rows=$(grep -c "^subdivide," "$TMP/tet-1.csv")
 if [ "$rows" -eq 8 ]; then ok apply-subdivide-csv-rows; else bad apply-subdivide-csv-rows "$rows rows"; fi
 sum_out=$(md5sum < "$TMP/tet-1.ply")

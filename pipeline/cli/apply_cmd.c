@@ -46,6 +46,7 @@ typedef struct apply_opts {
     uint64_t seed;
     int placement, resort;
     uint32_t lanes;               /* walk on the GPU: threads per cell evaluation */
+    vr_batch_limits given;        /* --block, --nu, --max-indices, --warp-batch; 0: default */
 } apply_opts;
 
 /* ---- the applications ----------------------------------------------------------------------- */
@@ -495,6 +496,8 @@ typedef struct app_table {
     double naive_invocations; /* a naive run's: arity per primitive */
     double per_divisor;       /* vertices, or walk steps */
     double naive_ms;          /* 0: naive not in the list */
+    vr_batch_limits limits;   /* every row's (apply_limits) */
+    uint32_t lanes;           /* walk on the GPU: threads per cell; else 1 */
 } app_table;
 
 static void row_cells(const app_table *t, const app_row *r, double *per, double *reuse,
@@ -533,8 +536,11 @@ static void table_print(FILE *f, const app_table *t)
 static void table_csv(FILE *f, const app_table *t)
 {
     fprintf(f, "app,input,primitives,strategy,device,%s,prep_ms,invocations,%s,reuse,"
-            "speedup_vs_naive,batches,same_as_first\n", t->app->arity == 1 ? "ms_per_step" : "ms",
-            t->app->per);
+            "speedup_vs_naive,batches,same_as_first,block,nu,max_indices,warp_batch,lanes\n",
+            t->app->arity == 1 ? "ms_per_step" : "ms", t->app->per);
+    char settings[96]; /* the columns every row shares */
+    snprintf(settings, sizeof settings, "%u,%u,%u,%u,%u", t->limits.block_size,
+             t->limits.max_unique, t->limits.max_indices, t->limits.batch_indices, t->lanes);
     const uint64_t prims = t->app->arity == 1 ? t->in->walk.agents : t->in->mesh.index_count / 3;
     for (int i = 0; i < t->count; ++i) {
         const app_row *r = &t->rows[i];
@@ -542,7 +548,7 @@ static void table_csv(FILE *f, const app_table *t)
         vr_cli_csv_field(f, t->in->label);
         fprintf(f, ",%llu,%s,%s,", (unsigned long long)prims, r->name, r->gpu ? "gpu" : "cpu");
         if (r->status != VR_OK) {
-            fprintf(f, "FAIL,,,,,,,\n");
+            fprintf(f, "FAIL,,,,,,,,%s\n", settings);
             continue;
         }
         double per, reuse, vs;
@@ -551,7 +557,7 @@ static void table_csv(FILE *f, const app_table *t)
                 r->rep.counters.invocations, per, reuse);
         if (vs > 0)
             fprintf(f, "%.3f", vs);
-        fprintf(f, ",%u,%s\n", r->rep.batches, i == 0 || r->same ? "yes" : "no");
+        fprintf(f, ",%u,%s,%s\n", r->rep.batches, i == 0 || r->same ? "yes" : "no", settings);
     }
 }
 
@@ -609,6 +615,17 @@ static const vr_cli_command g_cmd_walk = {
      vr_cli_parse_choice, &(o)->device, 0, 0, 0, 0, g_device_names},                            \
     {"reps", 0, "N", "GPU: timed repetitions, the best is reported (default 5; the CPU twin "    \
      "runs once)", vr_cli_parse_int, &(o)->reps, 0, 1, VR_REPS_MAX, 0, NULL},                  \
+    {"block", 0, "N", "threads per block of every strategy's kernels, a multiple of 32 "        \
+     "(default 256)", vr_cli_parse_u32, &(o)->given.block_size, 0, VR_BLOCK_MIN, VR_BLOCK_MAX,   \
+     32, NULL},                                                                                 \
+    {"nu", 0, "N", "hash, phash, sort, patch, meshlet: at most N distinct elements per batch, "  \
+     "N_u (default 256)", vr_cli_parse_u32, &(o)->given.max_unique, 0, VR_NU_MIN, VR_NU_MAX, 0,  \
+     NULL},                                                                                     \
+    {"max-indices", 0, "N", "hash, phash, sort, patch, meshlet: at most N indices per batch, "   \
+     "whole primitives (default 1023)", vr_cli_parse_u32,                                      \
+     &(o)->given.max_indices, 0, 1, VR_MAX_INDICES_MAX, 0, NULL},                               \
+    {"warp-batch", 0, "N", "warp: N indices per static batch, whole primitives (default 96)",    \
+     vr_cli_parse_u32, &(o)->given.batch_indices, 0, 1, VR_WARP_BATCH_MAX, 0, NULL},            \
     VR_CLI_CSV(&(o)->csv)
 
 static void apply_help(FILE *f)
@@ -716,6 +733,16 @@ static int apply_check(const app_def *app, const char *cmd, apply_opts *o, const
     if ((o->lanes & (o->lanes - 1)) != 0)
         return vr_cli_fail(VR_CLI_USAGE, cmd, "--lanes %u: want 1, 2, 4, 8, 16 or 32 (a power "
                            "of two: the lanes split the disc's rows and merge in pairs)", o->lanes);
+    const uint32_t arity = app->arity;
+    if (o->given.max_indices % arity || o->given.batch_indices % arity)
+        return vr_cli_fail(VR_CLI_USAGE, cmd, "--%s %u: batches hold whole primitives of %u "
+                           "indices, so want a multiple of %u",
+                           o->given.max_indices % arity ? "max-indices" : "warp-batch",
+                           o->given.max_indices % arity ? o->given.max_indices
+                                                        : o->given.batch_indices, arity, arity);
+    if (o->given.max_unique && o->given.max_unique < arity)
+        return vr_cli_fail(VR_CLI_USAGE, cmd, "--nu %u: a batch must hold one primitive's %u "
+                           "elements", o->given.max_unique, arity);
     if (o->strategies.count == 0) {
         o->strategies.count = VR_REUSE_KIND_COUNT;
         for (int k = 0; k < VR_REUSE_KIND_COUNT; ++k)
@@ -777,6 +804,21 @@ static int apply_input(app_input *in, const app_def *app, const char *cmd, const
     return 0;
 }
 
+/* The batch limits every row runs with: the API's defaults for the arity, then the options. */
+static vr_batch_limits apply_limits(const app_def *app, const apply_opts *o)
+{
+    vr_batch_limits l = vr_program_limits_default(app->arity);
+    if (o->given.block_size)
+        l.block_size = o->given.block_size;
+    if (o->given.max_unique)
+        l.max_unique = o->given.max_unique;
+    if (o->given.max_indices)
+        l.max_indices = o->given.max_indices;
+    if (o->given.batch_indices)
+        l.batch_indices = o->given.batch_indices;
+    return l;
+}
+
 /* Runs every row; the first output stays in *first. 0 when every row ran and matched. */
 static int apply_rows(app_table *t, app_output *first, app_input *in, const apply_opts *o,
                       int gpu, const char *cmd)
@@ -791,8 +833,8 @@ static int apply_rows(app_table *t, app_output *first, app_input *in, const appl
         const vr_reuse_ops *ops = o->strategies.v[i];
         r->name = ops->name;
         r->gpu = gpu;
-        vr_app_run run = {(vr_reuse_kind)(ops - vr_reuse_all),
-                          vr_program_limits_default(app->arity), 1, (uint32_t)o->reps};
+        vr_app_run run = {(vr_reuse_kind)(ops - vr_reuse_all), apply_limits(app, o), 1,
+                          (uint32_t)o->reps};
         app_output got;
         memset(&got, 0, sizeof got);
         if (rows > 1)
@@ -1034,6 +1076,13 @@ int vr_cmd_apply(int argc, char **argv)
     else if (app->arity == 1 && o.lanes > 1)
         fprintf(log, "--lanes %u: a GPU setting; the CPU twins evaluate each cell in one thread "
                 "(the same moves)\n", o.lanes);
+    const vr_batch_limits lim = apply_limits(app, &o);
+    fprintf(log, "batch limits: block %u, N_u %u, %u indices per dynamic batch, warp batch %u%s\n",
+            lim.block_size, lim.max_unique, lim.max_indices, lim.batch_indices,
+            o.given.block_size || o.given.max_unique || o.given.max_indices ||
+                    o.given.batch_indices
+                ? ""
+                : " (the paper's)");
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
@@ -1051,6 +1100,8 @@ int vr_cmd_apply(int argc, char **argv)
     t.naive_invocations = app->arity == 3 ? (double)in.mesh.index_count
                                           : (double)o.agents * o.steps;
     t.per_divisor = app->arity == 3 ? in.mesh.vertex_count : o.steps;
+    t.limits = lim;
+    t.lanes = app->arity == 1 && gpu && o.lanes > 1 ? o.lanes : 1;
     app_output first;
     memset(&first, 0, sizeof first);
     const int bad = apply_rows(&t, &first, &in, &o, gpu, cmd);
