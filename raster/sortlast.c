@@ -71,6 +71,7 @@ struct vr_sortlast {
     const vr_resolve_params *shade;
 };
 
+#ifdef VR_HAVE_CUDA /* only the GPU parts run on threads of their own */
 /* Keeps a part's failure (the message is thread-local) for the calling thread. */
 static vr_status vr_sl_keep(vr_sl_part *p, vr_status st)
 {
@@ -80,6 +81,7 @@ static vr_status vr_sl_keep(vr_sl_part *p, vr_status st)
     }
     return st;
 }
+#endif
 
 static void vr_sl_part_free(vr_sortlast *s, vr_sl_part *p)
 {

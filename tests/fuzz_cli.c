@@ -257,7 +257,8 @@ typedef struct parse_run {
 
 static int run_parse(void *ctx)
 {
-    static const vr_cli_command cmd = {"fuzz", "ARG...", "Fuzzing the option table.", "Epilog."};
+    static const vr_cli_command cmd = {"fuzz", "ARG...", "Fuzzing the option table.", "Epilog.",
+                                       VR_CLI_OPERANDS_OWN};
     parse_run *r = ctx;
     return vr_cli_parse(&cmd, opts, r->argc, r->argv, &r->args);
 }
