@@ -1,8 +1,9 @@
 #!/bin/sh
 # cli_apply.sh VREUSE - end-to-end checks of `vreuse apply subdivide|envelope|walk`: help and
 # listing, usage errors (no or unknown application, a scene for the walk, bad --strategy,
-# --epsilon, --device, --agents, --lanes, batch limits, -o extension), refused inputs and outputs (a missing file, a
-# malformed OBJ, -o over the input, /dev/full, a missing folder) that leave files untouched, and
+# --epsilon, --device, --agents, --lanes, batch limits, -o extension), refused inputs and
+# outputs (a missing file, a malformed OBJ, -o over the input, /dev/full, a missing folder) that
+# leave files untouched, and
 # a CPU run of each application with --strategy all whose outputs are read back (the mesh through
 # `vreuse info`, the cells CSV summed, the PNGs by `file`). Run by ctest ("cli-apply").
 . "$(dirname "$0")/cli_lib.sh"

@@ -348,7 +348,8 @@ static void apps_bench_walk(void)
                 printf("walk,%s,FAIL %s\n", vr_reuse_all[kind].name, vr_last_error());
                 continue;
             }
-            if (memcmp(cells, want[sorted], cfg.agents * sizeof *cells)) { /* timed rows are right */
+            /* a timed row is a right row */
+            if (memcmp(cells, want[sorted], cfg.agents * sizeof *cells)) {
                 printf("walk,%s,FAIL cells differ from vr_walk_run (%u lanes%s)\n",
                        vr_reuse_all[kind].name, cfg.lanes, cfg.resort ? ", resorted" : "");
                 VR_EXPECT(0, "walk bench: %s differs from vr_walk_run", vr_reuse_all[kind].name);

@@ -615,8 +615,8 @@ static const vr_cli_command g_cmd_walk = {
      vr_cli_parse_choice, &(o)->device, 0, 0, 0, 0, g_device_names},                            \
     {"reps", 0, "N", "GPU: timed repetitions, the best is reported (default 5; the CPU twin "    \
      "runs once)", vr_cli_parse_int, &(o)->reps, 0, 1, VR_REPS_MAX, 0, NULL},                  \
-    {"block", 0, "N", "threads per block of every strategy's kernels, a multiple of 32 "        \
-     "(default 256)", vr_cli_parse_u32, &(o)->given.block_size, 0, VR_BLOCK_MIN, VR_BLOCK_MAX,   \
+    {"block", 0, "N", "threads per block of every strategy's kernels (default 256)",            \
+     vr_cli_parse_u32, &(o)->given.block_size, 0, VR_BLOCK_MIN, VR_BLOCK_MAX,   \
      32, NULL},                                                                                 \
     {"nu", 0, "N", "hash, phash, sort, patch, meshlet: at most N distinct elements per batch, "  \
      "N_u (default 256)", vr_cli_parse_u32, &(o)->given.max_unique, 0, VR_NU_MIN, VR_NU_MAX, 0,  \
