@@ -30,6 +30,11 @@
  * element function too long for one thread when few elements are distinct (the walk's sorted
  * agents: 65k cells of ~800 candidates each). Each strategy's batches, invocations and primitive
  * calls stay what they are; naive and multi run `lanes` threads per primitive or element.
+ * Batched strategies (warp, hash, phash, sort, the plans) keep their block: a block evaluates
+ * block / lanes elements per pass, so a batch of N_u distinct elements takes about
+ * N_u x lanes / block passes one after another - for more threads at work, not only shorter
+ * ones, give such a program a block of lanes x N_u (e.g. `vreuse apply walk --lanes 4 --block
+ * 1024`, or --nu 64 at block 256; bench/NOTES.md, session 20).
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
