@@ -335,7 +335,7 @@ static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_
 
 /* The sort's buffers: CUB's temp storage, or the histogram (zero between steps) and the slots. */
 typedef struct vr_walk_sorter {
-    int cub;              /* CUB's radix sort (default), else the counting sort */
+    int cub;              /* CUB's radix sort (VR_WALK_RESORT=cub), else the counting sort */
     void *temp;
     size_t temp_bytes;
     uint32_t *hist, *slot;

@@ -804,7 +804,8 @@ static int apply_input(app_input *in, const app_def *app, const char *cmd, const
     return 0;
 }
 
-/* The batch limits every row runs with: the API's defaults for the arity, then the options. */
+/* The batch limits every row runs with (app_table.limits): the API's defaults for the arity,
+ * then the options. */
 static vr_batch_limits apply_limits(const app_def *app, const apply_opts *o)
 {
     vr_batch_limits l = vr_program_limits_default(app->arity);
@@ -833,8 +834,7 @@ static int apply_rows(app_table *t, app_output *first, app_input *in, const appl
         const vr_reuse_ops *ops = o->strategies.v[i];
         r->name = ops->name;
         r->gpu = gpu;
-        vr_app_run run = {(vr_reuse_kind)(ops - vr_reuse_all), apply_limits(app, o), 1,
-                          (uint32_t)o->reps};
+        vr_app_run run = {(vr_reuse_kind)(ops - vr_reuse_all), t->limits, 1, (uint32_t)o->reps};
         app_output got;
         memset(&got, 0, sizeof got);
         if (rows > 1)
