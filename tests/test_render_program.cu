@@ -12,6 +12,8 @@
  * render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,ratio
  * (ratio = program / the faster renderer store; program = vr_render_program, the direct store),
  * and the same columns again as render-api-staged rows with vr_render_program_staged.
+ * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
+ * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
  */
 #include "tests/test.h"
@@ -301,7 +303,22 @@ VR_TEST(test_render_program_gpu, "gpu/render-program")
 
 /* ---- timing (apps-bench/, not run by ctest) ------------------------------------------------ */
 
-#define RP_RUNS 10
+#define RP_RUNS_MAX 10
+
+/* VR_RP_RUNS, clamped to 1..RP_RUNS_MAX; RP_RUNS_MAX when unset. */
+static int rp_runs(void)
+{
+    const char *e = getenv("VR_RP_RUNS");
+    const int n = e ? atoi(e) : RP_RUNS_MAX;
+    return n < 1 ? 1 : n > RP_RUNS_MAX ? RP_RUNS_MAX : n;
+}
+
+/* Whether environment variable `var` is unset or names `value`. */
+static int rp_selected(const char *var, const char *value)
+{
+    const char *e = getenv(var);
+    return !e || !*e || strcmp(e, value) == 0;
+}
 
 static int rp_cmp_float(const void *a, const void *b)
 {
@@ -309,22 +326,23 @@ static int rp_cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static float rp_median(float *ms)
+static float rp_median(float *ms, int runs)
 {
-    qsort(ms, RP_RUNS, sizeof *ms, rp_cmp_float);
-    return 0.5f * (ms[RP_RUNS / 2 - 1] + ms[RP_RUNS / 2]);
+    qsort(ms, (size_t)runs, sizeof *ms, rp_cmp_float);
+    return runs % 2 ? ms[runs / 2] : 0.5f * (ms[runs / 2 - 1] + ms[runs / 2]);
 }
 
 /* The renderer through vr_geometry_run (its events enclose ops->run only): median ms. */
 static vr_status rp_time_renderer(vr_geometry *g, const vr_reuse_ops *ops,
                                   const vr_reuse_params *cfg, float *median)
 {
-    float ms[RP_RUNS];
+    float ms[RP_RUNS_MAX];
+    const int runs = rp_runs();
     vr_status st = vr_geometry_run(g, ops, cfg, 0, NULL); /* warm-up (and batches, plans) */
-    for (int i = 0; i < RP_RUNS && st == VR_OK; ++i)
+    for (int i = 0; i < runs && st == VR_OK; ++i)
         st = vr_geometry_run(g, ops, cfg, 0, &ms[i]);
     if (st == VR_OK)
-        *median = rp_median(ms);
+        *median = rp_median(ms, runs);
     return st;
 }
 
@@ -347,8 +365,9 @@ static vr_status rp_time_program(rp_dev *d, const vr_mesh *m, const vr_reuse_ops
     cudaEvent_t a, b;
     VR_CUDA_CHECK(cudaEventCreate(&a));
     VR_CUDA_CHECK(cudaEventCreate(&b));
-    float ms[RP_RUNS];
-    for (int i = -1; i < RP_RUNS && st == VR_OK; ++i) { /* i = -1: the warm-up */
+    float ms[RP_RUNS_MAX];
+    const int runs = rp_runs();
+    for (int i = -1; i < runs && st == VR_OK; ++i) { /* i = -1: the warm-up */
         VR_CUDA_GOTO(cudaEventRecord(a, 0));
         if ((st = vr_program_run(ops->kind, q, prog, 0)) != VR_OK)
             goto done;
@@ -362,7 +381,7 @@ static vr_status rp_time_program(rp_dev *d, const vr_mesh *m, const vr_reuse_ops
     if (c.overflow)
         st = VR_ERROR(VR_ERR_OVERFLOW, "%s: %u primitives skipped", ops->name, c.overflow);
     else
-        *median = rp_median(ms);
+        *median = rp_median(ms, runs);
 done:
     cudaEventDestroy(a);
     cudaEventDestroy(b);
@@ -382,6 +401,9 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
     for (size_t li = 0; li < sizeof loads / sizeof loads[0]; ++li)
         for (int kind = VR_REUSE_NAIVE; kind <= VR_REUSE_MULTI; ++kind) {
             const vr_reuse_ops *ops = &vr_reuse_all[kind];
+            if (!rp_selected("VR_RP_LOAD", vr_load_names[loads[li]]) ||
+                !rp_selected("VR_RP_STRATEGY", ops->name))
+                continue;
             vr_reuse_params cfg = vr_reuse_params_default();
             const vr_batch_limits paper = vr_batch_limits_paper();
             vr_batch_limits_apply(&cfg, &paper);
@@ -421,12 +443,14 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
     printf("# render program vs renderer: forsyth order, paper limits (block 256, N_u 256, 1023 "
            "indices, warp 96), no culling; median of %d runs after a warm-up, events around the "
            "kernels; ratio = program / faster renderer store; render-api rows: the direct-store "
-           "program, render-api-staged rows: the warp-staged experiment\n", RP_RUNS);
+           "program, render-api-staged rows: the warp-staged experiment\n", rp_runs());
     printf("render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,"
            "ratio\n");
     static const char *const specs[] = {"sphere:7M", "stanford-bunny.obj@7M"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; ++i) {
         vr_mesh m;
+        if (!rp_selected("VR_RP_SCENE", specs[i]))
+            continue;
         if (!vr_test_load_forsyth(&m, specs[i]))
             continue;
         rp_bench_scene(&m, specs[i]);
