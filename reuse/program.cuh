@@ -35,11 +35,22 @@
  * N_u x lanes / block passes one after another - for more threads at work, not only shorter
  * ones, give such a program a block of lanes x N_u (e.g. `vreuse apply walk --lanes 4 --block
  * 1024`, or --nu 64 at block 256; bench/NOTES.md, session 20).
+ * Optional: `enum { converged_primitive = 1 };` - primitive() becomes
+ *       __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+ *                                 const Element *const *corners, bool valid) const;
+ * called by all 32 lanes of a warp together, `valid` false on the lanes that hold no primitive
+ * this time (their other arguments are placeholders: read none of them), so it may use
+ * full-mask warp collectives (__ballot_sync(0xffffffff, ...), __shfl_sync): for output written
+ * by whole warps, such as the renderer's warp-staged queue store (reuse/render_program.cuh).
+ * Every kernel hands a pass's primitives to consecutive lanes in stream order (lane l holds
+ * pos = base + l), but a warp may hold fewer than 32. Not with grouped_element (its primitive
+ * runs on one lane per group).
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
- * once per primitive, in no particular order across threads. Neither may use warp or block
- * collectives (but a grouped element() its group's shuffles): they run in divergent code.
+ * once per primitive (per valid call), in no particular order across threads. Neither may use
+ * warp or block collectives (but a grouped element() its group's shuffles, and a converged
+ * primitive() whole-warp ones): they run in divergent code.
  * Included by the .cu files that define programs (pipeline/apps/apps_gpu.cu, tests); every program
  * instantiates its own kernels.
  */
@@ -81,6 +92,16 @@ struct vr_prog_grouped {
 };
 template <class P>
 struct vr_prog_grouped<P, decltype((void)P::grouped_element, void())> {
+    static constexpr bool value = true;
+};
+
+/* Whether P's primitive function is called by whole warps with a valid flag (converged_primitive). */
+template <class P, class = void>
+struct vr_prog_converged {
+    static constexpr bool value = false;
+};
+template <class P>
+struct vr_prog_converged<P, decltype((void)P::converged_primitive, void())> {
     static constexpr bool value = true;
 };
 
@@ -132,26 +153,44 @@ vr_prog_element_grouped(const vr_program_params &p, const P &prog, uint32_t id,
     return e;
 }
 
-/* One primitive-function call for stream primitive `pos`. PLAN (patch, meshlet: the only kinds
- * with prim_ids, vr_program_check): the source id is the plan's, and one out of range is counted
- * as overflow and skipped (the host checks plans, the GPU only the range); else it is pos, known
- * at compile time (no pointer test or load left in the other kernels). */
+/* One primitive-function call for stream primitive `pos` when `valid`. PLAN (patch, meshlet: the
+ * only kinds with prim_ids, vr_program_check): the source id is the plan's, and one out of range
+ * is counted as overflow and skipped (the host checks plans, the GPU only the range); else it is
+ * pos, known at compile time (no pointer test or load left in the other kernels). A converged
+ * program is called on every lane that gets here (the callers bring whole warps), with `valid`;
+ * any other only for a valid primitive (its callers pass a constant true). */
 template <class P, bool PLAN = false>
 static __device__ __forceinline__ void vr_prog_primitive(const vr_program_params &p, const P &prog,
-                                                         uint32_t pos, const uint32_t *ids,
+                                                         bool valid, uint32_t pos,
+                                                         const uint32_t *ids,
                                                          const typename P::Element *const *e)
 {
     uint32_t prim = pos;
-    if (PLAN) {
+    if (PLAN && valid) {
         prim = __ldg(p.prim_ids + pos);
         if (prim >= p.index_count / (uint32_t)P::arity) {
             atomicAdd(&p.counters->overflow, 1u);
-            return;
+            if constexpr (!vr_prog_converged<P>::value)
+                return;
+            valid = false;
         }
     }
-    prog.primitive(prim, pos, ids, e);
-    if (p.count)
+    if constexpr (vr_prog_converged<P>::value)
+        prog.primitive(prim, pos, ids, e, valid);
+    else if (valid)
+        prog.primitive(prim, pos, ids, e);
+    if (valid && p.count)
         atomicAdd(&p.counters->primitives, 1ull);
+}
+
+/* Whether primitive q0 + lane's warp has a primitive among n: every primitive loop hands
+ * primitives q0 + lane to the lanes of a warp, and a converged program's warp goes through the
+ * loop while its first lane has one, so that it stays together. (Each loop is written twice, with
+ * a constant `valid` for the other programs: one loop for both moved ptxas's register allocation
+ * in 44 of the applications' 96 kernels.) */
+static __device__ __forceinline__ bool vr_prog_warp_has_work(uint32_t q, uint32_t n)
+{
+    return q - (threadIdx.x & (VR_WARP_SIZE - 1)) < n;
 }
 
 /* ---- naive: thread t, primitive t, its corners shaded in registers -------------------------- */
@@ -162,6 +201,11 @@ static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_pa
 template <class P>
 static __device__ __forceinline__ void vr_prog_naive_single(const vr_program_params &p,
                                                             const P &prog);
+
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_primitive(const vr_program_params &p,
+                                                               const P &prog, uint32_t t,
+                                                               bool valid);
 
 template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
@@ -179,17 +223,33 @@ static __device__ __forceinline__ void vr_prog_naive_single(const vr_program_par
 {
     const uint32_t A = P::arity;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p.index_count / A)
-        return;
+    if constexpr (vr_prog_converged<P>::value) {
+        if (vr_prog_warp_has_work(t, p.index_count / A))
+            vr_prog_naive_primitive(p, prog, t, t < p.index_count / A);
+    } else if (t < p.index_count / A) {
+        vr_prog_naive_primitive(p, prog, t, true);
+    }
+}
+
+/* Primitive t's corners computed in registers, then the primitive (naive). */
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_primitive(const vr_program_params &p,
+                                                               const P &prog, uint32_t t,
+                                                               bool valid)
+{
+    const uint32_t A = P::arity;
     uint32_t ids[A];
     typename P::Element e[A];
     const typename P::Element *ep[A];
     for (uint32_t k = 0; k < A; ++k) {
-        ids[k] = __ldg(p.indices + A * t + k);
-        e[k] = vr_prog_element(p, prog, ids[k]);
+        ids[k] = 0;
+        if (valid) {
+            ids[k] = __ldg(p.indices + A * t + k);
+            e[k] = vr_prog_element(p, prog, ids[k]);
+        }
         ep[k] = &e[k];
     }
-    vr_prog_primitive(p, prog, t, ids, ep);
+    vr_prog_primitive(p, prog, valid, t, ids, ep);
 }
 
 /* Grouped: a group of lanes per primitive (the grid has lanes x primitives threads, in 64 bits);
@@ -212,7 +272,7 @@ static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_pa
         ep[k] = &e[k];
     }
     if (g.rank == 0)
-        vr_prog_primitive(p, prog, (uint32_t)t, ids, ep);
+        vr_prog_primitive(p, prog, true, (uint32_t)t, ids, ep);
 }
 
 /* ---- warp: one warp per static batch, rounds of up to 32 distinct elements -----------------
@@ -229,6 +289,27 @@ static __host__ __device__ inline size_t vr_prog_warp_smem(uint32_t batch, uint3
 {
     return (size_t)warps * (VR_WARP_SIZE * sizeof(typename P::Element) +
                             vr_prog_warp_map_bytes(batch));
+}
+
+/* Primitive q of a warp round starting at stream index `start` (warp). */
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_primitive(const vr_program_params &p,
+                                                              const P &prog,
+                                                              const typename P::Element *s_el,
+                                                              const uint8_t *s_map, uint32_t start,
+                                                              uint32_t q, bool valid)
+{
+    const uint32_t A = P::arity;
+    uint32_t ids[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = 0, ep[k] = s_el;
+        if (valid) {
+            ep[k] = s_el + s_map[A * q + k];
+            ids[k] = __ldg(p.indices + start + A * q + k);
+        }
+    }
+    vr_prog_primitive(p, prog, valid, start / A + q, ids, ep);
 }
 
 template <class P>
@@ -269,15 +350,12 @@ vr_prog_warp_kernel(vr_program_params p, P prog)
         }
         __syncwarp();
         const uint32_t prims = done / A;
-        for (uint32_t q = lane; q < prims; q += VR_WARP_SIZE) {
-            uint32_t ids[A];
-            const E *ep[A];
-            for (uint32_t k = 0; k < A; ++k) {
-                const uint32_t l = s_map[A * q + k];
-                ep[k] = s_el + l;
-                ids[k] = __ldg(p.indices + start + A * q + k);
-            }
-            vr_prog_primitive(p, prog, start / A + q, ids, ep);
+        if constexpr (vr_prog_converged<P>::value) {
+            for (uint32_t q = lane; vr_prog_warp_has_work(q, prims); q += VR_WARP_SIZE)
+                vr_prog_warp_primitive(p, prog, s_el, s_map, start, q, q < prims);
+        } else {
+            for (uint32_t q = lane; q < prims; q += VR_WARP_SIZE)
+                vr_prog_warp_primitive(p, prog, s_el, s_map, start, q, true);
         }
         __syncwarp(); /* the next round overwrites s_el and s_map */
         start += A * prims;
@@ -338,6 +416,31 @@ static __device__ __forceinline__ int vr_prog_batch(const vr_program_params &p, 
     return ok && *count != 0;
 }
 
+/* Primitive q of the batch starting at stream index `start`, its corners from the block's
+ * elements (dynamic batches, plans). via_table: s.map holds table slots (hash), else dense ids. */
+template <class P, bool PLAN>
+static __device__ __forceinline__ void vr_prog_batch_primitive(const vr_program_params &p,
+                                                               const P &prog, const vr_dyn_smem &s,
+                                                               const typename P::Element *el,
+                                                               int via_table, uint32_t start,
+                                                               uint32_t q, bool valid)
+{
+    const uint32_t A = P::arity;
+    uint32_t ids[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = 0, ep[k] = el;
+        if (valid) {
+            uint32_t id = s.map[A * q + k];
+            if (via_table)
+                id = s.table[id];
+            ep[k] = el + id;
+            ids[k] = s.unique[id];
+        }
+    }
+    vr_prog_primitive<P, PLAN>(p, prog, valid, start / A + q, ids, ep);
+}
+
 /* After deduplication (and a __syncthreads): compute each distinct element once, then every
  * primitive of the batch. via_table: s.map holds table slots (hash), else dense ids (sort). */
 template <class P, bool PLAN>
@@ -361,17 +464,12 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
         }
     }
     __syncthreads();
-    for (uint32_t q = threadIdx.x; q < count / A; q += blockDim.x) {
-        uint32_t ids[A];
-        const E *ep[A];
-        for (uint32_t k = 0; k < A; ++k) {
-            uint32_t id = s.map[A * q + k];
-            if (via_table)
-                id = s.table[id];
-            ep[k] = el + id;
-            ids[k] = s.unique[id];
-        }
-        vr_prog_primitive<P, PLAN>(p, prog, start / A + q, ids, ep);
+    if constexpr (vr_prog_converged<P>::value) {
+        for (uint32_t q = threadIdx.x; vr_prog_warp_has_work(q, count / A); q += blockDim.x)
+            vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, q, q < count / A);
+    } else {
+        for (uint32_t q = threadIdx.x; q < count / A; q += blockDim.x)
+            vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, q, true);
     }
 }
 
@@ -504,22 +602,38 @@ vr_prog_multi_elements(vr_program_params p, P prog)
     }
 }
 
+/* Primitive t with its corners read from multi's table. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_multi_primitive(const vr_program_params &p,
+                                                               const P &prog, uint32_t t,
+                                                               bool valid)
+{
+    const uint32_t A = P::arity;
+    uint32_t ids[A];
+    typename P::Element e[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = 0, ep[k] = &e[k];
+        if (valid) {
+            ids[k] = __ldg(p.indices + A * t + k);
+            ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+        }
+    }
+    vr_prog_primitive(p, prog, valid, t, ids, ep);
+}
+
 template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_multi_primitives(vr_program_params p, P prog)
 {
     const uint32_t A = P::arity;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p.index_count / A)
-        return;
-    uint32_t ids[A];
-    typename P::Element e[A];
-    const typename P::Element *ep[A];
-    for (uint32_t k = 0; k < A; ++k) {
-        ids[k] = __ldg(p.indices + A * t + k);
-        ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+    if constexpr (vr_prog_converged<P>::value) {
+        if (vr_prog_warp_has_work(t, p.index_count / A))
+            vr_prog_multi_primitive(p, prog, t, t < p.index_count / A);
+    } else if (t < p.index_count / A) {
+        vr_prog_multi_primitive(p, prog, t, true);
     }
-    vr_prog_primitive(p, prog, t, ids, ep);
 }
 
 /* ---- host side -------------------------------------------------------------------------- */
@@ -601,6 +715,9 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
 {
     typedef typename P::Element E;
     static_assert(P::arity >= 1 && P::arity <= VR_PROGRAM_ARITY_MAX, "program arity");
+    static_assert(!(vr_prog_grouped<P>::value && vr_prog_converged<P>::value),
+                  "converged_primitive and grouped_element do not combine: a grouped program's "
+                  "primitive runs on one lane per group");
     const char *who = (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name : "program";
     vr_status st = vr_program_check(kind, &p, who);
     if (st != VR_OK)

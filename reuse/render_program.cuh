@@ -3,9 +3,11 @@
  * shade into (vr_shade_vertex, reuse/stage.cuh, without its counting: the API counts), and
  * primitive = the renderer's direct store (vr_store_corner x 3 + tri_id) at slot = stream
  * position `pos` (a plan's position for patch and meshlet), tri_id = the source id `prim`.
- * Direct and not warp-staged: a program's primitive() runs in divergent code and may not use
- * warp collectives (program.cuh's contract). vr_render_program_staged is the experiment that
- * stores warp-staged anyway (see vr_render_program_store_warp); the bytes are the same.
+ * vr_render_program stores directly, each record from its own thread: program.cuh's plain
+ * contract (no warp collectives in primitive()). vr_render_program_staged declares
+ * converged_primitive: whole warps call its primitive() with a valid flag, and it stores as the
+ * renderer's vr_emit_triangle_at does without culling, warp-staged (vr_render_program_store_warp),
+ * partial warps included. The bytes are the same.
  * Included by reuse/render_program.cu and the benchmark in tests/test_render_program.cu, which
  * calls vr_program_run<P> itself so that its events enclose the kernels only.
  */
@@ -18,36 +20,37 @@
 
 #include <string.h>
 
-/* The staged variant's store (vr_render_program_staged): when all 32 lanes are here and hold
- * positions base + lane - every kernel of program.cuh hands consecutive primitives to
- * consecutive lanes - the warp stores its 32 records warp-staged exactly as vr_emit_triangle_at
- * does (vr_store_warp_shared when the corners are in shared memory, else vr_store_warp) and
- * returns 1; otherwise 0 and the caller stores directly. This steps outside program.cuh's
- * letter (primitive() "may not use warp collectives") the way the renderer's own assembly loops
- * do: the full-mask votes run only after __activemask() saw the whole warp, so a partial or
- * diverged warp never reaches them. The bytes are the direct store's. */
-static __device__ __forceinline__ int vr_render_program_store_warp(const vr_queue &q, uint32_t prim,
-                                                                   uint32_t pos,
+/* The staged variant's store (vr_render_program_staged, a converged program: all 32 lanes call
+ * it): when the valid lanes hold positions base + lane - program.cuh hands a pass's primitives
+ * to consecutive lanes - the warp stores their records warp-staged exactly as
+ * vr_emit_triangle_at does (vr_store_warp_shared when the corners are in shared memory, else
+ * vr_store_warp; a partial warp with its valid mask) and returns 1; a warp without a valid lane
+ * returns 1 too (nothing to store); otherwise 0 and the valid lanes store directly. The bytes
+ * are the direct store's. */
+static __device__ __forceinline__ int vr_render_program_store_warp(const vr_queue &q, bool valid,
+                                                                   uint32_t prim, uint32_t pos,
                                                                    const uint32_t *ids,
                                                                    const vr_shaded *const *c)
 {
-    if (__activemask() != VR_FULL_MASK)
-        return 0;
+    const unsigned valid_mask = __ballot_sync(VR_FULL_MASK, valid);
+    if (valid_mask == 0)
+        return 1;
     const uint32_t lane = vr_lane_id();
-    const uint32_t base = __shfl_sync(VR_FULL_MASK, pos - lane, 0);
-    if (!__all_sync(VR_FULL_MASK, pos - lane == base) || base > UINT32_MAX - (VR_WARP_SIZE - 1))
+    const uint32_t base = __shfl_sync(VR_FULL_MASK, pos - lane, __ffs(valid_mask) - 1);
+    if (!__all_sync(VR_FULL_MASK, !valid || pos - lane == base) ||
+        base > UINT32_MAX - (VR_WARP_SIZE - 1))
         return 0;
     if (__isShared(c[0]) && __isShared(c[1]) && __isShared(c[2]))
-        vr_store_warp_shared(q, base, VR_FULL_MASK, prim, (uint32_t)__cvta_generic_to_shared(c[0]),
+        vr_store_warp_shared(q, base, valid_mask, prim, (uint32_t)__cvta_generic_to_shared(c[0]),
                              (uint32_t)__cvta_generic_to_shared(c[1]),
                              (uint32_t)__cvta_generic_to_shared(c[2]), ids[0], ids[1], ids[2]);
     else
-        vr_store_warp(q, base, VR_FULL_MASK, prim, *c[0], *c[1], *c[2], ids[0], ids[1], ids[2]);
+        vr_store_warp(q, base, valid_mask, prim, *c[0], *c[1], *c[2], ids[0], ids[1], ids[2]);
     return 1;
 }
 
-template <int STAGED>
-struct vr_render_program_t {
+/* The fields and the element function of both render programs. */
+struct vr_render_program_base {
     typedef vr_shaded Element;
     /* the renderer's hash kernels run at 32 registers (VR_DYN_MAX_REGS); uncapped, the program's
      * phash took 50 and ran 12-29% behind them on the H100 (fewer resident blocks) */
@@ -68,20 +71,35 @@ struct vr_render_program_t {
         vr_shade(&shader, pos, nrm, &s);
         return s;
     }
-    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
-                              const Element *const *c) const
+    /* the renderer's direct store of one record */
+    __device__ void store(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                          const Element *const *c) const
     {
-        if (STAGED && vr_render_program_store_warp(queue, prim, pos, ids, c))
-            return;
         for (int k = 0; k < 3; ++k)
             vr_store_corner(queue, pos, k, *c[k], ids[k]);
         queue.tri_id[pos] = prim;
     }
 };
-/* The program with the renderer's direct store (the API's contract: no warp collectives). */
-typedef vr_render_program_t<0> vr_render_program;
-/* The experiment: the renderer's warp-staged store from inside primitive(). */
-typedef vr_render_program_t<1> vr_render_program_staged;
+
+/* The program with the renderer's direct store (the API's plain contract). */
+struct vr_render_program : vr_render_program_base {
+    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                              const Element *const *c) const
+    {
+        store(prim, pos, ids, c);
+    }
+};
+
+/* The program with the renderer's warp-staged store: whole warps call primitive(). */
+struct vr_render_program_staged : vr_render_program_base {
+    enum { converged_primitive = 1 };
+    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                              const Element *const *c, bool valid) const
+    {
+        if (!vr_render_program_store_warp(queue, valid, prim, pos, ids, c) && valid)
+            store(prim, pos, ids, c);
+    }
+};
 
 /* The program of the renderer's parameters p (device pointers); P one of the two above. */
 template <class P>

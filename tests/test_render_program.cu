@@ -3,7 +3,7 @@
  * and two sets of limits, without culling, the program's queue (poisoned first) equals the
  * renderer's byte for byte - vr_geometry_run with the warp-staged and with the direct queue
  * store - and so do invocations, queue counts and per-vertex shade counts; both programs, the
- * direct vr_render_program and the warp-staged experiment vr_render_program_staged;
+ * direct vr_render_program and the warp-staged vr_render_program_staged (converged_primitive);
  * "gpu-small/render-program" the same on a small grid for compute-sanitizer.
  * "apps-bench/render-program" (not run by ctest) times sphere:7M and stanford-bunny.obj@7M in
  * forsyth order, loads simple and heavy, the paper's limits (block 256): the renderer's kernels
