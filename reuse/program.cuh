@@ -38,13 +38,12 @@
  * Optional: `enum { converged_primitive = 1 };` - primitive() becomes
  *       __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
  *                                 const Element *const *corners, bool valid) const;
- * called by all 32 lanes of a warp together, `valid` false on the lanes that hold no primitive
- * this time (their other arguments are placeholders: read none of them), so it may use
- * full-mask warp collectives (__ballot_sync(0xffffffff, ...), __shfl_sync): for output written
- * by whole warps, such as the renderer's warp-staged queue store (reuse/render_program.cuh).
- * Every kernel hands a pass's primitives to consecutive lanes in stream order (lane l holds
- * pos = base + l), but a warp may hold fewer than 32. Not with grouped_element (its primitive
- * runs on one lane per group).
+ * called by all 32 lanes of a warp together, so it may use full-mask warp collectives
+ * (__ballot_sync(0xffffffff, ...), __shfl_sync): for output written by whole warps, such as the
+ * renderer's warp-staged queue store (reuse/render_program.cuh). Lane l always holds stream
+ * position pos = base + l, and the lanes with a primitive (`valid`) are a prefix of the warp;
+ * on the others pos is still base + l but prim, ids and corners are placeholders (read none
+ * of them). Not with grouped_element (its primitive runs on one lane per group).
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
@@ -465,8 +464,9 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
     }
     __syncthreads();
     if constexpr (vr_prog_converged<P>::value) {
-        for (uint32_t q = threadIdx.x; vr_prog_warp_has_work(q, count / A); q += blockDim.x)
-            vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, q, q < count / A);
+        for (uint32_t base = 0; base < count / A; base += blockDim.x) /* block-uniform */
+            vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, base + threadIdx.x,
+                                             base + threadIdx.x < count / A);
     } else {
         for (uint32_t q = threadIdx.x; q < count / A; q += blockDim.x)
             vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, q, true);
@@ -534,15 +534,17 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
 }
 
 /* ---- multi: every element into a global table, then every primitive from it ----------------
- * Table slots (vr_program_slot_bytes): an element of up to 8 bytes as it is; a larger one in
- * whole 16-byte words, written as uint4 vectors. A primitive reads a slot of up to 32 bytes whole,
+ * Table slots (vr_program_slot_bytes): an element of up to 16 bytes as it is; a larger one in
+ * whole 16-byte words, written as uint4 vectors (Loop's 12-byte points in 16-byte vector slots
+ * ran 14-17% slower than in 12-byte ones on sphere:1.3M and sphere:7M, H100, session 21). A
+ * primitive reads a slot of up to 32 bytes whole,
  * as vectors (a vertex record, which it reads all of: the gather of a 28-byte vr_shaded by
  * scalar loads made the render program's multi 13-15% slower than the renderer's at simple
  * load, apps-h100.md), a larger one in place through a 16-byte aligned pointer (the walk's
  * 96-byte moves, of which the draw reads a few words). */
 template <class E>
 struct vr_prog_slot {
-    static constexpr bool vector = sizeof(E) > 8;
+    static constexpr bool vector = sizeof(E) > 16;
     static constexpr uint32_t words = (uint32_t)((sizeof(E) + 15u) / 16u); /* when vector */
 };
 

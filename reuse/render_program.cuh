@@ -20,33 +20,26 @@
 
 #include <string.h>
 
-/* The staged variant's store (vr_render_program_staged, a converged program: all 32 lanes call
- * it): when the valid lanes hold positions base + lane - program.cuh hands a pass's primitives
- * to consecutive lanes - the warp stores their records warp-staged exactly as
+/* The staged variant's store (vr_render_program_staged, a converged program): program.cuh calls
+ * it on all 32 lanes of a warp, lane l holding stream position base + l and the valid lanes a
+ * prefix, so the warp stores its valid lanes' records warp-staged exactly as
  * vr_emit_triangle_at does (vr_store_warp_shared when the corners are in shared memory, else
- * vr_store_warp; a partial warp with its valid mask) and returns 1; a warp without a valid lane
- * returns 1 too (nothing to store); otherwise 0 and the valid lanes store directly. The bytes
- * are the direct store's. */
-static __device__ __forceinline__ int vr_render_program_store_warp(const vr_queue &q, bool valid,
-                                                                   uint32_t prim, uint32_t pos,
-                                                                   const uint32_t *ids,
-                                                                   const vr_shaded *const *c)
+ * vr_store_warp) - partial warps too, with their valid mask. The bytes are the direct store's. */
+static __device__ __forceinline__ void vr_render_program_store_warp(const vr_queue &q, bool valid,
+                                                                    uint32_t prim, uint32_t pos,
+                                                                    const uint32_t *ids,
+                                                                    const vr_shaded *const *c)
 {
     const unsigned valid_mask = __ballot_sync(VR_FULL_MASK, valid);
     if (valid_mask == 0)
-        return 1;
-    const uint32_t lane = vr_lane_id();
-    const uint32_t base = __shfl_sync(VR_FULL_MASK, pos - lane, __ffs(valid_mask) - 1);
-    if (!__all_sync(VR_FULL_MASK, !valid || pos - lane == base) ||
-        base > UINT32_MAX - (VR_WARP_SIZE - 1))
-        return 0;
+        return;
+    const uint32_t base = pos - vr_lane_id();
     if (__isShared(c[0]) && __isShared(c[1]) && __isShared(c[2]))
         vr_store_warp_shared(q, base, valid_mask, prim, (uint32_t)__cvta_generic_to_shared(c[0]),
                              (uint32_t)__cvta_generic_to_shared(c[1]),
                              (uint32_t)__cvta_generic_to_shared(c[2]), ids[0], ids[1], ids[2]);
     else
         vr_store_warp(q, base, valid_mask, prim, *c[0], *c[1], *c[2], ids[0], ids[1], ids[2]);
-    return 1;
 }
 
 /* The fields and the element function of both render programs. */
@@ -96,8 +89,7 @@ struct vr_render_program_staged : vr_render_program_base {
     __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
                               const Element *const *c, bool valid) const
     {
-        if (!vr_render_program_store_warp(queue, valid, prim, pos, ids, c) && valid)
-            store(prim, pos, ids, c);
+        vr_render_program_store_warp(queue, valid, prim, pos, ids, c);
     }
 };
 
