@@ -289,16 +289,23 @@ static __device__ __forceinline__ uint32_t vr_walk_warp_inclusive(uint32_t x, ui
     return x;
 }
 
+/* Cells a warp of the offsets kernel loads before it scans and stores them: its second pass
+ * issues VR_WALK_SCAN_BATCH loads before any store. One load per 32 cells, each stored back before
+ * the next load (the compiler cannot move a load of hist above a store to slot or hist it may
+ * alias), made that pass a chain of 64 round trips to L2 per warp (bench/NOTES.md, session 21). */
+#define VR_WALK_SCAN_BATCH 8
+
 /* One block of 32 warps: slot[c] = agents in cells below c, and hist cleared for the next step.
  * Warp w owns cells [w * 2048, (w + 1) * 2048): it sums them, warp 0 scans the 32 sums, then
- * each warp walks its cells again 32 at a time (coalesced) with a running prefix. Two barriers
- * in all; each cell is read, written and cleared by the same lane, so no race. */
+ * each warp walks its cells again 32 x VR_WALK_SCAN_BATCH at a time (coalesced loads, all issued
+ * before the group's stores) with a running prefix. Two barriers in all; each cell is read,
+ * written and cleared by the same lane, so no race. */
 static __global__ void __launch_bounds__(VR_WALK_SCAN_THREADS)
-vr_walk_offsets_kernel(uint32_t *hist, uint32_t *slot)
+vr_walk_offsets_kernel(uint32_t *__restrict__ hist, uint32_t *__restrict__ slot)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
-    const uint32_t per_warp = VR_WALK_CELLS / (VR_WALK_SCAN_THREADS / VR_WARP_SIZE);
+    constexpr uint32_t per_warp = VR_WALK_CELLS / (VR_WALK_SCAN_THREADS / VR_WARP_SIZE);
     uint32_t *const h = hist + warp * per_warp, *const out = slot + warp * per_warp;
     uint32_t sum = 0;
     for (uint32_t k = lane; k < per_warp; k += VR_WARP_SIZE)
@@ -313,11 +320,17 @@ vr_walk_offsets_kernel(uint32_t *hist, uint32_t *slot)
     }
     __syncthreads();
     uint32_t running = s_warp[warp];
-    for (uint32_t k = 0; k < per_warp; k += VR_WARP_SIZE) {
-        const uint32_t c = h[k + lane], incl = vr_walk_warp_inclusive(c, lane);
-        out[k + lane] = running + incl - c;
-        h[k + lane] = 0;
-        running += __shfl_sync(VR_FULL_MASK, incl, VR_WARP_SIZE - 1);
+    static_assert(per_warp % (VR_WALK_SCAN_BATCH * VR_WARP_SIZE) == 0, "whole groups");
+    for (uint32_t k = 0; k < per_warp; k += VR_WALK_SCAN_BATCH * VR_WARP_SIZE) {
+        uint32_t c[VR_WALK_SCAN_BATCH];
+        for (int u = 0; u < VR_WALK_SCAN_BATCH; ++u)
+            c[u] = h[k + u * VR_WARP_SIZE + lane];
+        for (int u = 0; u < VR_WALK_SCAN_BATCH; ++u) {
+            const uint32_t incl = vr_walk_warp_inclusive(c[u], lane);
+            out[k + u * VR_WARP_SIZE + lane] = running + incl - c[u];
+            h[k + u * VR_WARP_SIZE + lane] = 0;
+            running += __shfl_sync(VR_FULL_MASK, incl, VR_WARP_SIZE - 1);
+        }
     }
 }
 
