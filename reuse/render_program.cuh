@@ -64,14 +64,6 @@ struct vr_render_program_base {
         vr_shade(&shader, pos, nrm, &s);
         return s;
     }
-    /* the renderer's direct store of one record */
-    __device__ void store(uint32_t prim, uint32_t pos, const uint32_t *ids,
-                          const Element *const *c) const
-    {
-        for (int k = 0; k < 3; ++k)
-            vr_store_corner(queue, pos, k, *c[k], ids[k]);
-        queue.tri_id[pos] = prim;
-    }
 };
 
 /* The program with the renderer's direct store (the API's plain contract). */
@@ -79,7 +71,9 @@ struct vr_render_program : vr_render_program_base {
     __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
                               const Element *const *c) const
     {
-        store(prim, pos, ids, c);
+        for (int k = 0; k < 3; ++k)
+            vr_store_corner(queue, pos, k, *c[k], ids[k]);
+        queue.tri_id[pos] = prim;
     }
 };
 

@@ -443,7 +443,8 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
     printf("# render program vs renderer: forsyth order, paper limits (block 256, N_u 256, 1023 "
            "indices, warp 96), no culling; median of %d runs after a warm-up, events around the "
            "kernels; ratio = program / faster renderer store; render-api rows: the direct-store "
-           "program, render-api-staged rows: the warp-staged experiment\n", rp_runs());
+           "program, render-api-staged rows: the warp-staged (converged_primitive) program\n",
+           rp_runs());
     printf("render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,"
            "ratio\n");
     static const char *const specs[] = {"sphere:7M", "stanford-bunny.obj@7M"};
