@@ -371,27 +371,42 @@ static __host__ __device__ inline size_t vr_prog_elements_bytes(uint32_t max_uni
     return ((size_t)max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u;
 }
 
+/* Byte offsets of a dynamic batch's shared-memory parts after its elements (which start it):
+ * unique ids, hash table, position map; `bytes` in all. One function for the host, which
+ * sizes the launch and passes the hashed kernel its layout, and the device (the sort kernel).
+ * Passed as a kernel argument, each part's address is one parameter added to the window's base:
+ * computed in the kernel from max_unique, ptxas rematerialised the table's and the map's
+ * addresses from max_unique and table_log2 (about 15 instructions) at every key the render
+ * program's phash kernel inserted, where the renderer's kernel keeps them in uniform registers
+ * (ncu source view, H100, session 22: 30M of the 33M instructions it executed more). */
+typedef struct vr_prog_layout {
+    uint32_t unique, table, map, bytes;
+} vr_prog_layout;
+
 template <class P>
-static __host__ __device__ inline size_t vr_prog_dyn_smem(uint32_t max_unique, uint32_t slots,
-                                                          uint32_t max_indices)
+static __host__ __device__ inline vr_prog_layout vr_prog_layout_of(uint32_t max_unique,
+                                                                   uint32_t slots,
+                                                                   uint32_t max_indices)
 {
-    return vr_prog_elements_bytes<P>(max_unique) + (size_t)max_unique * sizeof(uint32_t) +
-           (size_t)slots * sizeof(uint32_t) + (size_t)max_indices * sizeof(uint16_t);
+    vr_prog_layout l;
+    l.unique = (uint32_t)vr_prog_elements_bytes<P>(max_unique);
+    l.table = l.unique + max_unique * (uint32_t)sizeof(uint32_t);
+    l.map = l.table + slots * (uint32_t)sizeof(uint32_t);
+    l.bytes = l.map + max_indices * (uint32_t)sizeof(uint16_t);
+    return l;
 }
 
 template <class P>
-static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_program_params &p,
-                                                                uint32_t slots,
+static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_prog_layout &l,
                                                                 typename P::Element **el)
 {
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
     *el = reinterpret_cast<typename P::Element *>(vr_prog_smem);
     vr_dyn_smem s;
     s.shaded = NULL; /* the program's elements live at *el */
-    s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem +
-                                            vr_prog_elements_bytes<P>(p.limits.max_unique));
-    s.table = s.unique + p.limits.max_unique;
-    s.map = reinterpret_cast<uint16_t *>(s.table + slots);
+    s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem + l.unique);
+    s.table = reinterpret_cast<uint32_t *>(vr_prog_smem + l.table);
+    s.map = reinterpret_cast<uint16_t *>(vr_prog_smem + l.map);
     return s;
 }
 
@@ -482,7 +497,7 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
 template <class P, int PHASH, bool PLAN>
 static __global__ void
 __launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
-vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
+vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_layout layout)
 {
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
@@ -491,7 +506,7 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2)
         return;
     const uint32_t slots = 1u << table_log2;
     typename P::Element *el;
-    const vr_dyn_smem s = vr_prog_dyn_carve<P>(p, slots, &el);
+    const vr_dyn_smem s = vr_prog_dyn_carve<P>(layout, &el);
     vr_dyn_clear_table(s, slots);
     if (threadIdx.x == 0)
         s_failed = 0;
@@ -521,7 +536,8 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
     if (!vr_prog_batch<P>(p, blockIdx.x, &start, &count))
         return;
     typename P::Element *el;
-    const vr_dyn_smem s = vr_prog_dyn_carve<P>(p, 0, &el);
+    const vr_dyn_smem s =
+        vr_prog_dyn_carve<P>(vr_prog_layout_of<P>(p.limits.max_unique, 0, 0), &el);
     uint32_t unique_count;
     if (!vr_sort_dedup<BLOCK, CAP>(p.indices + start, count, s, p.limits.max_unique,
                                    &unique_count)) {
@@ -762,29 +778,30 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     case VR_REUSE_PATCH:
     case VR_REUSE_MESHLET: {
         const uint32_t table_log2 = vr_dyn_table_log2(p.limits.max_unique);
-        const size_t smem = vr_prog_dyn_smem<P>(p.limits.max_unique, 1u << table_log2,
-                                                p.limits.max_indices);
+        const vr_prog_layout l =
+            vr_prog_layout_of<P>(p.limits.max_unique, 1u << table_log2, p.limits.max_indices);
         const int plan = vr_program_planned(kind);
         const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1, false>
                         : plan                 ? (const void *)vr_prog_hashed_kernel<P, 0, true>
                                                : (const void *)vr_prog_hashed_kernel<P, 0, false>;
-        if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK)
+        if ((st = vr_prog_smem_fit(k, l.bytes, who)) != VR_OK)
             return st;
         const uint32_t batches = p.batch_count;
         if (kind == VR_REUSE_PHASH)
-            vr_prog_hashed_kernel<P, 1, false><<<batches, block, smem, stream>>>(p, prog,
-                                                                               table_log2);
+            vr_prog_hashed_kernel<P, 1, false><<<batches, block, l.bytes, stream>>>(p, prog,
+                                                                                  table_log2, l);
         else if (plan)
-            vr_prog_hashed_kernel<P, 0, true><<<batches, block, smem, stream>>>(p, prog,
-                                                                              table_log2);
+            vr_prog_hashed_kernel<P, 0, true><<<batches, block, l.bytes, stream>>>(p, prog,
+                                                                                 table_log2, l);
         else
-            vr_prog_hashed_kernel<P, 0, false><<<batches, block, smem, stream>>>(p, prog,
-                                                                               table_log2);
+            vr_prog_hashed_kernel<P, 0, false><<<batches, block, l.bytes, stream>>>(p, prog,
+                                                                                  table_log2, l);
         VR_LAUNCH_CHECK("vr_prog_hashed_kernel", stream);
         return VR_OK;
     }
     case VR_REUSE_SORT: {
-        const size_t smem = vr_prog_dyn_smem<P>(p.limits.max_unique, 0, p.limits.max_indices);
+        const size_t smem =
+            vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices).bytes;
         if (p.limits.max_indices <= 1024)
             return vr_prog_sort_launch<P, 1024>(p, prog, stream, smem);
         if (p.limits.max_indices <= 2048)

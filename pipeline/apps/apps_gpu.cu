@@ -11,6 +11,7 @@
 #include "reuse/program.cuh"
 #include "scenes/scene.h" /* vr_mesh_free */
 
+#include <cooperative_groups.h>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <assert.h>
@@ -266,8 +267,9 @@ struct vr_walk_lanes_program : vr_walk_program {
  * the walk computes depends on that order: the stream of cells, hence the batches and the
  * invocations, is the same as the CPU twin's stable sort gives, and each agent's draws depend
  * on its own id, which travels with it (agent_of). The default since it ran exact on the H100
- * (session 20: 0.040 ms per step against CUB's 0.052-0.058, bench/NOTES.md); VR_WALK_RESORT=cub
- * selects CUB's stable radix sort instead, for A/B runs. */
+ * (session 20: 0.040 ms per step against CUB's 0.052-0.058, bench/NOTES.md). It runs as one
+ * cooperative kernel (below); for A/B runs VR_WALK_RESORT=kernels selects it as three kernels,
+ * VR_WALK_RESORT=cub CUB's stable radix sort. */
 #define VR_WALK_CELLS (VR_WALK_GRID * VR_WALK_GRID)
 #define VR_WALK_SCAN_THREADS 1024
 
@@ -346,13 +348,103 @@ static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_
     }
 }
 
-/* The sort's buffers: CUB's temp storage, or the histogram (zero between steps) and the slots. */
+/* ---- the same counting sort as one cooperative kernel (the default) --------------------------
+ * The three kernels above cost 0.034-0.039 ms per step on the H100 (session 22) although their
+ * work is a few microseconds: each launch into an idle GPU adds its latency to the step. One
+ * cooperative launch runs the three phases with two grid-wide barriers: the histogram, then
+ * block b owns cells [b * 256, (b + 1) * 256) - it sums them, and after the barrier adds the
+ * sums of the blocks before it to its own exclusive scan - then the scatter. 256 blocks of 256
+ * threads, all resident (a cooperative launch is refused otherwise: the host then falls back to
+ * the three kernels). Each cell is read, cleared and its slot written by the same thread. */
+#define VR_WALK_COOP_THREADS 256
+#define VR_WALK_COOP_BLOCKS (VR_WALK_CELLS / VR_WALK_COOP_THREADS)
+
+/* Sum over the block of 256 threads; every thread gets it. s_warp: 8 words, reused. */
+static __device__ __forceinline__ uint32_t vr_walk_block_sum(uint32_t x, uint32_t *s_warp)
+{
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
+    for (uint32_t d = VR_WARP_SIZE / 2; d > 0; d /= 2)
+        x += __shfl_xor_sync(VR_FULL_MASK, x, d);
+    __syncthreads(); /* s_warp's previous use is over */
+    if (lane == 0)
+        s_warp[warp] = x;
+    __syncthreads();
+    uint32_t sum = 0;
+    for (uint32_t w = 0; w < VR_WALK_COOP_THREADS / VR_WARP_SIZE; ++w)
+        sum += s_warp[w];
+    return sum;
+}
+
+static __global__ void __launch_bounds__(VR_WALK_COOP_THREADS)
+vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict__ agents,
+                    uint32_t n, uint32_t *__restrict__ hist, uint32_t *__restrict__ slot,
+                    uint32_t *__restrict__ block_sums, uint32_t *__restrict__ sorted,
+                    uint32_t *__restrict__ sorted_agents)
+{
+    __shared__ uint32_t s_warp[VR_WALK_COOP_THREADS / VR_WARP_SIZE];
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const uint32_t stride = gridDim.x * blockDim.x;
+    const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+    for (uint32_t i = first; i < n; i += stride)
+        atomicAdd(hist + cur[i], 1u); /* cur[i] < VR_WALK_CELLS: dense cells of the walk */
+    grid.sync();
+
+    const uint32_t cell = first; /* one cell per thread: gridDim x blockDim = VR_WALK_CELLS */
+    const uint32_t count = hist[cell];
+    hist[cell] = 0; /* for the next step; nobody else reads it before the next launch */
+    const uint32_t own = vr_walk_block_sum(count, s_warp);
+    if (threadIdx.x == 0)
+        block_sums[blockIdx.x] = own;
+    grid.sync();
+
+    /* agents in the blocks before this one, then this cell's place within the block */
+    const uint32_t before = vr_walk_block_sum(threadIdx.x < blockIdx.x ? block_sums[threadIdx.x]
+                                                                       : 0u, s_warp);
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
+    const uint32_t incl = vr_walk_warp_inclusive(count, lane);
+    __syncthreads(); /* every thread has read s_warp's sums */
+    if (lane == VR_WARP_SIZE - 1)
+        s_warp[warp] = incl;
+    __syncthreads();
+    uint32_t warps_before = 0;
+    for (uint32_t w = 0; w < warp; ++w)
+        warps_before += s_warp[w];
+    slot[cell] = before + warps_before + incl - count;
+    grid.sync();
+
+    for (uint32_t i = first; i < n; i += stride) {
+        const uint32_t c = cur[i], at = atomicAdd(slot + c, 1u);
+        sorted[at] = c;
+        sorted_agents[at] = agents[i];
+    }
+}
+
+/* The sort's buffers: CUB's temp storage, or the histogram (zero between steps), the slots and
+ * the cooperative kernel's block sums. */
 typedef struct vr_walk_sorter {
     int cub;              /* CUB's radix sort (VR_WALK_RESORT=cub), else the counting sort */
+    int kernels;          /* the counting sort as three kernels (VR_WALK_RESORT=kernels, or
+                             when the cooperative launch is not available) */
     void *temp;
     size_t temp_bytes;
-    uint32_t *hist, *slot;
+    uint32_t *hist, *slot, *block_sums;
 } vr_walk_sorter;
+
+/* Whether the current device can run vr_walk_sort_kernel's 256 blocks at once, which a
+ * cooperative launch requires (every H100 can: 8 blocks per SM fit). */
+static int vr_walk_coop_fits(void)
+{
+    int dev = 0, coop = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, vr_walk_sort_kernel,
+                                                      VR_WALK_COOP_THREADS, 0) != cudaSuccess) {
+        cudaGetLastError(); /* a failed query is not the walk's error: use the three kernels */
+        return 0;
+    }
+    return coop && (long)sms * per_sm >= VR_WALK_COOP_BLOCKS;
+}
 
 /* cfg->resort: sorts the stream (cur, agents) by cell into (sorted, sorted_agents), between
  * events a and b (ms into *ms). */
@@ -367,6 +459,14 @@ static vr_status vr_walk_sort(const uint32_t *cur, uint32_t *sorted, const uint3
                                                       sorted_agents, (int)n, 0,
                                                       2 * VR_WALK_GRID_LOG2, 0));
         VR_LAUNCH_CHECK("cub::DeviceRadixSort::SortPairs (walk resort)", 0);
+    } else if (!so->kernels) {
+        void *args[] = {(void *)&cur,  (void *)&agents,          (void *)&n,
+                        (void *)&so->hist, (void *)&so->slot,   (void *)&so->block_sums,
+                        (void *)&sorted, (void *)&sorted_agents};
+        VR_CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)vr_walk_sort_kernel,
+                                                  VR_WALK_COOP_BLOCKS, VR_WALK_COOP_THREADS,
+                                                  args, 0, 0));
+        VR_LAUNCH_CHECK("vr_walk_sort_kernel", 0);
     } else {
         const uint32_t block = 256, grid = vr_grid_blocks(n, block);
         vr_walk_histogram_kernel<<<grid, block>>>(cur, n, so->hist);
@@ -441,7 +541,10 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
         } else {
             VR_UP(sorter.hist, NULL, VR_WALK_CELLS * sizeof(uint32_t), "walk cell histogram");
             VR_UP(sorter.slot, NULL, VR_WALK_CELLS * sizeof(uint32_t), "walk cell slots");
+            VR_UP(sorter.block_sums, NULL, VR_WALK_COOP_BLOCKS * sizeof(uint32_t),
+                  "walk sort block sums");
             VR_CUDA_GOTO(cudaMemset(sorter.hist, 0, VR_WALK_CELLS * sizeof(uint32_t)));
+            sorter.kernels = (env && !strcmp(env, "kernels")) || !vr_walk_coop_fits();
         }
         VR_CUDA_GOTO(cudaEventCreate(&ev_a));
         VR_CUDA_GOTO(cudaEventCreate(&ev_b));
