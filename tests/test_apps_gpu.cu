@@ -114,24 +114,26 @@ static int apps_cmp_u32(const void *a, const void *b)
 /* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
  * and without the sort by cell before each step (the default counting sort), one thread per
  * cell; then groups of lanes per cell (vr_walk_config.lanes: 8 from random, 32 - the whole
- * warp's mask - sorted), CUB's radix sort (VR_WALK_RESORT=cub: 8, 2 and 1 lanes) and the
- * benchmarks' fastest setting (resorted, 4 lanes); with `twin` the invocations and batches equal
- * the API's CPU twin's too. */
+ * warp's mask - sorted), CUB's radix sort (VR_WALK_RESORT=cub: 8, 2 and 1 lanes), the
+ * benchmarks' fastest setting (resorted, 4 lanes) and the counting sort as three kernels rather
+ * than the cooperative one (VR_WALK_RESORT=kernels, 2 lanes); with `twin` the invocations and
+ * batches equal the API's CPU twin's too. */
 static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
-    enum { MODES = 10 };
-    static const uint32_t mode_lanes[MODES] = {1, 1, 1, 1, 8, 32, 8, 2, 1, 4};
+    enum { MODES = 11 };
+    static const uint32_t mode_lanes[MODES] = {1, 1, 1, 1, 8, 32, 8, 2, 1, 4, 2};
     vr_walk_config cfg = vr_walk_config_default();
     cfg.agents = agents, cfg.steps = steps;
     uint32_t *start = (uint32_t *)malloc(agents * sizeof *start);
     uint32_t *want = (uint32_t *)malloc(agents * sizeof *want);
     uint32_t *got = (uint32_t *)malloc(agents * sizeof *got);
     for (int mode = 0; mode < MODES; ++mode) { /* random, sorted; fixed, resorted; lanes */
-        const int sorted = mode & 1, cub = mode >= 6 && mode <= 8;
+        const int sorted = mode & 1;
+        const char *sorter = mode >= 6 && mode <= 8 ? "cub" : mode == 10 ? "kernels" : NULL;
         cfg.resort = mode >= 6 || ((mode >> 1) & 1);
         cfg.lanes = mode_lanes[mode];
-        if (cub)
-            setenv("VR_WALK_RESORT", "cub", 1);
+        if (sorter)
+            setenv("VR_WALK_RESORT", sorter, 1);
         else
             unsetenv("VR_WALK_RESORT");
         vr_walk_place(start, agents, cfg.seed);
@@ -148,7 +150,9 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             VR_EXPECT_EQ(vr_walk_apply(got, &cfg, &r, 1, &rep), VR_OK);
             VR_EXPECT(!memcmp(got, want, agents * sizeof *got), "%u %s agents%s, %u lanes, %s: "
                       "GPU walk differs from vr_walk_run", agents, sorted ? "sorted" : "random",
-                      !cfg.resort ? "" : cub ? " resorted (CUB's sort)" : " resorted",
+                      !cfg.resort ? "" : !sorter ? " resorted"
+                                       : mode == 10 ? " resorted (three sort kernels)"
+                                                    : " resorted (CUB's sort)",
                       cfg.lanes, vr_reuse_all[kind].name);
             VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)agents * steps);
             if (twin) { /* the API's CPU twin: the same stream and batches, the same counts */
