@@ -20,6 +20,11 @@
  * Optional: `enum { hashed_max_regs = 32 };` - a register budget for the hashed kernel (hash,
  * phash, patch, meshlet) alone, as the renderer's own hash kernels have (VR_DYN_MAX_REGS): more
  * resident blocks for a cheap element function; a heavy one spills under it (default: none).
+ * Optional: `enum { derived_layout = 1 };` - the hashed kernel computes its shared-memory layout
+ * from the limits itself instead of taking it as an argument (vr_prog_layout). Under a tight
+ * hashed_max_regs the two trade instructions for spills: with the argument the render program's
+ * direct phash ran 4% faster at heavy load, its warp-staged one (more live addresses) spilled
+ * 16 B more and ran 6% slower at simple load (H100, session 22, bench/NOTES.md).
  * Optional: `enum { grouped_element = 1 };` with a member `uint32_t lanes` (a power of two,
  * 1..32, <= the block size): element() becomes
  *       __device__ Element element(uint32_t id, uint32_t lane, uint32_t lanes,
@@ -70,6 +75,16 @@ struct vr_prog_threads {
 template <class P>
 struct vr_prog_threads<P, decltype((void)P::max_threads, void())> {
     static constexpr int value = P::max_threads;
+};
+
+/* Whether P declares derived_layout (see the header comment). */
+template <class P, class = void>
+struct vr_prog_derived_layout {
+    static constexpr bool value = false;
+};
+template <class P>
+struct vr_prog_derived_layout<P, decltype((void)P::derived_layout, void())> {
+    static constexpr bool value = P::derived_layout != 0;
 };
 
 /* The hashed kernel's minimum resident blocks per SM: what keeps it within P::hashed_max_regs
@@ -410,6 +425,24 @@ static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_prog_la
     return s;
 }
 
+/* The same parts as vr_prog_dyn_carve, their addresses derived from max_unique and slots in the
+ * kernel (P::derived_layout; kept as pointer arithmetic: written with byte offsets instead, the
+ * staged render program's hash kernel spilled 8 B instead of 4). */
+template <class P>
+static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve_derived(uint32_t max_unique,
+                                                                        uint32_t slots,
+                                                                        typename P::Element **el)
+{
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    *el = reinterpret_cast<typename P::Element *>(vr_prog_smem);
+    vr_dyn_smem s;
+    s.shaded = NULL;
+    s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem + vr_prog_elements_bytes<P>(max_unique));
+    s.table = s.unique + max_unique;
+    s.map = reinterpret_cast<uint16_t *>(s.table + slots);
+    return s;
+}
+
 /* Batch `batch`'s bounds, checked as vr_dyn_batch_bounds does for triangles: 0 (overflow
  * counted by thread 0) when they break the contract, block-uniformly. A copy with the arity
  * rather than a shared function: routing the renderer's check through one moved ptxas's register
@@ -506,7 +539,9 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
         return;
     const uint32_t slots = 1u << table_log2;
     typename P::Element *el;
-    const vr_dyn_smem s = vr_prog_dyn_carve<P>(layout, &el);
+    const vr_dyn_smem s = vr_prog_derived_layout<P>::value
+                              ? vr_prog_dyn_carve_derived<P>(p.limits.max_unique, slots, &el)
+                              : vr_prog_dyn_carve<P>(layout, &el);
     vr_dyn_clear_table(s, slots);
     if (threadIdx.x == 0)
         s_failed = 0;

@@ -349,15 +349,20 @@ static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_
 }
 
 /* ---- the same counting sort as one cooperative kernel (the default) --------------------------
- * The three kernels above cost 0.034-0.039 ms per step on the H100 (session 22) although their
- * work is a few microseconds: each launch into an idle GPU adds its latency to the step. One
- * cooperative launch runs the three phases with two grid-wide barriers: the histogram, then
- * block b owns cells [b * 256, (b + 1) * 256) - it sums them, and after the barrier adds the
- * sums of the blocks before it to its own exclusive scan - then the scatter. 256 blocks of 256
- * threads, all resident (a cooperative launch is refused otherwise: the host then falls back to
- * the three kernels). Each cell is read, cleared and its slot written by the same thread. */
+ * The three kernels above take 0.034-0.039 ms per step on the H100, 5.7 + 20.5 + 9 us of it on
+ * the GPU (ncu, session 22): the one-block scan is a third of the work on one SM of 132. One
+ * cooperative launch runs the phases with two grid-wide barriers: the histogram, each agent
+ * keeping the rank its atomic returned; then block b owns cells [b * 256, (b + 1) * 256) - it
+ * sums them, and after the barrier adds the sums of the blocks before it to its own exclusive
+ * scan; then each agent goes to its cell's first slot + its rank, with no second atomic. 256
+ * blocks of 256 threads, all resident (a cooperative launch is refused otherwise: the host then
+ * uses the three kernels, as it does for more than VR_WALK_COOP_AGENTS agents, whose cells and
+ * ranks would not fit in registers). Each cell is read, cleared and its slot written by the same
+ * thread. */
 #define VR_WALK_COOP_THREADS 256
 #define VR_WALK_COOP_BLOCKS (VR_WALK_CELLS / VR_WALK_COOP_THREADS)
+#define VR_WALK_COOP_PER_THREAD 8 /* agents a thread holds from the histogram to the scatter */
+#define VR_WALK_COOP_AGENTS ((uint32_t)VR_WALK_COOP_PER_THREAD * VR_WALK_CELLS)
 
 /* Sum over the block of 256 threads; every thread gets it. s_warp: 8 words, reused. */
 static __device__ __forceinline__ uint32_t vr_walk_block_sum(uint32_t x, uint32_t *s_warp)
@@ -375,6 +380,7 @@ static __device__ __forceinline__ uint32_t vr_walk_block_sum(uint32_t x, uint32_
     return sum;
 }
 
+/* n <= VR_WALK_COOP_AGENTS: thread t handles agents t + k * VR_WALK_CELLS, k < 8. */
 static __global__ void __launch_bounds__(VR_WALK_COOP_THREADS)
 vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict__ agents,
                     uint32_t n, uint32_t *__restrict__ hist, uint32_t *__restrict__ slot,
@@ -383,15 +389,21 @@ vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict
 {
     __shared__ uint32_t s_warp[VR_WALK_COOP_THREADS / VR_WARP_SIZE];
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const uint32_t stride = gridDim.x * blockDim.x;
-    const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
-    for (uint32_t i = first; i < n; i += stride)
-        atomicAdd(hist + cur[i], 1u); /* cur[i] < VR_WALK_CELLS: dense cells of the walk */
+    const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x; /* also this thread's cell */
+    uint32_t cell[VR_WALK_COOP_PER_THREAD], rank[VR_WALK_COOP_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < VR_WALK_COOP_PER_THREAD; ++k) {
+        const uint32_t i = first + k * VR_WALK_CELLS;
+        cell[k] = i < n ? cur[i] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < VR_WALK_COOP_PER_THREAD; ++k)
+        if (first + k * VR_WALK_CELLS < n) /* cell < VR_WALK_CELLS: dense cells of the walk */
+            rank[k] = atomicAdd(hist + cell[k], 1u);
     grid.sync();
 
-    const uint32_t cell = first; /* one cell per thread: gridDim x blockDim = VR_WALK_CELLS */
-    const uint32_t count = hist[cell];
-    hist[cell] = 0; /* for the next step; nobody else reads it before the next launch */
+    const uint32_t count = hist[first];
+    hist[first] = 0; /* for the next step; nobody else reads it before the next launch */
     const uint32_t own = vr_walk_block_sum(count, s_warp);
     if (threadIdx.x == 0)
         block_sums[blockIdx.x] = own;
@@ -409,13 +421,17 @@ vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict
     uint32_t warps_before = 0;
     for (uint32_t w = 0; w < warp; ++w)
         warps_before += s_warp[w];
-    slot[cell] = before + warps_before + incl - count;
+    slot[first] = before + warps_before + incl - count;
     grid.sync();
 
-    for (uint32_t i = first; i < n; i += stride) {
-        const uint32_t c = cur[i], at = atomicAdd(slot + c, 1u);
-        sorted[at] = c;
-        sorted_agents[at] = agents[i];
+#pragma unroll
+    for (int k = 0; k < VR_WALK_COOP_PER_THREAD; ++k) {
+        const uint32_t i = first + k * VR_WALK_CELLS;
+        if (i < n) {
+            const uint32_t at = slot[cell[k]] + rank[k];
+            sorted[at] = cell[k];
+            sorted_agents[at] = agents[i];
+        }
     }
 }
 
@@ -544,7 +560,8 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
             VR_UP(sorter.block_sums, NULL, VR_WALK_COOP_BLOCKS * sizeof(uint32_t),
                   "walk sort block sums");
             VR_CUDA_GOTO(cudaMemset(sorter.hist, 0, VR_WALK_CELLS * sizeof(uint32_t)));
-            sorter.kernels = (env && !strcmp(env, "kernels")) || !vr_walk_coop_fits();
+            sorter.kernels = (env && !strcmp(env, "kernels")) || n > VR_WALK_COOP_AGENTS ||
+                             !vr_walk_coop_fits();
         }
         VR_CUDA_GOTO(cudaEventCreate(&ev_a));
         VR_CUDA_GOTO(cudaEventCreate(&ev_b));
