@@ -350,8 +350,8 @@ static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_
 
 /* ---- the same counting sort as one cooperative kernel (the default) --------------------------
  * The three kernels above take 0.034-0.039 ms per step on the H100, 5.7 + 20.5 + 9 us of it on
- * the GPU (ncu, session 22): the one-block scan is a third of the work on one SM of 132. One
- * cooperative launch runs the phases with two grid-wide barriers: the histogram, each agent
+ * the GPU (ncu, session 22): the one-block scan, more than half of it, runs on one SM of 132. One
+ * cooperative launch runs the phases with three grid-wide barriers: the histogram, each agent
  * keeping the rank its atomic returned; then block b owns cells [b * 256, (b + 1) * 256) - it
  * sums them, and after the barrier adds the sums of the blocks before it to its own exclusive
  * scan; then each agent goes to its cell's first slot + its rank, with no second atomic. 256
@@ -363,6 +363,7 @@ static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_
 #define VR_WALK_COOP_BLOCKS (VR_WALK_CELLS / VR_WALK_COOP_THREADS)
 #define VR_WALK_COOP_PER_THREAD 8 /* agents a thread holds from the histogram to the scatter */
 #define VR_WALK_COOP_AGENTS ((uint32_t)VR_WALK_COOP_PER_THREAD * VR_WALK_CELLS)
+static_assert(VR_WALK_COOP_BLOCKS <= VR_WALK_COOP_THREADS, "one block sum per thread of a block");
 
 /* Sum over the block of 256 threads; every thread gets it. s_warp: 8 words, reused. */
 static __device__ __forceinline__ uint32_t vr_walk_block_sum(uint32_t x, uint32_t *s_warp)
