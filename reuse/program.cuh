@@ -395,7 +395,7 @@ static __host__ __device__ inline size_t vr_prog_elements_bytes(uint32_t max_uni
  * program's phash kernel inserted, where the renderer's kernel keeps them in uniform registers
  * (ncu source view, H100, session 22: 30M of the 33M instructions it executed more). */
 typedef struct vr_prog_layout {
-    uint32_t unique, table, map, bytes;
+    uint32_t elements, unique, table, map, bytes;
 } vr_prog_layout;
 
 template <class P>
@@ -404,10 +404,34 @@ static __host__ __device__ inline vr_prog_layout vr_prog_layout_of(uint32_t max_
                                                                    uint32_t max_indices)
 {
     vr_prog_layout l;
+    l.elements = 0;
     l.unique = (uint32_t)vr_prog_elements_bytes<P>(max_unique);
     l.table = l.unique + max_unique * (uint32_t)sizeof(uint32_t);
     l.map = l.table + slots * (uint32_t)sizeof(uint32_t);
     l.bytes = l.map + max_indices * (uint32_t)sizeof(uint16_t);
+    return l;
+}
+
+/* l with its elements at offset 0, as vr_prog_layout_of puts them, known to the compiler */
+static __device__ __forceinline__ vr_prog_layout vr_prog_elements_first(vr_prog_layout l)
+{
+    l.elements = 0;
+    return l;
+}
+
+/* EXPERIMENT: the derived layout with the hash table first (a constant address) and the map
+ * next (one shift of table_log2), the elements last. */
+template <class P>
+static __host__ __device__ inline vr_prog_layout vr_prog_layout_table_first(uint32_t max_unique,
+                                                                           uint32_t slots,
+                                                                           uint32_t max_indices)
+{
+    vr_prog_layout l;
+    l.table = 0;
+    l.map = slots * (uint32_t)sizeof(uint32_t);
+    l.unique = (l.map + max_indices * (uint32_t)sizeof(uint16_t) + 3u) & ~3u;
+    l.elements = (l.unique + max_unique * (uint32_t)sizeof(uint32_t) + 15u) & ~15u;
+    l.bytes = l.elements + (uint32_t)vr_prog_elements_bytes<P>(max_unique);
     return l;
 }
 
@@ -416,7 +440,7 @@ static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_prog_la
                                                                 typename P::Element **el)
 {
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
-    *el = reinterpret_cast<typename P::Element *>(vr_prog_smem);
+    *el = reinterpret_cast<typename P::Element *>(vr_prog_smem + l.elements);
     vr_dyn_smem s;
     s.shaded = NULL; /* the program's elements live at *el */
     s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem + l.unique);
@@ -540,8 +564,9 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
     const uint32_t slots = 1u << table_log2;
     typename P::Element *el;
     const vr_dyn_smem s = vr_prog_derived_layout<P>::value
-                              ? vr_prog_dyn_carve_derived<P>(p.limits.max_unique, slots, &el)
-                              : vr_prog_dyn_carve<P>(layout, &el);
+                              ? vr_prog_dyn_carve<P>(vr_prog_layout_table_first<P>(
+                                    p.limits.max_unique, slots, p.limits.max_indices), &el)
+                              : vr_prog_dyn_carve<P>(vr_prog_elements_first(layout), &el);
     vr_dyn_clear_table(s, slots);
     if (threadIdx.x == 0)
         s_failed = 0;
@@ -814,7 +839,10 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     case VR_REUSE_MESHLET: {
         const uint32_t table_log2 = vr_dyn_table_log2(p.limits.max_unique);
         const vr_prog_layout l =
-            vr_prog_layout_of<P>(p.limits.max_unique, 1u << table_log2, p.limits.max_indices);
+            vr_prog_derived_layout<P>::value
+                ? vr_prog_layout_table_first<P>(p.limits.max_unique, 1u << table_log2,
+                                                p.limits.max_indices)
+                : vr_prog_layout_of<P>(p.limits.max_unique, 1u << table_log2, p.limits.max_indices);
         const int plan = vr_program_planned(kind);
         const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1, false>
                         : plan                 ? (const void *)vr_prog_hashed_kernel<P, 0, true>
