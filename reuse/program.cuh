@@ -21,10 +21,12 @@
  * phash, patch, meshlet) alone, as the renderer's own hash kernels have (VR_DYN_MAX_REGS): more
  * resident blocks for a cheap element function; a heavy one spills under it (default: none).
  * Optional: `enum { derived_layout = 1 };` - the hashed kernel computes its shared-memory layout
- * from the limits itself instead of taking it as an argument (vr_prog_layout). Under a tight
- * hashed_max_regs the two trade instructions for spills: with the argument the render program's
- * direct phash ran 4% faster at heavy load, its warp-staged one (more live addresses) spilled
- * 16 B more and ran 6% slower at simple load (H100, session 22, bench/NOTES.md).
+ * itself, hash table first (a constant address), instead of taking it as an argument with the
+ * elements first (vr_prog_layout). Under a tight hashed_max_regs the two trade instructions for
+ * spills: the argument made the render program's direct phash 4% faster at heavy load, but its
+ * warp-staged one (more live addresses) spilled 16 B more and ran 6% slower at simple load; with
+ * derived_layout that one spills less than ever and is within 1% (H100, session 22,
+ * bench/NOTES.md).
  * Optional: `enum { grouped_element = 1 };` with a member `uint32_t lanes` (a power of two,
  * 1..32, <= the block size): element() becomes
  *       __device__ Element element(uint32_t id, uint32_t lane, uint32_t lanes,
@@ -386,14 +388,19 @@ static __host__ __device__ inline size_t vr_prog_elements_bytes(uint32_t max_uni
     return ((size_t)max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u;
 }
 
-/* Byte offsets of a dynamic batch's shared-memory parts after its elements (which start it):
- * unique ids, hash table, position map; `bytes` in all. One function for the host, which
- * sizes the launch and passes the hashed kernel its layout, and the device (the sort kernel).
- * Passed as a kernel argument, each part's address is one parameter added to the window's base:
- * computed in the kernel from max_unique, ptxas rematerialised the table's and the map's
- * addresses from max_unique and table_log2 (about 15 instructions) at every key the render
- * program's phash kernel inserted, where the renderer's kernel keeps them in uniform registers
- * (ncu source view, H100, session 22: 30M of the 33M instructions it executed more). */
+/* Byte offsets of a dynamic batch's shared-memory parts - the program's elements, unique ids,
+ * hash table, position map - and `bytes` in all. Two layouts, chosen per program:
+ * - elements first (vr_prog_layout_of; the default): the host computes it and passes it to the
+ *   hashed kernel, so each part's address is one parameter added to the window's base. Computed
+ *   in the kernel from max_unique, ptxas rematerialised the table's and the map's addresses
+ *   (about 15 instructions) at every key the render program's phash kernel inserted, where the
+ *   renderer's kernel keeps them in uniform registers (ncu source view, H100, session 22: 30M
+ *   of the 33M instructions it executed more than the renderer's).
+ * - table first (vr_prog_layout_table_first; P::derived_layout): the kernel computes it itself;
+ *   the table's address is a constant and the map's one shift of table_log2 away, so the
+ *   insertion loop needs no parameter - for kernels that spill with the argument's addresses
+ *   live (the staged render program at 32 registers).
+ * The sort kernel computes the first layout itself (no table). */
 typedef struct vr_prog_layout {
     uint32_t elements, unique, table, map, bytes;
 } vr_prog_layout;
@@ -419,8 +426,7 @@ static __device__ __forceinline__ vr_prog_layout vr_prog_elements_first(vr_prog_
     return l;
 }
 
-/* EXPERIMENT: the derived layout with the hash table first (a constant address) and the map
- * next (one shift of table_log2), the elements last. */
+/* The table-first layout (see vr_prog_layout): table, map, unique ids, elements (16-aligned). */
 template <class P>
 static __host__ __device__ inline vr_prog_layout vr_prog_layout_table_first(uint32_t max_unique,
                                                                            uint32_t slots,
@@ -446,24 +452,6 @@ static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_prog_la
     s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem + l.unique);
     s.table = reinterpret_cast<uint32_t *>(vr_prog_smem + l.table);
     s.map = reinterpret_cast<uint16_t *>(vr_prog_smem + l.map);
-    return s;
-}
-
-/* The same parts as vr_prog_dyn_carve, their addresses derived from max_unique and slots in the
- * kernel (P::derived_layout; kept as pointer arithmetic: written with byte offsets instead, the
- * staged render program's hash kernel spilled 8 B instead of 4). */
-template <class P>
-static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve_derived(uint32_t max_unique,
-                                                                        uint32_t slots,
-                                                                        typename P::Element **el)
-{
-    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
-    *el = reinterpret_cast<typename P::Element *>(vr_prog_smem);
-    vr_dyn_smem s;
-    s.shaded = NULL;
-    s.unique = reinterpret_cast<uint32_t *>(vr_prog_smem + vr_prog_elements_bytes<P>(max_unique));
-    s.table = s.unique + max_unique;
-    s.map = reinterpret_cast<uint16_t *>(s.table + slots);
     return s;
 }
 

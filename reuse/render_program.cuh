@@ -79,8 +79,9 @@ struct vr_render_program : vr_render_program_base {
 
 /* The program with the renderer's warp-staged store: whole warps call primitive(). */
 struct vr_render_program_staged : vr_render_program_base {
-    /* derived_layout: with its layout as an argument this kernel spilled 16 B more in phash and
-     * ran 1.09-1.10x the renderer at simple load instead of 1.02-1.04 (H100, session 22) */
+    /* derived_layout (hash table first): with its layout as an argument this kernel spilled
+     * 16 B more in phash and ran 1.09-1.10x the renderer at simple load; with the table first
+     * 1.007-1.012, hash 0.96 (H100, session 22) */
     enum { converged_primitive = 1, derived_layout = 1 };
     __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
                               const Element *const *c, bool valid) const
