@@ -8,6 +8,7 @@
  */
 #include "pipeline/apps/apps.h"
 #include "pipeline/apps/loop_math.h"
+#include "pipeline/block_scan.cuh"
 #include "reuse/program.cuh"
 #include "scenes/scene.h" /* vr_mesh_free */
 
@@ -365,22 +366,6 @@ static __global__ void vr_walk_scatter_kernel(const uint32_t *cur, const uint32_
 #define VR_WALK_COOP_AGENTS ((uint32_t)VR_WALK_COOP_PER_THREAD * VR_WALK_CELLS)
 static_assert(VR_WALK_COOP_BLOCKS <= VR_WALK_COOP_THREADS, "one block sum per thread of a block");
 
-/* Sum over the block of 256 threads; every thread gets it. s_warp: 8 words, reused. */
-static __device__ __forceinline__ uint32_t vr_walk_block_sum(uint32_t x, uint32_t *s_warp)
-{
-    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
-    for (uint32_t d = VR_WARP_SIZE / 2; d > 0; d /= 2)
-        x += __shfl_xor_sync(VR_FULL_MASK, x, d);
-    __syncthreads(); /* s_warp's previous use is over */
-    if (lane == 0)
-        s_warp[warp] = x;
-    __syncthreads();
-    uint32_t sum = 0;
-    for (uint32_t w = 0; w < VR_WALK_COOP_THREADS / VR_WARP_SIZE; ++w)
-        sum += s_warp[w];
-    return sum;
-}
-
 /* n <= VR_WALK_COOP_AGENTS: thread t handles agents t + k * VR_WALK_CELLS, k < 8. */
 static __global__ void __launch_bounds__(VR_WALK_COOP_THREADS)
 vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict__ agents,
@@ -388,7 +373,7 @@ vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict
                     uint32_t *__restrict__ block_sums, uint32_t *__restrict__ sorted,
                     uint32_t *__restrict__ sorted_agents)
 {
-    __shared__ uint32_t s_warp[VR_WALK_COOP_THREADS / VR_WARP_SIZE];
+    __shared__ uint32_t s_warp[VR_WARP_SIZE]; /* vr_block_scan's */
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x; /* also this thread's cell */
     uint32_t cell[VR_WALK_COOP_PER_THREAD], rank[VR_WALK_COOP_PER_THREAD];
@@ -403,26 +388,20 @@ vr_walk_sort_kernel(const uint32_t *__restrict__ cur, const uint32_t *__restrict
             rank[k] = atomicAdd(hist + cell[k], 1u);
     grid.sync();
 
+    /* this cell's place among the block's agents, and the block's total */
     const uint32_t count = hist[first];
     hist[first] = 0; /* for the next step; nobody else reads it before the next launch */
-    const uint32_t own = vr_walk_block_sum(count, s_warp);
+    uint32_t own;
+    const uint32_t within = vr_block_scan(count, VR_SCAN_SUM, s_warp, &own);
     if (threadIdx.x == 0)
         block_sums[blockIdx.x] = own;
-    grid.sync();
+    grid.sync(); /* also the block barrier before s_warp is used again */
 
-    /* agents in the blocks before this one, then this cell's place within the block */
-    const uint32_t before = vr_walk_block_sum(threadIdx.x < blockIdx.x ? block_sums[threadIdx.x]
-                                                                       : 0u, s_warp);
-    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1), warp = threadIdx.x / VR_WARP_SIZE;
-    const uint32_t incl = vr_walk_warp_inclusive(count, lane);
-    __syncthreads(); /* every thread has read s_warp's sums */
-    if (lane == VR_WARP_SIZE - 1)
-        s_warp[warp] = incl;
-    __syncthreads();
-    uint32_t warps_before = 0;
-    for (uint32_t w = 0; w < warp; ++w)
-        warps_before += s_warp[w];
-    slot[first] = before + warps_before + incl - count;
+    /* agents in the blocks before this one */
+    uint32_t before;
+    vr_block_scan(threadIdx.x < blockIdx.x ? block_sums[threadIdx.x] : 0u, VR_SCAN_SUM, s_warp,
+                  &before);
+    slot[first] = before + within;
     grid.sync();
 
 #pragma unroll
