@@ -5,9 +5,9 @@
  * (reuse/reuse.h) without culling, byte for byte, and the same invocations. The device half,
  * the program struct for vr_program_run, is reuse/render_program.cuh; the C entry point below
  * runs it with the renderer's parameters, so tests and benchmarks compare it with ops->run.
- * First step of issue 13: measure what the general API costs the renderer; the renderer's own
- * kernels stay as they are. Try: `vreuse_tests gpu/render-program`,
- * `vreuse_tests apps-bench/render-program`.
+ * The renderer's geometry stage runs through it whenever there is no culling and the input is
+ * an index buffer (pipeline/stage/geometry.cu; VR_GEOMETRY_KERNELS=own: the strategies' own
+ * kernels). Try: `vreuse_tests gpu/render-program`, `vreuse_tests apps-bench/render-program`.
  */
 #ifndef VR_RENDER_PROGRAM_H
 #define VR_RENDER_PROGRAM_H

@@ -15,6 +15,7 @@
 #include "reuse/stage.cuh"
 #include "pipeline/compact/compact.h"
 #include "pipeline/gts/gts_batch.h"
+#include "reuse/render_program.h"
 
 struct vr_geometry {
     uint32_t vertex_count, index_count, triangles;
@@ -569,13 +570,41 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
     return VR_OK;
 }
 
-/* Points p->temp at a workspace of ops->temp_bytes(p) bytes (grown after `stream` drained, so no
- * kernel still reads the old one); *bytes (may be NULL) gets the size. */
+/* ---- the strategy's vertex stage: the general reuse API or the strategy's own kernels --------
+ * Without culling and on an index buffer the renderer is one user of the general reuse API
+ * (issue 13): vr_render_program_run runs the strategy's batching with the render program -
+ * the same queue byte for byte, the same counts (gpu/render-program), within 2% of the
+ * strategy's own kernels on the H100 in all 24 cases measured (bench/results/apps-h100.md,
+ * session 22). Culling into the queue compactions and compressed input keep the strategy's
+ * own kernels (ops->run): they are not programs yet. So do a plan's parts without source ids
+ * (given batches, streamed chunks: the mesh is already in plan order), which the API's
+ * contract does not take. VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, for A/B
+ * runs. */
+static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p)
+{
+    const char *env = getenv("VR_GEOMETRY_KERNELS"); /* per run: tests switch it */
+    const int own = env && !strcmp(env, "own");
+    return !own && !p->cull && !p->gts && !(ops->plan && !p->tri_ids);
+}
+
+static size_t vr_geometry_temp_bytes(const vr_reuse_ops *ops, const vr_reuse_params *p)
+{
+    return vr_geometry_via_api(ops, p) ? vr_render_program_temp_bytes(ops->kind, p)
+                                  : ops->temp_bytes(p);
+}
+
+static vr_status vr_geometry_stage(const vr_reuse_ops *ops, const vr_reuse_params *p)
+{
+    return vr_geometry_via_api(ops, p) ? vr_render_program_run(ops->kind, p) : ops->run(p);
+}
+
+/* Points p->temp at a workspace of vr_geometry_temp_bytes(ops, p) bytes (grown after `stream`
+ * drained, so no kernel still reads the old one); *bytes (may be NULL) gets the size. */
 static vr_status vr_geometry_temp(vr_geometry *g, const vr_reuse_ops *ops, vr_reuse_params *p,
                                   cudaStream_t stream, size_t *bytes)
 {
     p->temp = NULL;
-    const size_t temp_bytes = ops->temp_bytes(p);
+    const size_t temp_bytes = vr_geometry_temp_bytes(ops, p);
     if (temp_bytes > g->temp_capacity) {
         VR_CUDA_CHECK(cudaStreamSynchronize(stream));
         g->temp_capacity = 0;
@@ -737,7 +766,7 @@ vr_status vr_geometry_enqueue(vr_geometry *g, const vr_reuse_ops *ops, const vr_
     l.p.stream = s;
     if ((st = vr_geometry_clear_counts(g, s)) != VR_OK)
         return st;
-    return ops->run(&l.p);
+    return vr_geometry_stage(ops, &l.p);
 }
 
 vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
@@ -766,7 +795,7 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
             VR_CUDA_CHECK(cudaMemsetAsync(g->d_keys, 0xff, tris * 4, g->stream));
     }
     VR_CUDA_CHECK(cudaEventRecord(g->start, g->stream));
-    st = ops->run(&p);
+    st = vr_geometry_stage(ops, &p);
     if (st == VR_OK && keyed)
         st = vr_geometry_compact_keyed(g, p.queue_mode);
     VR_CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
@@ -956,7 +985,7 @@ vr_status vr_geometry_run_chunk(vr_geometry *g, const vr_reuse_ops *ops,
     VR_CUDA_CHECK(cudaMemsetAsync(g->d_counters, 0, sizeof(vr_counters), s));
     if (c->triangles == 0)
         return VR_OK;
-    if ((st = ops->run(&p)) != VR_OK)
+    if ((st = vr_geometry_stage(ops, &p)) != VR_OK)
         return st;
     vr_geometry_tally_kernel<<<1, 1, 0, s>>>(g->d_tally, g->d_counters, c->triangles,
                                              cfg->count != 0);
