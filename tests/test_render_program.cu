@@ -3,15 +3,19 @@
  * and two sets of limits, without culling, the program's queue (poisoned first) equals the
  * renderer's byte for byte - vr_geometry_run with the warp-staged and with the direct queue
  * store - and so do invocations, queue counts and per-vertex shade counts; both programs, the
- * direct vr_render_program and the warp-staged vr_render_program_staged (converged_primitive);
+ * direct vr_render_program and the warp-staged vr_render_program_staged (both converged_primitive);
  * "gpu-small/render-program" the same on a small grid for compute-sanitizer.
  * "apps-bench/render-program" (not run by ctest) times sphere:7M and stanford-bunny.obj@7M in
  * forsyth order, loads simple and heavy, the paper's limits (block 256): the renderer's kernels
  * (staged and direct store) against vr_program_run<vr_render_program>, the median of 10 runs
  * after a warm-up, events around the kernels only, as CSV rows
- * render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,ratio
- * (ratio = program / the faster renderer store; program = vr_render_program, the direct store),
- * and the same columns again as render-api-staged rows with vr_render_program_staged.
+ * render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,ratio,
+ * ratio_same_store (ratio = program / the faster renderer store, ratio_same_store = program /
+ * the renderer with the program's store; program = vr_render_program, the direct store), and
+ * the same columns again as render-api-staged rows with vr_render_program_staged and as
+ * render-api-plain rows with the direct store under the API's plain contract; stage-api-staged
+ * and stage-api-direct rows time vr_geometry_run as the renderer runs it (through
+ * vr_render_program_run: its counter clear and fold included) in the program_ms column.
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
  * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
@@ -73,16 +77,26 @@ static vr_status rp_upload(rp_dev *d, const vr_mesh *m)
     return st;
 }
 
-/* vr_geometry_run with the strategy's own kernels: without culling vr_geometry_run itself goes
- * through the general API (pipeline/stage/geometry.cu), which would compare the program with
- * itself. */
-static vr_status rp_renderer_run(vr_geometry *g, const vr_reuse_ops *ops,
-                                 const vr_reuse_params *cfg, int poison, float *ms)
+/* vr_geometry_run with the strategy's own kernels (own != 0) or as the renderer runs by
+ * default: without culling vr_geometry_run goes through the general API
+ * (pipeline/stage/geometry.cu), so the oracle and the "renderer" columns of the bench take
+ * own = 1, else the program would be compared with itself. */
+static vr_status rp_renderer_run_as(vr_geometry *g, const vr_reuse_ops *ops,
+                                    const vr_reuse_params *cfg, int poison, float *ms, int own)
 {
-    setenv("VR_GEOMETRY_KERNELS", "own", 1);
+    if (own)
+        setenv("VR_GEOMETRY_KERNELS", "own", 1);
+    else
+        unsetenv("VR_GEOMETRY_KERNELS");
     const vr_status st = vr_geometry_run(g, ops, cfg, poison, ms);
     unsetenv("VR_GEOMETRY_KERNELS");
     return st;
+}
+
+static vr_status rp_renderer_run(vr_geometry *g, const vr_reuse_ops *ops,
+                                 const vr_reuse_params *cfg, int poison, float *ms)
+{
+    return rp_renderer_run_as(g, ops, cfg, poison, ms, 1);
 }
 
 /* *p: the renderer's parameters for `ops` with configuration cfg over d's copies (dynamic
@@ -344,15 +358,16 @@ static float rp_median(float *ms, int runs)
     return runs % 2 ? ms[runs / 2] : 0.5f * (ms[runs / 2 - 1] + ms[runs / 2]);
 }
 
-/* The renderer through vr_geometry_run (its events enclose ops->run only): median ms. */
+/* The renderer through vr_geometry_run (its events enclose the vertex stage only: ops->run,
+ * or with own = 0 vr_render_program_run's clear, kernels and fold): median ms. */
 static vr_status rp_time_renderer(vr_geometry *g, const vr_reuse_ops *ops,
-                                  const vr_reuse_params *cfg, float *median)
+                                  const vr_reuse_params *cfg, float *median, int own)
 {
     float ms[RP_RUNS_MAX];
     const int runs = rp_runs();
-    vr_status st = rp_renderer_run(g, ops, cfg, 0, NULL); /* warm-up (and batches, plans) */
+    vr_status st = rp_renderer_run_as(g, ops, cfg, 0, NULL, own); /* warm-up, batches, plans */
     for (int i = 0; i < runs && st == VR_OK; ++i)
-        st = rp_renderer_run(g, ops, cfg, 0, &ms[i]);
+        st = rp_renderer_run_as(g, ops, cfg, 0, &ms[i], own);
     if (st == VR_OK)
         *median = rp_median(ms, runs);
     return st;
@@ -400,6 +415,29 @@ done:
     return st;
 }
 
+/* The render program under the API's plain contract (primitive() only on valid lanes, in
+ * divergent code): vr_render_program before session 23, kept here to time what the contract
+ * costs a store-bound program (render-api-plain rows). */
+struct rp_plain_program : vr_render_program_base {
+    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                              const Element *const *c) const
+    {
+        for (int k = 0; k < 3; ++k)
+            vr_store_corner(queue, pos, k, *c[k], ids[k]);
+        queue.tri_id[pos] = prim;
+    }
+};
+
+/* One CSV row: the program's time against the faster renderer store and against the renderer
+ * with the program's own store. */
+static void rp_bench_row(const char *row, const char *name, const char *load, const char *strategy,
+                         float staged, float direct, float prog, int prog_staged)
+{
+    const float best = staged < direct ? staged : direct;
+    printf("%s,%s,%s,%s,%.4f,%.4f,%.4f,%.3f,%.3f\n", row, name, load, strategy, staged, direct,
+           prog, prog / best, prog / (prog_staged ? staged : direct));
+}
+
 static void rp_bench_scene(const vr_mesh *m, const char *name)
 {
     vr_geometry *g = NULL;
@@ -420,28 +458,35 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             const vr_batch_limits paper = vr_batch_limits_paper();
             vr_batch_limits_apply(&cfg, &paper);
             cfg.shader.loop_iterations = vr_load_iterations[loads[li]];
-            float staged = 0, direct = 0, prog = 0, prog_staged = 0;
+            float staged = 0, direct = 0, prog = 0, prog_staged = 0, prog_plain = 0;
+            float api_staged = 0, api_direct = 0; /* the renderer's default path, the API */
             vr_status st;
             cfg.queue_store = 1;
-            if ((st = rp_time_renderer(g, ops, &cfg, &staged)) == VR_OK) {
-                cfg.queue_store = 0;
-                st = rp_time_renderer(g, ops, &cfg, &direct);
-            }
+            if ((st = rp_time_renderer(g, ops, &cfg, &staged, 1)) == VR_OK)
+                st = rp_time_renderer(g, ops, &cfg, &api_staged, 0);
+            cfg.queue_store = 0;
+            if (st == VR_OK)
+                st = rp_time_renderer(g, ops, &cfg, &direct, 1);
+            if (st == VR_OK)
+                st = rp_time_renderer(g, ops, &cfg, &api_direct, 0);
             if (st == VR_OK)
                 st = rp_time_program<vr_render_program>(&d, m, ops, &cfg, &prog);
             if (st == VR_OK)
                 st = rp_time_program<vr_render_program_staged>(&d, m, ops, &cfg, &prog_staged);
+            if (st == VR_OK)
+                st = rp_time_program<rp_plain_program>(&d, m, ops, &cfg, &prog_plain);
             if (st != VR_OK) {
                 printf("render-api,%s,%s,%s,FAIL %s\n", name, vr_load_names[loads[li]],
                        ops->name, vr_last_error());
                 continue;
             }
-            const float best = staged < direct ? staged : direct;
-            printf("render-api,%s,%s,%s,%.4f,%.4f,%.4f,%.3f\n", name, vr_load_names[loads[li]],
-                   ops->name, staged, direct, prog, prog / best);
-            printf("render-api-staged,%s,%s,%s,%.4f,%.4f,%.4f,%.3f\n", name,
-                   vr_load_names[loads[li]], ops->name, staged, direct, prog_staged,
-                   prog_staged / best);
+            const char *load = vr_load_names[loads[li]];
+            rp_bench_row("render-api", name, load, ops->name, staged, direct, prog, 0);
+            rp_bench_row("render-api-staged", name, load, ops->name, staged, direct, prog_staged,
+                         1);
+            rp_bench_row("render-api-plain", name, load, ops->name, staged, direct, prog_plain, 0);
+            rp_bench_row("stage-api-staged", name, load, ops->name, staged, direct, api_staged, 1);
+            rp_bench_row("stage-api-direct", name, load, ops->name, staged, direct, api_direct, 0);
             fflush(stdout);
         }
     rp_free(&d);
@@ -454,11 +499,15 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
         return VR_TEST_SKIP;
     printf("# render program vs renderer: forsyth order, paper limits (block 256, N_u 256, 1023 "
            "indices, warp 96), no culling; median of %d runs after a warm-up, events around the "
-           "kernels; ratio = program / faster renderer store; render-api rows: the direct-store "
-           "program, render-api-staged rows: the warp-staged (converged_primitive) program\n",
+           "kernels; ratio = program / faster renderer store, ratio_same_store = program / "
+           "renderer with the program's store; render-api rows: the direct-store program, "
+           "render-api-staged rows: the warp-staged program, render-api-plain rows: the "
+           "direct store under the plain contract (not converged); stage-api-staged and "
+           "stage-api-direct rows: vr_geometry_run as the renderer runs it (through the API: "
+           "the program's clear, kernels and fold), program_ms its time\n",
            rp_runs());
     printf("render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,"
-           "ratio\n");
+           "ratio,ratio_same_store\n");
     static const char *const specs[] = {"sphere:7M", "stanford-bunny.obj@7M"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; ++i) {
         vr_mesh m;
