@@ -3,10 +3,11 @@
  * shade into (vr_shade_vertex, reuse/stage.cuh, without its counting: the API counts), and
  * primitive = the renderer's direct store (vr_store_corner x 3 + tri_id) at slot = stream
  * position `pos` (a plan's position for patch and meshlet), tri_id = the source id `prim`.
- * Both declare converged_primitive (whole warps call primitive() with a valid flag):
- * vr_render_program stores directly, each valid lane its own record; vr_render_program_staged
- * stores as the renderer's vr_emit_triangle_at does without culling, warp-staged
- * (vr_render_program_store_warp), partial warps included. The bytes are the same.
+ * vr_render_program stores directly, each record from its own thread: program.cuh's plain
+ * contract (no warp collectives in primitive()). vr_render_program_staged declares
+ * converged_primitive: whole warps call its primitive() with a valid flag, and it stores as the
+ * renderer's vr_emit_triangle_at does without culling, warp-staged (vr_render_program_store_warp),
+ * partial warps included. The bytes are the same.
  * Included by reuse/render_program.cu and the benchmark in tests/test_render_program.cu, which
  * calls vr_program_run<P> itself so that its events enclose the kernels only.
  */
@@ -65,18 +66,11 @@ struct vr_render_program_base {
     }
 };
 
-/* The program with the renderer's direct store: each valid lane stores its own record. It is
- * converged (called by whole warps, as the renderer's assembly loops are) with the staged
- * variant's layout: the plain contract (primitive() only on valid lanes) ran 1.64x the
- * renderer's direct store for warp and 1.50x for multi at simple load (H100, session 23;
- * tests/test_render_program.cu still times it as the render-api-plain rows). */
+/* The program with the renderer's direct store (the API's plain contract). */
 struct vr_render_program : vr_render_program_base {
-    enum { converged_primitive = 1, derived_layout = 1 };
     __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
-                              const Element *const *c, bool valid) const
+                              const Element *const *c) const
     {
-        if (!valid)
-            return;
         for (int k = 0; k < 3; ++k)
             vr_store_corner(queue, pos, k, *c[k], ids[k]);
         queue.tri_id[pos] = prim;

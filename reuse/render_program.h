@@ -5,9 +5,9 @@
  * (reuse/reuse.h) without culling, byte for byte, and the same invocations. The device half,
  * the program struct for vr_program_run, is reuse/render_program.cuh; the C entry point below
  * runs it with the renderer's parameters, so tests and benchmarks compare it with ops->run.
- * The renderer's geometry stage runs through it whenever there is no culling and the input is
- * an index buffer (pipeline/stage/geometry.cu; VR_GEOMETRY_KERNELS=own: the strategies' own
- * kernels). Try: `vreuse_tests gpu/render-program`, `vreuse_tests apps-bench/render-program`.
+ * The renderer's geometry stage runs through it whenever there is no culling, the input is an
+ * index buffer and the queue store is warp-staged, the default (pipeline/stage/geometry.cu;
+ * VR_GEOMETRY_KERNELS=own: the strategies' own kernels). Try: `vreuse_tests gpu/render-program`, `vreuse_tests apps-bench/render-program`.
  */
 #ifndef VR_RENDER_PROGRAM_H
 #define VR_RENDER_PROGRAM_H

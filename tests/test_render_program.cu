@@ -3,7 +3,7 @@
  * and two sets of limits, without culling, the program's queue (poisoned first) equals the
  * renderer's byte for byte - vr_geometry_run with the warp-staged and with the direct queue
  * store - and so do invocations, queue counts and per-vertex shade counts; both programs, the
- * direct vr_render_program and the warp-staged vr_render_program_staged (both converged_primitive);
+ * direct vr_render_program and the warp-staged vr_render_program_staged (converged_primitive);
  * "gpu-small/render-program" the same on a small grid for compute-sanitizer.
  * "apps-bench/render-program" (not run by ctest) times sphere:7M and stanford-bunny.obj@7M in
  * forsyth order, loads simple and heavy, the paper's limits (block 256): the renderer's kernels
@@ -12,10 +12,9 @@
  * render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,ratio,
  * ratio_same_store (ratio = program / the faster renderer store, ratio_same_store = program /
  * the renderer with the program's store; program = vr_render_program, the direct store), and
- * the same columns again as render-api-staged rows with vr_render_program_staged and as
- * render-api-plain rows with the direct store under the API's plain contract; stage-api-staged
- * and stage-api-direct rows time vr_geometry_run as the renderer runs it (through
- * vr_render_program_run: its counter clear and fold included) in the program_ms column.
+ * the same columns again as render-api-staged rows with vr_render_program_staged, and as
+ * stage-api-staged rows with vr_geometry_run as the renderer runs it by default (the staged
+ * store through vr_render_program_run: its counter clear and fold included) in program_ms.
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
  * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
@@ -415,19 +414,6 @@ done:
     return st;
 }
 
-/* The render program under the API's plain contract (primitive() only on valid lanes, in
- * divergent code): vr_render_program before session 23, kept here to time what the contract
- * costs a store-bound program (render-api-plain rows). */
-struct rp_plain_program : vr_render_program_base {
-    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
-                              const Element *const *c) const
-    {
-        for (int k = 0; k < 3; ++k)
-            vr_store_corner(queue, pos, k, *c[k], ids[k]);
-        queue.tri_id[pos] = prim;
-    }
-};
-
 /* One CSV row: the program's time against the faster renderer store and against the renderer
  * with the program's own store. */
 static void rp_bench_row(const char *row, const char *name, const char *load, const char *strategy,
@@ -458,23 +444,19 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             const vr_batch_limits paper = vr_batch_limits_paper();
             vr_batch_limits_apply(&cfg, &paper);
             cfg.shader.loop_iterations = vr_load_iterations[loads[li]];
-            float staged = 0, direct = 0, prog = 0, prog_staged = 0, prog_plain = 0;
-            float api_staged = 0, api_direct = 0; /* the renderer's default path, the API */
+            float staged = 0, direct = 0, prog = 0, prog_staged = 0;
+            float api_staged = 0; /* vr_geometry_run's default path: the API */
             vr_status st;
             cfg.queue_store = 1;
             if ((st = rp_time_renderer(g, ops, &cfg, &staged, 1)) == VR_OK)
                 st = rp_time_renderer(g, ops, &cfg, &api_staged, 0);
-            cfg.queue_store = 0;
+            cfg.queue_store = 0; /* the direct store: the own kernels (geometry.cu) */
             if (st == VR_OK)
                 st = rp_time_renderer(g, ops, &cfg, &direct, 1);
-            if (st == VR_OK)
-                st = rp_time_renderer(g, ops, &cfg, &api_direct, 0);
             if (st == VR_OK)
                 st = rp_time_program<vr_render_program>(&d, m, ops, &cfg, &prog);
             if (st == VR_OK)
                 st = rp_time_program<vr_render_program_staged>(&d, m, ops, &cfg, &prog_staged);
-            if (st == VR_OK)
-                st = rp_time_program<rp_plain_program>(&d, m, ops, &cfg, &prog_plain);
             if (st != VR_OK) {
                 printf("render-api,%s,%s,%s,FAIL %s\n", name, vr_load_names[loads[li]],
                        ops->name, vr_last_error());
@@ -484,9 +466,7 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             rp_bench_row("render-api", name, load, ops->name, staged, direct, prog, 0);
             rp_bench_row("render-api-staged", name, load, ops->name, staged, direct, prog_staged,
                          1);
-            rp_bench_row("render-api-plain", name, load, ops->name, staged, direct, prog_plain, 0);
             rp_bench_row("stage-api-staged", name, load, ops->name, staged, direct, api_staged, 1);
-            rp_bench_row("stage-api-direct", name, load, ops->name, staged, direct, api_direct, 0);
             fflush(stdout);
         }
     rp_free(&d);
@@ -501,9 +481,8 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
            "indices, warp 96), no culling; median of %d runs after a warm-up, events around the "
            "kernels; ratio = program / faster renderer store, ratio_same_store = program / "
            "renderer with the program's store; render-api rows: the direct-store program, "
-           "render-api-staged rows: the warp-staged program, render-api-plain rows: the "
-           "direct store under the plain contract (not converged); stage-api-staged and "
-           "stage-api-direct rows: vr_geometry_run as the renderer runs it (through the API: "
+           "render-api-staged rows: the warp-staged program, stage-api-staged rows: "
+           "vr_geometry_run as the renderer runs it by default (staged store through the API: "
            "the program's clear, kernels and fold), program_ms its time\n",
            rp_runs());
     printf("render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,"
