@@ -16,15 +16,25 @@ extern "C" size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reus
     return bytes;
 }
 
-/* Adds the program's counts to the renderer's counters: one thread. */
+/* Adds the program's counts to the renderer's counters: one thread. Every primitive is queued
+ * without culling; with culling the program counts queue_count itself (atomic) or the keyed
+ * compaction does. */
 static __global__ void vr_render_program_fold(vr_counters *out, const vr_program_counters *c,
-                                              int count)
+                                              int count, int cull)
 {
     if (count) {
         out->invocations += c->invocations;
-        out->queue_count += (uint32_t)c->primitives;
+        if (!cull)
+            out->queue_count += (uint32_t)c->primitives;
     }
     out->overflow += c->overflow;
+}
+
+extern "C" int vr_render_program_takes(const vr_reuse_params *p)
+{
+    assert(p);
+    return !p->gts && (!p->cull || ((p->queue_mode == VR_QUEUE_ATOMIC || vr_queue_keyed(p)) &&
+                                    !p->cluster_cull && p->queue_store));
 }
 
 extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p)
@@ -34,10 +44,17 @@ extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_pa
     vr_status st = vr_reuse_validate(p, who);
     if (st != VR_OK)
         return st;
-    if (p->cull || p->gts)
-        return VR_ERROR(VR_ERR_ARG, "%s: the render program runs without culling and on an "
-                        "index buffer (cull %d, compressed input %s)", who, p->cull,
-                        p->gts ? "set" : "none");
+    if (!vr_render_program_takes(p))
+        return VR_ERROR(VR_ERR_ARG, "%s: the render program runs on an index buffer, without "
+                        "culling or culling into an atomic or keyed (cub, hp) queue with the "
+                        "staged store and no cluster culling (compressed input %s, cull %d, "
+                        "queue %s, store %s, cluster cull %d)", who, p->gts ? "set" : "none",
+                        p->cull, (unsigned)p->queue_mode < VR_QUEUE_MODE_COUNT
+                                     ? vr_queue_mode_names[p->queue_mode] : "?",
+                        p->queue_store ? "staged" : "direct", p->cluster_cull);
+    if (vr_queue_keyed(p) && !p->queue_keys)
+        return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue needs its keys "
+                        "(vr_reuse_params.queue_keys)", who, vr_queue_mode_names[p->queue_mode]);
     if (!p->temp)
         return VR_ERROR(VR_ERR_ARG, "%s: the render program needs its workspace "
                         "(vr_render_program_temp_bytes)", who);
@@ -48,12 +65,20 @@ extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_pa
                          : NULL;
     VR_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof *counters, stream));
     const vr_program_params q = vr_render_program_params(kind, p, counters, elements);
-    st = p->queue_store
-             ? vr_program_run(kind, q, vr_render_program_of<vr_render_program_staged>(p), stream)
-             : vr_program_run(kind, q, vr_render_program_of<vr_render_program>(p), stream);
+    if (p->cull) {
+        vr_render_program_cull prog = vr_render_program_of<vr_render_program_cull>(p);
+        prog.counters = p->counters;
+        prog.keys = vr_queue_keyed(p) ? p->queue_keys : NULL;
+        prog.two_sided = p->two_sided;
+        st = vr_program_run(kind, q, prog, stream);
+    } else if (p->queue_store) {
+        st = vr_program_run(kind, q, vr_render_program_of<vr_render_program_staged>(p), stream);
+    } else {
+        st = vr_program_run(kind, q, vr_render_program_of<vr_render_program>(p), stream);
+    }
     if (st != VR_OK)
         return st;
-    vr_render_program_fold<<<1, 1, 0, stream>>>(p->counters, counters, p->count);
+    vr_render_program_fold<<<1, 1, 0, stream>>>(p->counters, counters, p->count, p->cull);
     VR_LAUNCH_CHECK("vr_render_program_fold", stream);
     return VR_OK;
 }

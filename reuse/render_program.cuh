@@ -90,7 +90,59 @@ struct vr_render_program_staged : vr_render_program_base {
     }
 };
 
-/* The program of the renderer's parameters p (device pointers); P one of the two above. */
+/* Culling into the atomic queue or a keyed one (cub, hp), as the renderer's vr_emit_triangle_at
+ * does with p.cull: classify, count the dropped triangles per reason (one atomic per reason per
+ * warp), then either reserve the warp's kept slots with one atomicAdd on queue_count and store
+ * each kept record directly at its slot (atomic: the order depends on the schedule), or write the
+ * position's key (its position when kept, VR_QUEUE_KEY_DROPPED when not) and store every
+ * triangle warp-staged at its position for the geometry stage's separate compaction (keyed).
+ * Converged: the votes need the whole warp. ink and collate emit block-wide in order, which a
+ * warp's primitive function cannot; they stay in the renderer's kernels. */
+struct vr_render_program_cull : vr_render_program_base {
+    enum { converged_primitive = 1, derived_layout = 1 };
+    vr_counters *counters; /* the renderer's: culled[], and queue_count / overflow (atomic) */
+    uint32_t *keys;        /* keyed: index_count / 3 keys; NULL: the atomic queue */
+    int two_sided;
+
+    __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                              const Element *const *c, bool valid) const
+    {
+        const vr_cull_reason why =
+            valid ? vr_cull_classify(c[0], c[1], c[2], two_sided) : VR_CULL_KEPT;
+        const uint32_t lane = vr_lane_id();
+        for (int r = VR_CULL_KEPT + 1; r < VR_CULL_TRIANGLE_REASONS; ++r) {
+            const unsigned ballot = __ballot_sync(VR_FULL_MASK, why == r);
+            if (ballot && lane == 0)
+                atomicAdd(&counters->culled[r], (uint32_t)__popc(ballot));
+        }
+        if (keys) {
+            if (valid)
+                keys[pos] = why == VR_CULL_KEPT ? pos : VR_QUEUE_KEY_DROPPED;
+            vr_render_program_store_warp(queue, valid, prim, pos, ids, c);
+            return;
+        }
+        const bool keep = valid && why == VR_CULL_KEPT;
+        const unsigned ballot = __ballot_sync(VR_FULL_MASK, keep);
+        if (!ballot)
+            return;
+        uint32_t base = 0;
+        if (lane == 0)
+            base = atomicAdd(&counters->queue_count, (uint32_t)__popc(ballot));
+        base = __shfl_sync(VR_FULL_MASK, base, 0);
+        if (!keep)
+            return;
+        const uint32_t slot = base + __popc(ballot & ((1u << lane) - 1u));
+        if (slot >= queue.capacity) {
+            atomicAdd(&counters->overflow, 1u);
+            return;
+        }
+        for (int k = 0; k < 3; ++k)
+            vr_store_corner(queue, slot, k, *c[k], ids[k]);
+        queue.tri_id[slot] = prim;
+    }
+};
+
+/* The program of the renderer's parameters p (device pointers); P one of the above. */
 template <class P>
 static inline P vr_render_program_of(const vr_reuse_params *p)
 {

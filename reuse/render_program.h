@@ -27,16 +27,24 @@ extern "C" {
 #define VR_RENDER_PROGRAM_COUNTERS_BYTES 256u /* keeps multi's elements 256-byte aligned */
 size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p);
 
+/* Whether vr_render_program_run takes p: an index buffer (no gts), and no culling, or culling
+ * into the atomic queue or a keyed one (cub, hp) with the warp-staged store and without cluster
+ * culling. ink and collate compact block-wide in order, which a warp's primitive function
+ * cannot; they stay with the renderer's own kernels. */
+int vr_render_program_takes(const vr_reuse_params *p);
+
 /* Runs strategy `kind` (naive .. meshlet) over p as the render program: p as for
  * vr_reuse_all[kind].run (device pointers; dynamic batch starts, or a plan's plan-ordered
  * indices, tri_ids and starts), with p->temp holding vr_render_program_temp_bytes(kind, p)
- * bytes. Without culling only (cull, gts: VR_ERR_ARG). p->queue_store picks the program:
- * 0 vr_render_program (the direct store), nonzero vr_render_program_staged (warp-staged
- * stores from inside primitive(); render_program.cuh), the same bytes. Enqueued on p->stream
- * without waiting: the workspace's counters are cleared, the program runs, and its counts are added to
- * p->counters (invocations; queue_count += primitives when counting; overflow). Errors as the
- * renderer's run (the same checks) and as vr_program_run. Both functions are defined only in
- * a CUDA build (render_program.cu); only GPU tests call them. */
+ * bytes; VR_ERR_ARG unless vr_render_program_takes(p). The program: with culling
+ * vr_render_program_cull (the atomic queue, or keys plus warp-staged stores for the geometry
+ * stage's compaction), else by p->queue_store: 0 vr_render_program (the direct store), nonzero
+ * vr_render_program_staged (warp-staged stores from inside primitive(); render_program.cuh),
+ * the same bytes. Enqueued on p->stream without waiting: the workspace's counters are cleared,
+ * the program runs, and its counts are added to p->counters (invocations; without culling
+ * queue_count += primitives when counting; overflow). Errors as the renderer's run (the same
+ * checks) and as vr_program_run. Both functions are defined only in a CUDA build
+ * (render_program.cu); only GPU code calls them. */
 vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p);
 
 #ifdef __cplusplus

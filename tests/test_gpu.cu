@@ -98,19 +98,23 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * the timed configuration (neither); all with the default warp-staged queue store
          * (culling always stores directly), then counting, no culling with the direct store:
          * both store paths, same queue. The first block size also culls into collate and
-         * atomic queues (the same set, any order), two-sided (ink), and into cub and hp queues
-         * (source order: slot by slot but for a plan's). */
-        static const vr_queue_mode modes[] = {VR_QUEUE_INK,     VR_QUEUE_INK,     VR_QUEUE_INK,
-                                              VR_QUEUE_INK,     VR_QUEUE_COLLATE, VR_QUEUE_ATOMIC,
-                                              VR_QUEUE_INK,     VR_QUEUE_CUB,     VR_QUEUE_HP};
-        const int runs = b == blocks ? 9 : 4;
+         * atomic queues (the same set, any order), two-sided (ink), into cub and hp queues
+         * (source order: slot by slot but for a plan's), then atomic two-sided, and atomic and
+         * cub with the direct store. Unculled and atomic, cub and hp runs with the staged store
+         * go through the general reuse API (pipeline/stage/geometry.cu), the direct store and
+         * ink and collate through the strategy's own kernels: both paths are checked. */
+        static const vr_queue_mode modes[] = {
+            VR_QUEUE_INK, VR_QUEUE_INK, VR_QUEUE_INK,    VR_QUEUE_INK,    VR_QUEUE_COLLATE,
+            VR_QUEUE_ATOMIC, VR_QUEUE_INK, VR_QUEUE_CUB, VR_QUEUE_HP,     VR_QUEUE_ATOMIC,
+            VR_QUEUE_ATOMIC, VR_QUEUE_CUB};
+        const int runs = b == blocks ? 12 : 4;
         for (int run = 0; run < runs; ++run) {
             cfg.block_size = *b;
             cfg.count = run != 2;
             cfg.cull = run == 1 || run >= 4;
-            cfg.queue_store = run == 3 ? 0 : base->queue_store;
+            cfg.queue_store = run == 3 || run >= 10 ? 0 : base->queue_store;
             cfg.queue_mode = modes[run];
-            cfg.two_sided = run == 6;
+            cfg.two_sided = run == 6 || run == 9;
             char rwhat[320];
             snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s%s%s, %s store", what, *b,
                      cfg.cull ? ", cull into " : "",

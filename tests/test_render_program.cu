@@ -15,6 +15,10 @@
  * the same columns again as render-api-staged rows with vr_render_program_staged, and as
  * stage-api-staged rows with vr_geometry_run as the renderer runs it by default (the staged
  * store through vr_render_program_run: its counter clear and fold included) in program_ms.
+ * Then per case, culling with the identity camera into the atomic, cub and hp queues (staged
+ * store): cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio - vr_geometry_run with the
+ * own kernels and through the API (ratio = api / own; its events enclose the stage and, keyed,
+ * the separate compaction).
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
  * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
@@ -467,6 +471,24 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             rp_bench_row("render-api-staged", name, load, ops->name, staged, direct, prog_staged,
                          1);
             rp_bench_row("stage-api-staged", name, load, ops->name, staged, direct, api_staged, 1);
+            /* culling (the identity camera: the back half of a closed mesh goes) into the
+             * queues the API takes: vr_geometry_run with the own kernels, then through it */
+            static const vr_queue_mode culled[] = {VR_QUEUE_ATOMIC, VR_QUEUE_CUB, VR_QUEUE_HP};
+            cfg.queue_store = 1;
+            cfg.cull = 1;
+            for (size_t c = 0; c < sizeof culled / sizeof culled[0]; ++c) {
+                float own = 0, api = 0;
+                cfg.queue_mode = culled[c];
+                st = rp_time_renderer(g, ops, &cfg, &own, 1);
+                if (st == VR_OK)
+                    st = rp_time_renderer(g, ops, &cfg, &api, 0);
+                if (st != VR_OK)
+                    printf("cull-api,%s,%s,%s,%s,FAIL %s\n", name, load, ops->name,
+                           vr_queue_mode_names[culled[c]], vr_last_error());
+                else
+                    printf("cull-api,%s,%s,%s,%s,%.4f,%.4f,%.3f\n", name, load, ops->name,
+                           vr_queue_mode_names[culled[c]], own, api, api / own);
+            }
             fflush(stdout);
         }
     rp_free(&d);
@@ -487,6 +509,7 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
            rp_runs());
     printf("render-api,scene,load,strategy,renderer_staged_ms,renderer_direct_ms,program_ms,"
            "ratio,ratio_same_store\n");
+    printf("cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio\n");
     static const char *const specs[] = {"sphere:7M", "stanford-bunny.obj@7M"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; ++i) {
         vr_mesh m;

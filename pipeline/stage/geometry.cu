@@ -571,23 +571,25 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
 }
 
 /* ---- the strategy's vertex stage: the general reuse API or the strategy's own kernels --------
- * Without culling, on an index buffer and with the warp-staged queue store (the default) the
- * renderer is one user of the general reuse API (issue 13): vr_render_program_run runs the
- * strategy's batching with the render program - the same queue byte for byte, the same counts
- * (gpu/render-program) - and vr_geometry_run so took 0.944-1.020x the own kernels' time in all
- * 24 cases, twice (H100, session 23: the stage-api-staged rows of
+ * With the warp-staged queue store (the default), on an index buffer, and without culling or
+ * culling into the atomic or a keyed (cub, hp) queue (vr_render_program_takes), the renderer is
+ * one user of the general reuse API (issue 13): vr_render_program_run runs the strategy's
+ * batching with a render program - the same queue byte for byte (atomic: the same triangles),
+ * the same counts (gpu/render-program). Unculled, vr_geometry_run so took 0.944-1.020x the own
+ * kernels' time in all 24 cases, twice (H100, session 23: the stage-api-staged rows of
  * bench/results/render-api-h100-c42cfa9.csv). The rest keeps the strategy's own kernels
  * (ops->run). The direct store: its program is not at par - at simple load 1.02-1.65x the own
  * direct store (warp 1.60, multi 1.50), 1.06-1.49x as a converged program, multi 1.3x at heavy
- * load (the render-api-plain and render-api rows of the same file). Culling into the queue
- * compactions and compressed input: not programs yet. A plan's parts without source ids (given batches,
- * streamed chunks: the mesh is already in plan order): the API's contract does not take them.
- * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, for A/B runs. */
+ * load (the render-api-plain and render-api rows of the same file). ink and collate: block-wide
+ * ordered emission, not a program yet; cluster culling and compressed input: inside the own
+ * kernels. A plan's parts without source ids (given batches, streamed chunks: the mesh is
+ * already in plan order): the API's contract does not take them. VR_GEOMETRY_KERNELS=own
+ * selects the own kernels everywhere, for A/B runs. */
 static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p)
 {
     const char *env = getenv("VR_GEOMETRY_KERNELS"); /* per run: tests switch it */
     const int own = env && !strcmp(env, "own");
-    return !own && p->queue_store && !p->cull && !p->gts && !(ops->plan && !p->tri_ids);
+    return !own && p->queue_store && vr_render_program_takes(p) && !(ops->plan && !p->tri_ids);
 }
 
 static size_t vr_geometry_temp_bytes(const vr_reuse_ops *ops, const vr_reuse_params *p)
