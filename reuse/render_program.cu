@@ -34,7 +34,7 @@ extern "C" int vr_render_program_takes(const vr_reuse_params *p)
 {
     assert(p);
     return !p->gts && (!p->cull || ((p->queue_mode == VR_QUEUE_ATOMIC || vr_queue_keyed(p)) &&
-                                    !p->cluster_cull && p->queue_store));
+                                    !p->cluster_cull));
 }
 
 extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p)
@@ -46,12 +46,12 @@ extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_pa
         return st;
     if (!vr_render_program_takes(p))
         return VR_ERROR(VR_ERR_ARG, "%s: the render program runs on an index buffer, without "
-                        "culling or culling into an atomic or keyed (cub, hp) queue with the "
-                        "staged store and no cluster culling (compressed input %s, cull %d, "
-                        "queue %s, store %s, cluster cull %d)", who, p->gts ? "set" : "none",
-                        p->cull, (unsigned)p->queue_mode < VR_QUEUE_MODE_COUNT
-                                     ? vr_queue_mode_names[p->queue_mode] : "?",
-                        p->queue_store ? "staged" : "direct", p->cluster_cull);
+                        "culling or culling into an atomic or keyed (cub, hp) queue without "
+                        "cluster culling (compressed input %s, cull %d, queue %s, cluster cull "
+                        "%d)", who, p->gts ? "set" : "none", p->cull,
+                        (unsigned)p->queue_mode < VR_QUEUE_MODE_COUNT
+                            ? vr_queue_mode_names[p->queue_mode] : "?",
+                        p->cluster_cull);
     if (vr_queue_keyed(p) && !p->queue_keys)
         return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue needs its keys "
                         "(vr_reuse_params.queue_keys)", who, vr_queue_mode_names[p->queue_mode]);

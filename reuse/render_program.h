@@ -2,12 +2,14 @@
  * (reuse/program.h; issue 13): element(v) = vr_shade of vertex v (the renderer's fetch and
  * shader, reuse/shaders.h), primitive = the triangle's queue record stored directly at the
  * slot of its stream position, tri_id its source id - the queue of the renderer's strategies
- * (reuse/reuse.h) without culling, byte for byte, and the same invocations. The device half,
+ * (reuse/reuse.h) byte for byte (culled into the atomic queue: the same triangles), and the
+ * same invocations and counters. The device half,
  * the program struct for vr_program_run, is reuse/render_program.cuh; the C entry point below
  * runs it with the renderer's parameters, so tests and benchmarks compare it with ops->run.
- * The renderer's geometry stage runs through it whenever there is no culling, the input is an
- * index buffer and the queue store is warp-staged, the default (pipeline/stage/geometry.cu;
- * VR_GEOMETRY_KERNELS=own: the strategies' own kernels). Try: `vreuse_tests gpu/render-program`, `vreuse_tests apps-bench/render-program`.
+ * The renderer's geometry stage runs through it on an index buffer with the warp-staged store
+ * (the default) without culling or culling into a cub or hp queue (pipeline/stage/geometry.cu;
+ * VR_GEOMETRY_KERNELS=own: the strategies' own kernels, =api: here wherever it takes the run).
+ * Try: `vreuse_tests gpu/render-program`, `vreuse_tests apps-bench/render-program`.
  */
 #ifndef VR_RENDER_PROGRAM_H
 #define VR_RENDER_PROGRAM_H
@@ -28,9 +30,10 @@ extern "C" {
 size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p);
 
 /* Whether vr_render_program_run takes p: an index buffer (no gts), and no culling, or culling
- * into the atomic queue or a keyed one (cub, hp) with the warp-staged store and without cluster
- * culling. ink and collate compact block-wide in order, which a warp's primitive function
- * cannot; they stay with the renderer's own kernels. */
+ * into the atomic queue or a keyed one (cub, hp) without cluster culling (a keyed run stores
+ * warp-staged whatever p->queue_store says: the same bytes). ink and collate compact
+ * block-wide in order, which a warp's primitive function cannot; they stay with the renderer's
+ * own kernels. Which runs the geometry stage sends here: pipeline/stage/geometry.cu. */
 int vr_render_program_takes(const vr_reuse_params *p);
 
 /* Runs strategy `kind` (naive .. meshlet) over p as the render program: p as for

@@ -100,9 +100,10 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * both store paths, same queue. The first block size also culls into collate and
          * atomic queues (the same set, any order), two-sided (ink), into cub and hp queues
          * (source order: slot by slot but for a plan's), then atomic two-sided, and atomic and
-         * cub with the direct store. Unculled and atomic, cub and hp runs with the staged store
-         * go through the general reuse API (pipeline/stage/geometry.cu), the direct store and
-         * ink and collate through the strategy's own kernels: both paths are checked. */
+         * cub with the direct store. Unculled, cub and hp runs with the staged store go
+         * through the general reuse API (pipeline/stage/geometry.cu), the direct store, atomic,
+         * ink and collate through the strategy's own kernels; the atomic two-sided run is
+         * forced through the API (VR_GEOMETRY_KERNELS=api): every path is checked. */
         static const vr_queue_mode modes[] = {
             VR_QUEUE_INK, VR_QUEUE_INK, VR_QUEUE_INK,    VR_QUEUE_INK,    VR_QUEUE_COLLATE,
             VR_QUEUE_ATOMIC, VR_QUEUE_INK, VR_QUEUE_CUB, VR_QUEUE_HP,     VR_QUEUE_ATOMIC,
@@ -116,13 +117,17 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
             cfg.queue_mode = modes[run];
             cfg.two_sided = run == 6 || run == 9;
             char rwhat[320];
-            snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s%s%s, %s store", what, *b,
+            snprintf(rwhat, sizeof rwhat, "%s, block %u%s%s%s%s, %s store%s", what, *b,
                      cfg.cull ? ", cull into " : "",
                      cfg.cull ? vr_queue_mode_names[cfg.queue_mode] : "",
                      cfg.two_sided ? " two-sided" : "", cfg.count ? "" : ", no counting",
-                     cfg.queue_store ? "staged" : "direct");
+                     cfg.queue_store ? "staged" : "direct", run == 9 ? ", through the API" : "");
             float ms = -1;
+            if (run == 9)
+                setenv("VR_GEOMETRY_KERNELS", "api", 1);
             st = vr_geometry_run(g, ops, &cfg, 1, &ms);
+            if (run == 9)
+                unsetenv("VR_GEOMETRY_KERNELS");
             if (vr_test_not_implemented(st)) {
                 tally->skipped = 1;
                 goto done;

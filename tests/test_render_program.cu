@@ -17,8 +17,8 @@
  * store through vr_render_program_run: its counter clear and fold included) in program_ms.
  * Then per case, culling with the identity camera into the atomic, cub and hp queues (staged
  * store): cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio - vr_geometry_run with the
- * own kernels and through the API (ratio = api / own; its events enclose the stage and, keyed,
- * the separate compaction).
+ * own kernels and through the API (VR_GEOMETRY_KERNELS=api; ratio = api / own; its events enclose
+ * the stage and, keyed, the separate compaction).
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
  * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
@@ -80,17 +80,15 @@ static vr_status rp_upload(rp_dev *d, const vr_mesh *m)
     return st;
 }
 
-/* vr_geometry_run with the strategy's own kernels (own != 0) or as the renderer runs by
- * default: without culling vr_geometry_run goes through the general API
- * (pipeline/stage/geometry.cu), so the oracle and the "renderer" columns of the bench take
- * own = 1, else the program would be compared with itself. */
+/* vr_geometry_run with the strategy's own kernels (own != 0) or through the general API
+ * wherever it takes the run (VR_GEOMETRY_KERNELS=api: also the atomic queue, which the
+ * geometry stage by default leaves to the own kernels). By default vr_geometry_run goes through
+ * the API without culling (pipeline/stage/geometry.cu), so the oracle and the "renderer"
+ * columns of the bench take own = 1, else the program would be compared with itself. */
 static vr_status rp_renderer_run_as(vr_geometry *g, const vr_reuse_ops *ops,
                                     const vr_reuse_params *cfg, int poison, float *ms, int own)
 {
-    if (own)
-        setenv("VR_GEOMETRY_KERNELS", "own", 1);
-    else
-        unsetenv("VR_GEOMETRY_KERNELS");
+    setenv("VR_GEOMETRY_KERNELS", own ? "own" : "api", 1);
     const vr_status st = vr_geometry_run(g, ops, cfg, poison, ms);
     unsetenv("VR_GEOMETRY_KERNELS");
     return st;

@@ -571,25 +571,35 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
 }
 
 /* ---- the strategy's vertex stage: the general reuse API or the strategy's own kernels --------
- * With the warp-staged queue store (the default), on an index buffer, and without culling or
- * culling into the atomic or a keyed (cub, hp) queue (vr_render_program_takes), the renderer is
- * one user of the general reuse API (issue 13): vr_render_program_run runs the strategy's
- * batching with a render program - the same queue byte for byte (atomic: the same triangles),
- * the same counts (gpu/render-program). Unculled, vr_geometry_run so took 0.944-1.020x the own
- * kernels' time in all 24 cases, twice (H100, session 23: the stage-api-staged rows of
- * bench/results/render-api-h100-c42cfa9.csv). The rest keeps the strategy's own kernels
- * (ops->run). The direct store: its program is not at par - at simple load 1.02-1.65x the own
- * direct store (warp 1.60, multi 1.50), 1.06-1.49x as a converged program, multi 1.3x at heavy
- * load (the render-api-plain and render-api rows of the same file). ink and collate: block-wide
- * ordered emission, not a program yet; cluster culling and compressed input: inside the own
- * kernels. A plan's parts without source ids (given batches, streamed chunks: the mesh is
- * already in plan order): the API's contract does not take them. VR_GEOMETRY_KERNELS=own
- * selects the own kernels everywhere, for A/B runs. */
+ * The renderer is one user of the general reuse API (issue 13): vr_render_program_run runs the
+ * strategy's batching with a render program - the same queue byte for byte (the atomic queue:
+ * the same triangles), the same counts (gpu/render-program, and every GPU == twin check). It
+ * takes runs on an index buffer without culling or culling into the atomic or a keyed (cub, hp)
+ * queue, without cluster culling (vr_render_program_takes). By default the stage sends it those
+ * at par with the own kernels on the H100 (session 23, bench/results/render-api-h100-*.csv):
+ * - unculled with the warp-staged store (the default): 0.943-1.021x the own kernels, all 24
+ *   cases, four runs (above 1.02 only sphere heavy hash and simple phash, once each);
+ * - culled into cub or hp (staged store): 0.98-1.02x but for one row in each of two runs
+ *   (1.08 and 1.04, neither repeated).
+ * The rest keeps the strategy's own kernels (ops->run):
+ * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
+ *   1.60, multi 1.50), 1.06-1.49x as a converged program;
+ * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
+ * - ink and collate (block-wide ordered emission), cluster culling and compressed input: not
+ *   programs yet; a plan's parts without source ids (given batches, streamed chunks: the mesh is
+ *   already in plan order): the API's contract does not take them.
+ * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, =api the API wherever it takes
+ * the run (the direct store and the atomic queue too), for A/B runs and their tests; any other
+ * value, or none, the default. */
 static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p)
 {
     const char *env = getenv("VR_GEOMETRY_KERNELS"); /* per run: tests switch it */
-    const int own = env && !strcmp(env, "own");
-    return !own && p->queue_store && vr_render_program_takes(p) && !(ops->plan && !p->tri_ids);
+    if (env && !strcmp(env, "own"))
+        return 0;
+    const int takes = vr_render_program_takes(p) && !(ops->plan && !p->tri_ids);
+    if (env && !strcmp(env, "api"))
+        return takes;
+    return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
 }
 
 static size_t vr_geometry_temp_bytes(const vr_reuse_ops *ops, const vr_reuse_params *p)
