@@ -441,6 +441,17 @@ static __host__ __device__ inline vr_prog_layout vr_prog_layout_table_first(uint
     return l;
 }
 
+/* The hashed kernel's layout for P: table first with P::derived_layout, else elements first. */
+template <class P>
+static __host__ __device__ inline vr_prog_layout vr_prog_hashed_layout(uint32_t max_unique,
+                                                                      uint32_t slots,
+                                                                      uint32_t max_indices)
+{
+    return vr_prog_derived_layout<P>::value
+               ? vr_prog_layout_table_first<P>(max_unique, slots, max_indices)
+               : vr_prog_layout_of<P>(max_unique, slots, max_indices);
+}
+
 template <class P>
 static __device__ __forceinline__ vr_dyn_smem vr_prog_dyn_carve(const vr_prog_layout &l,
                                                                 typename P::Element **el)
@@ -551,8 +562,8 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
         return;
     const uint32_t slots = 1u << table_log2;
     typename P::Element *el;
-    const vr_dyn_smem s = vr_prog_derived_layout<P>::value
-                              ? vr_prog_dyn_carve<P>(vr_prog_layout_table_first<P>(
+    const vr_dyn_smem s = vr_prog_derived_layout<P>::value /* computed here: see vr_prog_layout */
+                              ? vr_prog_dyn_carve<P>(vr_prog_hashed_layout<P>(
                                     p.limits.max_unique, slots, p.limits.max_indices), &el)
                               : vr_prog_dyn_carve<P>(vr_prog_elements_first(layout), &el);
     vr_dyn_clear_table(s, slots);
@@ -826,11 +837,8 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     case VR_REUSE_PATCH:
     case VR_REUSE_MESHLET: {
         const uint32_t table_log2 = vr_dyn_table_log2(p.limits.max_unique);
-        const vr_prog_layout l =
-            vr_prog_derived_layout<P>::value
-                ? vr_prog_layout_table_first<P>(p.limits.max_unique, 1u << table_log2,
-                                                p.limits.max_indices)
-                : vr_prog_layout_of<P>(p.limits.max_unique, 1u << table_log2, p.limits.max_indices);
+        const vr_prog_layout l = vr_prog_hashed_layout<P>(p.limits.max_unique, 1u << table_log2,
+                                                          p.limits.max_indices);
         const int plan = vr_program_planned(kind);
         const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1, false>
                         : plan                 ? (const void *)vr_prog_hashed_kernel<P, 0, true>

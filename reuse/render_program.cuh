@@ -64,6 +64,14 @@ struct vr_render_program_base {
         vr_shade(&shader, pos, nrm, &s);
         return s;
     }
+    /* the renderer's direct store of one record at queue slot `slot` */
+    __device__ void store_at(uint32_t slot, uint32_t prim, const uint32_t *ids,
+                             const Element *const *c) const
+    {
+        for (int k = 0; k < 3; ++k)
+            vr_store_corner(queue, slot, k, *c[k], ids[k]);
+        queue.tri_id[slot] = prim;
+    }
 };
 
 /* The program with the renderer's direct store (the API's plain contract). */
@@ -71,9 +79,7 @@ struct vr_render_program : vr_render_program_base {
     __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
                               const Element *const *c) const
     {
-        for (int k = 0; k < 3; ++k)
-            vr_store_corner(queue, pos, k, *c[k], ids[k]);
-        queue.tri_id[pos] = prim;
+        store_at(pos, prim, ids, c);
     }
 };
 
@@ -136,9 +142,7 @@ struct vr_render_program_cull : vr_render_program_base {
             atomicAdd(&counters->overflow, 1u);
             return;
         }
-        for (int k = 0; k < 3; ++k)
-            vr_store_corner(queue, slot, k, *c[k], ids[k]);
-        queue.tri_id[slot] = prim;
+        store_at(slot, prim, ids, c);
     }
 };
 

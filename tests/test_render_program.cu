@@ -498,7 +498,8 @@ VR_TEST(test_render_program_bench, "apps-bench/render-program")
     if (vr_test_no_device())
         return VR_TEST_SKIP;
     printf("# render program vs renderer: forsyth order, paper limits (block 256, N_u 256, 1023 "
-           "indices, warp 96), no culling; median of %d runs after a warm-up, events around the "
+           "indices, warp 96), no culling but in the cull-api rows; median of %d runs after a "
+           "warm-up, events around the "
            "kernels; ratio = program / faster renderer store, ratio_same_store = program / "
            "renderer with the program's store; render-api rows: the direct-store program, "
            "render-api-staged rows: the warp-staged program, stage-api-staged rows: "
