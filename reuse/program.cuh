@@ -51,6 +51,26 @@
  * position pos = base + l, and the lanes with a primitive (`valid`) are a prefix of the warp;
  * on the others pos is still base + l but prim, ids and corners are placeholders (read none
  * of them). Not with grouped_element (its primitive runs on one lane per group).
+ * Optional: `enum { ordered_primitive = 1 };` - compacted output in input order: instead of
+ * primitive(), the program has
+ *       __device__ bool keep(uint32_t prim, uint32_t pos, const uint32_t *ids,
+ *                            const Element *const *corners, bool valid, bool first) const;
+ *       __device__ void store(uint32_t slot, uint32_t prim, uint32_t pos, const uint32_t *ids,
+ *                             const Element *const *corners) const;
+ *       __device__ void kept(uint32_t n) const;
+ * keep() says whether a primitive is output; it is called as a converged primitive() is (whole
+ * warps, `valid`, whole-warp collectives allowed), once with first = true (count what you drop
+ * there) and possibly again with first = false, and must give the same answer both times.
+ * store() writes a kept primitive at `slot`: the kept primitives of the run numbered in stream
+ * order (VR_QUEUE_INK, the in-kernel compaction of pipeline/compact), or in stream order within
+ * a block's work and blocks in any order (VR_QUEUE_COLLATE); slots are 0..kept-1 either way.
+ * kept(n) is called once per block that keeps n > 0 (one thread). Such a program runs with
+ * vr_program_run_ordered (its compaction state and scheme); the kernels see it wrapped in
+ * vr_prog_ordered_run (with the state). The CPU twin of such a program is a primitive() that stores
+ * kept primitives at a running count: vr_program_ref calls primitives in stream order. The
+ * blocks rank their primitives, hand off, then store: naive and multi in one round (the corners
+ * in registers), the batched kernels after all rounds (keep() again on the corners in shared
+ * memory), warp from a per-warp stash of its kept primitives. Not with grouped_element.
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
@@ -63,6 +83,7 @@
 #ifndef VR_PROGRAM_CUH
 #define VR_PROGRAM_CUH
 
+#include "pipeline/compact/compact.cuh" /* ordered programs: rank, hand-off */
 #include "reuse/program.h"
 #include "reuse/sort_dedup.cuh"
 #include "reuse/warp_round.cuh"
@@ -118,6 +139,16 @@ struct vr_prog_converged {
 };
 template <class P>
 struct vr_prog_converged<P, decltype((void)P::converged_primitive, void())> {
+    static constexpr bool value = true;
+};
+
+/* Whether P's output is compacted in order (ordered_primitive: keep() and store()). */
+template <class P, class = void>
+struct vr_prog_ordered {
+    static constexpr bool value = false;
+};
+template <class P>
+struct vr_prog_ordered<P, decltype((void)P::ordered_primitive, void())> {
     static constexpr bool value = true;
 };
 
@@ -209,6 +240,105 @@ static __device__ __forceinline__ bool vr_prog_warp_has_work(uint32_t q, uint32_
     return q - (threadIdx.x & (VR_WARP_SIZE - 1)) < n;
 }
 
+/* ---- ordered programs: rank, hand off, store (pipeline/compact/compact.cuh) -----------------
+ * Every thread of a block takes part in each step, also where the block has no work (its count
+ * 0), or the blocks after it would wait for it. */
+
+/* The block's compaction state (only ordered programs' kernels declare it). */
+template <class P>
+static __device__ __forceinline__ vr_compact_shared *vr_prog_order_shared()
+{
+    __shared__ vr_compact_shared cs;
+    return &cs;
+}
+
+/* The block's work item: blockIdx.x, or for an ordered program under InK-Compact its ticket
+ * (earlier tickets take earlier work: the order kept, and why the hand-off cannot deadlock).
+ * Every thread calls it first. */
+template <class P>
+static __device__ __forceinline__ uint32_t vr_prog_work(const P &prog)
+{
+    if constexpr (!vr_prog_ordered<P>::value) {
+        return blockIdx.x;
+    } else {
+        const uint32_t ticket = vr_compact_begin(prog.order_dev, vr_prog_order_shared<P>());
+        return prog.order_mode == VR_QUEUE_INK ? ticket : blockIdx.x;
+    }
+}
+
+/* After the ranking pass: the block's first slot (ordered look-back or one atomicAdd);
+ * prog.kept(total) once; the ranking restarts for a second pass. Every thread calls it. */
+template <class P>
+static __device__ __forceinline__ uint32_t vr_prog_order_base(const P &prog)
+{
+    vr_compact_shared *cs = vr_prog_order_shared<P>();
+    const uint32_t base = prog.order_mode == VR_QUEUE_INK
+                              ? vr_compact_ordered_base(prog.order_dev, cs)
+                              : vr_compact_collate_base(prog.order_dev, cs);
+    if (threadIdx.x == 0 && cs->total)
+        prog.kept(cs->total);
+    __syncthreads(); /* every thread has read the shared base and total */
+    if (threadIdx.x == 0)
+        cs->total = 0; /* a second pass's first rank reads it after a __syncthreads */
+    return base;
+}
+
+/* A block without work (past the last batch, a broken or overflowing batch): a count of 0. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_order_skip(const P &prog)
+{
+    (void)vr_prog_order_base(prog);
+    vr_compact_end(prog.order_dev);
+}
+
+/* The source id of stream primitive `pos` as vr_prog_primitive takes it (a plan's, checked;
+ * one out of range makes *valid false, counted as overflow when `count_overflow`). */
+template <class P, bool PLAN>
+static __device__ __forceinline__ uint32_t vr_prog_source_id(const vr_program_params &p,
+                                                             uint32_t pos, bool *valid,
+                                                             bool count_overflow)
+{
+    if (!PLAN || !*valid)
+        return pos;
+    const uint32_t prim = __ldg(p.prim_ids + pos);
+    if (prim < p.index_count / (uint32_t)P::arity)
+        return prim;
+    if (count_overflow)
+        atomicAdd(&p.counters->overflow, 1u);
+    *valid = false;
+    return pos;
+}
+
+/* keep() in the ranking pass, with the primitive counted (counting mode) once. */
+template <class P>
+static __device__ __forceinline__ bool vr_prog_keep_first(const vr_program_params &p,
+                                                          const P &prog, bool valid,
+                                                          uint32_t prim, uint32_t pos,
+                                                          const uint32_t *ids,
+                                                          const typename P::Element *const *e)
+{
+    const bool keep = prog.keep(prim, pos, ids, e, valid, true) && valid;
+    if (valid && p.count)
+        atomicAdd(&p.counters->primitives, 1ull);
+    return keep;
+}
+
+/* One round for the whole block (naive, multi: the corners in registers): rank, hand off,
+ * store, end. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_ordered_round(const vr_program_params &p,
+                                                             const P &prog, bool valid,
+                                                             uint32_t pos, const uint32_t *ids,
+                                                             const typename P::Element *const *e)
+{
+    const bool keep = vr_prog_keep_first(p, prog, valid, pos, pos, ids, e);
+    const uint32_t rank = vr_compact_block_rank(vr_prog_order_shared<P>(), keep);
+    const uint32_t base = vr_prog_order_base(prog);
+    if (keep)
+        prog.store(base + rank, pos, pos, ids, e);
+    vr_compact_end(prog.order_dev);
+}
+
 /* ---- naive: thread t, primitive t, its corners shaded in registers -------------------------- */
 template <class P>
 static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_params &p,
@@ -217,6 +347,10 @@ static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_pa
 template <class P>
 static __device__ __forceinline__ void vr_prog_naive_single(const vr_program_params &p,
                                                             const P &prog);
+
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_ordered(const vr_program_params &p,
+                                                             const P &prog);
 
 template <class P>
 static __device__ __forceinline__ void vr_prog_naive_primitive(const vr_program_params &p,
@@ -229,8 +363,32 @@ vr_prog_naive_kernel(vr_program_params p, P prog)
 {
     if constexpr (vr_prog_grouped<P>::value)
         vr_prog_naive_grouped(p, prog);
+    else if constexpr (vr_prog_ordered<P>::value)
+        vr_prog_naive_ordered(p, prog);
     else
         vr_prog_naive_single(p, prog);
+}
+
+/* Ordered: the block's primitives are those of its work item, all threads take part. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_naive_ordered(const vr_program_params &p,
+                                                             const P &prog)
+{
+    const uint32_t A = P::arity;
+    const uint32_t t = vr_prog_work(prog) * blockDim.x + threadIdx.x;
+    const bool valid = t < p.index_count / A;
+    uint32_t ids[A];
+    typename P::Element e[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = 0;
+        if (valid) {
+            ids[k] = __ldg(p.indices + A * t + k);
+            e[k] = vr_prog_element(p, prog, ids[k]);
+        }
+        ep[k] = &e[k];
+    }
+    vr_prog_ordered_round(p, prog, valid, t, ids, ep);
 }
 
 template <class P>
@@ -300,12 +458,33 @@ static __host__ __device__ inline size_t vr_prog_warp_map_bytes(uint32_t batch)
     return (batch + 15u) / 16u * 16u;
 }
 
+/* An ordered program's stash per warp: its kept primitives' corner elements, then their
+ * corner ids and positions (batch / arity primitives at most). */
+template <class P>
+static __host__ __device__ inline size_t vr_prog_warp_stash_elements(uint32_t batch)
+{
+    return ((size_t)batch * sizeof(typename P::Element) + 15u) / 16u * 16u;
+}
+
+template <class P>
+static __host__ __device__ inline size_t vr_prog_warp_stash_bytes(uint32_t batch)
+{
+    if constexpr (!vr_prog_ordered<P>::value)
+        return 0;
+    const size_t ids = ((size_t)batch + batch / P::arity) * sizeof(uint32_t);
+    return vr_prog_warp_stash_elements<P>(batch) + (ids + 15u) / 16u * 16u;
+}
+
 template <class P>
 static __host__ __device__ inline size_t vr_prog_warp_smem(uint32_t batch, uint32_t warps)
 {
     return (size_t)warps * (VR_WARP_SIZE * sizeof(typename P::Element) +
-                            vr_prog_warp_map_bytes(batch));
+                            vr_prog_warp_map_bytes(batch) + vr_prog_warp_stash_bytes<P>(batch));
 }
+
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_params &p,
+                                                            const P &prog);
 
 /* Primitive q of a warp round starting at stream index `start` (warp). */
 template <class P>
@@ -329,8 +508,22 @@ static __device__ __forceinline__ void vr_prog_warp_primitive(const vr_program_p
 }
 
 template <class P>
+static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_params &p,
+                                                          const P &prog);
+
+template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_warp_kernel(vr_program_params p, P prog)
+{
+    if constexpr (vr_prog_ordered<P>::value)
+        vr_prog_warp_ordered(p, prog);
+    else
+        vr_prog_warp_plain(p, prog);
+}
+
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_params &p,
+                                                          const P &prog)
 {
     typedef typename P::Element E;
     const uint32_t A = P::arity;
@@ -376,6 +569,82 @@ vr_prog_warp_kernel(vr_program_params p, P prog)
         __syncwarp(); /* the next round overwrites s_el and s_map */
         start += A * prims;
     }
+}
+
+/* Ordered: each warp runs its batch's rounds as above, keep() on its primitives, and copies the
+ * kept ones to its stash (the round's elements are overwritten by the next round); the block
+ * ranks its warps' counts in warp order (= stream order), hands off, and each warp stores its
+ * stash. Every warp of the block takes part, with or without a batch. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_params &p,
+                                                            const P &prog)
+{
+    typedef typename P::Element E;
+    const uint32_t A = P::arity;
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    const uint32_t B = p.limits.batch_indices;
+    const uint64_t begin = ((uint64_t)vr_prog_work(prog) * warps + warp) * B;
+    const size_t round_bytes = VR_WARP_SIZE * sizeof(E) + vr_prog_warp_map_bytes(B);
+    E *const s_el = reinterpret_cast<E *>(vr_prog_smem) + (size_t)warp * VR_WARP_SIZE;
+    uint8_t *const s_map = vr_prog_smem + (size_t)warps * VR_WARP_SIZE * sizeof(E) +
+                           (size_t)warp * vr_prog_warp_map_bytes(B);
+    unsigned char *const stash =
+        vr_prog_smem + warps * round_bytes + warp * vr_prog_warp_stash_bytes<P>(B);
+    E *const st_el = reinterpret_cast<E *>(stash);
+    uint32_t *const st_ids = reinterpret_cast<uint32_t *>(stash + vr_prog_warp_stash_elements<P>(B));
+    uint32_t *const st_pos = st_ids + B;
+    uint32_t n = 0; /* the warp's kept primitives so far */
+    if (begin < p.index_count) { /* warp-uniform */
+        const uint32_t end = (uint32_t)min(begin + B, (uint64_t)p.index_count);
+        for (uint32_t start = (uint32_t)begin; start < end;) {
+            uint32_t mine, fill, done;
+            vr_warp_load_round(p.indices, start, end, lane, s_map, &mine, &fill, &done);
+            if (lane < fill)
+                s_el[lane] = vr_prog_element(p, prog, mine);
+            __syncwarp();
+            const uint32_t prims = done / A;
+            for (uint32_t q = lane; vr_prog_warp_has_work(q, prims); q += VR_WARP_SIZE) {
+                const bool valid = q < prims;
+                uint32_t ids[A];
+                const E *ep[A];
+                for (uint32_t k = 0; k < A; ++k) {
+                    ids[k] = 0, ep[k] = s_el;
+                    if (valid) {
+                        ep[k] = s_el + s_map[A * q + k];
+                        ids[k] = __ldg(p.indices + start + A * q + k);
+                    }
+                }
+                const uint32_t pos = start / A + q;
+                const bool keep = vr_prog_keep_first(p, prog, valid, pos, pos, ids, ep);
+                const unsigned ballot = __ballot_sync(VR_FULL_MASK, keep);
+                if (keep) {
+                    const uint32_t i = n + (uint32_t)__popc(ballot & vr_compact_lanemask_lt());
+                    for (uint32_t k = 0; k < A; ++k) {
+                        st_el[A * i + k] = *ep[k];
+                        st_ids[A * i + k] = ids[k];
+                    }
+                    st_pos[i] = pos;
+                }
+                n += (uint32_t)__popc(ballot);
+            }
+            __syncwarp(); /* the next round overwrites s_el and s_map */
+            start += A * prims;
+        }
+    }
+    /* the warp's first slot in the block: lane 0 ranks the warp's count (warps in order) */
+    const uint32_t first =
+        __shfl_sync(VR_FULL_MASK, vr_compact_block_rank(vr_prog_order_shared<P>(),
+                                                        lane == 0 ? n : 0u), 0);
+    const uint32_t base = vr_prog_order_base(prog) + first; /* its barriers: the stash seen */
+    for (uint32_t i = lane; i < n; i += VR_WARP_SIZE) {
+        const E *ep[A];
+        for (uint32_t k = 0; k < A; ++k)
+            ep[k] = st_el + A * i + k;
+        prog.store(base + i, st_pos[i], st_pos[i], st_ids + A * i, ep);
+    }
+    vr_compact_end(prog.order_dev);
 }
 
 /* ---- dynamic batches and plans: one block per batch ----------------------------------------
@@ -511,6 +780,55 @@ static __device__ __forceinline__ void vr_prog_batch_primitive(const vr_program_
     vr_prog_primitive<P, PLAN>(p, prog, valid, start / A + q, ids, ep);
 }
 
+/* An ordered program's primitives of a batch, corners in the block's elements (dynamic batches,
+ * plans): rounds of blockDim primitives ranked, the hand-off, then the rounds again, keep() on
+ * the same corners giving the same ranks, each kept one stored at base + rank. A single round
+ * stores at once. Then the block's end. */
+template <class P, bool PLAN>
+static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P &prog,
+                                             const vr_dyn_smem &s, const typename P::Element *el,
+                                             int via_table, uint32_t start, uint32_t count)
+{
+    const uint32_t A = P::arity, prims = count / A;
+    if (prims == 0) { /* vr_prog_batch lets none through; a block must publish all the same */
+        vr_prog_order_skip(prog);
+        return;
+    }
+    const bool one_round = prims <= blockDim.x;
+    uint32_t base = 0;
+    for (int pass = 0; pass < (one_round ? 1 : 2); ++pass) {
+        for (uint32_t r = 0; r < prims; r += blockDim.x) { /* block-uniform */
+            const uint32_t q = r + threadIdx.x;
+            bool valid = q < prims;
+            uint32_t ids[A];
+            const typename P::Element *ep[A];
+            for (uint32_t k = 0; k < A; ++k) {
+                ids[k] = 0, ep[k] = el;
+                if (valid) {
+                    uint32_t id = s.map[A * q + k];
+                    if (via_table)
+                        id = s.table[id];
+                    ep[k] = el + id;
+                    ids[k] = s.unique[id];
+                }
+            }
+            const uint32_t pos = start / A + q;
+            const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, pass == 0);
+            const bool keep = pass == 0
+                                  ? vr_prog_keep_first(p, prog, valid, prim, pos, ids, ep)
+                                  : prog.keep(prim, pos, ids, ep, valid, false) && valid;
+            const uint32_t rank = vr_compact_block_rank(vr_prog_order_shared<P>(), keep);
+            if (one_round)
+                base = vr_prog_order_base(prog);
+            if (keep && (one_round || pass == 1))
+                prog.store(base + rank, prim, pos, ids, ep);
+        }
+        if (pass == 0 && !one_round)
+            base = vr_prog_order_base(prog);
+    }
+    vr_compact_end(prog.order_dev);
+}
+
 /* After deduplication (and a __syncthreads): compute each distinct element once, then every
  * primitive of the batch. via_table: s.map holds table slots (hash), else dense ids (sort). */
 template <class P, bool PLAN>
@@ -534,7 +852,9 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
         }
     }
     __syncthreads();
-    if constexpr (vr_prog_converged<P>::value) {
+    if constexpr (vr_prog_ordered<P>::value) {
+        vr_prog_batch_ordered<P, PLAN>(p, prog, s, el, via_table, start, count);
+    } else if constexpr (vr_prog_converged<P>::value) {
         for (uint32_t base = 0; base < count / A; base += blockDim.x) /* block-uniform */
             vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, base + threadIdx.x,
                                              base + threadIdx.x < count / A);
@@ -558,8 +878,11 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
     __shared__ uint32_t s_failed;
     uint32_t start, count;
-    if (!vr_prog_batch<P>(p, blockIdx.x, &start, &count))
+    if (!vr_prog_batch<P>(p, vr_prog_work(prog), &start, &count)) {
+        if constexpr (vr_prog_ordered<P>::value)
+            vr_prog_order_skip(prog);
         return;
+    }
     const uint32_t slots = 1u << table_log2;
     typename P::Element *el;
     const vr_dyn_smem s = vr_prog_derived_layout<P>::value /* computed here: see vr_prog_layout */
@@ -582,6 +905,8 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
                                 &unique_count)) {
         if (threadIdx.x == 0)
             atomicAdd(&p.counters->overflow, count / P::arity);
+        if constexpr (vr_prog_ordered<P>::value)
+            vr_prog_order_skip(prog);
         return;
     }
     __syncthreads();
@@ -592,8 +917,11 @@ template <class P, int BLOCK, int CAP>
 static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_params p, P prog)
 {
     uint32_t start, count;
-    if (!vr_prog_batch<P>(p, blockIdx.x, &start, &count))
+    if (!vr_prog_batch<P>(p, vr_prog_work(prog), &start, &count)) {
+        if constexpr (vr_prog_ordered<P>::value)
+            vr_prog_order_skip(prog);
         return;
+    }
     typename P::Element *el;
     const vr_dyn_smem s =
         vr_prog_dyn_carve<P>(vr_prog_layout_of<P>(p.limits.max_unique, 0, 0), &el);
@@ -602,6 +930,8 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
                                    &unique_count)) {
         if (threadIdx.x == 0)
             atomicAdd(&p.counters->overflow, count / P::arity);
+        if constexpr (vr_prog_ordered<P>::value)
+            vr_prog_order_skip(prog);
         return;
     }
     __syncthreads();
@@ -700,17 +1030,46 @@ static __device__ __forceinline__ void vr_prog_multi_primitive(const vr_program_
 }
 
 template <class P>
+static __device__ __forceinline__ void vr_prog_multi_ordered(const vr_program_params &p,
+                                                             const P &prog);
+
+template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_multi_primitives(vr_program_params p, P prog)
 {
     const uint32_t A = P::arity;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if constexpr (vr_prog_converged<P>::value) {
-        if (vr_prog_warp_has_work(t, p.index_count / A))
-            vr_prog_multi_primitive(p, prog, t, t < p.index_count / A);
-    } else if (t < p.index_count / A) {
-        vr_prog_multi_primitive(p, prog, t, true);
+    if constexpr (vr_prog_ordered<P>::value) {
+        vr_prog_multi_ordered(p, prog);
+    } else {
+        const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+        if constexpr (vr_prog_converged<P>::value) {
+            if (vr_prog_warp_has_work(t, p.index_count / A))
+                vr_prog_multi_primitive(p, prog, t, t < p.index_count / A);
+        } else if (t < p.index_count / A) {
+            vr_prog_multi_primitive(p, prog, t, true);
+        }
     }
+}
+
+/* Ordered: the block's primitives are those of its work item, all threads take part. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_multi_ordered(const vr_program_params &p,
+                                                             const P &prog)
+{
+    const uint32_t A = P::arity;
+    const uint32_t t = vr_prog_work(prog) * blockDim.x + threadIdx.x;
+    const bool valid = t < p.index_count / A;
+    uint32_t ids[A];
+    typename P::Element e[A];
+    const typename P::Element *ep[A];
+    for (uint32_t k = 0; k < A; ++k) {
+        ids[k] = 0, ep[k] = &e[k];
+        if (valid) {
+            ids[k] = __ldg(p.indices + A * t + k);
+            ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+        }
+    }
+    vr_prog_ordered_round(p, prog, valid, t, ids, ep);
 }
 
 /* ---- host side -------------------------------------------------------------------------- */
@@ -783,18 +1142,74 @@ static inline vr_status vr_prog_grid(uint64_t items, uint32_t lanes, uint32_t bl
     return VR_OK;
 }
 
+/* What the kernels of an ordered program see: the program with its run's compaction state
+ * (order_dev, a new epoch per launch: vr_prog_order_next) and scheme. */
+template <class P>
+struct vr_prog_ordered_run : P {
+    vr_compact_dev order_dev;
+    vr_queue_mode order_mode;
+};
+
+/* Before an ordered program's launch of `blocks` blocks: prog->order_dev (nothing for other
+ * programs). */
+template <class P>
+static inline vr_status vr_prog_order_next(P *prog, vr_compact_state *state, uint32_t blocks)
+{
+    if constexpr (!vr_prog_ordered<P>::value)
+        return VR_OK;
+    else
+        return vr_compact_state_next(state, blocks, &prog->order_dev);
+}
+
+template <class P>
+static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P prog,
+                             vr_compact_state *order_state, cudaStream_t stream);
+
 /* Runs strategy `kind` of program `prog` over p (device pointers; p.arity must be P::arity) on
  * `stream`, without waiting. Parameter errors as vr_program_check; VR_ERR_CUDA for a failed
- * launch. */
+ * launch. An ordered program runs with vr_program_run_ordered. */
 template <class P>
 static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, const P &prog,
                                 cudaStream_t stream)
+{
+    static_assert(!vr_prog_ordered<P>::value,
+                  "an ordered program runs with vr_program_run_ordered (its compaction state)");
+    return vr_prog_run(kind, p, prog, NULL, stream);
+}
+
+/* Runs ordered program `prog` (ordered_primitive) as vr_program_run does, its blocks handing
+ * off through `state` (pipeline/compact/compact.h: room for the run's blocks, i.e. its
+ * primitives will do) by `mode`: VR_QUEUE_INK (the kept primitives numbered in stream order)
+ * or VR_QUEUE_COLLATE (in stream order within a block's work, blocks in any order). */
+template <class P>
+static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_params &p,
+                                        const P &prog, vr_compact_state *state,
+                                        vr_queue_mode mode, cudaStream_t stream)
+{
+    static_assert(vr_prog_ordered<P>::value, "vr_program_run_ordered: not an ordered program");
+    if (!state || (mode != VR_QUEUE_INK && mode != VR_QUEUE_COLLATE))
+        return VR_ERROR(VR_ERR_ARG, "%s: an ordered program needs a compaction state and the "
+                        "scheme ink or collate",
+                        (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name
+                                                             : "program");
+    vr_prog_ordered_run<P> run;
+    static_cast<P &>(run) = prog;
+    run.order_dev = vr_compact_dev();
+    run.order_mode = mode;
+    return vr_prog_run(kind, p, run, state, stream);
+}
+
+template <class P>
+static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P prog,
+                             vr_compact_state *order_state, cudaStream_t stream)
 {
     typedef typename P::Element E;
     static_assert(P::arity >= 1 && P::arity <= VR_PROGRAM_ARITY_MAX, "program arity");
     static_assert(!(vr_prog_grouped<P>::value && vr_prog_converged<P>::value),
                   "converged_primitive and grouped_element do not combine: a grouped program's "
                   "primitive runs on one lane per group");
+    static_assert(!(vr_prog_grouped<P>::value && vr_prog_ordered<P>::value),
+                  "ordered_primitive and grouped_element do not combine");
     const char *who = (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name : "program";
     vr_status st = vr_program_check(kind, &p, who);
     if (st != VR_OK)
@@ -815,20 +1230,24 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     if (prims == 0 && kind != VR_REUSE_MULTI)
         return VR_OK;
     uint32_t grid = 0;
+    vr_program_params q = p; /* multi: q.temp */
     switch (kind) {
     case VR_REUSE_NAIVE:
-        if ((st = vr_prog_grid(prims, lanes, block, who, &grid)) != VR_OK)
+        if ((st = vr_prog_grid(prims, lanes, block, who, &grid)) != VR_OK ||
+            (st = vr_prog_order_next(&prog, order_state, grid)) != VR_OK)
             return st;
-        vr_prog_naive_kernel<P><<<grid, block, 0, stream>>>(p, prog);
+        vr_prog_naive_kernel<P><<<grid, block, 0, stream>>>(q, prog);
         VR_LAUNCH_CHECK("vr_prog_naive_kernel", stream);
         return VR_OK;
     case VR_REUSE_WARP: {
         const uint32_t warps = vr_grid_blocks(p.index_count, p.limits.batch_indices);
         const uint32_t per_block = block / VR_WARP_SIZE;
         const size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
-        if ((st = vr_prog_smem_fit((const void *)vr_prog_warp_kernel<P>, smem, who)) != VR_OK)
+        grid = vr_grid_blocks(warps, per_block);
+        if ((st = vr_prog_smem_fit((const void *)vr_prog_warp_kernel<P>, smem, who)) != VR_OK ||
+            (st = vr_prog_order_next(&prog, order_state, grid)) != VR_OK)
             return st;
-        vr_prog_warp_kernel<P><<<vr_grid_blocks(warps, per_block), block, smem, stream>>>(p, prog);
+        vr_prog_warp_kernel<P><<<grid, block, smem, stream>>>(q, prog);
         VR_LAUNCH_CHECK("vr_prog_warp_kernel", stream);
         return VR_OK;
     }
@@ -843,17 +1262,18 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         const void *k = kind == VR_REUSE_PHASH ? (const void *)vr_prog_hashed_kernel<P, 1, false>
                         : plan                 ? (const void *)vr_prog_hashed_kernel<P, 0, true>
                                                : (const void *)vr_prog_hashed_kernel<P, 0, false>;
-        if ((st = vr_prog_smem_fit(k, l.bytes, who)) != VR_OK)
-            return st;
         const uint32_t batches = p.batch_count;
+        if ((st = vr_prog_smem_fit(k, l.bytes, who)) != VR_OK ||
+            (st = vr_prog_order_next(&prog, order_state, batches)) != VR_OK)
+            return st;
         if (kind == VR_REUSE_PHASH)
-            vr_prog_hashed_kernel<P, 1, false><<<batches, block, l.bytes, stream>>>(p, prog,
+            vr_prog_hashed_kernel<P, 1, false><<<batches, block, l.bytes, stream>>>(q, prog,
                                                                                   table_log2, l);
         else if (plan)
-            vr_prog_hashed_kernel<P, 0, true><<<batches, block, l.bytes, stream>>>(p, prog,
+            vr_prog_hashed_kernel<P, 0, true><<<batches, block, l.bytes, stream>>>(q, prog,
                                                                                  table_log2, l);
         else
-            vr_prog_hashed_kernel<P, 0, false><<<batches, block, l.bytes, stream>>>(p, prog,
+            vr_prog_hashed_kernel<P, 0, false><<<batches, block, l.bytes, stream>>>(q, prog,
                                                                                   table_log2, l);
         VR_LAUNCH_CHECK("vr_prog_hashed_kernel", stream);
         return VR_OK;
@@ -861,14 +1281,15 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     case VR_REUSE_SORT: {
         const size_t smem =
             vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices).bytes;
+        if ((st = vr_prog_order_next(&prog, order_state, p.batch_count)) != VR_OK)
+            return st;
         if (p.limits.max_indices <= 1024)
-            return vr_prog_sort_launch<P, 1024>(p, prog, stream, smem);
+            return vr_prog_sort_launch<P, 1024>(q, prog, stream, smem);
         if (p.limits.max_indices <= 2048)
-            return vr_prog_sort_launch<P, 2048>(p, prog, stream, smem);
-        return vr_prog_sort_launch<P, 3072>(p, prog, stream, smem);
+            return vr_prog_sort_launch<P, 2048>(q, prog, stream, smem);
+        return vr_prog_sort_launch<P, 3072>(q, prog, stream, smem);
     }
     case VR_REUSE_MULTI: {
-        vr_program_params q = p;
         if (q.temp && (uintptr_t)q.temp % 16u != 0)
             return VR_ERROR(VR_ERR_ARG, "%s: multi's table (temp) must be 16-byte aligned", who);
         if (!q.temp)
@@ -881,6 +1302,9 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
         }
         if (st == VR_OK && prims) {
             grid = vr_grid_blocks(prims, block);
+            st = vr_prog_order_next(&prog, order_state, grid);
+        }
+        if (st == VR_OK && prims) {
             vr_prog_multi_primitives<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_primitives", stream);
         }

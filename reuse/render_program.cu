@@ -33,7 +33,8 @@ static __global__ void vr_render_program_fold(vr_counters *out, const vr_program
 extern "C" int vr_render_program_takes(const vr_reuse_params *p)
 {
     assert(p);
-    return !p->gts && (!p->cull || ((p->queue_mode == VR_QUEUE_ATOMIC || vr_queue_keyed(p)) &&
+    return !p->gts && (!p->cull || ((p->queue_mode == VR_QUEUE_ATOMIC || vr_queue_keyed(p) ||
+                                     vr_queue_blockwise(p)) &&
                                     !p->cluster_cull));
 }
 
@@ -46,9 +47,8 @@ extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_pa
         return st;
     if (!vr_render_program_takes(p))
         return VR_ERROR(VR_ERR_ARG, "%s: the render program runs on an index buffer, without "
-                        "culling or culling into an atomic or keyed (cub, hp) queue without "
-                        "cluster culling (compressed input %s, cull %d, queue %s, cluster cull "
-                        "%d)", who, p->gts ? "set" : "none", p->cull,
+                        "culling or culling without cluster culling (compressed input %s, cull "
+                        "%d, queue %s, cluster cull %d)", who, p->gts ? "set" : "none", p->cull,
                         (unsigned)p->queue_mode < VR_QUEUE_MODE_COUNT
                             ? vr_queue_mode_names[p->queue_mode] : "?",
                         p->cluster_cull);
@@ -65,7 +65,16 @@ extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_pa
                          : NULL;
     VR_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof *counters, stream));
     const vr_program_params q = vr_render_program_params(kind, p, counters, elements);
-    if (p->cull) {
+    if (vr_queue_blockwise(p)) {
+        if (!p->queue_state)
+            return VR_ERROR(VR_ERR_ARG, "%s: culling into a %s queue needs a compaction state "
+                            "(vr_reuse_params.queue_state)", who,
+                            vr_queue_mode_names[p->queue_mode]);
+        vr_render_program_ordered prog = vr_render_program_of<vr_render_program_ordered>(p);
+        prog.counters = p->counters;
+        prog.two_sided = p->two_sided;
+        st = vr_program_run_ordered(kind, q, prog, p->queue_state, p->queue_mode, stream);
+    } else if (p->cull) {
         vr_render_program_cull prog = vr_render_program_of<vr_render_program_cull>(p);
         prog.counters = p->counters;
         prog.keys = vr_queue_keyed(p) ? p->queue_keys : NULL;

@@ -102,8 +102,7 @@ struct vr_render_program_staged : vr_render_program_base {
  * each kept record directly at its slot (atomic: the order depends on the schedule), or write the
  * position's key (its position when kept, VR_QUEUE_KEY_DROPPED when not) and store every
  * triangle warp-staged at its position for the geometry stage's separate compaction (keyed).
- * Converged: the votes need the whole warp. ink and collate emit block-wide in order, which a
- * warp's primitive function cannot; they stay in the renderer's kernels. */
+ * Converged: the votes need the whole warp. ink and collate: vr_render_program_ordered. */
 struct vr_render_program_cull : vr_render_program_base {
     enum { converged_primitive = 1, derived_layout = 1 };
     vr_counters *counters; /* the renderer's: culled[], and queue_count / overflow (atomic) */
@@ -144,6 +143,43 @@ struct vr_render_program_cull : vr_render_program_base {
         }
         store_at(slot, prim, ids, c);
     }
+};
+
+/* Culling into an ink or collate queue, as the renderer's block-compacted kernels do
+ * (reuse/stage.cuh: vr_queue_block_rank, _base, _store): an ordered program (program.cuh)
+ * whose keep() classifies the triangle and counts the dropped ones per reason in its first
+ * call, store() writes a kept record directly at its slot (past the capacity: overflow), and
+ * kept() adds a block's survivors to queue_count. */
+struct vr_render_program_ordered : vr_render_program_base {
+    enum { ordered_primitive = 1, derived_layout = 1 };
+    vr_counters *counters; /* the renderer's: culled[], queue_count, overflow */
+    int two_sided;
+
+    __device__ bool keep(uint32_t prim, uint32_t pos, const uint32_t *ids,
+                         const Element *const *c, bool valid, bool first) const
+    {
+        const vr_cull_reason why =
+            valid ? vr_cull_classify(c[0], c[1], c[2], two_sided) : VR_CULL_KEPT;
+        if (first) {
+            const uint32_t lane = vr_lane_id();
+            for (int r = VR_CULL_KEPT + 1; r < VR_CULL_TRIANGLE_REASONS; ++r) {
+                const unsigned ballot = __ballot_sync(VR_FULL_MASK, why == r);
+                if (ballot && lane == 0)
+                    atomicAdd(&counters->culled[r], (uint32_t)__popc(ballot));
+            }
+        }
+        return valid && why == VR_CULL_KEPT;
+    }
+    __device__ void store(uint32_t slot, uint32_t prim, uint32_t pos, const uint32_t *ids,
+                          const Element *const *c) const
+    {
+        if (slot >= queue.capacity) {
+            atomicAdd(&counters->overflow, 1u);
+            return;
+        }
+        store_at(slot, prim, ids, c);
+    }
+    __device__ void kept(uint32_t n) const { atomicAdd(&counters->queue_count, n); }
 };
 
 /* The program of the renderer's parameters p (device pointers); P one of the above. */

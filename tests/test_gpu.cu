@@ -103,17 +103,19 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * cub with the direct store. Unculled, cub and hp runs with the staged store go
          * through the general reuse API (pipeline/stage/geometry.cu), the direct store, atomic,
          * ink and collate through the strategy's own kernels; the atomic two-sided run is
-         * forced through the API (VR_GEOMETRY_KERNELS=api): every path is checked. */
+         * forced through the API (VR_GEOMETRY_KERNELS=api), and so are an ink and a collate
+         * run (the ordered render program) at the end: every path is checked. */
         static const vr_queue_mode modes[] = {
-            VR_QUEUE_INK, VR_QUEUE_INK, VR_QUEUE_INK,    VR_QUEUE_INK,    VR_QUEUE_COLLATE,
-            VR_QUEUE_ATOMIC, VR_QUEUE_INK, VR_QUEUE_CUB, VR_QUEUE_HP,     VR_QUEUE_ATOMIC,
-            VR_QUEUE_ATOMIC, VR_QUEUE_CUB};
-        const int runs = b == blocks ? 12 : 4;
+            VR_QUEUE_INK,    VR_QUEUE_INK,     VR_QUEUE_INK,    VR_QUEUE_INK,    VR_QUEUE_COLLATE,
+            VR_QUEUE_ATOMIC, VR_QUEUE_INK,     VR_QUEUE_CUB,    VR_QUEUE_HP,     VR_QUEUE_ATOMIC,
+            VR_QUEUE_ATOMIC, VR_QUEUE_CUB,     VR_QUEUE_INK,    VR_QUEUE_COLLATE};
+        const int runs = b == blocks ? 14 : 4;
         for (int run = 0; run < runs; ++run) {
             cfg.block_size = *b;
             cfg.count = run != 2;
             cfg.cull = run == 1 || run >= 4;
-            cfg.queue_store = run == 3 || run >= 10 ? 0 : base->queue_store;
+            const int via_api = run == 9 || run >= 12;
+            cfg.queue_store = run == 3 || run == 10 || run == 11 ? 0 : base->queue_store;
             cfg.queue_mode = modes[run];
             cfg.two_sided = run == 6 || run == 9;
             char rwhat[320];
@@ -121,12 +123,12 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
                      cfg.cull ? ", cull into " : "",
                      cfg.cull ? vr_queue_mode_names[cfg.queue_mode] : "",
                      cfg.two_sided ? " two-sided" : "", cfg.count ? "" : ", no counting",
-                     cfg.queue_store ? "staged" : "direct", run == 9 ? ", through the API" : "");
+                     cfg.queue_store ? "staged" : "direct", via_api ? ", through the API" : "");
             float ms = -1;
-            if (run == 9)
+            if (via_api)
                 setenv("VR_GEOMETRY_KERNELS", "api", 1);
             st = vr_geometry_run(g, ops, &cfg, 1, &ms);
-            if (run == 9)
+            if (via_api)
                 unsetenv("VR_GEOMETRY_KERNELS");
             if (vr_test_not_implemented(st)) {
                 tally->skipped = 1;

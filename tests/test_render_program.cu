@@ -15,8 +15,9 @@
  * the same columns again as render-api-staged rows with vr_render_program_staged, and as
  * stage-api-staged rows with vr_geometry_run as the renderer runs it by default (the staged
  * store through vr_render_program_run: its counter clear and fold included) in program_ms.
- * Then per case, culling with the identity camera into the atomic, cub and hp queues (staged
- * store): cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio - vr_geometry_run with the
+ * Then per case, culling with the identity camera into the atomic, cub, hp, ink and collate
+ * queues (staged store; ink and collate through the ordered render program):
+ * cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio - vr_geometry_run with the
  * own kernels and through the API (VR_GEOMETRY_KERNELS=api; ratio = api / own; its events enclose
  * the stage and, keyed, the separate compaction).
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
@@ -469,9 +470,10 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             rp_bench_row("render-api-staged", name, load, ops->name, staged, direct, prog_staged,
                          1);
             rp_bench_row("stage-api-staged", name, load, ops->name, staged, direct, api_staged, 1);
-            /* culling (the identity camera: the back half of a closed mesh goes) into the
-             * queues the API takes: vr_geometry_run with the own kernels, then through it */
-            static const vr_queue_mode culled[] = {VR_QUEUE_ATOMIC, VR_QUEUE_CUB, VR_QUEUE_HP};
+            /* culling (the identity camera: the back half of a closed mesh goes) into every
+             * queue: vr_geometry_run with the own kernels, then through the API */
+            static const vr_queue_mode culled[] = {VR_QUEUE_ATOMIC, VR_QUEUE_CUB, VR_QUEUE_HP,
+                                                   VR_QUEUE_INK, VR_QUEUE_COLLATE};
             cfg.queue_store = 1;
             cfg.cull = 1;
             for (size_t c = 0; c < sizeof culled / sizeof culled[0]; ++c) {

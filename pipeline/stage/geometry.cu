@@ -574,8 +574,9 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * The renderer is one user of the general reuse API (issue 13): vr_render_program_run runs the
  * strategy's batching with a render program - the same queue byte for byte (the atomic queue:
  * the same triangles), the same counts (gpu/render-program, and every GPU == twin check). It
- * takes runs on an index buffer without culling or culling into the atomic or a keyed (cub, hp)
- * queue, without cluster culling (vr_render_program_takes). By default the stage sends it those
+ * takes runs on an index buffer without culling or with culling (atomic, keyed, or ink and
+ * collate as an ordered program), without cluster culling (vr_render_program_takes). By
+ * default the stage sends it those
  * at par with the own kernels on the H100 (session 23, bench/results/render-api-h100-*.csv):
  * - unculled with the warp-staged store (the default): 0.943-1.021x the own kernels, all 24
  *   cases, four runs (above 1.02 only sphere heavy hash and simple phash, once each);
@@ -585,8 +586,8 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
  * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
- * - ink and collate (block-wide ordered emission), cluster culling and compressed input: not
- *   programs yet; a plan's parts without source ids (given batches, streamed chunks: the mesh is
+ * - ink and collate (vr_render_program_ordered): not yet measured against the own kernels;
+ * - cluster culling and compressed input: not programs; a plan's parts without source ids (given batches, streamed chunks: the mesh is
  *   already in plan order): the API's contract does not take them.
  * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, =api the API wherever it takes
  * the run (the direct store and the atomic queue too), for A/B runs and their tests; any other
@@ -599,7 +600,8 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
     const int takes = vr_render_program_takes(p) && !(ops->plan && !p->tri_ids);
     if (env && !strcmp(env, "api"))
         return takes;
-    return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
+    return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC) &&
+           !vr_queue_blockwise(p);
 }
 
 static size_t vr_geometry_temp_bytes(const vr_reuse_ops *ops, const vr_reuse_params *p)
