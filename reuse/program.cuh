@@ -780,51 +780,75 @@ static __device__ __forceinline__ void vr_prog_batch_primitive(const vr_program_
     vr_prog_primitive<P, PLAN>(p, prog, valid, start / A + q, ids, ep);
 }
 
+/* Primitive q's corner ids and elements in the block's shared memory (dynamic batches, plans):
+ * s.map holds table slots when via_table (hash), else dense ids (sort). Nothing for !valid. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_batch_corners(const vr_dyn_smem &s,
+                                                             const typename P::Element *el,
+                                                             int via_table, uint32_t q,
+                                                             bool valid, uint32_t *ids,
+                                                             const typename P::Element **ep)
+{
+    for (uint32_t k = 0; k < (uint32_t)P::arity; ++k) {
+        ids[k] = 0, ep[k] = el;
+        if (valid) {
+            uint32_t id = s.map[P::arity * q + k];
+            if (via_table)
+                id = s.table[id];
+            ep[k] = el + id;
+            ids[k] = s.unique[id];
+        }
+    }
+}
+
+/* Shared memory an ordered program's batched kernels add after their layout: a 16-bit rank per
+ * primitive of a batch (0 for other programs). */
+template <class P>
+static __host__ __device__ inline uint32_t vr_prog_ranks_bytes(uint32_t max_indices)
+{
+    if constexpr (!vr_prog_ordered<P>::value)
+        return 0;
+    return (max_indices / (uint32_t)P::arity * (uint32_t)sizeof(uint16_t) + 15u) & ~15u;
+}
+
 /* An ordered program's primitives of a batch, corners in the block's elements (dynamic batches,
- * plans): rounds of blockDim primitives ranked, the hand-off, then the rounds again, keep() on
- * the same corners giving the same ranks, each kept one stored at base + rank. A single round
- * stores at once. Then the block's end. */
+ * plans): rounds of blockDim primitives ranked (keep() once each), each primitive's rank
+ * written to `ranks` (0xFFFF: dropped; a batch has fewer primitives), the hand-off, then every
+ * kept primitive stored at base + its rank with no barrier in between (the own kernels rank
+ * every round again; ncu on the H100 showed a first version of this, which did too, spilling
+ * its corner pointers across the ranking's barriers: 4x the own kernel's local traffic). */
 template <class P, bool PLAN>
 static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P &prog,
                                              const vr_dyn_smem &s, const typename P::Element *el,
-                                             int via_table, uint32_t start, uint32_t count)
+                                             int via_table, uint32_t start, uint32_t count,
+                                             uint16_t *ranks)
 {
+    typedef typename P::Element E;
     const uint32_t A = P::arity, prims = count / A;
-    if (prims == 0) { /* vr_prog_batch lets none through; a block must publish all the same */
-        vr_prog_order_skip(prog);
-        return;
+    for (uint32_t r = 0; r < prims; r += blockDim.x) { /* block-uniform */
+        const uint32_t q = r + threadIdx.x, pos = start / A + q;
+        bool valid = q < prims;
+        uint32_t ids[A];
+        const E *ep[A];
+        vr_prog_batch_corners<P>(s, el, via_table, q, valid, ids, ep);
+        const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, true);
+        const bool keep = vr_prog_keep_first(p, prog, valid, prim, pos, ids, ep);
+        const uint32_t rank = vr_compact_block_rank(vr_prog_order_shared<P>(), keep);
+        if (q < prims)
+            ranks[q] = keep ? (uint16_t)rank : (uint16_t)0xFFFFu;
     }
-    const bool one_round = prims <= blockDim.x;
-    uint32_t base = 0;
-    for (int pass = 0; pass < (one_round ? 1 : 2); ++pass) {
-        for (uint32_t r = 0; r < prims; r += blockDim.x) { /* block-uniform */
-            const uint32_t q = r + threadIdx.x;
-            bool valid = q < prims;
-            uint32_t ids[A];
-            const typename P::Element *ep[A];
-            for (uint32_t k = 0; k < A; ++k) {
-                ids[k] = 0, ep[k] = el;
-                if (valid) {
-                    uint32_t id = s.map[A * q + k];
-                    if (via_table)
-                        id = s.table[id];
-                    ep[k] = el + id;
-                    ids[k] = s.unique[id];
-                }
-            }
-            const uint32_t pos = start / A + q;
-            const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, pass == 0);
-            const bool keep = pass == 0
-                                  ? vr_prog_keep_first(p, prog, valid, prim, pos, ids, ep)
-                                  : prog.keep(prim, pos, ids, ep, valid, false) && valid;
-            const uint32_t rank = vr_compact_block_rank(vr_prog_order_shared<P>(), keep);
-            if (one_round)
-                base = vr_prog_order_base(prog);
-            if (keep && (one_round || pass == 1))
-                prog.store(base + rank, prim, pos, ids, ep);
-        }
-        if (pass == 0 && !one_round)
-            base = vr_prog_order_base(prog);
+    const uint32_t base = vr_prog_order_base(prog); /* its barriers publish the ranks */
+    for (uint32_t q = threadIdx.x; q < prims; q += blockDim.x) {
+        const uint32_t rank = ranks[q];
+        if (rank == 0xFFFFu)
+            continue;
+        const uint32_t pos = start / A + q;
+        bool valid = true;
+        uint32_t ids[A];
+        const E *ep[A];
+        vr_prog_batch_corners<P>(s, el, via_table, q, true, ids, ep);
+        const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, false);
+        prog.store(base + rank, prim, pos, ids, ep);
     }
     vr_compact_end(prog.order_dev);
 }
@@ -836,7 +860,7 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
                                                       const vr_dyn_smem &s,
                                                       typename P::Element *el, int via_table,
                                                       uint32_t start, uint32_t count,
-                                                      uint32_t unique_count)
+                                                      uint32_t unique_count, uint32_t ranks_at)
 {
     typedef typename P::Element E;
     const uint32_t A = P::arity;
@@ -853,7 +877,9 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
     }
     __syncthreads();
     if constexpr (vr_prog_ordered<P>::value) {
-        vr_prog_batch_ordered<P, PLAN>(p, prog, s, el, via_table, start, count);
+        extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+        vr_prog_batch_ordered<P, PLAN>(p, prog, s, el, via_table, start, count,
+                                       reinterpret_cast<uint16_t *>(vr_prog_smem + ranks_at));
     } else if constexpr (vr_prog_converged<P>::value) {
         for (uint32_t base = 0; base < count / A; base += blockDim.x) /* block-uniform */
             vr_prog_batch_primitive<P, PLAN>(p, prog, s, el, via_table, start, base + threadIdx.x,
@@ -910,7 +936,11 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
         return;
     }
     __syncthreads();
-    vr_prog_finish<P, PLAN>(p, prog, s, el, 1, start, count, unique_count);
+    vr_prog_finish<P, PLAN>(p, prog, s, el, 1, start, count, unique_count,
+                            vr_prog_derived_layout<P>::value
+                                ? vr_prog_hashed_layout<P>(p.limits.max_unique, slots,
+                                                           p.limits.max_indices).bytes
+                                : layout.bytes);
 }
 
 template <class P, int BLOCK, int CAP>
@@ -935,7 +965,9 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
         return;
     }
     __syncthreads();
-    vr_prog_finish<P, false>(p, prog, s, el, 0, start, count, unique_count);
+    vr_prog_finish<P, false>(p, prog, s, el, 0, start, count, unique_count,
+                             vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices)
+                                 .bytes);
 }
 
 /* ---- multi: every element into a global table, then every primitive from it ----------------
@@ -1263,24 +1295,26 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
                         : plan                 ? (const void *)vr_prog_hashed_kernel<P, 0, true>
                                                : (const void *)vr_prog_hashed_kernel<P, 0, false>;
         const uint32_t batches = p.batch_count;
-        if ((st = vr_prog_smem_fit(k, l.bytes, who)) != VR_OK ||
+        const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
+        if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK ||
             (st = vr_prog_order_next(&prog, order_state, batches)) != VR_OK)
             return st;
         if (kind == VR_REUSE_PHASH)
-            vr_prog_hashed_kernel<P, 1, false><<<batches, block, l.bytes, stream>>>(q, prog,
+            vr_prog_hashed_kernel<P, 1, false><<<batches, block, smem, stream>>>(q, prog,
                                                                                   table_log2, l);
         else if (plan)
-            vr_prog_hashed_kernel<P, 0, true><<<batches, block, l.bytes, stream>>>(q, prog,
+            vr_prog_hashed_kernel<P, 0, true><<<batches, block, smem, stream>>>(q, prog,
                                                                                  table_log2, l);
         else
-            vr_prog_hashed_kernel<P, 0, false><<<batches, block, l.bytes, stream>>>(q, prog,
+            vr_prog_hashed_kernel<P, 0, false><<<batches, block, smem, stream>>>(q, prog,
                                                                                   table_log2, l);
         VR_LAUNCH_CHECK("vr_prog_hashed_kernel", stream);
         return VR_OK;
     }
     case VR_REUSE_SORT: {
         const size_t smem =
-            vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices).bytes;
+            vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices).bytes +
+            vr_prog_ranks_bytes<P>(p.limits.max_indices);
         if ((st = vr_prog_order_next(&prog, order_state, p.batch_count)) != VR_OK)
             return st;
         if (p.limits.max_indices <= 1024)

@@ -586,7 +586,9 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
  * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
- * - ink and collate (vr_render_program_ordered): not yet measured against the own kernels;
+ * - ink and collate (vr_render_program_ordered) but for warp, whose program is faster than its
+ *   own kernel (0.85-0.96x; the program stashes the kept triangles' corners per warp): naive
+ *   1.00-1.04x, multi 1.00-1.02x, the batched strategies slower (session 24);
  * - cluster culling and compressed input: not programs; a plan's parts without source ids (given batches, streamed chunks: the mesh is
  *   already in plan order): the API's contract does not take them.
  * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, =api the API wherever it takes
@@ -600,8 +602,9 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
     const int takes = vr_render_program_takes(p) && !(ops->plan && !p->tri_ids);
     if (env && !strcmp(env, "api"))
         return takes;
-    return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC) &&
-           !vr_queue_blockwise(p);
+    if (vr_queue_blockwise(p)) /* ink, collate: the ordered program where it is at par */
+        return takes && ops->kind == VR_REUSE_WARP;
+    return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
 }
 
 static size_t vr_geometry_temp_bytes(const vr_reuse_ops *ops, const vr_reuse_params *p)
