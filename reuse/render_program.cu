@@ -38,6 +38,22 @@ extern "C" int vr_render_program_takes(const vr_reuse_params *p)
                                     !p->cluster_cull));
 }
 
+extern "C" int vr_render_program_fits(vr_reuse_kind kind, const vr_reuse_params *p)
+{
+    assert(p);
+    if (kind != VR_REUSE_WARP || !vr_queue_blockwise(p))
+        return 1;
+    typedef vr_prog_ordered_run<vr_render_program_ordered> Q;
+    const vr_batch_limits l = vr_batch_limits_of(p);
+    const size_t bytes = vr_prog_warp_smem<Q>(l.batch_indices, l.block_size / VR_WARP_SIZE);
+    int device = 0, optin = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess)
+        return 0; /* the own kernel reports the error */
+    return bytes <= (size_t)optin;
+}
+
 extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p)
 {
     const char *who = (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name

@@ -31,10 +31,16 @@ size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p
 
 /* Whether vr_render_program_run takes p: an index buffer (no gts), and no culling, or culling
  * into the atomic queue or a keyed one (cub, hp) without cluster culling (a keyed run stores
- * warp-staged whatever p->queue_store says: the same bytes). ink and collate compact
- * block-wide in order, which a warp's primitive function cannot; they stay with the renderer's
- * own kernels. Which runs the geometry stage sends here: pipeline/stage/geometry.cu. */
+ * warp-staged whatever p->queue_store says: the same bytes), or into ink or collate (the
+ * ordered program vr_render_program_ordered, reuse/program.cuh's ordered_primitive). Which
+ * runs the geometry stage sends here: pipeline/stage/geometry.cu. */
 int vr_render_program_takes(const vr_reuse_params *p);
+
+/* Whether the ordered render program's kernel for `kind` (culling into ink or collate) fits
+ * the current GPU's shared memory with p's limits: warp stashes the corners of its kept
+ * triangles, batch_indices elements per warp (28 bytes each), more than the GPU has for large
+ * warp batches at large blocks, where the own kernel still runs. 1 for other runs. */
+int vr_render_program_fits(vr_reuse_kind kind, const vr_reuse_params *p);
 
 /* Runs strategy `kind` (naive .. meshlet) over p as the render program: p as for
  * vr_reuse_all[kind].run (device pointers; dynamic batch starts, or a plan's plan-ordered

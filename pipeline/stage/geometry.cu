@@ -575,22 +575,27 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * strategy's batching with a render program - the same queue byte for byte (the atomic queue:
  * the same triangles), the same counts (gpu/render-program, and every GPU == twin check). It
  * takes runs on an index buffer without culling or with culling (atomic, keyed, or ink and
- * collate as an ordered program), without cluster culling (vr_render_program_takes). By
- * default the stage sends it those
- * at par with the own kernels on the H100 (session 23, bench/results/render-api-h100-*.csv):
+ * collate as an ordered program), without cluster culling (vr_render_program_takes), where the
+ * program's shared memory fits (vr_render_program_fits: the warp program's stash). By default
+ * the stage sends it those at par with or faster than the own kernels on the H100
+ * (bench/results/render-api-h100-*.csv):
  * - unculled with the warp-staged store (the default): 0.943-1.021x the own kernels, all 24
  *   cases, four runs (above 1.02 only sphere heavy hash and simple phash, once each);
  * - culled into cub or hp (staged store): 0.98-1.02x but for one row in each of two runs
- *   (1.08 and 1.04, neither repeated).
+ *   (1.08 and 1.04, neither repeated);
+ * - culled into ink or collate (vr_render_program_ordered) with warp, hash and phash (session
+ *   24, both 7M meshes, both loads, two runs): warp 0.85-0.96x (it stashes the kept triangles'
+ *   corners per warp), hash 0.94-1.00x, phash 0.92-0.99x (they rank once and store without
+ *   barriers; the own kernels rank twice).
  * The rest keeps the strategy's own kernels (ops->run):
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
  * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
- * - ink and collate (vr_render_program_ordered) but for warp, whose program is faster than its
- *   own kernel (0.85-0.96x; the program stashes the kept triangles' corners per warp): naive
- *   1.00-1.04x, multi 1.00-1.02x, the batched strategies slower (session 24);
- * - cluster culling and compressed input: not programs; a plan's parts without source ids (given batches, streamed chunks: the mesh is
- *   already in plan order): the API's contract does not take them.
+ * - ink and collate with naive (1.00-1.04x), multi (1.00-1.02x), sort (collate 0.97-0.99x, ink
+ *   1.03-1.09x), patch and meshlet (not measured);
+ * - cluster culling and compressed input: not programs; a plan's parts without source ids
+ *   (given batches, streamed chunks: the mesh is already in plan order): the API's contract
+ *   does not take them.
  * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, =api the API wherever it takes
  * the run (the direct store and the atomic queue too), for A/B runs and their tests; any other
  * value, or none, the default. */
@@ -599,11 +604,13 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
     const char *env = getenv("VR_GEOMETRY_KERNELS"); /* per run: tests switch it */
     if (env && !strcmp(env, "own"))
         return 0;
-    const int takes = vr_render_program_takes(p) && !(ops->plan && !p->tri_ids);
+    const int takes = vr_render_program_takes(p) && !(ops->plan && !p->tri_ids) &&
+                      vr_render_program_fits(ops->kind, p);
     if (env && !strcmp(env, "api"))
         return takes;
-    if (vr_queue_blockwise(p)) /* ink, collate: the ordered program where it is at par */
-        return takes && ops->kind == VR_REUSE_WARP;
+    if (vr_queue_blockwise(p)) /* ink, collate: the ordered program where it is faster */
+        return takes && (ops->kind == VR_REUSE_WARP || ops->kind == VR_REUSE_HASH ||
+                         ops->kind == VR_REUSE_PHASH);
     return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
 }
 
