@@ -348,9 +348,9 @@ template <class P>
 static __device__ __forceinline__ void vr_prog_naive_single(const vr_program_params &p,
                                                             const P &prog);
 
-template <class P>
-static __device__ __forceinline__ void vr_prog_naive_ordered(const vr_program_params &p,
-                                                             const P &prog);
+template <class P, bool MULTI>
+static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_params &p,
+                                                              const P &prog);
 
 template <class P>
 static __device__ __forceinline__ void vr_prog_naive_primitive(const vr_program_params &p,
@@ -364,31 +364,9 @@ vr_prog_naive_kernel(vr_program_params p, P prog)
     if constexpr (vr_prog_grouped<P>::value)
         vr_prog_naive_grouped(p, prog);
     else if constexpr (vr_prog_ordered<P>::value)
-        vr_prog_naive_ordered(p, prog);
+        vr_prog_single_ordered<P, false>(p, prog);
     else
         vr_prog_naive_single(p, prog);
-}
-
-/* Ordered: the block's primitives are those of its work item, all threads take part. */
-template <class P>
-static __device__ __forceinline__ void vr_prog_naive_ordered(const vr_program_params &p,
-                                                             const P &prog)
-{
-    const uint32_t A = P::arity;
-    const uint32_t t = vr_prog_work(prog) * blockDim.x + threadIdx.x;
-    const bool valid = t < p.index_count / A;
-    uint32_t ids[A];
-    typename P::Element e[A];
-    const typename P::Element *ep[A];
-    for (uint32_t k = 0; k < A; ++k) {
-        ids[k] = 0;
-        if (valid) {
-            ids[k] = __ldg(p.indices + A * t + k);
-            e[k] = vr_prog_element(p, prog, ids[k]);
-        }
-        ep[k] = &e[k];
-    }
-    vr_prog_ordered_round(p, prog, valid, t, ids, ep);
 }
 
 template <class P>
@@ -1062,16 +1040,12 @@ static __device__ __forceinline__ void vr_prog_multi_primitive(const vr_program_
 }
 
 template <class P>
-static __device__ __forceinline__ void vr_prog_multi_ordered(const vr_program_params &p,
-                                                             const P &prog);
-
-template <class P>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_multi_primitives(vr_program_params p, P prog)
 {
     const uint32_t A = P::arity;
     if constexpr (vr_prog_ordered<P>::value) {
-        vr_prog_multi_ordered(p, prog);
+        vr_prog_single_ordered<P, true>(p, prog);
     } else {
         const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
         if constexpr (vr_prog_converged<P>::value) {
@@ -1083,10 +1057,11 @@ vr_prog_multi_primitives(vr_program_params p, P prog)
     }
 }
 
-/* Ordered: the block's primitives are those of its work item, all threads take part. */
-template <class P>
-static __device__ __forceinline__ void vr_prog_multi_ordered(const vr_program_params &p,
-                                                             const P &prog)
+/* Ordered naive and multi: the block's primitives are those of its work item, every thread takes
+ * part; each corner's element computed in registers (naive) or read from multi's table. */
+template <class P, bool MULTI>
+static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_params &p,
+                                                              const P &prog)
 {
     const uint32_t A = P::arity;
     const uint32_t t = vr_prog_work(prog) * blockDim.x + threadIdx.x;
@@ -1098,7 +1073,10 @@ static __device__ __forceinline__ void vr_prog_multi_ordered(const vr_program_pa
         ids[k] = 0, ep[k] = &e[k];
         if (valid) {
             ids[k] = __ldg(p.indices + A * t + k);
-            ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+            if constexpr (MULTI)
+                ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+            else
+                e[k] = vr_prog_element(p, prog, ids[k]);
         }
     }
     vr_prog_ordered_round(p, prog, valid, t, ids, ep);

@@ -29,7 +29,12 @@
  *            a static plan's batches over a plan-ordered triangle stream (arity 3;
  *            reuse/patches.h): one invocation per distinct element of a batch, prim_ids the
  *            source ids.
- * Try: `vreuse_tests reuse/program`, `vreuse apply walk --strategy all`.
+ * Compacted output in input order (GPU: program.cuh's ordered_primitive, vr_program_run_ordered,
+ * the in-kernel compaction of pipeline/compact): its CPU twin is a primitive function that
+ * stores the kept primitives at a running count, since vr_program_ref calls primitives in stream
+ * order.
+ * Try: `vreuse_tests reuse/program`, `vreuse apply walk --strategy all`,
+ * `vreuse_tests gpu/program-ordered`.
  */
 #ifndef VR_PROGRAM_H
 #define VR_PROGRAM_H
