@@ -54,13 +54,13 @@
  * Optional: `enum { ordered_primitive = 1 };` - compacted output in input order: instead of
  * primitive(), the program has
  *       __device__ bool keep(uint32_t prim, uint32_t pos, const uint32_t *ids,
- *                            const Element *const *corners, bool valid, bool first) const;
+ *                            const Element *const *corners, bool valid) const;
  *       __device__ void store(uint32_t slot, uint32_t prim, uint32_t pos, const uint32_t *ids,
  *                             const Element *const *corners) const;
  *       __device__ void kept(uint32_t n) const;
  * keep() says whether a primitive is output; it is called as a converged primitive() is (whole
- * warps, `valid`, whole-warp collectives allowed), once with first = true (count what you drop
- * there) and possibly again with first = false, and must give the same answer both times.
+ * warps, `valid`, whole-warp collectives allowed), once per primitive (count what you drop
+ * there).
  * store() writes a kept primitive at `slot`: the kept primitives of the run numbered in stream
  * order (VR_QUEUE_INK, the in-kernel compaction of pipeline/compact), or in stream order within
  * a block's work and blocks in any order (VR_QUEUE_COLLATE); slots are 0..kept-1 either way.
@@ -69,8 +69,9 @@
  * vr_prog_ordered_run (with the state). The CPU twin of such a program is a primitive() that stores
  * kept primitives at a running count: vr_program_ref calls primitives in stream order. The
  * blocks rank their primitives, hand off, then store: naive and multi in one round (the corners
- * in registers), the batched kernels after all rounds (keep() again on the corners in shared
- * memory), warp from a per-warp stash of its kept primitives. Not with grouped_element.
+ * in registers), the batched kernels after all rounds (each rank kept in shared memory, the
+ * corners there too), warp from a per-warp stash of its kept primitives. Not with
+ * grouped_element.
  * `prim` is the source primitive id (a plan's prim_ids[pos], else pos), `pos` the stream
  * position, ids and corners the arity corner element ids and their elements. element() must not
  * depend on which batch calls it (several batches may shade the same element); primitive() runs
@@ -309,15 +310,15 @@ static __device__ __forceinline__ uint32_t vr_prog_source_id(const vr_program_pa
     return pos;
 }
 
-/* keep() in the ranking pass, with the primitive counted (counting mode) once. */
+/* keep(), with the primitive counted (counting mode). */
 template <class P>
-static __device__ __forceinline__ bool vr_prog_keep_first(const vr_program_params &p,
+static __device__ __forceinline__ bool vr_prog_keep(const vr_program_params &p,
                                                           const P &prog, bool valid,
                                                           uint32_t prim, uint32_t pos,
                                                           const uint32_t *ids,
                                                           const typename P::Element *const *e)
 {
-    const bool keep = prog.keep(prim, pos, ids, e, valid, true) && valid;
+    const bool keep = prog.keep(prim, pos, ids, e, valid) && valid;
     if (valid && p.count)
         atomicAdd(&p.counters->primitives, 1ull);
     return keep;
@@ -331,7 +332,7 @@ static __device__ __forceinline__ void vr_prog_ordered_round(const vr_program_pa
                                                              uint32_t pos, const uint32_t *ids,
                                                              const typename P::Element *const *e)
 {
-    const bool keep = vr_prog_keep_first(p, prog, valid, pos, pos, ids, e);
+    const bool keep = vr_prog_keep(p, prog, valid, pos, pos, ids, e);
     const uint32_t rank = vr_compact_block_rank(vr_prog_order_shared<P>(), keep);
     const uint32_t base = vr_prog_order_base(prog);
     if (keep)
@@ -595,7 +596,7 @@ static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_par
                     }
                 }
                 const uint32_t pos = start / A + q;
-                const bool keep = vr_prog_keep_first(p, prog, valid, pos, pos, ids, ep);
+                const bool keep = vr_prog_keep(p, prog, valid, pos, pos, ids, ep);
                 const unsigned ballot = __ballot_sync(VR_FULL_MASK, keep);
                 if (keep) {
                     const uint32_t i = n + (uint32_t)__popc(ballot & vr_compact_lanemask_lt());
@@ -810,7 +811,7 @@ static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P
         const E *ep[A];
         vr_prog_batch_corners<P>(s, el, via_table, q, valid, ids, ep);
         const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, true);
-        const bool keep = vr_prog_keep_first(p, prog, valid, prim, pos, ids, ep);
+        const bool keep = vr_prog_keep(p, prog, valid, prim, pos, ids, ep);
         const uint32_t rank = vr_compact_block_rank(vr_prog_order_shared<P>(), keep);
         if (q < prims)
             ranks[q] = keep ? (uint16_t)rank : (uint16_t)0xFFFFu;

@@ -147,8 +147,7 @@ struct vr_render_program_cull : vr_render_program_base {
 
 /* Culling into an ink or collate queue, as the renderer's block-compacted kernels do
  * (reuse/stage.cuh: vr_queue_block_rank, _base, _store): an ordered program (program.cuh)
- * whose keep() classifies the triangle and counts the dropped ones per reason in its first
- * call, store() writes a kept record directly at its slot (past the capacity: overflow), and
+ * whose keep() classifies the triangle and counts the dropped ones per reason, store() writes a kept record directly at its slot (past the capacity: overflow), and
  * kept() adds a block's survivors to queue_count. */
 struct vr_render_program_ordered : vr_render_program_base {
     enum { ordered_primitive = 1, derived_layout = 1 };
@@ -156,17 +155,15 @@ struct vr_render_program_ordered : vr_render_program_base {
     int two_sided;
 
     __device__ bool keep(uint32_t prim, uint32_t pos, const uint32_t *ids,
-                         const Element *const *c, bool valid, bool first) const
+                         const Element *const *c, bool valid) const
     {
         const vr_cull_reason why =
             valid ? vr_cull_classify(c[0], c[1], c[2], two_sided) : VR_CULL_KEPT;
-        if (first) {
-            const uint32_t lane = vr_lane_id();
-            for (int r = VR_CULL_KEPT + 1; r < VR_CULL_TRIANGLE_REASONS; ++r) {
-                const unsigned ballot = __ballot_sync(VR_FULL_MASK, why == r);
-                if (ballot && lane == 0)
-                    atomicAdd(&counters->culled[r], (uint32_t)__popc(ballot));
-            }
+        const uint32_t lane = vr_lane_id();
+        for (int r = VR_CULL_KEPT + 1; r < VR_CULL_TRIANGLE_REASONS; ++r) {
+            const unsigned ballot = __ballot_sync(VR_FULL_MASK, why == r);
+            if (ballot && lane == 0)
+                atomicAdd(&counters->culled[r], (uint32_t)__popc(ballot));
         }
         return valid && why == VR_CULL_KEPT;
     }

@@ -7,7 +7,7 @@
  * (record by record: input order) and collate (the same records, sorted by position), sizes 0,
  * 1, 31, 32, 33 primitives up to a 1M-element stream and the 81,920-triangle sphere, small and
  * default limits: the kept count from kept() and from the compaction state, the dropped count
- * from keep()'s first calls (a whole-warp ballot, as the contract allows), invocations and
+ * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records. "gpu-small/program-ordered"
  * is the small part for compute-sanitizer. Without a CUDA device both print SKIP.
  */
@@ -50,11 +50,11 @@ struct ord_program {
     uint32_t *out;      /* 3 words per slot: source id, position, hash */
     uint32_t capacity;  /* slots */
     uint32_t percent;
-    uint32_t *counts;   /* kept (kept()), dropped (keep()'s first calls), stores past capacity */
+    uint32_t *counts;   /* kept (kept()), dropped (keep()), stores past capacity */
 
     __device__ Element element(uint32_t id) const { return ord_element(id); }
     __device__ bool keep(uint32_t prim, uint32_t pos, const uint32_t *ids,
-                         const Element *const *c, bool valid, bool first) const
+                         const Element *const *c, bool valid) const
     {
         (void)pos, (void)ids;
         bool k = false;
@@ -65,7 +65,7 @@ struct ord_program {
             k = ord_kept(ord_hash(prim, corner, A), percent);
         }
         const unsigned dropped = __ballot_sync(0xffffffffu, valid && !k);
-        if (first && dropped && (threadIdx.x & 31u) == 0)
+        if (dropped && (threadIdx.x & 31u) == 0)
             atomicAdd(counts + 1, (uint32_t)__popc(dropped));
         return k;
     }
