@@ -1255,6 +1255,17 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         const uint32_t per_block = block / VR_WARP_SIZE;
         const size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
         grid = vr_grid_blocks(warps, per_block);
+        if (vr_prog_ordered<P>::value) { /* the stash: say which limit to lower */
+            int device, optin;
+            VR_CUDA_CHECK(cudaGetDevice(&device));
+            VR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                                 device));
+            if (smem > (size_t)optin)
+                return VR_ERROR(VR_ERR_ARG, "%s: an ordered program stashes its kept primitives, "
+                                "%u indices x %zu-byte elements per warp: %zu bytes of shared "
+                                "memory per block, the GPU has %d; lower the warp batch or the "
+                                "block size", who, p.limits.batch_indices, sizeof(E), smem, optin);
+        }
         if ((st = vr_prog_smem_fit((const void *)vr_prog_warp_kernel<P>, smem, who)) != VR_OK ||
             (st = vr_prog_order_next(&prog, order_state, grid)) != VR_OK)
             return st;
