@@ -267,8 +267,10 @@ static __device__ __forceinline__ uint32_t vr_prog_work(const P &prog)
     }
 }
 
-/* After the ranking pass: the block's first slot (ordered look-back or one atomicAdd);
- * prog.kept(total) once; the ranking restarts for a second pass. Every thread calls it. */
+/* After the ranking: the block's first slot (ordered look-back or one atomicAdd); prog.kept(total)
+ * once. Every thread calls it. It also restarts the block's ranking (total 0, one more
+ * barrier), which no kernel uses any more since none ranks twice: kept until a GPU run can
+ * check its removal (bench/NOTES.md, session 25). */
 template <class P>
 static __device__ __forceinline__ uint32_t vr_prog_order_base(const P &prog)
 {
@@ -312,11 +314,10 @@ static __device__ __forceinline__ uint32_t vr_prog_source_id(const vr_program_pa
 
 /* keep(), with the primitive counted (counting mode). */
 template <class P>
-static __device__ __forceinline__ bool vr_prog_keep(const vr_program_params &p,
-                                                          const P &prog, bool valid,
-                                                          uint32_t prim, uint32_t pos,
-                                                          const uint32_t *ids,
-                                                          const typename P::Element *const *e)
+static __device__ __forceinline__ bool vr_prog_keep(const vr_program_params &p, const P &prog,
+                                                    bool valid, uint32_t prim, uint32_t pos,
+                                                    const uint32_t *ids,
+                                                    const typename P::Element *const *e)
 {
     const bool keep = prog.keep(prim, pos, ids, e, valid) && valid;
     if (valid && p.count)
@@ -465,6 +466,24 @@ template <class P>
 static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_params &p,
                                                             const P &prog);
 
+/* Primitive q's corner ids and elements in a warp round starting at stream index `start`
+ * (warp). Nothing for !valid. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_corners(const vr_program_params &p,
+                                                            const typename P::Element *s_el,
+                                                            const uint8_t *s_map, uint32_t start,
+                                                            uint32_t q, bool valid, uint32_t *ids,
+                                                            const typename P::Element **ep)
+{
+    for (uint32_t k = 0; k < (uint32_t)P::arity; ++k) {
+        ids[k] = 0, ep[k] = s_el;
+        if (valid) {
+            ep[k] = s_el + s_map[P::arity * q + k];
+            ids[k] = __ldg(p.indices + start + P::arity * q + k);
+        }
+    }
+}
+
 /* Primitive q of a warp round starting at stream index `start` (warp). */
 template <class P>
 static __device__ __forceinline__ void vr_prog_warp_primitive(const vr_program_params &p,
@@ -476,13 +495,7 @@ static __device__ __forceinline__ void vr_prog_warp_primitive(const vr_program_p
     const uint32_t A = P::arity;
     uint32_t ids[A];
     const typename P::Element *ep[A];
-    for (uint32_t k = 0; k < A; ++k) {
-        ids[k] = 0, ep[k] = s_el;
-        if (valid) {
-            ep[k] = s_el + s_map[A * q + k];
-            ids[k] = __ldg(p.indices + start + A * q + k);
-        }
-    }
+    vr_prog_warp_corners<P>(p, s_el, s_map, start, q, valid, ids, ep);
     vr_prog_primitive(p, prog, valid, start / A + q, ids, ep);
 }
 
@@ -588,13 +601,7 @@ static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_par
                 const bool valid = q < prims;
                 uint32_t ids[A];
                 const E *ep[A];
-                for (uint32_t k = 0; k < A; ++k) {
-                    ids[k] = 0, ep[k] = s_el;
-                    if (valid) {
-                        ep[k] = s_el + s_map[A * q + k];
-                        ids[k] = __ldg(p.indices + start + A * q + k);
-                    }
-                }
+                vr_prog_warp_corners<P>(p, s_el, s_map, start, q, valid, ids, ep);
                 const uint32_t pos = start / A + q;
                 const bool keep = vr_prog_keep(p, prog, valid, pos, pos, ids, ep);
                 const unsigned ballot = __ballot_sync(VR_FULL_MASK, keep);
@@ -735,7 +742,9 @@ static __device__ __forceinline__ int vr_prog_batch(const vr_program_params &p, 
 }
 
 /* Primitive q of the batch starting at stream index `start`, its corners from the block's
- * elements (dynamic batches, plans). via_table: s.map holds table slots (hash), else dense ids. */
+ * elements (dynamic batches, plans). via_table: s.map holds table slots (hash), else dense ids.
+ * The gather is vr_prog_batch_corners' (below), written out: through it ptxas scheduled the
+ * walk's sort kernels differently (session 24), and these kernels are the measured ones. */
 template <class P, bool PLAN>
 static __device__ __forceinline__ void vr_prog_batch_primitive(const vr_program_params &p,
                                                                const P &prog, const vr_dyn_smem &s,
