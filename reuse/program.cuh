@@ -1261,24 +1261,32 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         return VR_OK;
     case VR_REUSE_WARP: {
         const uint32_t warps = vr_grid_blocks(p.index_count, p.limits.batch_indices);
-        const uint32_t per_block = block / VR_WARP_SIZE;
-        const size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
-        grid = vr_grid_blocks(warps, per_block);
-        if (vr_prog_ordered<P>::value) { /* the stash: say which limit to lower */
+        uint32_t per_block = block / VR_WARP_SIZE;
+        size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
+        if (vr_prog_ordered<P>::value) {
+            /* the stashes of a block's warps must fit its shared memory: with long batches a
+             * block holds fewer warps than the block size asks (as the renderer's own warp
+             * kernel does). Each warp still owns its batch and batches stay in warp order, so
+             * the output is the same; only the grouping of warps into blocks changes. */
             int device, optin;
             VR_CUDA_CHECK(cudaGetDevice(&device));
             VR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                                  device));
-            if (smem > (size_t)optin)
-                return VR_ERROR(VR_ERR_ARG, "%s: an ordered program stashes its kept primitives, "
-                                "%u indices x %zu-byte elements per warp: %zu bytes of shared "
-                                "memory per block, the GPU has %d; lower the warp batch or the "
-                                "block size", who, p.limits.batch_indices, sizeof(E), smem, optin);
+            const size_t room = (size_t)optin - sizeof(vr_compact_shared);
+            while (per_block > 1 && smem > room)
+                smem = vr_prog_warp_smem<P>(p.limits.batch_indices, --per_block);
+            if (smem > room)
+                return VR_ERROR(VR_ERR_ARG, "%s: an ordered program stashes its kept "
+                                "primitives, %u indices x %zu-byte elements per warp: %zu bytes "
+                                "of shared memory for one warp, the GPU has %zu; lower the warp "
+                                "batch", who, p.limits.batch_indices, sizeof(E), smem, room);
         }
+        grid = vr_grid_blocks(warps, per_block);
         if ((st = vr_prog_smem_fit((const void *)vr_prog_warp_kernel<P>, smem, who)) != VR_OK ||
             (st = vr_prog_order_next(&prog, order_state, grid)) != VR_OK)
             return st;
-        vr_prog_warp_kernel<P><<<grid, block, smem, stream>>>(q, prog);
+        const uint32_t threads = vr_prog_ordered<P>::value ? per_block * VR_WARP_SIZE : block;
+        vr_prog_warp_kernel<P><<<grid, threads, smem, stream>>>(q, prog);
         VR_LAUNCH_CHECK("vr_prog_warp_kernel", stream);
         return VR_OK;
     }

@@ -45,7 +45,9 @@ extern "C" int vr_render_program_fits(vr_reuse_kind kind, const vr_reuse_params 
         return 1;
     typedef vr_prog_ordered_run<vr_render_program_ordered> Q;
     const vr_batch_limits l = vr_batch_limits_of(p);
-    const size_t bytes = vr_prog_warp_smem<Q>(l.batch_indices, l.block_size / VR_WARP_SIZE);
+    /* vr_program_run_ordered puts fewer warps in a block where their stashes do not fit: one
+     * warp's must */
+    const size_t bytes = vr_prog_warp_smem<Q>(l.batch_indices, 1) + sizeof(vr_compact_shared);
     int device = 0, optin = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=

@@ -38,8 +38,8 @@ int vr_render_program_takes(const vr_reuse_params *p);
 
 /* Whether the ordered render program's kernel for `kind` (culling into ink or collate) fits
  * the current GPU's shared memory with p's limits: warp stashes the corners of its kept
- * triangles, batch_indices elements per warp (28 bytes each), more than the GPU has for large
- * warp batches at large blocks, where the own kernel still runs. 1 for other runs. */
+ * triangles, batch_indices elements per warp (28 bytes each); a block holds fewer warps where
+ * their stashes do not fit, but one warp's must. 1 for other runs. */
 int vr_render_program_fits(vr_reuse_kind kind, const vr_reuse_params *p);
 
 /* Runs strategy `kind` (naive .. meshlet) over p as the render program: p as for

@@ -337,5 +337,15 @@ VR_TEST(test_program_ordered_gpu, "gpu/program-ordered")
                      VR_COUNT_OF(percents), "sphere 81,920");
         vr_mesh_free(&m);
     }
+    /* warp batches of 1536 indices at block 1024: the stashes of 32 warps (1.3 MB) do not fit
+     * a block's shared memory; the run puts fewer warps in each block, the output unchanged */
+    vr_mesh m;
+    VR_EXPECT_EQ(vr_generate_sphere(&m, 81920), VR_OK);
+    vr_batch_limits l = ord_limits(3, 1024, 0, 0);
+    l.batch_indices = 1536;
+    static const uint32_t half[] = {50};
+    ord_check<3>(m.indices, m.index_count, m.vertex_count, &m, &l, half, 1,
+                 "sphere 81,920, warp batch 1536");
+    vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
