@@ -932,7 +932,8 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
 }
 
 template <class P, int BLOCK, int CAP>
-static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_params p, P prog)
+static __device__ __forceinline__ void vr_prog_sort_body(const vr_program_params &p,
+                                                         const P &prog)
 {
     uint32_t start, count;
     if (!vr_prog_batch<P>(p, vr_prog_work(prog), &start, &count)) {
@@ -956,6 +957,41 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
     vr_prog_finish<P, false>(p, prog, s, el, 0, start, count, unique_count,
                              vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices)
                                  .bytes);
+}
+
+template <class P, int BLOCK, int CAP>
+static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_params p, P prog)
+{
+    vr_prog_sort_body<P, BLOCK, CAP>(p, prog);
+}
+
+/* An ordered program's sort kernel keeps to 48 registers where it sorts at most 4 keys per
+ * thread, the own block-compacted sort kernel's count at block 256 and 1024 indices: at 64 it
+ * had one resident block per SM fewer there, and its ink runs were 1.03-1.09x the own
+ * kernel's (H100, session 24). With more keys per thread 48 registers spill hundreds of bytes
+ * (ptxas), so those keep their own count. A kernel of its own, so that the other programs'
+ * launch bounds (and code) stay as they are. */
+template <int BLOCK, int CAP>
+struct vr_prog_sort_ordered_blocks {
+    static constexpr int per = 65536 / (BLOCK * 48);
+    static constexpr int value = CAP / BLOCK > 4 ? 1 : per < 1 ? 1 : per > 32 ? 32 : per;
+};
+
+template <class P, int BLOCK, int CAP>
+static __global__ void __launch_bounds__(BLOCK, vr_prog_sort_ordered_blocks<BLOCK, CAP>::value)
+vr_prog_sort_kernel_ordered(vr_program_params p, P prog)
+{
+    vr_prog_sort_body<P, BLOCK, CAP>(p, prog);
+}
+
+/* The sort kernel for P (the ordered one for an ordered program). */
+template <class P, int BLOCK, int CAP>
+static void (*vr_prog_sort_kernel_of(void))(vr_program_params, P)
+{
+    if constexpr (vr_prog_ordered<P>::value)
+        return vr_prog_sort_kernel_ordered<P, BLOCK, CAP>;
+    else
+        return vr_prog_sort_kernel<P, BLOCK, CAP>;
 }
 
 /* ---- multi: every element into a global table, then every primitive from it ----------------
@@ -1114,11 +1150,12 @@ static vr_status vr_prog_sort_launch(const vr_program_params &p, const P &prog, 
 #define VR_PROG_SORT_CASE(BLOCK)                                                                   \
     case BLOCK:                                                                                    \
         if constexpr (CAP / BLOCK <= VR_SORT_MAX_ITEMS) {                                          \
-            vr_status r = vr_prog_smem_fit((const void *)vr_prog_sort_kernel<P, BLOCK, CAP>, smem, \
+            void (*const k)(vr_program_params, P) = vr_prog_sort_kernel_of<P, BLOCK, CAP>();     \
+            vr_status r = vr_prog_smem_fit((const void *)k, smem,                                  \
                                            "sort");                                                \
             if (r != VR_OK)                                                                        \
                 return r;                                                                          \
-            vr_prog_sort_kernel<P, BLOCK, CAP><<<p.batch_count, BLOCK, smem, st>>>(p, prog);       \
+            k<<<p.batch_count, BLOCK, smem, st>>>(p, prog);                                        \
             VR_LAUNCH_CHECK("vr_prog_sort_kernel", st);                                            \
             return VR_OK;                                                                          \
         }                                                                                          \
