@@ -267,10 +267,10 @@ static __device__ __forceinline__ uint32_t vr_prog_work(const P &prog)
     }
 }
 
-/* After the ranking: the block's first slot (ordered look-back or one atomicAdd); prog.kept(total)
- * once. Every thread calls it. It also restarts the block's ranking (total 0, one more
- * barrier), which no kernel uses any more since none ranks twice: kept until a GPU run can
- * check its removal (bench/NOTES.md, session 25). */
+/* After the ranking pass: the block's first slot (ordered look-back or one atomicAdd);
+ * prog.kept(total) once. Every thread calls it. Its two barriers (in the hand-off) publish
+ * the block's ranks and stashes; no third one resets the ranking, since every ordered kernel
+ * ranks once and nothing writes the compaction's shared state after this. */
 template <class P>
 static __device__ __forceinline__ uint32_t vr_prog_order_base(const P &prog)
 {
@@ -280,9 +280,6 @@ static __device__ __forceinline__ uint32_t vr_prog_order_base(const P &prog)
                               : vr_compact_collate_base(prog.order_dev, cs);
     if (threadIdx.x == 0 && cs->total)
         prog.kept(cs->total);
-    __syncthreads(); /* every thread has read the shared base and total */
-    if (threadIdx.x == 0)
-        cs->total = 0; /* a second pass's first rank reads it after a __syncthreads */
     return base;
 }
 
