@@ -19,7 +19,8 @@
  * queues (staged store; ink and collate through the ordered render program):
  * cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio - vr_geometry_run with the
  * own kernels and through the API (VR_GEOMETRY_KERNELS=api; ratio = api / own; its events enclose
- * the stage and, keyed, the separate compaction).
+ * the stage and, keyed, the separate compaction). patch and meshlet (static plans, built once
+ * per mesh by the stage) have cull-api rows only.
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
  * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
@@ -427,6 +428,32 @@ static void rp_bench_row(const char *row, const char *name, const char *load, co
            prog, prog / best, prog / (prog_staged ? staged : direct));
 }
 
+/* The cull-api rows of one case: culling (the identity camera: the back half of a closed mesh
+ * goes) into every culled queue, vr_geometry_run with the own kernels, then through the API. */
+static void rp_bench_cull(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *base,
+                          const char *name, const char *load)
+{
+    static const vr_queue_mode culled[] = {VR_QUEUE_ATOMIC, VR_QUEUE_CUB, VR_QUEUE_HP,
+                                           VR_QUEUE_INK, VR_QUEUE_COLLATE};
+    vr_reuse_params cfg = *base;
+    cfg.queue_store = 1;
+    cfg.cull = 1;
+    for (size_t c = 0; c < sizeof culled / sizeof culled[0]; ++c) {
+        float own = 0, api = 0;
+        cfg.queue_mode = culled[c];
+        vr_status st = rp_time_renderer(g, ops, &cfg, &own, 1);
+        if (st == VR_OK)
+            st = rp_time_renderer(g, ops, &cfg, &api, 0);
+        if (st != VR_OK)
+            printf("cull-api,%s,%s,%s,%s,FAIL %s\n", name, load, ops->name,
+                   vr_queue_mode_names[culled[c]], vr_last_error());
+        else
+            printf("cull-api,%s,%s,%s,%s,%.4f,%.4f,%.3f\n", name, load, ops->name,
+                   vr_queue_mode_names[culled[c]], own, api, api / own);
+    }
+    fflush(stdout);
+}
+
 static void rp_bench_scene(const vr_mesh *m, const char *name)
 {
     vr_geometry *g = NULL;
@@ -438,7 +465,7 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
     }
     static const uint32_t loads[] = {0, 3}; /* vr_load_names: simple, heavy */
     for (size_t li = 0; li < sizeof loads / sizeof loads[0]; ++li)
-        for (int kind = VR_REUSE_NAIVE; kind <= VR_REUSE_MULTI; ++kind) {
+        for (int kind = VR_REUSE_NAIVE; kind <= VR_REUSE_MESHLET; ++kind) {
             const vr_reuse_ops *ops = &vr_reuse_all[kind];
             if (!rp_selected("VR_RP_LOAD", vr_load_names[loads[li]]) ||
                 !rp_selected("VR_RP_STRATEGY", ops->name))
@@ -447,6 +474,11 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
             const vr_batch_limits paper = vr_batch_limits_paper();
             vr_batch_limits_apply(&cfg, &paper);
             cfg.shader.loop_iterations = vr_load_iterations[loads[li]];
+            const char *load = vr_load_names[loads[li]];
+            if (ops->plan) { /* patch, meshlet: the stage's plan; only the cull-api rows */
+                rp_bench_cull(g, ops, &cfg, name, load);
+                continue;
+            }
             float staged = 0, direct = 0, prog = 0, prog_staged = 0;
             float api_staged = 0; /* vr_geometry_run's default path: the API */
             vr_status st;
@@ -465,30 +497,11 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
                        ops->name, vr_last_error());
                 continue;
             }
-            const char *load = vr_load_names[loads[li]];
             rp_bench_row("render-api", name, load, ops->name, staged, direct, prog, 0);
             rp_bench_row("render-api-staged", name, load, ops->name, staged, direct, prog_staged,
                          1);
             rp_bench_row("stage-api-staged", name, load, ops->name, staged, direct, api_staged, 1);
-            /* culling (the identity camera: the back half of a closed mesh goes) into every
-             * queue: vr_geometry_run with the own kernels, then through the API */
-            static const vr_queue_mode culled[] = {VR_QUEUE_ATOMIC, VR_QUEUE_CUB, VR_QUEUE_HP,
-                                                   VR_QUEUE_INK, VR_QUEUE_COLLATE};
-            cfg.queue_store = 1;
-            cfg.cull = 1;
-            for (size_t c = 0; c < sizeof culled / sizeof culled[0]; ++c) {
-                float own = 0, api = 0;
-                cfg.queue_mode = culled[c];
-                st = rp_time_renderer(g, ops, &cfg, &own, 1);
-                if (st == VR_OK)
-                    st = rp_time_renderer(g, ops, &cfg, &api, 0);
-                if (st != VR_OK)
-                    printf("cull-api,%s,%s,%s,%s,FAIL %s\n", name, load, ops->name,
-                           vr_queue_mode_names[culled[c]], vr_last_error());
-                else
-                    printf("cull-api,%s,%s,%s,%s,%.4f,%.4f,%.3f\n", name, load, ops->name,
-                           vr_queue_mode_names[culled[c]], own, api, api / own);
-            }
+            rp_bench_cull(g, ops, &cfg, name, load);
             fflush(stdout);
         }
     rp_free(&d);
