@@ -586,13 +586,15 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * - culled into ink or collate (vr_render_program_ordered) with warp, hash and phash (session
  *   24, both 7M meshes, both loads, two runs): warp 0.85-0.96x (it stashes the kept triangles'
  *   corners per warp), hash 0.94-1.00x, phash 0.92-0.99x (they rank once and store without
- *   barriers; the own kernels rank twice).
+ *   barriers; the own kernels rank twice); with sort (ink 0.955-0.991x, collate 0.91-0.96x:
+ *   its ordered kernel at 48 registers, as the own one) and patch (ink 0.96-0.99x, collate
+ *   0.92-0.96x), and meshlet into collate (0.955-0.963x) (session 25, one run).
  * The rest keeps the strategy's own kernels (ops->run):
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
  * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
- * - ink and collate with naive (1.00-1.04x), multi (1.00-1.02x), sort (collate 0.97-0.99x, ink
- *   1.03-1.09x), patch and meshlet (not measured);
+ * - ink and collate with naive (1.00-1.04x) and multi (1.00-1.02x); meshlet into ink
+ *   (0.97-1.05x: slower at simple load);
  * - cluster culling and compressed input: not programs; a plan's parts without source ids
  *   (given batches, streamed chunks: the mesh is already in plan order): the API's contract
  *   does not take them.
@@ -608,9 +610,12 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
                       vr_render_program_fits(ops->kind, p);
     if (env && !strcmp(env, "api"))
         return takes;
-    if (vr_queue_blockwise(p)) /* ink, collate: the ordered program where it is faster */
+    if (vr_queue_blockwise(p)) /* ink, collate: the ordered program where it was faster in
+                                  every row measured (H100, bench/results/apps-h100.md) */
         return takes && (ops->kind == VR_REUSE_WARP || ops->kind == VR_REUSE_HASH ||
-                         ops->kind == VR_REUSE_PHASH);
+                         ops->kind == VR_REUSE_PHASH || ops->kind == VR_REUSE_SORT ||
+                         ops->kind == VR_REUSE_PATCH ||
+                         (ops->kind == VR_REUSE_MESHLET && p->queue_mode == VR_QUEUE_COLLATE));
     return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
 }
 
