@@ -20,7 +20,8 @@
  * cull-api,scene,load,strategy,queue,own_ms,api_ms,ratio - vr_geometry_run with the
  * own kernels and through the API (VR_GEOMETRY_KERNELS=api; ratio = api / own; its events enclose
  * the stage and, keyed, the separate compaction). patch and meshlet (static plans, built once
- * per mesh by the stage) have cull-api rows only.
+ * per mesh by the stage) have cull-api rows only, with one more, queue "unculled": the stage
+ * without culling, own kernels against the API.
  * For profiling one case under Nsight Compute: VR_RP_LOAD=simple|heavy, VR_RP_STRATEGY=NAME and
  * VR_RP_SCENE=SPEC keep only the matching rows; VR_RP_RUNS=N (1..10) times N runs instead of 10.
  * Without a CUDA device both print SKIP.
@@ -437,6 +438,18 @@ static void rp_bench_cull(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
                                            VR_QUEUE_INK, VR_QUEUE_COLLATE};
     vr_reuse_params cfg = *base;
     cfg.queue_store = 1;
+    if (ops->plan) { /* the unculled stage too (the other strategies: the stage-api-staged rows) */
+        float own = 0, api = 0;
+        cfg.cull = 0;
+        vr_status st = rp_time_renderer(g, ops, &cfg, &own, 1);
+        if (st == VR_OK)
+            st = rp_time_renderer(g, ops, &cfg, &api, 0);
+        if (st != VR_OK)
+            printf("cull-api,%s,%s,%s,unculled,FAIL %s\n", name, load, ops->name, vr_last_error());
+        else
+            printf("cull-api,%s,%s,%s,unculled,%.4f,%.4f,%.3f\n", name, load, ops->name, own, api,
+                   api / own);
+    }
     cfg.cull = 1;
     for (size_t c = 0; c < sizeof culled / sizeof culled[0]; ++c) {
         float own = 0, api = 0;
