@@ -579,8 +579,9 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * program's shared memory fits (vr_render_program_fits: the warp program's stash). By default
  * the stage sends it those at par with or faster than the own kernels on the H100
  * (bench/results/render-api-h100-*.csv):
- * - unculled with the warp-staged store (the default): 0.943-1.021x the own kernels, all 24
- *   cases, four runs (above 1.02 only sphere heavy hash and simple phash, once each);
+ * - unculled with the warp-staged store (the default), naive to multi: 0.943-1.021x the own
+ *   kernels, all 24 cases, four runs (above 1.02 only sphere heavy hash and simple phash, once
+ *   each);
  * - culled into cub or hp (staged store), naive to multi: 0.98-1.02x but for one row in each
  *   of two runs (1.08 and 1.04, neither repeated);
  * - culled into ink or collate (vr_render_program_ordered) with warp, hash and phash (session
@@ -595,7 +596,8 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
  * - ink and collate with naive (1.00-1.04x) and multi (1.00-1.02x); meshlet into ink
  *   (0.97-1.05x: slower at simple load);
- * - patch and meshlet culled into cub or hp: 1.03-1.04x at simple load (session 25);
+ * - patch and meshlet unculled (1.010-1.031x) and culled into cub or hp (1.03-1.04x at simple
+ *   load, 1.00 at heavy) (session 25);
  * - cluster culling and compressed input: not programs; a plan's parts without source ids
  *   (given batches, streamed chunks: the mesh is already in plan order): the API's contract
  *   does not take them.
@@ -617,7 +619,7 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
                          ops->kind == VR_REUSE_PHASH || ops->kind == VR_REUSE_SORT ||
                          ops->kind == VR_REUSE_PATCH ||
                          (ops->kind == VR_REUSE_MESHLET && p->queue_mode == VR_QUEUE_COLLATE));
-    if (ops->plan && p->cull) /* patch, meshlet into cub, hp: 1.03-1.04x at simple load */
+    if (ops->plan) /* patch, meshlet unculled 1.01-1.03x, into cub, hp 1.03-1.04x (simple) */
         return 0;
     return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
 }
