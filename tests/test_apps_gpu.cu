@@ -117,7 +117,7 @@ static int apps_cmp_u32(const void *a, const void *b)
  * warp's mask - sorted), CUB's radix sort (VR_WALK_RESORT=cub: 8, 2 and 1 lanes), the
  * benchmarks' fastest setting (resorted, 4 lanes) and the counting sort as three kernels rather
  * than the cooperative one (VR_WALK_RESORT=kernels, 2 lanes); with `twin` the invocations and
- * batches equal the API's CPU twin's too. */
+ * batches equal the API's CPU twin's too. An unknown VR_WALK_RESORT fails the run. */
 static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
 {
     enum { MODES = 11 };
@@ -164,6 +164,15 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             }
         }
     }
+    /* an unknown sort selection (a typo in an A/B run) fails the run, naming the variable */
+    setenv("VR_WALK_RESORT", "radix", 1);
+    cfg.resort = 1, cfg.lanes = 1;
+    const vr_app_run r = {VR_REUSE_HASH, vr_program_limits_default(1), 1, 1};
+    vr_app_report rep;
+    memcpy(got, start, agents * sizeof *got);
+    VR_EXPECT(vr_walk_apply(got, &cfg, &r, 1, &rep) == VR_ERR_ARG &&
+                  strstr(vr_last_error(), "VR_WALK_RESORT=radix") != NULL,
+              "VR_WALK_RESORT=radix accepted (%s)", vr_last_error());
     unsetenv("VR_WALK_RESORT");
     free(start), free(want), free(got);
 }

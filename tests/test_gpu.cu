@@ -681,6 +681,14 @@ VR_TEST(test_gpu_errors, "gpu/errors")
     VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_NAIVE], &cfg, 1, NULL) == VR_ERR_ARG,
               "naive accepted queue_store 2");
     cfg.queue_store = 1;
+    /* an unknown kernel selection (a typo in an A/B run) fails the run, naming the variable */
+    setenv("VR_GEOMETRY_KERNELS", "API", 1);
+    VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_HASH], &cfg, 1, NULL) == VR_ERR_ARG &&
+                  strstr(vr_last_error(), "VR_GEOMETRY_KERNELS=API") != NULL,
+              "VR_GEOMETRY_KERNELS=API accepted (%s)", vr_last_error());
+    unsetenv("VR_GEOMETRY_KERNELS");
+    VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_HASH], &cfg, 1, NULL) == VR_OK,
+              "hash after the bad selection: %s", vr_last_error());
     cfg.batch_indices = 100;
     VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_WARP], &cfg, 1, NULL) == VR_ERR_ARG,
               "warp accepted a 100-index batch");

@@ -270,7 +270,7 @@ struct vr_walk_lanes_program : vr_walk_program {
  * on its own id, which travels with it (agent_of). The default since it ran exact on the H100
  * (session 20: 0.040 ms per step against CUB's 0.052-0.058, bench/NOTES.md). It runs as one
  * cooperative kernel (below); for A/B runs VR_WALK_RESORT=kernels selects it as three kernels,
- * VR_WALK_RESORT=cub CUB's stable radix sort. */
+ * VR_WALK_RESORT=cub CUB's stable radix sort (any other value fails the run). */
 #define VR_WALK_CELLS (VR_WALK_GRID * VR_WALK_GRID)
 #define VR_WALK_SCAN_THREADS 1024
 
@@ -528,6 +528,11 @@ extern "C" vr_status vr_walk_apply_gpu(uint32_t *cells, const vr_walk_config *cf
         VR_UP(d_sorted, NULL, (size_t)n * sizeof(uint32_t), "walk sorted cells");
         VR_UP(d_sorted_agents, NULL, (size_t)n * sizeof(uint32_t), "walk sorted agents");
         const char *env = getenv("VR_WALK_RESORT");
+        if (env && *env && strcmp(env, "cub") && strcmp(env, "kernels")) {
+            st = VR_ERROR(VR_ERR_ARG, "VR_WALK_RESORT=%s: expected cub or kernels (or unset: "
+                          "the cooperative counting sort)", env);
+            goto done;
+        }
         sorter.cub = env && !strcmp(env, "cub");
         if (sorter.cub) {
             VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, sorter.temp_bytes, d_cur, d_sorted,

@@ -602,8 +602,8 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  *   (given batches, streamed chunks: the mesh is already in plan order): the API's contract
  *   does not take them.
  * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, =api the API wherever it takes
- * the run (the direct store and the atomic queue too), for A/B runs and their tests; any other
- * value, or none, the default. */
+ * the run (the direct store and the atomic queue too), for A/B runs and their tests; unset or
+ * empty, the default; any other value fails the run (vr_geometry_check_run). */
 static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p)
 {
     const char *env = getenv("VR_GEOMETRY_KERNELS"); /* per run: tests switch it */
@@ -659,7 +659,8 @@ static vr_status vr_geometry_temp(vr_geometry *g, const vr_reuse_ops *ops, vr_re
     return VR_OK;
 }
 
-/* What every run checks first: a GPU path, a known queue_store. */
+/* What every run checks first: a GPU path, a known queue_store, a known VR_GEOMETRY_KERNELS
+ * (a typo in an A/B run would otherwise measure the default twice). */
 static vr_status vr_geometry_check_run(const vr_reuse_ops *ops, const vr_reuse_params *cfg)
 {
     if (!ops->run)
@@ -667,6 +668,10 @@ static vr_status vr_geometry_check_run(const vr_reuse_ops *ops, const vr_reuse_p
     if (cfg->queue_store != 0 && cfg->queue_store != 1)
         return VR_ERROR(VR_ERR_ARG, "%s: queue_store %d must be 0 (direct) or 1 (warp-staged)",
                         ops->name, cfg->queue_store);
+    const char *env = getenv("VR_GEOMETRY_KERNELS");
+    if (env && *env && strcmp(env, "own") && strcmp(env, "api"))
+        return VR_ERROR(VR_ERR_ARG, "VR_GEOMETRY_KERNELS=%s: expected own or api (or unset: the "
+                        "default routing)", env);
     return VR_OK;
 }
 
