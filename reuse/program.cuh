@@ -1140,6 +1140,17 @@ static inline vr_status vr_prog_smem_fit(const void *kernel, size_t bytes, const
     return vr_dyn_smem_fit(kernel, bytes);
 }
 
+/* The dynamic shared memory an ordered program's warp launch has for its warps' stashes: the
+ * GPU's opt-in maximum per block less the compaction's static shared state. */
+static inline vr_status vr_prog_warp_stash_room(size_t *room)
+{
+    int device, optin;
+    VR_CUDA_CHECK(cudaGetDevice(&device));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    *room = (size_t)optin - sizeof(vr_compact_shared);
+    return VR_OK;
+}
+
 template <class P, int CAP>
 static vr_status vr_prog_sort_launch(const vr_program_params &p, const P &prog, cudaStream_t st,
                                      size_t smem)
@@ -1302,11 +1313,9 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
              * block holds fewer warps than the block size asks (as the renderer's own warp
              * kernel does). Each warp still owns its batch and batches stay in warp order, so
              * the output is the same; only the grouping of warps into blocks changes. */
-            int device, optin;
-            VR_CUDA_CHECK(cudaGetDevice(&device));
-            VR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                                 device));
-            const size_t room = (size_t)optin - sizeof(vr_compact_shared);
+            size_t room;
+            if ((st = vr_prog_warp_stash_room(&room)) != VR_OK)
+                return st;
             while (per_block > 1 && smem > room)
                 smem = vr_prog_warp_smem<P>(p.limits.batch_indices, --per_block);
             if (smem > room)

@@ -47,13 +47,10 @@ extern "C" int vr_render_program_fits(vr_reuse_kind kind, const vr_reuse_params 
     const vr_batch_limits l = vr_batch_limits_of(p);
     /* vr_program_run_ordered puts fewer warps in a block where their stashes do not fit: one
      * warp's must */
-    const size_t bytes = vr_prog_warp_smem<Q>(l.batch_indices, 1) + sizeof(vr_compact_shared);
-    int device = 0, optin = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
-            cudaSuccess)
+    size_t room;
+    if (vr_prog_warp_stash_room(&room) != VR_OK)
         return 0; /* the own kernel reports the error */
-    return bytes <= (size_t)optin;
+    return vr_prog_warp_smem<Q>(l.batch_indices, 1) <= room;
 }
 
 extern "C" vr_status vr_render_program_run(vr_reuse_kind kind, const vr_reuse_params *p)

@@ -147,10 +147,11 @@ struct vr_render_program_cull : vr_render_program_base {
 
 /* Culling into an ink or collate queue, as the renderer's block-compacted kernels do
  * (reuse/stage.cuh: vr_queue_block_rank, _base, _store): an ordered program (program.cuh)
- * whose keep() classifies the triangle and counts the dropped ones per reason, store() writes a kept record directly at its slot (past the capacity: overflow), and
- * kept() adds a block's survivors to queue_count. */
-/* (Its keep() repeats vr_render_program_cull's classification and per-reason ballots: one
- * shared helper moved ptxas's scheduling in both programs' measured kernels, session 24.) */
+ * whose keep() classifies the triangle and counts the dropped ones per reason, store() writes
+ * a kept record directly at its slot (past the capacity: overflow), and kept() adds a block's
+ * survivors to queue_count. (keep() repeats vr_render_program_cull's classification and
+ * per-reason ballots: one shared helper moved ptxas's scheduling in both programs' measured
+ * kernels, session 24.) */
 struct vr_render_program_ordered : vr_render_program_base {
     enum { ordered_primitive = 1, derived_layout = 1 };
     vr_counters *counters; /* the renderer's: culled[], queue_count, overflow */
