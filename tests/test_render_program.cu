@@ -429,8 +429,24 @@ static void rp_bench_row(const char *row, const char *name, const char *load, co
            prog, prog / best, prog / (prog_staged ? staged : direct));
 }
 
+/* One cull-api row: cfg through vr_geometry_run with the own kernels, then through the API. */
+static void rp_bench_own_api(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg,
+                             const char *name, const char *load, const char *queue)
+{
+    float own = 0, api = 0;
+    vr_status st = rp_time_renderer(g, ops, cfg, &own, 1);
+    if (st == VR_OK)
+        st = rp_time_renderer(g, ops, cfg, &api, 0);
+    if (st != VR_OK)
+        printf("cull-api,%s,%s,%s,%s,FAIL %s\n", name, load, ops->name, queue, vr_last_error());
+    else
+        printf("cull-api,%s,%s,%s,%s,%.4f,%.4f,%.3f\n", name, load, ops->name, queue, own, api,
+               api / own);
+}
+
 /* The cull-api rows of one case: culling (the identity camera: the back half of a closed mesh
- * goes) into every culled queue, vr_geometry_run with the own kernels, then through the API. */
+ * goes) into every culled queue; for the plans the unculled stage first (the other strategies
+ * have it in their stage-api-staged rows). */
 static void rp_bench_cull(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *base,
                           const char *name, const char *load)
 {
@@ -438,31 +454,14 @@ static void rp_bench_cull(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
                                            VR_QUEUE_INK, VR_QUEUE_COLLATE};
     vr_reuse_params cfg = *base;
     cfg.queue_store = 1;
-    if (ops->plan) { /* the unculled stage too (the other strategies: the stage-api-staged rows) */
-        float own = 0, api = 0;
+    if (ops->plan) {
         cfg.cull = 0;
-        vr_status st = rp_time_renderer(g, ops, &cfg, &own, 1);
-        if (st == VR_OK)
-            st = rp_time_renderer(g, ops, &cfg, &api, 0);
-        if (st != VR_OK)
-            printf("cull-api,%s,%s,%s,unculled,FAIL %s\n", name, load, ops->name, vr_last_error());
-        else
-            printf("cull-api,%s,%s,%s,unculled,%.4f,%.4f,%.3f\n", name, load, ops->name, own, api,
-                   api / own);
+        rp_bench_own_api(g, ops, &cfg, name, load, "unculled");
     }
     cfg.cull = 1;
     for (size_t c = 0; c < sizeof culled / sizeof culled[0]; ++c) {
-        float own = 0, api = 0;
         cfg.queue_mode = culled[c];
-        vr_status st = rp_time_renderer(g, ops, &cfg, &own, 1);
-        if (st == VR_OK)
-            st = rp_time_renderer(g, ops, &cfg, &api, 0);
-        if (st != VR_OK)
-            printf("cull-api,%s,%s,%s,%s,FAIL %s\n", name, load, ops->name,
-                   vr_queue_mode_names[culled[c]], vr_last_error());
-        else
-            printf("cull-api,%s,%s,%s,%s,%.4f,%.4f,%.3f\n", name, load, ops->name,
-                   vr_queue_mode_names[culled[c]], own, api, api / own);
+        rp_bench_own_api(g, ops, &cfg, name, load, vr_queue_mode_names[culled[c]]);
     }
     fflush(stdout);
 }
@@ -515,7 +514,6 @@ static void rp_bench_scene(const vr_mesh *m, const char *name)
                          1);
             rp_bench_row("stage-api-staged", name, load, ops->name, staged, direct, api_staged, 1);
             rp_bench_cull(g, ops, &cfg, name, load);
-            fflush(stdout);
         }
     rp_free(&d);
     vr_geometry_destroy(g);
