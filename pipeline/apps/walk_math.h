@@ -158,7 +158,17 @@ VR_HD void vr_walk_top_insert(vr_walk_top *t, float l, uint32_t key)
         }
 }
 
-/* Lane `lane` of `lanes` (a power of two, 1..32): the best 8 of its rows of cell `cell`'s disc. */
+/* Candidates a lane loads and multiplies before it tests them: the scan is latency-bound (a
+ * load, then at once the multiply that waits on it), and a GPU grid with few warps (a sort
+ * batch of the resorted walk: one wave) cannot hide that with other warps (H100 ncu,
+ * session 25). */
+#define VR_WALK_SCAN_CHUNK 4
+
+/* Lane `lane` of `lanes` (a power of two, 1..32): the best 8 of its rows of cell `cell`'s disc.
+ * A row's candidates go in chunks of VR_WALK_SCAN_CHUNK: all loaded and multiplied first (one
+ * off the disc or the grid gets -1, which no list entry is below), then, where one exceeds the
+ * 8th likelihood, inserted one by one in scan order, each tested against the 8th as it is then:
+ * the same insertions as one candidate at a time. */
 VR_HD void vr_walk_top_scan(vr_walk_top *t, const float *activity, const float *levy, uint32_t cell,
                             uint32_t lane, uint32_t lanes)
 {
@@ -169,15 +179,25 @@ VR_HD void vr_walk_top_scan(vr_walk_top *t, const float *activity, const float *
         const int ty = y + dy;
         if (ty < 0 || ty >= (int)VR_WALK_GRID)
             continue;
-        for (int dx = -r; dx <= r; ++dx) {
-            const int tx = x + dx, d2 = dx * dx + dy * dy;
-            if (d2 == 0 || d2 > r * r || tx < 0 || tx >= (int)VR_WALK_GRID)
-                continue;
-            const float l = activity[ty * (int)VR_WALK_GRID + tx] *
-                            levy[(dy + r) * VR_WALK_SIDE + dx + r];
+        const float *a = activity + ty * (int)VR_WALK_GRID + x; /* a[dx]: only where on the grid */
+        const float *v = levy + (dy + r) * VR_WALK_SIDE + r;     /* v[dx] */
+        for (int dx0 = -r; dx0 <= r; dx0 += VR_WALK_SCAN_CHUNK) {
+            float l[VR_WALK_SCAN_CHUNK];
+            float most = -1.0f;
+            for (int j = 0; j < VR_WALK_SCAN_CHUNK; ++j) {
+                const int dx = dx0 + j, tx = x + dx, d2 = dx * dx + dy * dy;
+                const int on = dx <= r && d2 != 0 && d2 <= r * r && tx >= 0 &&
+                               tx < (int)VR_WALK_GRID;
+                l[j] = on ? a[dx] * v[dx] : -1.0f;
+                most = l[j] > most ? l[j] : most;
+            }
             /* the lane's keys ascend, so only a larger likelihood precedes the 8th */
-            if (l > t->l[VR_WALK_KEEP - 1])
-                vr_walk_top_insert(t, l, (uint32_t)((dy + r) * VR_WALK_SIDE + dx + r));
+            if (!(most > t->l[VR_WALK_KEEP - 1]))
+                continue;
+            for (int j = 0; j < VR_WALK_SCAN_CHUNK; ++j)
+                if (l[j] > t->l[VR_WALK_KEEP - 1])
+                    vr_walk_top_insert(t, l[j],
+                                       (uint32_t)((dy + r) * VR_WALK_SIDE + dx0 + j + r));
         }
     }
 }
