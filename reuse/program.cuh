@@ -89,6 +89,7 @@
 #include "reuse/sort_dedup.cuh"
 #include "reuse/warp_round.cuh"
 
+#include <stdlib.h> /* getenv: the ink experiment's A/B switch */
 #include <string.h> /* memcpy: multi's slots */
 
 /* P::max_threads when the program declares it, else 1024 (see the header comment). */
@@ -928,6 +929,138 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
                                 : layout.bytes);
 }
 
+/* ---- ink through persistent blocks (EXPERIMENT, session 25, not yet run on a GPU) ----------
+ * Why: one block per batch waits at its hand-off for the counts of every earlier ticket, so at
+ * simple load ink ran 1.2-1.4x the atomic queue even through the ordered programs, while collate
+ * (one atomicAdd, no wait) is at par (bench/results/apps-h100.md, sessions 24-25): the resident
+ * blocks queue behind the slowest of them. Here as many blocks as fit loop over the batches by
+ * ticket, as the stand-alone select kernel does (pipeline/compact/compact.cu): a block ranks
+ * batch t, publishes its count, and only then finishes the batch before it (t' < t) and stores
+ * its kept primitives, so a batch's hand-off waits a whole batch later, when its predecessors
+ * have long published. Two halves of shared memory (layout + ranks each) hold the batch being
+ * ranked and the batch being stored.
+ * Deadlock: a block publishes ticket t before it waits for anything after taking t (the finish
+ * of t' < t waits only for counts of tickets below t', and for section flags it can add up from
+ * those counts); so by induction on the ticket every count is published and every finish
+ * returns. A block holds only tickets it took while running, so residency is not needed.
+ * The hashed kernels only (hash, phash, patch, meshlet); kept(n) runs once per batch. */
+template <class P, int PHASH, bool PLAN>
+static __global__ void
+__launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
+vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_layout layout,
+                          uint32_t half_bytes)
+{
+    typedef typename P::Element E;
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    __shared__ uint32_t s_warp[VR_WARP_SIZE];
+    __shared__ uint32_t s_failed, s_next, s_base;
+    vr_compact_shared *cs = vr_prog_order_shared<P>();
+    const vr_compact_dev d = prog.order_dev;
+    const uint32_t A = P::arity, slots = 1u << table_log2, tickets = p.batch_count;
+    const vr_prog_layout l = vr_prog_derived_layout<P>::value
+                                 ? vr_prog_hashed_layout<P>(p.limits.max_unique, slots,
+                                                            p.limits.max_indices)
+                                 : vr_prog_elements_first(layout);
+    if (threadIdx.x == 0)
+        s_next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+    __syncthreads();
+    uint32_t ticket = s_next, cur = 0;
+    uint32_t prev = 0xFFFFFFFFu, prev_total = 0, prev_start = 0, prev_prims = 0;
+    for (;;) {
+        const bool have = ticket < tickets; /* block-uniform */
+        uint32_t total = 0, start = 0, count = 0;
+        if (have) {
+            vr_prog_layout h = l;
+            h.elements += cur, h.unique += cur, h.table += cur, h.map += cur;
+            E *el;
+            const vr_dyn_smem s = vr_prog_dyn_carve<P>(h, &el);
+            uint16_t *ranks = reinterpret_cast<uint16_t *>(vr_prog_smem + cur + l.bytes);
+            if (threadIdx.x == 0) {
+                s_next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u); /* read at the end */
+                s_failed = 0;
+                cs->total = 0;
+            }
+            bool ok = vr_prog_batch<P>(p, ticket, &start, &count) != 0;
+            uint32_t unique_count = 0;
+            if (ok) {
+                vr_dyn_clear_table(s, slots);
+                __syncthreads();
+                if (PHASH)
+                    vr_phash_insert_batch(s, p.indices + start, count, table_log2, &s_failed);
+                else
+                    for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
+                        s.map[i] = (uint16_t)vr_dyn_hash_insert(
+                            s, __ldg(p.indices + start + i), table_log2, &s_failed);
+                __syncthreads();
+                ok = vr_dyn_compact_table_n(p.limits.max_unique, s, slots, s_warp, &s_failed,
+                                            &unique_count);
+                if (!ok && threadIdx.x == 0)
+                    atomicAdd(&p.counters->overflow, count / A);
+            }
+            __syncthreads();
+            const uint32_t prims = ok ? count / A : 0;
+            for (uint32_t j = threadIdx.x; ok && j < unique_count; j += blockDim.x)
+                el[j] = vr_prog_element(p, prog, s.unique[j]);
+            __syncthreads();
+            for (uint32_t r = 0; r < prims; r += blockDim.x) { /* block-uniform */
+                const uint32_t q = r + threadIdx.x, pos = start / A + q;
+                bool valid = q < prims;
+                uint32_t ids[A];
+                const E *ep[A];
+                vr_prog_batch_corners<P>(s, el, 1, q, valid, ids, ep);
+                const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, true);
+                const bool keep = vr_prog_keep(p, prog, valid, prim, pos, ids, ep);
+                const uint32_t rank = vr_compact_block_rank(cs, keep);
+                if (q < prims)
+                    ranks[q] = keep ? (uint16_t)rank : (uint16_t)0xFFFFu;
+            }
+            __syncthreads(); /* cs->total final, the ranks written */
+            total = cs->total;
+            start = ok ? start : 0;
+            count = prims * A;
+            if (threadIdx.x < VR_WARP_SIZE)
+                vr_compact_ordered_publish(d, ticket, total);
+        }
+        if (prev != 0xFFFFFFFFu) { /* the batch before: its offset, then its kept primitives */
+            if (threadIdx.x < VR_WARP_SIZE) {
+                const uint32_t base = vr_compact_ordered_finish(d, prev, prev_total, tickets);
+                if (threadIdx.x == 0) {
+                    s_base = base;
+                    if (prev_total)
+                        prog.kept(prev_total);
+                }
+            }
+            __syncthreads();
+            const uint32_t other = cur ^ half_bytes, base = s_base;
+            vr_prog_layout h = l;
+            h.elements += other, h.unique += other, h.table += other, h.map += other;
+            E *el;
+            const vr_dyn_smem s = vr_prog_dyn_carve<P>(h, &el);
+            const uint16_t *ranks = reinterpret_cast<const uint16_t *>(vr_prog_smem + other +
+                                                                       l.bytes);
+            for (uint32_t q = threadIdx.x; q < prev_prims; q += blockDim.x) {
+                const uint32_t rank = ranks[q];
+                if (rank == 0xFFFFu)
+                    continue;
+                const uint32_t pos = prev_start / A + q;
+                bool valid = true;
+                uint32_t ids[A];
+                const E *ep[A];
+                vr_prog_batch_corners<P>(s, el, 1, q, true, ids, ep);
+                const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, false);
+                prog.store(base + rank, prim, pos, ids, ep);
+            }
+        }
+        if (!have)
+            break;
+        prev = ticket, prev_total = total, prev_start = start, prev_prims = count / A;
+        ticket = s_next;
+        cur ^= half_bytes;
+        __syncthreads(); /* the stored half is free, s_next and s_base read */
+    }
+    vr_compact_end(d);
+}
+
 template <class P, int BLOCK, int CAP>
 static __device__ __forceinline__ void vr_prog_sort_body(const vr_program_params &p,
                                                          const P &prog)
@@ -1264,6 +1397,41 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
     return vr_prog_run(kind, p, run, state, stream);
 }
 
+/* The persistent ink kernel's launch (EXPERIMENT): two halves of `smem` bytes, as many blocks
+ * as fit on the device (more would only take their tickets later), at most one per batch. */
+template <class P>
+static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_params &q,
+                                           P prog, vr_compact_state *order_state,
+                                           uint32_t table_log2, const vr_prog_layout &l,
+                                           size_t smem, uint32_t block, const char *who,
+                                           cudaStream_t stream)
+{
+    const int plan = vr_program_planned(kind);
+    void (*const k)(vr_program_params, P, uint32_t, vr_prog_layout, uint32_t) =
+        kind == VR_REUSE_PHASH ? vr_prog_hashed_ink_kernel<P, 1, false>
+        : plan                 ? vr_prog_hashed_ink_kernel<P, 0, true>
+                               : vr_prog_hashed_ink_kernel<P, 0, false>;
+    const uint32_t half = (uint32_t)((smem + 15u) & ~(size_t)15u);
+    vr_status st = vr_prog_smem_fit((const void *)k, 2u * (size_t)half, who);
+    if (st != VR_OK)
+        return st;
+    int device, sms, per_sm = 0;
+    VR_CUDA_CHECK(cudaGetDevice(&device));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)block,
+                                                                2u * (size_t)half));
+    if (per_sm < 1)
+        return VR_ERROR(VR_ERR_ARG, "%s: the persistent ink kernel does not fit an SM at block "
+                        "%u with %u bytes of shared memory", who, block, 2u * half);
+    const uint32_t fit = (uint32_t)per_sm * (uint32_t)sms;
+    const uint32_t grid = q.batch_count < fit ? q.batch_count : fit;
+    if ((st = vr_prog_order_next(&prog, order_state, q.batch_count)) != VR_OK)
+        return st;
+    k<<<grid, block, 2u * (size_t)half, stream>>>(q, prog, table_log2, l, half);
+    VR_LAUNCH_CHECK("vr_prog_hashed_ink_kernel", stream);
+    return VR_OK;
+}
+
 template <class P>
 static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P prog,
                              vr_compact_state *order_state, cudaStream_t stream)
@@ -1346,6 +1514,12 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
                                                : (const void *)vr_prog_hashed_kernel<P, 0, false>;
         const uint32_t batches = p.batch_count;
         const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
+        if constexpr (vr_prog_ordered<P>::value) {
+            const char *env = getenv("VR_PROG_INK"); /* EXPERIMENT: =blocks for the A/B */
+            if (prog.order_mode == VR_QUEUE_INK && !(env && !strcmp(env, "blocks")))
+                return vr_prog_hashed_ink_launch<P>(kind, q, prog, order_state, table_log2, l,
+                                                    smem, block, who, stream);
+        }
         if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK ||
             (st = vr_prog_order_next(&prog, order_state, batches)) != VR_OK)
             return st;
