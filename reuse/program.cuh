@@ -1375,6 +1375,22 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     return vr_prog_run(kind, p, prog, NULL, stream);
 }
 
+/* VR_PROG_INK, the A/B switch of the hashed kernels' ink: unset or "persistent" (the default:
+ * vr_prog_hashed_ink_kernel), "blocks" (a block per batch, vr_prog_hashed_kernel); *blocks says
+ * which (NULL: only the check). Any other value is an error, so that a typo cannot measure
+ * the default twice. */
+static inline vr_status vr_prog_ink_blocks(int *blocks)
+{
+    const char *env = getenv("VR_PROG_INK");
+    const int b = env && !strcmp(env, "blocks");
+    if (blocks)
+        *blocks = b;
+    if (env && *env && !b && strcmp(env, "persistent"))
+        return VR_ERROR(VR_ERR_ARG, "VR_PROG_INK=%s: expected persistent or blocks (or unset: "
+                        "persistent)", env);
+    return VR_OK;
+}
+
 /* Runs ordered program `prog` (ordered_primitive) as vr_program_run does, its blocks handing
  * off through `state` (pipeline/compact/compact.h: room for the run's blocks, i.e. its
  * primitives will do) by `mode`: VR_QUEUE_INK (the kept primitives numbered in stream order)
@@ -1390,6 +1406,9 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
                         "scheme ink or collate",
                         (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name
                                                              : "program");
+    const vr_status env_st = vr_prog_ink_blocks(NULL);
+    if (env_st != VR_OK)
+        return env_st;
     vr_prog_ordered_run<P> run;
     static_cast<P &>(run) = prog;
     run.order_dev = vr_compact_dev();
@@ -1515,8 +1534,9 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         const uint32_t batches = p.batch_count;
         const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
         if constexpr (vr_prog_ordered<P>::value) {
-            const char *env = getenv("VR_PROG_INK"); /* EXPERIMENT: =blocks for the A/B */
-            if (prog.order_mode == VR_QUEUE_INK && !(env && !strcmp(env, "blocks")))
+            int ink_blocks; /* checked by vr_program_run_ordered */
+            (void)vr_prog_ink_blocks(&ink_blocks);
+            if (prog.order_mode == VR_QUEUE_INK && !ink_blocks)
                 return vr_prog_hashed_ink_launch<P>(kind, q, prog, order_state, table_log2, l,
                                                     smem, block, who, stream);
         }

@@ -9,8 +9,9 @@
  * default limits: the kept count from kept() and from the compaction state, the dropped count
  * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records; ink twice for the hashed
- * kernels, persistent and with a block per batch (VR_PROG_INK=blocks). "gpu-small/program-ordered"
- * is the small part for compute-sanitizer. Without a CUDA device both print SKIP.
+ * kernels, persistent and with a block per batch (VR_PROG_INK=blocks; an unknown value is an
+ * error). "gpu-small/program-ordered" is the small part for compute-sanitizer. Without a CUDA
+ * device both print SKIP.
  */
 #include "tests/test.h"
 
@@ -321,6 +322,19 @@ VR_TEST(test_program_ordered_gpu_small, "gpu-small/program-ordered")
     ord_check<3>(m.indices, m.index_count, m.vertex_count, &m, &l, percents,
                  VR_COUNT_OF(percents), "shuffled grid 12x10");
     vr_mesh_free(&m);
+
+    /* an unknown VR_PROG_INK fails the run, naming the variable (before any launch) */
+    vr_compact_state *state = NULL;
+    VR_EXPECT_EQ(vr_compact_state_create(&state, 1, NULL), VR_OK);
+    vr_program_params p;
+    memset(&p, 0, sizeof p);
+    setenv("VR_PROG_INK", "persistant", 1);
+    const vr_status st = vr_program_run_ordered(VR_REUSE_HASH, p, ord_program<3>(), state,
+                                                VR_QUEUE_INK, 0);
+    unsetenv("VR_PROG_INK");
+    VR_EXPECT(st == VR_ERR_ARG && strstr(vr_last_error(), "VR_PROG_INK=persistant") != NULL,
+              "VR_PROG_INK=persistant accepted (%s)", vr_last_error());
+    vr_compact_state_destroy(state);
     return VR_TEST_RESULT();
 }
 
