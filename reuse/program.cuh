@@ -797,20 +797,19 @@ static __host__ __device__ inline uint32_t vr_prog_ranks_bytes(uint32_t max_indi
     return (max_indices / (uint32_t)P::arity * (uint32_t)sizeof(uint16_t) + 15u) & ~15u;
 }
 
-/* An ordered program's primitives of a batch, corners in the block's elements (dynamic batches,
- * plans): rounds of blockDim primitives ranked (keep() once each), each primitive's rank
- * written to `ranks` (0xFFFF: dropped; a batch has fewer primitives), the hand-off, then every
- * kept primitive stored at base + its rank with no barrier in between (the own kernels rank
- * every round again; ncu on the H100 showed a first version of this, which did too, spilling
- * its corner pointers across the ranking's barriers: 4x the own kernel's local traffic). */
+/* Ranks an ordered program's primitives of a batch, corners in the block's elements (dynamic
+ * batches, plans): rounds of blockDim primitives, keep() once each, each primitive's rank in the
+ * block written to `ranks` (0xFFFF: dropped; a batch has fewer primitives). The block's total is
+ * final after the next barrier. */
 template <class P, bool PLAN>
-static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P &prog,
-                                             const vr_dyn_smem &s, const typename P::Element *el,
-                                             int via_table, uint32_t start, uint32_t count,
-                                             uint16_t *ranks)
+static __device__ __forceinline__ void vr_prog_batch_rank(const vr_program_params &p,
+                                                          const P &prog, const vr_dyn_smem &s,
+                                                          const typename P::Element *el,
+                                                          int via_table, uint32_t start,
+                                                          uint32_t prims, uint16_t *ranks)
 {
     typedef typename P::Element E;
-    const uint32_t A = P::arity, prims = count / A;
+    const uint32_t A = P::arity;
     for (uint32_t r = 0; r < prims; r += blockDim.x) { /* block-uniform */
         const uint32_t q = r + threadIdx.x, pos = start / A + q;
         bool valid = q < prims;
@@ -823,7 +822,20 @@ static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P
         if (q < prims)
             ranks[q] = keep ? (uint16_t)rank : (uint16_t)0xFFFFu;
     }
-    const uint32_t base = vr_prog_order_base(prog); /* its barriers publish the ranks */
+}
+
+/* Stores the kept primitives of a batch that vr_prog_batch_rank ranked, each at base + its rank
+ * (the ranks visible to every thread: a barrier since). */
+template <class P, bool PLAN>
+static __device__ __forceinline__ void vr_prog_batch_store(const vr_program_params &p,
+                                                           const P &prog, const vr_dyn_smem &s,
+                                                           const typename P::Element *el,
+                                                           int via_table, uint32_t start,
+                                                           uint32_t prims, const uint16_t *ranks,
+                                                           uint32_t base)
+{
+    typedef typename P::Element E;
+    const uint32_t A = P::arity;
     for (uint32_t q = threadIdx.x; q < prims; q += blockDim.x) {
         const uint32_t rank = ranks[q];
         if (rank == 0xFFFFu)
@@ -836,6 +848,23 @@ static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P
         const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, false);
         prog.store(base + rank, prim, pos, ids, ep);
     }
+}
+
+/* An ordered program's primitives of a batch (dynamic batches, plans): ranked, the hand-off,
+ * then every kept primitive stored at base + its rank with no barrier in between (the own
+ * kernels rank every round again; ncu on the H100 showed a first version of this, which did
+ * too, spilling its corner pointers across the ranking's barriers: 4x the own kernel's local
+ * traffic). */
+template <class P, bool PLAN>
+static __device__ void vr_prog_batch_ordered(const vr_program_params &p, const P &prog,
+                                             const vr_dyn_smem &s, const typename P::Element *el,
+                                             int via_table, uint32_t start, uint32_t count,
+                                             uint16_t *ranks)
+{
+    const uint32_t prims = count / P::arity;
+    vr_prog_batch_rank<P, PLAN>(p, prog, s, el, via_table, start, prims, ranks);
+    const uint32_t base = vr_prog_order_base(prog); /* its barriers publish the ranks */
+    vr_prog_batch_store<P, PLAN>(p, prog, s, el, via_table, start, prims, ranks, base);
     vr_compact_end(prog.order_dev);
 }
 
@@ -1002,18 +1031,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             for (uint32_t j = threadIdx.x; ok && j < unique_count; j += blockDim.x)
                 el[j] = vr_prog_element(p, prog, s.unique[j]);
             __syncthreads();
-            for (uint32_t r = 0; r < prims; r += blockDim.x) { /* block-uniform */
-                const uint32_t q = r + threadIdx.x, pos = start / A + q;
-                bool valid = q < prims;
-                uint32_t ids[A];
-                const E *ep[A];
-                vr_prog_batch_corners<P>(s, el, 1, q, valid, ids, ep);
-                const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, true);
-                const bool keep = vr_prog_keep(p, prog, valid, prim, pos, ids, ep);
-                const uint32_t rank = vr_compact_block_rank(cs, keep);
-                if (q < prims)
-                    ranks[q] = keep ? (uint16_t)rank : (uint16_t)0xFFFFu;
-            }
+            vr_prog_batch_rank<P, PLAN>(p, prog, s, el, 1, start, prims, ranks);
             __syncthreads(); /* cs->total final, the ranks written */
             total = cs->total;
             start = ok ? start : 0;
@@ -1038,18 +1056,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(h, &el);
             const uint16_t *ranks = reinterpret_cast<const uint16_t *>(vr_prog_smem + other +
                                                                        l.bytes);
-            for (uint32_t q = threadIdx.x; q < prev_prims; q += blockDim.x) {
-                const uint32_t rank = ranks[q];
-                if (rank == 0xFFFFu)
-                    continue;
-                const uint32_t pos = prev_start / A + q;
-                bool valid = true;
-                uint32_t ids[A];
-                const E *ep[A];
-                vr_prog_batch_corners<P>(s, el, 1, q, true, ids, ep);
-                const uint32_t prim = vr_prog_source_id<P, PLAN>(p, pos, &valid, false);
-                prog.store(base + rank, prim, pos, ids, ep);
-            }
+            vr_prog_batch_store<P, PLAN>(p, prog, s, el, 1, prev_start, prev_prims, ranks, base);
         }
         if (!have)
             break;
