@@ -958,16 +958,18 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
                                 : layout.bytes);
 }
 
-/* ---- ink through persistent blocks (EXPERIMENT, session 25, not yet run on a GPU) ----------
+/* ---- ink through persistent blocks (opt-in: VR_PROG_INK=persistent) ------------------------
  * Why: one block per batch waits at its hand-off for the counts of every earlier ticket, so at
  * simple load ink ran 1.2-1.4x the atomic queue even through the ordered programs, while collate
- * (one atomicAdd, no wait) is at par (bench/results/apps-h100.md, sessions 24-25): the resident
- * blocks queue behind the slowest of them. Here as many blocks as fit loop over the batches by
- * ticket, as the stand-alone select kernel does (pipeline/compact/compact.cu): a block ranks
- * batch t, publishes its count, and only then finishes the batch before it (t' < t) and stores
- * its kept primitives, so a batch's hand-off waits a whole batch later, when its predecessors
- * have long published. Two halves of shared memory (layout + ranks each) hold the batch being
- * ranked and the batch being stored.
+ * (one atomicAdd, no wait) is at par: the resident blocks queue behind the slowest of them. Here
+ * as many blocks as fit loop over the batches by ticket, as the stand-alone select kernel does
+ * (pipeline/compact/compact.cu): a block ranks batch t, publishes its count, and only then
+ * finishes the batch before it (t' < t) and stores its kept primitives, so a batch's hand-off
+ * waits a whole batch later, when its predecessors have long published. Two halves of shared
+ * memory (layout + ranks each) hold the batch being ranked and the batch being stored.
+ * Measured (H100, session 26, sphere:7M, block 256, bench/results/ink-persistent-h100.csv):
+ * at simple load 0.74-0.84x the block-per-batch kernel (hash ink / atomic 1.27 -> 1.04), at
+ * heavy load 1.09-1.16x slower; hence not the default until the heavy-load cost is understood.
  * Deadlock: a block publishes ticket t before it waits for anything after taking t (the finish
  * of t' < t waits only for counts of tickets below t', and for section flags it can add up from
  * those counts); so by induction on the ticket every count is published and every finish
@@ -982,7 +984,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
     typedef typename P::Element E;
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
-    __shared__ uint32_t s_failed, s_next, s_base;
+    __shared__ uint32_t s_failed, s_first, s_next, s_base;
     vr_compact_shared *cs = vr_prog_order_shared<P>();
     const vr_compact_dev d = prog.order_dev;
     const uint32_t A = P::arity, slots = 1u << table_log2, tickets = p.batch_count;
@@ -990,10 +992,11 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
                                  ? vr_prog_hashed_layout<P>(p.limits.max_unique, slots,
                                                             p.limits.max_indices)
                                  : vr_prog_elements_first(layout);
-    if (threadIdx.x == 0)
-        s_next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+    if (threadIdx.x == 0) /* not s_next: thread 0 writes that before the block's other warps
+                             have passed this barrier (racecheck, session 26) */
+        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
     __syncthreads();
-    uint32_t ticket = s_next, cur = 0;
+    uint32_t ticket = s_first, cur = 0;
     uint32_t prev = 0xFFFFFFFFu, prev_total = 0, prev_start = 0, prev_prims = 0;
     for (;;) {
         const bool have = ticket < tickets; /* block-uniform */
@@ -1382,19 +1385,19 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     return vr_prog_run(kind, p, prog, NULL, stream);
 }
 
-/* VR_PROG_INK, the A/B switch of the hashed kernels' ink: unset or "persistent" (the default:
- * vr_prog_hashed_ink_kernel), "blocks" (a block per batch, vr_prog_hashed_kernel); *blocks says
- * which (NULL: only the check). Any other value is an error, so that a typo cannot measure
- * the default twice. */
-static inline vr_status vr_prog_ink_blocks(int *blocks)
+/* VR_PROG_INK, the hashed kernels' ink: unset or "blocks" (the default: a block per batch,
+ * vr_prog_hashed_kernel), "persistent" (vr_prog_hashed_ink_kernel); *persistent says which
+ * (NULL: only the check). Any other value is an error, so that a typo cannot measure the default
+ * twice. */
+static inline vr_status vr_prog_ink_persistent(int *persistent)
 {
     const char *env = getenv("VR_PROG_INK");
-    const int b = env && !strcmp(env, "blocks");
-    if (blocks)
-        *blocks = b;
-    if (env && *env && !b && strcmp(env, "persistent"))
-        return VR_ERROR(VR_ERR_ARG, "VR_PROG_INK=%s: expected persistent or blocks (or unset: "
-                        "persistent)", env);
+    const int on = env && !strcmp(env, "persistent");
+    if (persistent)
+        *persistent = on;
+    if (env && *env && !on && strcmp(env, "blocks"))
+        return VR_ERROR(VR_ERR_ARG, "VR_PROG_INK=%s: expected blocks or persistent (or unset: "
+                        "blocks)", env);
     return VR_OK;
 }
 
@@ -1413,7 +1416,7 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
                         "scheme ink or collate",
                         (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name
                                                              : "program");
-    const vr_status env_st = vr_prog_ink_blocks(NULL);
+    const vr_status env_st = vr_prog_ink_persistent(NULL);
     if (env_st != VR_OK)
         return env_st;
     vr_prog_ordered_run<P> run;
@@ -1423,7 +1426,7 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
     return vr_prog_run(kind, p, run, state, stream);
 }
 
-/* The persistent ink kernel's launch (EXPERIMENT): two halves of `smem` bytes, as many blocks
+/* The persistent ink kernel's launch: two halves of `smem` bytes, as many blocks
  * as fit on the device (more would only take their tickets later), at most one per batch. */
 template <class P>
 static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_params &q,
@@ -1541,9 +1544,9 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         const uint32_t batches = p.batch_count;
         const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
         if constexpr (vr_prog_ordered<P>::value) {
-            int ink_blocks; /* checked by vr_program_run_ordered */
-            (void)vr_prog_ink_blocks(&ink_blocks);
-            if (prog.order_mode == VR_QUEUE_INK && !ink_blocks)
+            int persistent; /* checked by vr_program_run_ordered */
+            (void)vr_prog_ink_persistent(&persistent);
+            if (prog.order_mode == VR_QUEUE_INK && persistent)
                 return vr_prog_hashed_ink_launch<P>(kind, q, prog, order_state, table_log2, l,
                                                     smem, block, who, stream);
         }

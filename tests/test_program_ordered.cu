@@ -9,8 +9,8 @@
  * default limits: the kept count from kept() and from the compaction state, the dropped count
  * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records; ink twice for the hashed
- * kernels, persistent and with a block per batch (VR_PROG_INK=blocks; an unknown value is an
- * error). "gpu-small/program-ordered" is the small part for compute-sanitizer. Without a CUDA
+ * kernels, with a block per batch and persistent (VR_PROG_INK=persistent; an unknown value is
+ * an error). "gpu-small/program-ordered" is the small part for compute-sanitizer. Without a CUDA
  * device both print SKIP.
  */
 #include "tests/test.h"
@@ -254,10 +254,10 @@ static void ord_check(const uint32_t *indices, uint32_t index_count, uint32_t el
             s.starts = starts;
         }
         for (size_t i = 0; i < n_percents; ++i)
-            for (int mode = 0; mode < 3; ++mode) { /* ink (persistent where hashed), collate,
-                                                      ink with a block per batch */
+            for (int mode = 0; mode < 3; ++mode) { /* ink, collate, ink through persistent
+                                                      blocks (the hashed kernels) */
                 if (mode == 2)
-                    setenv("VR_PROG_INK", "blocks", 1);
+                    setenv("VR_PROG_INK", "persistent", 1);
                 ord_check_run<A>((vr_reuse_kind)kind, &s, l, percents[i],
                                  mode == 1 ? VR_QUEUE_COLLATE : VR_QUEUE_INK, state, what);
                 unsetenv("VR_PROG_INK");
