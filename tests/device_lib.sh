@@ -27,7 +27,9 @@ limit() {
 # device_setup: unpacks the staged binaries (.device/*/NAME.xz) and runtime libraries
 # (.device/debs, from tests/stage_device.sh)
 # into /tmp/rt and puts them on LD_LIBRARY_PATH; GPU_LINE = "name, driver" of the GPU (or why
-# there is none), also written to OUTDIR/gpu.txt
+# there is none), also written to OUTDIR/gpu.txt; exports VR_GIT_COMMIT (the staged binaries'
+# commit, .device/commit.txt) and VR_GPU_DRIVER for the bench files' headers: the device's copy of
+# the tree may not have the staging checkout's HEAD (session 26's bench files said 0310d1e)
 device_setup() {
     local z
     for z in .device/*/*.xz; do  # binaries staged compressed (tests/stage_device.sh)
@@ -44,6 +46,8 @@ device_setup() {
     [ -n "$GPU_LINE" ] || GPU_LINE="no nvidia-smi"
     echo "gpu: $GPU_LINE"
     echo "$GPU_LINE" > "$OUTDIR/gpu.txt"
+    [ -f .device/commit.txt ] && export VR_GIT_COMMIT=$(cat .device/commit.txt)
+    case "$GPU_LINE" in *", "*) export VR_GPU_DRIVER=${GPU_LINE##*, } ;; esac
 }
 
 # summary_exit: prints the summary lines (also to OUTDIR/summary.txt) and exits 1 when a step failed

@@ -21,9 +21,7 @@ DEADLINE=$((SECONDS + ${GPU_TIME_BUDGET:-480}))
 
 # ---- runtime libraries and device -----------------------------------------------------------
 t0=$SECONDS
-device_setup
-export VR_GPU_DRIVER=$(echo "$GPU_LINE" | awk -F', ' '{print $2}')
-[ -f .device/commit.txt ] && export VR_GIT_COMMIT=$(cat .device/commit.txt)
+device_setup  # also exports VR_GIT_COMMIT and VR_GPU_DRIVER
 if [ ! -x "$BIN/vreuse_tests" ] || [ ! -x "$BIN/vreuse" ]; then
     echo "gpu.sh: $BIN/vreuse and vreuse_tests missing. Hint: run tests/stage_device.sh first"
     record setup FAIL $((SECONDS - t0)) "binaries not staged"
