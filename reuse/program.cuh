@@ -89,7 +89,7 @@
 #include "reuse/sort_dedup.cuh"
 #include "reuse/warp_round.cuh"
 
-#include <stdlib.h> /* getenv: the ink experiment's A/B switch */
+#include <stdlib.h> /* getenv: VR_PROG_INK */
 #include <string.h> /* memcpy: multi's slots */
 
 /* P::max_threads when the program declares it, else 1024 (see the header comment). */
@@ -672,6 +672,14 @@ static __host__ __device__ inline vr_prog_layout vr_prog_layout_of(uint32_t max_
     return l;
 }
 
+/* l moved `by` bytes into the window (the persistent ink kernel's second half) */
+static __device__ __forceinline__ vr_prog_layout vr_prog_layout_shift(vr_prog_layout l,
+                                                                      uint32_t by)
+{
+    l.elements += by, l.unique += by, l.table += by, l.map += by;
+    return l;
+}
+
 /* l with its elements at offset 0, as vr_prog_layout_of puts them, known to the compiler */
 static __device__ __forceinline__ vr_prog_layout vr_prog_elements_first(vr_prog_layout l)
 {
@@ -1002,10 +1010,8 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
         const bool have = ticket < tickets; /* block-uniform */
         uint32_t total = 0, start = 0, count = 0;
         if (have) {
-            vr_prog_layout h = l;
-            h.elements += cur, h.unique += cur, h.table += cur, h.map += cur;
             E *el;
-            const vr_dyn_smem s = vr_prog_dyn_carve<P>(h, &el);
+            const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, cur), &el);
             uint16_t *ranks = reinterpret_cast<uint16_t *>(vr_prog_smem + cur + l.bytes);
             if (threadIdx.x == 0) {
                 s_next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u); /* read at the end */
@@ -1053,10 +1059,8 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             }
             __syncthreads();
             const uint32_t other = cur ^ half_bytes, base = s_base;
-            vr_prog_layout h = l;
-            h.elements += other, h.unique += other, h.table += other, h.map += other;
             E *el;
-            const vr_dyn_smem s = vr_prog_dyn_carve<P>(h, &el);
+            const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, other), &el);
             const uint16_t *ranks = reinterpret_cast<const uint16_t *>(vr_prog_smem + other +
                                                                        l.bytes);
             vr_prog_batch_store<P, PLAN>(p, prog, s, el, 1, prev_start, prev_prims, ranks, base);
@@ -1371,7 +1375,8 @@ static inline vr_status vr_prog_order_next(P *prog, vr_compact_state *state, uin
 
 template <class P>
 static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P prog,
-                             vr_compact_state *order_state, cudaStream_t stream);
+                             vr_compact_state *order_state, int ink_persistent,
+                             cudaStream_t stream);
 
 /* Runs strategy `kind` of program `prog` over p (device pointers; p.arity must be P::arity) on
  * `stream`, without waiting. Parameter errors as vr_program_check; VR_ERR_CUDA for a failed
@@ -1382,19 +1387,17 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
 {
     static_assert(!vr_prog_ordered<P>::value,
                   "an ordered program runs with vr_program_run_ordered (its compaction state)");
-    return vr_prog_run(kind, p, prog, NULL, stream);
+    return vr_prog_run(kind, p, prog, NULL, 0, stream);
 }
 
 /* VR_PROG_INK, the hashed kernels' ink: unset or "blocks" (the default: a block per batch,
- * vr_prog_hashed_kernel), "persistent" (vr_prog_hashed_ink_kernel); *persistent says which
- * (NULL: only the check). Any other value is an error, so that a typo cannot measure the default
- * twice. */
+ * vr_prog_hashed_kernel), "persistent" (vr_prog_hashed_ink_kernel); *persistent says which.
+ * Any other value is an error, so that a typo cannot measure the default twice. */
 static inline vr_status vr_prog_ink_persistent(int *persistent)
 {
     const char *env = getenv("VR_PROG_INK");
     const int on = env && !strcmp(env, "persistent");
-    if (persistent)
-        *persistent = on;
+    *persistent = on;
     if (env && *env && !on && strcmp(env, "blocks"))
         return VR_ERROR(VR_ERR_ARG, "VR_PROG_INK=%s: expected blocks or persistent (or unset: "
                         "blocks)", env);
@@ -1416,14 +1419,15 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
                         "scheme ink or collate",
                         (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name
                                                              : "program");
-    const vr_status env_st = vr_prog_ink_persistent(NULL);
+    int persistent;
+    const vr_status env_st = vr_prog_ink_persistent(&persistent);
     if (env_st != VR_OK)
         return env_st;
     vr_prog_ordered_run<P> run;
     static_cast<P &>(run) = prog;
     run.order_dev = vr_compact_dev();
     run.order_mode = mode;
-    return vr_prog_run(kind, p, run, state, stream);
+    return vr_prog_run(kind, p, run, state, persistent && mode == VR_QUEUE_INK, stream);
 }
 
 /* The persistent ink kernel's launch: two halves of `smem` bytes, as many blocks
@@ -1463,7 +1467,8 @@ static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_
 
 template <class P>
 static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P prog,
-                             vr_compact_state *order_state, cudaStream_t stream)
+                             vr_compact_state *order_state, int ink_persistent,
+                             cudaStream_t stream)
 {
     typedef typename P::Element E;
     static_assert(P::arity >= 1 && P::arity <= VR_PROGRAM_ARITY_MAX, "program arity");
@@ -1543,13 +1548,10 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
                                                : (const void *)vr_prog_hashed_kernel<P, 0, false>;
         const uint32_t batches = p.batch_count;
         const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
-        if constexpr (vr_prog_ordered<P>::value) {
-            int persistent; /* checked by vr_program_run_ordered */
-            (void)vr_prog_ink_persistent(&persistent);
-            if (prog.order_mode == VR_QUEUE_INK && persistent)
+        if constexpr (vr_prog_ordered<P>::value)
+            if (ink_persistent)
                 return vr_prog_hashed_ink_launch<P>(kind, q, prog, order_state, table_log2, l,
                                                     smem, block, who, stream);
-        }
         if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK ||
             (st = vr_prog_order_next(&prog, order_state, batches)) != VR_OK)
             return st;
