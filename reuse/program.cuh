@@ -978,10 +978,12 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
  * Measured (H100, session 26, sphere:7M, block 256, bench/results/ink-persistent-h100.csv):
  * at simple load 0.74-0.84x the block-per-batch kernel (hash ink / atomic 1.27 -> 1.04), at
  * heavy load 1.09-1.16x slower; hence not the default until the heavy-load cost is understood.
- * Deadlock: a block publishes ticket t before it waits for anything after taking t (the finish
- * of t' < t waits only for counts of tickets below t', and for section flags it can add up from
- * those counts); so by induction on the ticket every count is published and every finish
- * returns. A block holds only tickets it took while running, so residency is not needed.
+ * Deadlock: a block waits only in the finish of t' (for the counts of tickets below t', and for
+ * section flags it can add up from those counts), and only while it holds no ticket it has not
+ * published (it takes the next one after that wait, then stores t' and ranks and publishes the
+ * new one without waiting); so every count taken is published, and by induction on the ticket
+ * every finish returns. A block holds only tickets it took while running, so residency is not
+ * needed.
  * The hashed kernels only (hash, phash, patch, meshlet); kept(n) runs once per batch. */
 template <class P, int PHASH, bool PLAN>
 static __global__ void
@@ -1014,7 +1016,6 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, cur), &el);
             uint16_t *ranks = reinterpret_cast<uint16_t *>(vr_prog_smem + cur + l.bytes);
             if (threadIdx.x == 0) {
-                s_next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u); /* read at the end */
                 s_failed = 0;
                 cs->total = 0;
             }
@@ -1048,7 +1049,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             if (threadIdx.x < VR_WARP_SIZE)
                 vr_compact_ordered_publish(d, ticket, total);
         }
-        if (prev != 0xFFFFFFFFu) { /* the batch before: its offset, then its kept primitives */
+        if (prev != 0xFFFFFFFFu) { /* the batch before: its offset */
             if (threadIdx.x < VR_WARP_SIZE) {
                 const uint32_t base = vr_compact_ordered_finish(d, prev, prev_total, tickets);
                 if (threadIdx.x == 0) {
@@ -1058,6 +1059,20 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
                 }
             }
             __syncthreads();
+        }
+        /* The next ticket only after the wait, so a block never waits while it holds a ticket
+           it has not published: the ticket's count follows after a store and a ranking, work
+           alone. Taken as the batch before began ranking (session 26), a ticket was held
+           through that batch's hand-off, a block's wait delayed the counts others waited for,
+           and at heavy load the waits spread (ncu, session 27, hash ink: 35% of warp samples at
+           the barrier after the hand-off, against 24% with a block per batch). Taken here by
+           a warp other than the hand-off's and written to s_next after the store, so the store
+           hides the atomic's round trip. */
+        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
+        uint32_t next = 0;
+        if (taker)
+            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+        if (prev != 0xFFFFFFFFu) { /* the batch before: its kept primitives */
             const uint32_t other = cur ^ half_bytes, base = s_base;
             E *el;
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, other), &el);
@@ -1067,10 +1082,12 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
         }
         if (!have)
             break;
+        if (taker)
+            s_next = next;
         prev = ticket, prev_total = total, prev_start = start, prev_prims = count / A;
-        ticket = s_next;
         cur ^= half_bytes;
-        __syncthreads(); /* the stored half is free, s_next and s_base read */
+        __syncthreads(); /* the stored half is free, s_base read, s_next written */
+        ticket = s_next; /* written again only after the next batch's first barrier */
     }
     vr_compact_end(d);
 }
