@@ -1067,11 +1067,11 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
         /* The next ticket only after the wait, so a block never waits while it holds a ticket
            it has not published: the ticket's count follows after a store and a ranking, work
            alone. Taken as the batch before began ranking (session 26), a ticket was held
-           through that batch's hand-off, a block's wait delayed the counts others waited for,
-           and at heavy load the waits spread (ncu, session 27, hash ink: 35% of warp samples at
-           the barrier after the hand-off, against 24% with a block per batch). Taken here by
-           a warp other than the hand-off's and written to s_next after the store, so the store
-           hides the atomic's round trip. */
+           through that batch's hand-off, so one block's wait delayed counts that others wait
+           for; taken here, the hand-off's spins fell 3x and heavy load went from 1.08-1.14x to
+           1.03-1.10x of a block per batch (session 27). Taken by a warp other than the
+           hand-off's and written to s_next after the store, so the store hides the atomic's
+           round trip. */
         const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
         uint32_t next = 0;
         if (taker)
