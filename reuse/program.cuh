@@ -979,9 +979,10 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
  * at simple load 0.74-0.84x the block-per-batch kernel (hash ink / atomic 1.27 -> 1.04), at
  * heavy load 1.09-1.16x slower. With the next ticket taken after the wait (session 27, H200,
  * bench/results/ink-persistent-h200-s27.csv): simple 0.72-0.82x, heavy 1.03-1.10x (was
- * 1.08-1.14x on that card). ncu at heavy load: the extra time is the block's seven other warps
- * idle at the barrier while warp 0 waits in the hand-off (31% of warp samples; 24% with a block
- * per batch), not occupancy (8 blocks per SM either way). Hence not the default.
+ * 1.08-1.14x on that card). ncu at heavy load (H100, session 26's kernel): the extra time is the
+ * block's seven other warps idle at the barrier while warp 0 waits in the hand-off (35% of warp
+ * samples; 24% with a block per batch), not occupancy (8 blocks per SM either way). Hence not
+ * the default.
  * Deadlock: a block waits only in the finish of t' (for the counts of tickets below t', and for
  * section flags it can add up from those counts), and only while it holds no ticket it has not
  * published (it takes the next one after that wait, then stores t' and ranks and publishes the
