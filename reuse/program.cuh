@@ -913,6 +913,23 @@ static __device__ __forceinline__ void vr_prog_finish(const vr_program_params &p
     }
 }
 
+/* The hashed kernels' table of a batch: its `count` indices from p.indices + start inserted,
+ * each one's slot into s.map (phash: vr_phash_insert_batch, a warp helping with long probes;
+ * hash: one thread per index). Every thread calls it; a __syncthreads must follow. */
+template <int PHASH>
+static __device__ __forceinline__ void vr_prog_hash_insert(const vr_program_params &p,
+                                                           const vr_dyn_smem &s, uint32_t start,
+                                                           uint32_t count, uint32_t table_log2,
+                                                           uint32_t *failed)
+{
+    if (PHASH)
+        vr_phash_insert_batch(s, p.indices + start, count, table_log2, failed);
+    else
+        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
+            s.map[i] = (uint16_t)vr_dyn_hash_insert(s, __ldg(p.indices + start + i), table_log2,
+                                                    failed);
+}
+
 /* hash (PHASH 0: vr_dyn_hash_insert per key) and phash (1: vr_phash_insert_batch), and the
  * static plans (PLAN: hash's table over the plan-ordered stream, source ids from prim_ids). No
  * register cap by default (the renderer's hash and phash take 32, VR_DYN_MAX_REGS): a program's
@@ -942,12 +959,7 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
     if (threadIdx.x == 0)
         s_failed = 0;
     __syncthreads();
-    if (PHASH)
-        vr_phash_insert_batch(s, p.indices + start, count, table_log2, &s_failed);
-    else
-        for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
-            s.map[i] = (uint16_t)vr_dyn_hash_insert(s, __ldg(p.indices + start + i), table_log2,
-                                                    &s_failed);
+    vr_prog_hash_insert<PHASH>(p, s, start, count, table_log2, &s_failed);
     __syncthreads();
     uint32_t unique_count;
     if (!vr_dyn_compact_table_n(p.limits.max_unique, s, slots, s_warp, &s_failed,
@@ -1029,12 +1041,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             if (ok) {
                 vr_dyn_clear_table(s, slots);
                 __syncthreads();
-                if (PHASH)
-                    vr_phash_insert_batch(s, p.indices + start, count, table_log2, &s_failed);
-                else
-                    for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
-                        s.map[i] = (uint16_t)vr_dyn_hash_insert(
-                            s, __ldg(p.indices + start + i), table_log2, &s_failed);
+                vr_prog_hash_insert<PHASH>(p, s, start, count, table_log2, &s_failed);
                 __syncthreads();
                 ok = vr_dyn_compact_table_n(p.limits.max_unique, s, slots, s_warp, &s_failed,
                                             &unique_count);
