@@ -66,7 +66,14 @@
  * a block's work and blocks in any order (VR_QUEUE_COLLATE); slots are 0..kept-1 either way.
  * kept(n) is called once per block that keeps n > 0 (one thread). Such a program runs with
  * vr_program_run_ordered (its compaction state and scheme); the kernels see it wrapped in
- * vr_prog_ordered_run (with the state). The CPU twin of such a program is a primitive() that stores
+ * vr_prog_ordered_run (with the state). Optional for it: a host member
+ *       bool cheap_elements() const;
+ * true where element() is cheap (on the H100 up to about 1,200 dependent FMA steps, the
+ * renderer's light load): the hashed kernels (hash, phash, patch, meshlet) then run ink as
+ * persistent blocks that hand a batch off one batch late (vr_prog_hashed_ink_kernel), 0.72-0.82x
+ * the time of a block per batch with a plain shader, but 1.03-1.12x with a heavy one; without
+ * it, or false, a block per batch. VR_PROG_INK=blocks|persistent overrides it for a run.
+ * The CPU twin of such a program is a primitive() that stores
  * kept primitives at a running count: vr_program_ref calls primitives in stream order. The
  * blocks rank their primitives, hand off, then store: naive and multi in one round (the corners
  * in registers), the batched kernels after all rounds (each rank kept in shared memory, the
@@ -122,6 +129,16 @@ template <class P>
 struct vr_prog_hashed_blocks<P, decltype((void)P::hashed_max_regs, void())> {
     static constexpr int per = 65536 / (vr_prog_threads<P>::value * P::hashed_max_regs);
     static constexpr int value = per > 1 ? per : 1;
+};
+
+/* Whether P has cheap_elements() (see the header comment): then its answer, else false. */
+template <class P, class = void>
+struct vr_prog_cheap {
+    static bool of(const P &) { return false; }
+};
+template <class P>
+struct vr_prog_cheap<P, decltype((void)&P::cheap_elements, void())> {
+    static bool of(const P &prog) { return prog.cheap_elements(); }
 };
 
 /* Whether P's element function runs on a group of P::lanes lanes (grouped_element). */
@@ -978,7 +995,7 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
                                 : layout.bytes);
 }
 
-/* ---- ink through persistent blocks (opt-in: VR_PROG_INK=persistent) ------------------------
+/* ---- ink through persistent blocks (programs with cheap_elements(), or VR_PROG_INK) ---------
  * Why: one block per batch waits at its hand-off for the counts of every earlier ticket, so at
  * simple load ink ran 1.2-1.4x the atomic queue even through the ordered programs, while collate
  * (one atomicAdd, no wait) is at par: the resident blocks queue behind the slowest of them. Here
@@ -987,14 +1004,19 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
  * finishes the batch before it (t' < t) and stores its kept primitives, so a batch's hand-off
  * waits a whole batch later, when its predecessors have long published. Two halves of shared
  * memory (layout + ranks each) hold the batch being ranked and the batch being stored.
- * Measured (H100, session 26, sphere:7M, block 256, bench/results/ink-persistent-h100.csv):
- * at simple load 0.74-0.84x the block-per-batch kernel (hash ink / atomic 1.27 -> 1.04), at
- * heavy load 1.09-1.16x slower. With the next ticket taken after the wait (session 27, H200,
- * bench/results/ink-persistent-h200-s27.csv): simple 0.72-0.82x, heavy 1.03-1.10x (was
- * 1.08-1.14x on that card). ncu at heavy load (H100, session 26's kernel): the extra time is the
- * block's seven other warps idle at the barrier while warp 0 waits in the hand-off (35% of warp
- * samples; 24% with a block per batch), not occupancy (8 blocks per SM either way). Hence not
- * the default.
+ * Measured (H100, sphere:7M, block 256; bench/results/ink-persistent-*.csv): 0.72-0.84x the
+ * block-per-batch kernel at simple load (hash ink / atomic 1.27 -> 1.04), 0.88-0.99x at light
+ * load, 0.99-1.08x at medium and 1.03-1.12x at heavy load: hence the default only for programs
+ * that say their element function is cheap.
+ * Why heavy load loses (session 28, a per-ticket trace): the warp schedulers favour an SM's
+ * oldest warps. With a block per batch the oldest block holds the oldest ticket, which is what
+ * the hand-off needs; persistent blocks keep their age, so at heavy load (ranking ALU-bound)
+ * the SM's youngest block ranks a batch in 76 us and its oldest in 21, the old blocks then wait
+ * for the young ones' tickets (32 us a batch), and the schedulers issue 0.81 instructions a
+ * cycle against 0.90 (ncu, session 27). Tried without gain (bench/NOTES.md, session 28): fewer
+ * blocks per SM with the L1 that frees (4-6: no better; nor is a block per batch slower at the
+ * largest shared carveout), the finish in the last warp while the others shade (no change),
+ * blocks that exit after K = 2-8 batches so that age follows tickets again (1.05-1.29x).
  * Deadlock: a block waits only in the finish of t' (for the counts of tickets below t', and for
  * section flags it can add up from those counts), and only while it holds no ticket it has not
  * published (it takes the next one after that wait, then stores t' and ranks and publishes the
@@ -1419,17 +1441,22 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     return vr_prog_run(kind, p, prog, NULL, 0, stream);
 }
 
-/* VR_PROG_INK, the hashed kernels' ink: unset or "blocks" (the default: a block per batch,
- * vr_prog_hashed_kernel), "persistent" (vr_prog_hashed_ink_kernel); *persistent says which.
- * Any other value is an error, so that a typo cannot measure the default twice. */
-static inline vr_status vr_prog_ink_persistent(int *persistent)
+/* Whether the hashed kernels' ink runs as persistent blocks (vr_prog_hashed_ink_kernel) rather
+ * than a block per batch (vr_prog_hashed_kernel) for a program whose element function is cheap
+ * or not (cheap_elements): VR_PROG_INK unset, empty or "auto" follows `cheap`, "blocks" and
+ * "persistent" force one for every program (A/B runs, tests). Any other value is an error, so
+ * that a typo cannot measure the default twice. */
+static inline vr_status vr_prog_ink_persistent(int cheap, int *persistent)
 {
     const char *env = getenv("VR_PROG_INK");
-    const int on = env && !strcmp(env, "persistent");
-    *persistent = on;
-    if (env && *env && !on && strcmp(env, "blocks"))
-        return VR_ERROR(VR_ERR_ARG, "VR_PROG_INK=%s: expected blocks or persistent (or unset: "
-                        "blocks)", env);
+    *persistent = 0;
+    if (!env || !*env || !strcmp(env, "auto"))
+        *persistent = cheap != 0;
+    else if (!strcmp(env, "persistent") || !strcmp(env, "blocks"))
+        *persistent = !strcmp(env, "persistent");
+    else
+        return VR_ERROR(VR_ERR_ARG, "VR_PROG_INK=%s: expected auto, blocks or persistent (or "
+                        "unset: auto)", env);
     return VR_OK;
 }
 
@@ -1449,7 +1476,7 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
                         (unsigned)kind < VR_REUSE_KIND_COUNT ? vr_reuse_all[kind].name
                                                              : "program");
     int persistent;
-    const vr_status env_st = vr_prog_ink_persistent(&persistent);
+    const vr_status env_st = vr_prog_ink_persistent(vr_prog_cheap<P>::of(prog), &persistent);
     if (env_st != VR_OK)
         return env_st;
     vr_prog_ordered_run<P> run;

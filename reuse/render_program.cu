@@ -38,6 +38,14 @@ extern "C" int vr_render_program_takes(const vr_reuse_params *p)
                                     !p->cluster_cull));
 }
 
+extern "C" vr_status vr_render_program_ink_persistent(const vr_reuse_params *p, int *persistent)
+{
+    assert(p && persistent);
+    vr_render_program_ordered prog;
+    prog.shader = p->shader;
+    return vr_prog_ink_persistent(vr_prog_cheap<vr_render_program_ordered>::of(prog), persistent);
+}
+
 extern "C" int vr_render_program_fits(vr_reuse_kind kind, const vr_reuse_params *p)
 {
     assert(p);

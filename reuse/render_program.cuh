@@ -157,6 +157,12 @@ struct vr_render_program_ordered : vr_render_program_base {
     vr_counters *counters; /* the renderer's: culled[], queue_count, overflow */
     int two_sided;
 
+    /* ink as persistent blocks up to the light load (VR_RENDER_PROGRAM_CHEAP_STEPS) */
+    bool cheap_elements() const
+    {
+        return shader.loop_iterations <= VR_RENDER_PROGRAM_CHEAP_STEPS;
+    }
+
     __device__ bool keep(uint32_t prim, uint32_t pos, const uint32_t *ids,
                          const Element *const *c, bool valid) const
     {

@@ -9,9 +9,11 @@
  * default limits: the kept count from kept() and from the compaction state, the dropped count
  * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records; ink twice for the hashed
- * kernels, with a block per batch and persistent (VR_PROG_INK=persistent; an unknown value is
- * an error). "gpu-small/program-ordered" is the small part for compute-sanitizer. Without a CUDA
- * device both print SKIP.
+ * kernels, with a block per batch and persistent (VR_PROG_INK=blocks, =persistent; an unknown
+ * value is an error). "gpu-small/program-ordered" is the small part for compute-sanitizer.
+ * Without a CUDA device both print SKIP. "apps/program-ink-choice" (no device needed): which ink
+ * kernel a program gets - cheap_elements() or not, VR_PROG_INK unset, auto, blocks, persistent -
+ * and the render program's choice by shader load.
  */
 #include "tests/test.h"
 
@@ -21,6 +23,7 @@
 #include "pipeline/compact/compact.h"
 #include "reuse/patches.h"
 #include "reuse/program.cuh"
+#include "reuse/render_program.h"
 #include "scenes/scene.h"
 #include "tests/test_helpers.h"
 
@@ -256,8 +259,7 @@ static void ord_check(const uint32_t *indices, uint32_t index_count, uint32_t el
         for (size_t i = 0; i < n_percents; ++i)
             for (int mode = 0; mode < 3; ++mode) { /* ink, collate, ink through persistent
                                                       blocks (the hashed kernels) */
-                if (mode == 2)
-                    setenv("VR_PROG_INK", "persistent", 1);
+                setenv("VR_PROG_INK", mode == 2 ? "persistent" : "blocks", 1);
                 ord_check_run<A>((vr_reuse_kind)kind, &s, l, percents[i],
                                  mode == 1 ? VR_QUEUE_COLLATE : VR_QUEUE_INK, state, what);
                 unsetenv("VR_PROG_INK");
@@ -367,5 +369,71 @@ VR_TEST(test_program_ordered_gpu, "gpu/program-ordered")
     ord_check<3>(m.indices, m.index_count, m.vertex_count, &m, &l, half, 1,
                  "sphere 81,920, warp batch 1536");
     vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+/* ord_program saying whether its element function is cheap */
+struct ord_cheap_program : ord_program<3> {
+    int cheap;
+    bool cheap_elements() const { return cheap != 0; }
+};
+
+/* The choice vr_program_run_ordered makes (-1: VR_ERR_ARG) for a program, with VR_PROG_INK =
+ * env (NULL: unset). */
+template <class P>
+static int ord_ink_choice(const P &prog, const char *env)
+{
+    if (env)
+        setenv("VR_PROG_INK", env, 1);
+    else
+        unsetenv("VR_PROG_INK");
+    int persistent = -1;
+    const vr_status st = vr_prog_ink_persistent(vr_prog_cheap<P>::of(prog), &persistent);
+    unsetenv("VR_PROG_INK");
+    return st == VR_OK ? persistent : -1;
+}
+
+static int ord_render_ink_choice(uint32_t loop_iterations, const char *env)
+{
+    vr_reuse_params p;
+    memset(&p, 0, sizeof p);
+    p.shader.loop_iterations = loop_iterations;
+    if (env)
+        setenv("VR_PROG_INK", env, 1);
+    int persistent = -1;
+    const vr_status st = vr_render_program_ink_persistent(&p, &persistent);
+    unsetenv("VR_PROG_INK");
+    return st == VR_OK ? persistent : -1;
+}
+
+VR_TEST(test_program_ink_choice, "apps/program-ink-choice")
+{
+    ord_cheap_program cheap, dear;
+    memset(&cheap, 0, sizeof cheap);
+    memset(&dear, 0, sizeof dear);
+    cheap.cheap = 1;
+    /* unset or auto: persistent only for a program that says it is cheap */
+    VR_EXPECT_EQ(ord_ink_choice(ord_program<3>(), NULL), 0);
+    VR_EXPECT_EQ(ord_ink_choice(cheap, NULL), 1);
+    VR_EXPECT_EQ(ord_ink_choice(dear, NULL), 0);
+    VR_EXPECT_EQ(ord_ink_choice(cheap, ""), 1);
+    VR_EXPECT_EQ(ord_ink_choice(cheap, "auto"), 1);
+    VR_EXPECT_EQ(ord_ink_choice(dear, "auto"), 0);
+    /* forced either way for every program */
+    VR_EXPECT_EQ(ord_ink_choice(cheap, "blocks"), 0);
+    VR_EXPECT_EQ(ord_ink_choice(ord_program<3>(), "persistent"), 1);
+    VR_EXPECT_EQ(ord_ink_choice(dear, "persistent"), 1);
+    /* anything else is an error naming the variable */
+    VR_EXPECT_EQ(ord_ink_choice(cheap, "Persistent"), -1);
+    VR_EXPECT(strstr(vr_last_error(), "VR_PROG_INK=Persistent") != NULL, "%s", vr_last_error());
+    /* the renderer: cheap up to the light load */
+    VR_EXPECT_EQ(VR_RENDER_PROGRAM_CHEAP_STEPS, vr_load_iterations[1]);
+    VR_EXPECT_EQ(ord_render_ink_choice(0, NULL), 1);
+    VR_EXPECT_EQ(ord_render_ink_choice(vr_load_iterations[1], NULL), 1);
+    VR_EXPECT_EQ(ord_render_ink_choice(vr_load_iterations[1] + 1, NULL), 0);
+    VR_EXPECT_EQ(ord_render_ink_choice(vr_load_iterations[3], NULL), 0);
+    VR_EXPECT_EQ(ord_render_ink_choice(vr_load_iterations[3], "persistent"), 1);
+    VR_EXPECT_EQ(ord_render_ink_choice(0, "blocks"), 0);
+    VR_EXPECT_EQ(ord_render_ink_choice(0, "sometimes"), -1);
     return VR_TEST_RESULT();
 }
