@@ -102,9 +102,12 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * (source order: slot by slot but for a plan's), then atomic two-sided, and atomic and
          * cub with the direct store. Unculled, cub and hp runs with the staged store go
          * through the general reuse API (pipeline/stage/geometry.cu), the direct store, atomic,
-         * ink and collate through the strategy's own kernels; the atomic two-sided run is
-         * forced through the API (VR_GEOMETRY_KERNELS=api), and so are an ink and a collate
-         * run (the ordered render program) at the end: every path is checked. */
+         * ink and collate through the strategy's own kernels (but ink with hash, phash,
+         * patch and meshlet: the ordered render program as persistent blocks, the shader
+         * being cheap); the atomic two-sided run is forced through the API
+         * (VR_GEOMETRY_KERNELS=api), and so are an ink run with a block per batch
+         * (VR_PROG_INK=blocks) and a collate run (the ordered render program) at the end:
+         * every path is checked. */
         static const vr_queue_mode modes[] = {
             VR_QUEUE_INK,    VR_QUEUE_INK,     VR_QUEUE_INK,    VR_QUEUE_INK,    VR_QUEUE_COLLATE,
             VR_QUEUE_ATOMIC, VR_QUEUE_INK,     VR_QUEUE_CUB,    VR_QUEUE_HP,     VR_QUEUE_ATOMIC,
@@ -123,13 +126,19 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
                      cfg.cull ? ", cull into " : "",
                      cfg.cull ? vr_queue_mode_names[cfg.queue_mode] : "",
                      cfg.two_sided ? " two-sided" : "", cfg.count ? "" : ", no counting",
-                     cfg.queue_store ? "staged" : "direct", via_api ? ", through the API" : "");
+                     cfg.queue_store ? "staged" : "direct",
+                     run == 12 ? ", through the API, a block per batch"
+                     : via_api ? ", through the API" : "");
             float ms = -1;
             if (via_api)
                 setenv("VR_GEOMETRY_KERNELS", "api", 1);
+            if (run == 12)
+                setenv("VR_PROG_INK", "blocks", 1);
             st = vr_geometry_run(g, ops, &cfg, 1, &ms);
             if (via_api)
                 unsetenv("VR_GEOMETRY_KERNELS");
+            if (run == 12)
+                unsetenv("VR_PROG_INK");
             if (vr_test_not_implemented(st)) {
                 tally->skipped = 1;
                 goto done;
@@ -687,6 +696,11 @@ VR_TEST(test_gpu_errors, "gpu/errors")
                   strstr(vr_last_error(), "VR_GEOMETRY_KERNELS=API") != NULL,
               "VR_GEOMETRY_KERNELS=API accepted (%s)", vr_last_error());
     unsetenv("VR_GEOMETRY_KERNELS");
+    setenv("VR_PROG_INK", "Persistent", 1); /* the same for the ink kernel's */
+    VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_MESHLET], &cfg, 1, NULL) == VR_ERR_ARG &&
+                  strstr(vr_last_error(), "VR_PROG_INK=Persistent") != NULL,
+              "VR_PROG_INK=Persistent accepted (%s)", vr_last_error());
+    unsetenv("VR_PROG_INK");
     VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_HASH], &cfg, 1, NULL) == VR_OK,
               "hash after the bad selection: %s", vr_last_error());
     cfg.batch_indices = 100;
