@@ -1005,7 +1005,7 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
  * waits a whole batch later, when its predecessors have long published. Two halves of shared
  * memory (layout + ranks each) hold the batch being ranked and the batch being stored.
  * Measured (H100, sphere:7M, block 256; bench/results/ink-persistent-*.csv): 0.72-0.84x the
- * block-per-batch kernel at simple load (hash ink / atomic 1.27 -> 1.04), 0.88-0.99x at light
+ * block-per-batch kernel at simple load (hash ink / atomic 1.27 -> 1.04), 0.87-0.99x at light
  * load, 0.99-1.08x at medium and 1.03-1.12x at heavy load: hence the default only for programs
  * that say their element function is cheap.
  * Why heavy load loses (session 28, a per-ticket trace): the warp schedulers favour an SM's

@@ -39,7 +39,7 @@ int vr_render_program_takes(const vr_reuse_params *p);
 /* The renderer's vertex shader counts as cheap up to this many loop steps (the light load):
  * then culling into ink runs hash, phash, patch and meshlet as persistent blocks (the ordered
  * render program's cheap_elements, reuse/program.cuh): on the H100 0.72-0.82x the time of a
- * block per batch at simple load, 0.88-0.99x at light, 0.99-1.08x at medium and 1.03-1.12x at
+ * block per batch at simple load, 0.87-0.99x at light, 0.99-1.08x at medium and 1.03-1.12x at
  * heavy (bench/results/ink-persistent-*.csv, apps-h100.md). */
 #define VR_RENDER_PROGRAM_CHEAP_STEPS 1200u
 
