@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CHILD_AS_BYTES ((rlim_t)1 << 30) /* address space of the loading child */
