@@ -448,20 +448,24 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
                     "shading when its box and normal cone prove every triangle culled "
                     "(reuse/cluster_cull.h); same queue, fewer invocations; their "
                     "speedup_vs_naive compares with naive's row without it\n", prefix);
-    for (int k = 0; k < o->culls.count; ++k)
+    /* the A/B switches, so that a file says which kernels it timed; the default ink routing
+       only where neither overrides it */
+    const char *const env_names[] = {"VR_GEOMETRY_KERNELS", "VR_PROG_INK"};
+    int overridden = 0;
+    for (size_t k = 0; k < sizeof env_names / sizeof *env_names; ++k) {
+        const char *v = getenv(env_names[k]);
+        if (v && *v) {
+            fprintf(f, "%senvironment: %s=%s\n", prefix, env_names[k], v);
+            overridden |= k == 0 ? !strcmp(v, "own") : strcmp(v, "auto") != 0;
+        }
+    }
+    for (int k = 0; k < o->culls.count && !overridden; ++k)
         if (o->culls.v[k] == 1) { /* g_cull_names: ink */
             fprintf(f, "%sink: hash, phash, patch and meshlet hand off as persistent blocks at "
                     "loads up to %u loop steps (a cheap shader), as a block per batch above "
                     "(reuse/program.cuh)\n", prefix, VR_RENDER_PROGRAM_CHEAP_STEPS);
             break;
         }
-    /* the A/B switches, so that a file says which kernels it timed */
-    const char *const env_names[] = {"VR_GEOMETRY_KERNELS", "VR_PROG_INK"};
-    for (size_t k = 0; k < sizeof env_names / sizeof *env_names; ++k) {
-        const char *v = getenv(env_names[k]);
-        if (v && *v)
-            fprintf(f, "%senvironment: %s=%s\n", prefix, env_names[k], v);
-    }
     fprintf(f, "%sloads:", prefix);
     for (int l = 0; l < o->load_count; ++l)
         fprintf(f, " %s=%u iterations (%.0f cycles/invocation)", o->loads[l].name,
