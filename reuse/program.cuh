@@ -1049,8 +1049,9 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
     uint32_t prev = 0xFFFFFFFFu, prev_total = 0, prev_start = 0, prev_prims = 0;
     for (;;) {
         const bool have = ticket < tickets; /* block-uniform */
-        uint32_t total = 0, start = 0, count = 0;
+        uint32_t total = 0, start = 0, prims = 0;
         if (have) {
+            uint32_t count = 0;
             E *el;
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, cur), &el);
             uint16_t *ranks = reinterpret_cast<uint16_t *>(vr_prog_smem + cur + l.bytes);
@@ -1071,7 +1072,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
                     atomicAdd(&p.counters->overflow, count / A);
             }
             __syncthreads();
-            const uint32_t prims = ok ? count / A : 0;
+            prims = ok ? count / A : 0;
             for (uint32_t j = threadIdx.x; ok && j < unique_count; j += blockDim.x)
                 el[j] = vr_prog_element(p, prog, s.unique[j]);
             __syncthreads();
@@ -1079,7 +1080,6 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             __syncthreads(); /* cs->total final, the ranks written */
             total = cs->total;
             start = ok ? start : 0;
-            count = prims * A;
             if (threadIdx.x < VR_WARP_SIZE)
                 vr_compact_ordered_publish(d, ticket, total);
         }
@@ -1118,7 +1118,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             break;
         if (taker)
             s_next = next;
-        prev = ticket, prev_total = total, prev_start = start, prev_prims = count / A;
+        prev = ticket, prev_total = total, prev_start = start, prev_prims = prims;
         cur ^= half_bytes;
         __syncthreads(); /* the stored half is free, s_base read, s_next written */
         ticket = s_next; /* written again only after the next batch's first barrier */
