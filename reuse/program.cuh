@@ -995,6 +995,24 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
                                 : layout.bytes);
 }
 
+/* One warp finishes ticket `prev` (its count prev_total published) and leaves its first slot in
+ * *s_base; prog.kept once for it. Every thread calls it; one barrier. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_ink_finish(const vr_compact_dev d, const P &prog,
+                                                          uint32_t prev, uint32_t prev_total,
+                                                          uint32_t tickets, uint32_t *s_base)
+{
+    if (threadIdx.x < VR_WARP_SIZE) {
+        const uint32_t base = vr_compact_ordered_finish(d, prev, prev_total, tickets);
+        if (threadIdx.x == 0) {
+            *s_base = base;
+            if (prev_total)
+                prog.kept(prev_total);
+        }
+    }
+    __syncthreads();
+}
+
 /* ---- ink through persistent blocks (programs with cheap_elements(), or VR_PROG_INK) ---------
  * Why: one block per batch waits at its hand-off for the counts of every earlier ticket, so at
  * simple load ink ran 1.2-1.4x the atomic queue even through the ordered programs, while collate
@@ -1083,17 +1101,8 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             if (threadIdx.x < VR_WARP_SIZE)
                 vr_compact_ordered_publish(d, ticket, total);
         }
-        if (prev != 0xFFFFFFFFu) { /* the batch before: its offset */
-            if (threadIdx.x < VR_WARP_SIZE) {
-                const uint32_t base = vr_compact_ordered_finish(d, prev, prev_total, tickets);
-                if (threadIdx.x == 0) {
-                    s_base = base;
-                    if (prev_total)
-                        prog.kept(prev_total);
-                }
-            }
-            __syncthreads();
-        }
+        if (prev != 0xFFFFFFFFu) /* the batch before: its offset */
+            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
         /* The next ticket only after the wait, so a block never waits while it holds a ticket
            it has not published: the ticket's count follows after a store and a ranking, work
            alone. Taken as the batch before began ranking (session 26), a ticket was held
@@ -1323,6 +1332,116 @@ static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_p
     vr_prog_ordered_round(p, prog, valid, t, ids, ep);
 }
 
+/* ---- ink through persistent blocks: naive and multi ----------------------------------------
+ * The hashed kernels' scheme (vr_prog_hashed_ink_kernel) for the kernels of one thread per
+ * primitive: ticket t is the block-per-tile kernel's work item (primitives t x blockDim ..
+ * + blockDim), so the tiles, the counts and the output are those of vr_prog_single_ordered. A
+ * block ranks tile t with the corners in registers, stashes its kept primitives (the corners'
+ * elements, ids and position, at their rank) in one half of shared memory, publishes the count,
+ * then finishes the tile before (t' < t: its count published a tile ago) and stores that
+ * tile's stash from the other half, one kept primitive per thread at consecutive slots. Why:
+ * with a tile per block (256 primitives) the ink queue ran 1.41x (naive) and 1.24x (multi)
+ * the atomic queue at simple load (H100, sphere:7M, session 29), the resident blocks waiting
+ * at each hand-off. The deadlock argument is the hashed kernel's: a block waits only in the
+ * finish of t', while every ticket it took is published. Shared memory: two halves of
+ * vr_prog_stash_bytes<P>(block) (the renderer: 25.6 KB each at block 256). */
+template <class P>
+static __host__ __device__ constexpr size_t vr_prog_stash_elements_bytes(uint32_t block)
+{
+    return ((size_t)block * P::arity * sizeof(typename P::Element) + 15u) & ~(size_t)15u;
+}
+
+template <class P>
+static __host__ __device__ constexpr size_t vr_prog_stash_bytes(uint32_t block)
+{
+    return (vr_prog_stash_elements_bytes<P>(block) + (size_t)block * (P::arity + 1u) * 4u + 15u) &
+           ~(size_t)15u;
+}
+
+template <class P, bool MULTI>
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_single_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_t half_bytes)
+{
+    typedef typename P::Element E;
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    __shared__ uint32_t s_first, s_next, s_base;
+    vr_compact_shared *cs = vr_prog_order_shared<P>();
+    const vr_compact_dev d = prog.order_dev;
+    const uint32_t A = P::arity, prims = p.index_count / A;
+    const size_t ids_at = vr_prog_stash_elements_bytes<P>(blockDim.x);
+    if (threadIdx.x == 0)
+        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+    __syncthreads();
+    uint32_t ticket = s_first, cur = 0, prev = 0xFFFFFFFFu, prev_total = 0;
+    for (;;) {
+        const bool have = ticket < tickets; /* block-uniform */
+        uint32_t total = 0;
+        if (have) {
+            if (threadIdx.x == 0)
+                cs->total = 0; /* read after the rank's first barrier */
+            const uint32_t t = ticket * blockDim.x + threadIdx.x;
+            const bool valid = t < prims;
+            uint32_t ids[A];
+            E e[A];
+            const E *ep[A];
+            for (uint32_t k = 0; k < A; ++k) {
+                ids[k] = 0, ep[k] = &e[k];
+                if (valid) {
+                    ids[k] = __ldg(p.indices + A * t + k);
+                    if constexpr (MULTI)
+                        ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+                    else
+                        e[k] = vr_prog_element(p, prog, ids[k]);
+                }
+            }
+            const bool keep = vr_prog_keep(p, prog, valid, t, t, ids, ep);
+            const uint32_t rank = vr_compact_block_rank(cs, keep);
+            total = cs->total; /* final: the rank's second barrier */
+            if (keep) {
+                unsigned char *half = vr_prog_smem + cur;
+                E *s_el = reinterpret_cast<E *>(half);
+                uint32_t *s_ids = reinterpret_cast<uint32_t *>(half + ids_at);
+                for (uint32_t k = 0; k < A; ++k) {
+                    s_el[rank * A + k] = *ep[k];
+                    s_ids[rank * A + k] = ids[k];
+                }
+                s_ids[blockDim.x * A + rank] = t;
+            }
+            if (threadIdx.x < VR_WARP_SIZE)
+                vr_compact_ordered_publish(d, ticket, total);
+        }
+        if (prev != 0xFFFFFFFFu)
+            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
+        /* the next ticket after the wait (see the hashed kernel) */
+        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
+        uint32_t next = 0;
+        if (taker)
+            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+        if (prev != 0xFFFFFFFFu) { /* the tile before: its kept primitives from the stash */
+            const unsigned char *half = vr_prog_smem + (cur ^ half_bytes);
+            const E *s_el = reinterpret_cast<const E *>(half);
+            const uint32_t *s_ids = reinterpret_cast<const uint32_t *>(half + ids_at);
+            const uint32_t base = s_base;
+            for (uint32_t j = threadIdx.x; j < prev_total; j += blockDim.x) {
+                const E *c[A];
+                for (uint32_t k = 0; k < A; ++k)
+                    c[k] = s_el + j * A + k;
+                const uint32_t pos = s_ids[blockDim.x * A + j];
+                prog.store(base + j, pos, pos, s_ids + j * A, c);
+            }
+        }
+        if (!have)
+            break;
+        if (taker)
+            s_next = next;
+        prev = ticket, prev_total = total;
+        cur ^= half_bytes;
+        __syncthreads(); /* the stored half is free, s_base read, s_next written */
+        ticket = s_next; /* written again only after the next tile's finish */
+    }
+    vr_compact_end(d);
+}
+
 /* ---- host side -------------------------------------------------------------------------- */
 
 /* Opts `kernel` in to `bytes` of dynamic shared memory; VR_ERR_ARG when the GPU has less. */
@@ -1486,8 +1605,28 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
     return vr_prog_run(kind, p, run, state, persistent && mode == VR_QUEUE_INK, stream);
 }
 
-/* The persistent ink kernel's launch: two halves of `smem` bytes, as many blocks
- * as fit on the device (more would only take their tickets later), at most one per batch. */
+/* The grid of a persistent ink kernel `k` at `block` threads and `smem` bytes of dynamic shared
+ * memory over `tickets` work items: as many blocks as fit on the device (more would only take
+ * their tickets later), at most one per ticket. */
+static inline vr_status vr_prog_persistent_grid(const void *k, uint32_t block, size_t smem,
+                                                uint32_t tickets, const char *who, uint32_t *grid)
+{
+    vr_status st = vr_prog_smem_fit(k, smem, who);
+    if (st != VR_OK)
+        return st;
+    int device, sms, per_sm = 0;
+    VR_CUDA_CHECK(cudaGetDevice(&device));
+    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)block, smem));
+    if (per_sm < 1)
+        return VR_ERROR(VR_ERR_ARG, "%s: the persistent ink kernel does not fit an SM at block "
+                        "%u with %zu bytes of shared memory", who, block, smem);
+    const uint32_t fit = (uint32_t)per_sm * (uint32_t)sms;
+    *grid = tickets < fit ? tickets : fit;
+    return VR_OK;
+}
+
+/* The persistent hashed ink kernel's launch: two halves of `smem` bytes. */
 template <class P>
 static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_params &q,
                                            P prog, vr_compact_state *order_state,
@@ -1501,23 +1640,45 @@ static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_
         : plan                 ? vr_prog_hashed_ink_kernel<P, 0, true>
                                : vr_prog_hashed_ink_kernel<P, 0, false>;
     const uint32_t half = (uint32_t)((smem + 15u) & ~(size_t)15u);
-    vr_status st = vr_prog_smem_fit((const void *)k, 2u * (size_t)half, who);
-    if (st != VR_OK)
-        return st;
-    int device, sms, per_sm = 0;
-    VR_CUDA_CHECK(cudaGetDevice(&device));
-    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)block,
-                                                                2u * (size_t)half));
-    if (per_sm < 1)
-        return VR_ERROR(VR_ERR_ARG, "%s: the persistent ink kernel does not fit an SM at block "
-                        "%u with %u bytes of shared memory", who, block, 2u * half);
-    const uint32_t fit = (uint32_t)per_sm * (uint32_t)sms;
-    const uint32_t grid = q.batch_count < fit ? q.batch_count : fit;
-    if ((st = vr_prog_order_next(&prog, order_state, q.batch_count)) != VR_OK)
+    uint32_t grid;
+    vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * (size_t)half,
+                                           q.batch_count, who, &grid);
+    if (st != VR_OK || (st = vr_prog_order_next(&prog, order_state, q.batch_count)) != VR_OK)
         return st;
     k<<<grid, block, 2u * (size_t)half, stream>>>(q, prog, table_log2, l, half);
     VR_LAUNCH_CHECK("vr_prog_hashed_ink_kernel", stream);
+    return VR_OK;
+}
+
+/* Whether the persistent naive and multi kernels' two stash halves fit a block of `block`
+ * threads (else those run a block per tile: a program with large elements at a large block). */
+template <class P>
+static inline bool vr_prog_stash_fits(uint32_t block)
+{
+    size_t room;
+    return vr_prog_warp_stash_room(&room) == VR_OK &&
+           2u * vr_prog_stash_bytes<P>(block) + 16u <= room; /* 16: s_first, s_next, s_base */
+}
+
+/* The persistent naive or multi (primitives) ink kernel's launch over the tiles of `block`
+ * primitives: two stash halves. */
+template <class P, bool MULTI>
+static vr_status vr_prog_single_ink_launch(const vr_program_params &q, P prog,
+                                           vr_compact_state *order_state, uint32_t block,
+                                           const char *who, cudaStream_t stream)
+{
+    void (*const k)(vr_program_params, P, uint32_t, uint32_t) =
+        vr_prog_single_ink_kernel<P, MULTI>;
+    const uint32_t tickets = vr_grid_blocks(q.index_count / P::arity, block);
+    const size_t half = vr_prog_stash_bytes<P>(block);
+    uint32_t grid;
+    vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * half, tickets, who,
+                                           &grid);
+    if (st != VR_OK || (st = vr_prog_order_next(&prog, order_state, tickets)) != VR_OK)
+        return st;
+    k<<<grid, block, 2u * half, stream>>>(q, prog, tickets, (uint32_t)half);
+    VR_LAUNCH_CHECK(MULTI ? "vr_prog_single_ink_kernel (multi)" : "vr_prog_single_ink_kernel",
+                    stream);
     return VR_OK;
 }
 
@@ -1556,6 +1717,10 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
     vr_program_params q = p; /* multi: q.temp */
     switch (kind) {
     case VR_REUSE_NAIVE:
+        if constexpr (vr_prog_ordered<P>::value)
+            if (ink_persistent && vr_prog_stash_fits<P>(block))
+                return vr_prog_single_ink_launch<P, false>(q, prog, order_state, block, who,
+                                                           stream);
         if ((st = vr_prog_grid(prims, lanes, block, who, &grid)) != VR_OK ||
             (st = vr_prog_order_next(&prog, order_state, grid)) != VR_OK)
             return st;
@@ -1646,11 +1811,17 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
             vr_prog_multi_elements<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_elements", stream);
         }
-        if (st == VR_OK && prims) {
+        bool launched = false; /* the primitives as persistent ink blocks */
+        if constexpr (vr_prog_ordered<P>::value)
+            if (st == VR_OK && prims && ink_persistent && vr_prog_stash_fits<P>(block)) {
+                st = vr_prog_single_ink_launch<P, true>(q, prog, order_state, block, who, stream);
+                launched = true;
+            }
+        if (st == VR_OK && prims && !launched) {
             grid = vr_grid_blocks(prims, block);
             st = vr_prog_order_next(&prog, order_state, grid);
         }
-        if (st == VR_OK && prims) {
+        if (st == VR_OK && prims && !launched) {
             vr_prog_multi_primitives<P><<<grid, block, 0, stream>>>(q, prog);
             st = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_multi_primitives", stream);
         }

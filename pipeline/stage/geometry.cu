@@ -594,9 +594,10 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
  * - the atomic queue: 1.02-1.06x for naive, warp and hash at simple load;
- * - ink and collate with naive (1.00-1.04x) and multi (1.00-1.02x); meshlet into ink where the
- *   API would run a block per batch (0.97-1.05x: slower at simple load), that is above the
- *   cheap shader's load (VR_RENDER_PROGRAM_CHEAP_STEPS) or with VR_PROG_INK=blocks;
+ * - collate with naive (1.00-1.04x) and multi (1.00-1.02x); ink with naive, multi and meshlet
+ *   where the API would run a block per batch (naive, multi 1.00-1.04x, meshlet 0.97-1.05x:
+ *   slower at simple load), that is above the cheap shader's load
+ *   (VR_RENDER_PROGRAM_CHEAP_STEPS) or with VR_PROG_INK=blocks;
  * - patch and meshlet unculled (1.010-1.031x) and culled into cub or hp (1.03-1.04x at simple
  *   load, 1.00 at heavy) (session 25);
  * - cluster culling and compressed input: not programs; a plan's parts without source ids
@@ -605,15 +606,16 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * VR_GEOMETRY_KERNELS=own selects the own kernels everywhere, =api the API wherever it takes
  * the run (the direct store and the atomic queue too), for A/B runs and their tests; unset or
  * empty, the default; any other value fails the run (vr_geometry_check_run). */
-/* meshlet culled: into collate through the API (0.955-0.963x its own kernel), into ink only
- * where that runs as persistent blocks (0.75x; a block per batch 0.97-1.05x, slower at simple
- * load; bench/results/apps-h100.md, sessions 25 and 27) */
-static int vr_geometry_meshlet_api(const vr_reuse_params *p)
+/* Whether the ordered render program's ink runs as persistent blocks for p (the shader cheap,
+ * or VR_PROG_INK): meshlet culled into ink goes through the API only then (0.75x its own
+ * kernel; a block per batch 0.97-1.05x, slower at simple load; bench/results/apps-h100.md,
+ * sessions 25 and 27; into collate always, 0.955-0.963x), and so do naive and multi
+ * (a block per tile through the API 1.00-1.04x their own kernels; persistent: session 29) */
+static int vr_geometry_ink_persistent(const vr_reuse_params *p)
 {
     int persistent = 0;
-    return p->queue_mode == VR_QUEUE_COLLATE ||
-           (p->queue_mode == VR_QUEUE_INK &&
-            vr_render_program_ink_persistent(p, &persistent) == VR_OK && persistent);
+    return p->queue_mode == VR_QUEUE_INK &&
+           vr_render_program_ink_persistent(p, &persistent) == VR_OK && persistent;
 }
 
 static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p)
@@ -630,7 +632,10 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
         return takes && (ops->kind == VR_REUSE_WARP || ops->kind == VR_REUSE_HASH ||
                          ops->kind == VR_REUSE_PHASH || ops->kind == VR_REUSE_SORT ||
                          ops->kind == VR_REUSE_PATCH ||
-                         (ops->kind == VR_REUSE_MESHLET && vr_geometry_meshlet_api(p)));
+                         (ops->kind == VR_REUSE_MESHLET && p->queue_mode == VR_QUEUE_COLLATE) ||
+                         ((ops->kind == VR_REUSE_MESHLET || ops->kind == VR_REUSE_NAIVE ||
+                           ops->kind == VR_REUSE_MULTI) &&
+                          vr_geometry_ink_persistent(p)));
     if (ops->plan) /* patch, meshlet unculled 1.01-1.03x, into cub, hp 1.03-1.04x (simple) */
         return 0;
     return takes && p->queue_store && !(p->cull && p->queue_mode == VR_QUEUE_ATOMIC);
