@@ -1013,6 +1013,78 @@ static __device__ __forceinline__ void vr_prog_ink_finish(const vr_compact_dev d
     __syncthreads();
 }
 
+/* An ordered program's sort kernel keeps to 48 registers where it sorts at most 4 keys per
+ * thread, the own block-compacted sort kernel's count at block 256 and 1024 indices: at 64 it
+ * had one resident block per SM fewer there, and its ink runs were 1.03-1.09x the own
+ * kernel's (H100, session 24). With more keys per thread 48 registers spill hundreds of bytes
+ * (ptxas), so those keep their own count. A kernel of its own, so that the other programs'
+ * launch bounds (and code) stay as they are. */
+template <int BLOCK, int CAP>
+struct vr_prog_sort_ordered_blocks {
+    static constexpr int per = 65536 / (BLOCK * 48);
+    static constexpr int value = CAP / BLOCK > 4 ? 1 : per < 1 ? 1 : per > 32 ? 32 : per;
+};
+
+/* The persistent ink kernel's batch deduplication (D of vr_prog_batched_ink_kernel): the kernel's
+ * launch bounds, its shared-memory layout in a half, dedup() (every thread calls it; the table or
+ * sort's result in s, false block-uniformly when the batch has more than max_unique distinct
+ * ids; a __syncthreads must follow), whether s.map holds table slots (via_table) and plans. */
+template <int PHASH, bool PLAN>
+struct vr_prog_ink_hashed { /* hash (PHASH 0), phash (1), patch and meshlet (PLAN) */
+    enum { via_table = 1, plan = PLAN };
+    template <class P>
+    struct bounds {
+        enum { threads = vr_prog_threads<P>::value, blocks = vr_prog_hashed_blocks<P>::value };
+    };
+    template <class P>
+    static __device__ __forceinline__ vr_prog_layout layout(const vr_program_params &p,
+                                                            uint32_t slots,
+                                                            const vr_prog_layout &given)
+    {
+        return vr_prog_derived_layout<P>::value
+                   ? vr_prog_hashed_layout<P>(p.limits.max_unique, slots, p.limits.max_indices)
+                   : vr_prog_elements_first(given);
+    }
+    template <class P>
+    static __device__ __forceinline__ int dedup(const vr_program_params &p, const vr_dyn_smem &s,
+                                                uint32_t start, uint32_t count,
+                                                uint32_t table_log2, uint32_t slots,
+                                                uint32_t *s_warp, uint32_t *s_failed,
+                                                uint32_t *unique_count)
+    {
+        vr_dyn_clear_table(s, slots);
+        __syncthreads();
+        vr_prog_hash_insert<PHASH>(p, s, start, count, table_log2, s_failed);
+        __syncthreads();
+        return vr_dyn_compact_table_n(p.limits.max_unique, s, slots, s_warp, s_failed,
+                                      unique_count);
+    }
+};
+
+template <int BLOCK, int CAP>
+struct vr_prog_ink_sort { /* sort: the ordered sort kernel's bounds, no table */
+    enum { via_table = 0, plan = 0 };
+    template <class P>
+    struct bounds {
+        enum { threads = BLOCK, blocks = vr_prog_sort_ordered_blocks<BLOCK, CAP>::value };
+    };
+    template <class P>
+    static __device__ __forceinline__ vr_prog_layout layout(const vr_program_params &,
+                                                            uint32_t, const vr_prog_layout &given)
+    {
+        return vr_prog_elements_first(given);
+    }
+    template <class P>
+    static __device__ __forceinline__ int dedup(const vr_program_params &p, const vr_dyn_smem &s,
+                                                uint32_t start, uint32_t count, uint32_t,
+                                                uint32_t, uint32_t *, uint32_t *,
+                                                uint32_t *unique_count)
+    {
+        return vr_sort_dedup<BLOCK, CAP>(p.indices + start, count, s, p.limits.max_unique,
+                                         unique_count);
+    }
+};
+
 /* ---- ink through persistent blocks (programs with cheap_elements(), or VR_PROG_INK) ---------
  * Why: one block per batch waits at its hand-off for the counts of every earlier ticket, so at
  * simple load ink ran 1.2-1.4x the atomic queue even through the ordered programs, while collate
@@ -1042,11 +1114,10 @@ static __device__ __forceinline__ void vr_prog_ink_finish(const vr_compact_dev d
  * every finish returns. A block holds only tickets it took while running, so residency is not
  * needed.
  * The hashed kernels only (hash, phash, patch, meshlet); kept(n) runs once per batch. */
-template <class P, int PHASH, bool PLAN>
-static __global__ void
-__launch_bounds__(vr_prog_threads<P>::value, vr_prog_hashed_blocks<P>::value)
-vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_layout layout,
-                          uint32_t half_bytes)
+template <class P, class D>
+static __global__ void __launch_bounds__(D::template bounds<P>::threads, D::template bounds<P>::blocks)
+vr_prog_batched_ink_kernel(vr_program_params p, P prog, uint32_t table_log2,
+                           vr_prog_layout layout, uint32_t half_bytes)
 {
     typedef typename P::Element E;
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
@@ -1055,10 +1126,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
     vr_compact_shared *cs = vr_prog_order_shared<P>();
     const vr_compact_dev d = prog.order_dev;
     const uint32_t A = P::arity, slots = 1u << table_log2, tickets = p.batch_count;
-    const vr_prog_layout l = vr_prog_derived_layout<P>::value
-                                 ? vr_prog_hashed_layout<P>(p.limits.max_unique, slots,
-                                                            p.limits.max_indices)
-                                 : vr_prog_elements_first(layout);
+    const vr_prog_layout l = D::template layout<P>(p, slots, layout);
     if (threadIdx.x == 0) /* not s_next: thread 0 writes that before the block's other warps
                              have passed this barrier (racecheck, session 26) */
         s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
@@ -1080,12 +1148,8 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             bool ok = vr_prog_batch<P>(p, ticket, &start, &count) != 0;
             uint32_t unique_count = 0;
             if (ok) {
-                vr_dyn_clear_table(s, slots);
-                __syncthreads();
-                vr_prog_hash_insert<PHASH>(p, s, start, count, table_log2, &s_failed);
-                __syncthreads();
-                ok = vr_dyn_compact_table_n(p.limits.max_unique, s, slots, s_warp, &s_failed,
-                                            &unique_count);
+                ok = D::template dedup<P>(p, s, start, count, table_log2, slots, s_warp,
+                                          &s_failed, &unique_count);
                 if (!ok && threadIdx.x == 0)
                     atomicAdd(&p.counters->overflow, count / A);
             }
@@ -1094,7 +1158,7 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             for (uint32_t j = threadIdx.x; ok && j < unique_count; j += blockDim.x)
                 el[j] = vr_prog_element(p, prog, s.unique[j]);
             __syncthreads();
-            vr_prog_batch_rank<P, PLAN>(p, prog, s, el, 1, start, prims, ranks);
+            vr_prog_batch_rank<P, D::plan>(p, prog, s, el, D::via_table, start, prims, ranks);
             __syncthreads(); /* cs->total final, the ranks written */
             total = cs->total;
             start = ok ? start : 0;
@@ -1121,7 +1185,8 @@ vr_prog_hashed_ink_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_p
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, other), &el);
             const uint16_t *ranks = reinterpret_cast<const uint16_t *>(vr_prog_smem + other +
                                                                        l.bytes);
-            vr_prog_batch_store<P, PLAN>(p, prog, s, el, 1, prev_start, prev_prims, ranks, base);
+            vr_prog_batch_store<P, D::plan>(p, prog, s, el, D::via_table, prev_start, prev_prims,
+                                            ranks, base);
         }
         if (!have)
             break;
@@ -1168,18 +1233,6 @@ static __global__ void __launch_bounds__(BLOCK) vr_prog_sort_kernel(vr_program_p
 {
     vr_prog_sort_body<P, BLOCK, CAP>(p, prog);
 }
-
-/* An ordered program's sort kernel keeps to 48 registers where it sorts at most 4 keys per
- * thread, the own block-compacted sort kernel's count at block 256 and 1024 indices: at 64 it
- * had one resident block per SM fewer there, and its ink runs were 1.03-1.09x the own
- * kernel's (H100, session 24). With more keys per thread 48 registers spill hundreds of bytes
- * (ptxas), so those keep their own count. A kernel of its own, so that the other programs'
- * launch bounds (and code) stay as they are. */
-template <int BLOCK, int CAP>
-struct vr_prog_sort_ordered_blocks {
-    static constexpr int per = 65536 / (BLOCK * 48);
-    static constexpr int value = CAP / BLOCK > 4 ? 1 : per < 1 ? 1 : per > 32 ? 32 : per;
-};
 
 template <class P, int BLOCK, int CAP>
 static __global__ void __launch_bounds__(BLOCK, vr_prog_sort_ordered_blocks<BLOCK, CAP>::value)
@@ -1468,39 +1521,6 @@ static inline vr_status vr_prog_warp_stash_room(size_t *room)
     return VR_OK;
 }
 
-template <class P, int CAP>
-static vr_status vr_prog_sort_launch(const vr_program_params &p, const P &prog, cudaStream_t st,
-                                     size_t smem)
-{
-#define VR_PROG_SORT_CASE(BLOCK)                                                                   \
-    case BLOCK:                                                                                    \
-        if constexpr (CAP / BLOCK <= VR_SORT_MAX_ITEMS) {                                          \
-            void (*const k)(vr_program_params, P) = vr_prog_sort_kernel_of<P, BLOCK, CAP>();     \
-            vr_status r = vr_prog_smem_fit((const void *)k, smem,                                  \
-                                           "sort");                                                \
-            if (r != VR_OK)                                                                        \
-                return r;                                                                          \
-            k<<<p.batch_count, BLOCK, smem, st>>>(p, prog);                                        \
-            VR_LAUNCH_CHECK("vr_prog_sort_kernel", st);                                            \
-            return VR_OK;                                                                          \
-        }                                                                                          \
-        break;
-    switch (p.limits.block_size) {
-        VR_PROG_SORT_CASE(32)
-        VR_PROG_SORT_CASE(64)
-        VR_PROG_SORT_CASE(128)
-        VR_PROG_SORT_CASE(256)
-        VR_PROG_SORT_CASE(512)
-        VR_PROG_SORT_CASE(1024)
-    default:
-        return VR_ERROR(VR_ERR_ARG, "sort: block size %u not supported (32, 64, ..., 1024)",
-                        p.limits.block_size);
-    }
-#undef VR_PROG_SORT_CASE
-    return VR_ERROR(VR_ERR_ARG, "sort: batches of %u indices need more than %d keys per thread "
-                    "at block %u: use a larger block", p.limits.max_indices, VR_SORT_MAX_ITEMS,
-                    p.limits.block_size);
-}
 
 /* Lanes per element call: P::lanes for a grouped program, else 1. */
 template <class P>
@@ -1605,6 +1625,21 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
     return vr_prog_run(kind, p, run, state, persistent && mode == VR_QUEUE_INK, stream);
 }
 
+/* Whether two halves of `half` bytes fit persistent ink kernel k's block beside its static
+ * shared memory (else the run takes a block per batch or tile: large elements, a large N_u or
+ * block). */
+static inline bool vr_prog_halves_fit(const void *k, size_t half)
+{
+    int device, optin;
+    cudaFuncAttributes a;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess ||
+        cudaFuncGetAttributes(&a, k) != cudaSuccess)
+        return false; /* the block kernel's launch reports it */
+    return 2u * ((half + 15u) & ~(size_t)15u) + a.sharedSizeBytes <= (size_t)optin;
+}
+
 /* The grid of a persistent ink kernel `k` at `block` threads and `smem` bytes of dynamic shared
  * memory over `tickets` work items: as many blocks as fit on the device (more would only take
  * their tickets later), at most one per ticket. */
@@ -1626,6 +1661,43 @@ static inline vr_status vr_prog_persistent_grid(const void *k, uint32_t block, s
     return VR_OK;
 }
 
+/* A persistent batched ink kernel's launch (the order state taken): two halves of `smem`
+ * bytes. */
+template <class P>
+static vr_status vr_prog_batched_ink_launch(void (*k)(vr_program_params, P, uint32_t,
+                                                      vr_prog_layout, uint32_t),
+                                            const vr_program_params &q, const P &prog,
+                                            uint32_t table_log2, const vr_prog_layout &l,
+                                            size_t smem, uint32_t block, const char *who,
+                                            cudaStream_t stream)
+{
+    const uint32_t half = (uint32_t)((smem + 15u) & ~(size_t)15u);
+    uint32_t grid;
+    const vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * (size_t)half,
+                                                 q.batch_count, who, &grid);
+    if (st != VR_OK)
+        return st;
+    k<<<grid, block, 2u * (size_t)half, stream>>>(q, prog, table_log2, l, half);
+    VR_LAUNCH_CHECK("vr_prog_batched_ink_kernel", stream);
+    return VR_OK;
+}
+
+/* The persistent ink kernel of hash, phash, patch or meshlet. */
+template <class P>
+static void (*vr_prog_hashed_ink(vr_reuse_kind kind))(vr_program_params, P, uint32_t,
+                                                      vr_prog_layout, uint32_t)
+{
+    return kind == VR_REUSE_PHASH        ? vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<1, false>>
+           : vr_program_planned(kind) ? vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<0, true>>
+                                      : vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<0, false>>;
+}
+
+template <class P>
+static bool vr_prog_hashed_ink_fits(vr_reuse_kind kind, size_t smem)
+{
+    return vr_prog_halves_fit((const void *)vr_prog_hashed_ink<P>(kind), smem);
+}
+
 /* The persistent hashed ink kernel's launch: two halves of `smem` bytes. */
 template <class P>
 static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_params &q,
@@ -1634,31 +1706,14 @@ static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_
                                            size_t smem, uint32_t block, const char *who,
                                            cudaStream_t stream)
 {
-    const int plan = vr_program_planned(kind);
     void (*const k)(vr_program_params, P, uint32_t, vr_prog_layout, uint32_t) =
-        kind == VR_REUSE_PHASH ? vr_prog_hashed_ink_kernel<P, 1, false>
-        : plan                 ? vr_prog_hashed_ink_kernel<P, 0, true>
-                               : vr_prog_hashed_ink_kernel<P, 0, false>;
-    const uint32_t half = (uint32_t)((smem + 15u) & ~(size_t)15u);
-    uint32_t grid;
-    vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * (size_t)half,
-                                           q.batch_count, who, &grid);
-    if (st != VR_OK || (st = vr_prog_order_next(&prog, order_state, q.batch_count)) != VR_OK)
-        return st;
-    k<<<grid, block, 2u * (size_t)half, stream>>>(q, prog, table_log2, l, half);
-    VR_LAUNCH_CHECK("vr_prog_hashed_ink_kernel", stream);
-    return VR_OK;
+        vr_prog_hashed_ink<P>(kind);
+    vr_status st = vr_prog_order_next(&prog, order_state, q.batch_count);
+    return st != VR_OK ? st
+                       : vr_prog_batched_ink_launch(k, q, prog, table_log2, l, smem, block, who,
+                                                    stream);
 }
 
-/* Whether the persistent naive and multi kernels' two stash halves fit a block of `block`
- * threads (else those run a block per tile: a program with large elements at a large block). */
-template <class P>
-static inline bool vr_prog_stash_fits(uint32_t block)
-{
-    size_t room;
-    return vr_prog_warp_stash_room(&room) == VR_OK &&
-           2u * vr_prog_stash_bytes<P>(block) + 16u <= room; /* 16: s_first, s_next, s_base */
-}
 
 /* The persistent naive or multi (primitives) ink kernel's launch over the tiles of `block`
  * primitives: two stash halves. */
@@ -1680,6 +1735,49 @@ static vr_status vr_prog_single_ink_launch(const vr_program_params &q, P prog,
     VR_LAUNCH_CHECK(MULTI ? "vr_prog_single_ink_kernel (multi)" : "vr_prog_single_ink_kernel",
                     stream);
     return VR_OK;
+}
+
+/* The sort kernel's launch at the block size (CUB's block primitives need it at compile time);
+ * `persistent`: an ordered program's ink as persistent blocks (vr_prog_ink_sort), layout l and
+ * `smem` bytes per batch. */
+template <class P, int CAP>
+static vr_status vr_prog_sort_launch(const vr_program_params &p, const P &prog, cudaStream_t st,
+                                     const vr_prog_layout &l, size_t smem, int persistent)
+{
+#define VR_PROG_SORT_CASE(BLOCK)                                                                   \
+    case BLOCK:                                                                                    \
+        if constexpr (CAP / BLOCK <= VR_SORT_MAX_ITEMS) {                                          \
+            void (*const k)(vr_program_params, P) = vr_prog_sort_kernel_of<P, BLOCK, CAP>();     \
+            vr_status r = vr_prog_smem_fit((const void *)k, smem,                                  \
+                                           "sort");                                                \
+            if (r != VR_OK)                                                                        \
+                return r;                                                                          \
+            if constexpr (vr_prog_ordered<P>::value) {                                             \
+                void (*const ki)(vr_program_params, P, uint32_t, vr_prog_layout, uint32_t) =      \
+                    vr_prog_batched_ink_kernel<P, vr_prog_ink_sort<BLOCK, CAP>>;                   \
+                if (persistent && vr_prog_halves_fit((const void *)ki, smem))                      \
+                    return vr_prog_batched_ink_launch(ki, p, prog, 0, l, smem, BLOCK, "sort", st); \
+            }                                                                                      \
+            k<<<p.batch_count, BLOCK, smem, st>>>(p, prog);                                        \
+            VR_LAUNCH_CHECK("vr_prog_sort_kernel", st);                                            \
+            return VR_OK;                                                                          \
+        }                                                                                          \
+        break;
+    switch (p.limits.block_size) {
+        VR_PROG_SORT_CASE(32)
+        VR_PROG_SORT_CASE(64)
+        VR_PROG_SORT_CASE(128)
+        VR_PROG_SORT_CASE(256)
+        VR_PROG_SORT_CASE(512)
+        VR_PROG_SORT_CASE(1024)
+    default:
+        return VR_ERROR(VR_ERR_ARG, "sort: block size %u not supported (32, 64, ..., 1024)",
+                        p.limits.block_size);
+    }
+#undef VR_PROG_SORT_CASE
+    return VR_ERROR(VR_ERR_ARG, "sort: batches of %u indices need more than %d keys per thread "
+                    "at block %u: use a larger block", p.limits.max_indices, VR_SORT_MAX_ITEMS,
+                    p.limits.block_size);
 }
 
 template <class P>
@@ -1718,7 +1816,9 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
     switch (kind) {
     case VR_REUSE_NAIVE:
         if constexpr (vr_prog_ordered<P>::value)
-            if (ink_persistent && vr_prog_stash_fits<P>(block))
+            if (ink_persistent &&
+                vr_prog_halves_fit((const void *)vr_prog_single_ink_kernel<P, false>,
+                                   vr_prog_stash_bytes<P>(block)))
                 return vr_prog_single_ink_launch<P, false>(q, prog, order_state, block, who,
                                                            stream);
         if ((st = vr_prog_grid(prims, lanes, block, who, &grid)) != VR_OK ||
@@ -1770,7 +1870,7 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         const uint32_t batches = p.batch_count;
         const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
         if constexpr (vr_prog_ordered<P>::value)
-            if (ink_persistent)
+            if (ink_persistent && vr_prog_hashed_ink_fits<P>(kind, smem))
                 return vr_prog_hashed_ink_launch<P>(kind, q, prog, order_state, table_log2, l,
                                                     smem, block, who, stream);
         if ((st = vr_prog_smem_fit(k, smem, who)) != VR_OK ||
@@ -1789,16 +1889,15 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         return VR_OK;
     }
     case VR_REUSE_SORT: {
-        const size_t smem =
-            vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices).bytes +
-            vr_prog_ranks_bytes<P>(p.limits.max_indices);
+        const vr_prog_layout l = vr_prog_layout_of<P>(p.limits.max_unique, 0, p.limits.max_indices);
+        const size_t smem = l.bytes + vr_prog_ranks_bytes<P>(p.limits.max_indices);
         if ((st = vr_prog_order_next(&prog, order_state, p.batch_count)) != VR_OK)
             return st;
         if (p.limits.max_indices <= 1024)
-            return vr_prog_sort_launch<P, 1024>(q, prog, stream, smem);
+            return vr_prog_sort_launch<P, 1024>(q, prog, stream, l, smem, ink_persistent);
         if (p.limits.max_indices <= 2048)
-            return vr_prog_sort_launch<P, 2048>(q, prog, stream, smem);
-        return vr_prog_sort_launch<P, 3072>(q, prog, stream, smem);
+            return vr_prog_sort_launch<P, 2048>(q, prog, stream, l, smem, ink_persistent);
+        return vr_prog_sort_launch<P, 3072>(q, prog, stream, l, smem, ink_persistent);
     }
     case VR_REUSE_MULTI: {
         if (q.temp && (uintptr_t)q.temp % 16u != 0)
@@ -1813,7 +1912,9 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
         }
         bool launched = false; /* the primitives as persistent ink blocks */
         if constexpr (vr_prog_ordered<P>::value)
-            if (st == VR_OK && prims && ink_persistent && vr_prog_stash_fits<P>(block)) {
+            if (st == VR_OK && prims && ink_persistent &&
+                vr_prog_halves_fit((const void *)vr_prog_single_ink_kernel<P, true>,
+                                   vr_prog_stash_bytes<P>(block))) {
                 st = vr_prog_single_ink_launch<P, true>(q, prog, order_state, block, who, stream);
                 launched = true;
             }

@@ -101,10 +101,10 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * atomic queues (the same set, any order), two-sided (ink), into cub and hp queues
          * (source order: slot by slot but for a plan's), then atomic two-sided, and atomic and
          * cub with the direct store. Unculled, cub and hp runs with the staged store go
-         * through the general reuse API (pipeline/stage/geometry.cu), the direct store, atomic,
-         * ink and collate through the strategy's own kernels (but ink with hash, phash,
-         * patch and meshlet: the ordered render program as persistent blocks, the shader
-         * being cheap); the atomic two-sided run is forced through the API
+         * through the general reuse API (pipeline/stage/geometry.cu), the direct store and
+         * atomic through the strategy's own kernels, ink and collate as the stage routes them
+         * (ink: the ordered render program as persistent blocks for every strategy but warp,
+         * the shader being cheap); the atomic two-sided run is forced through the API
          * (VR_GEOMETRY_KERNELS=api), and so are an ink run with a block per batch
          * (VR_PROG_INK=blocks) and a collate run (the ordered render program) at the end:
          * every path is checked. */
