@@ -609,8 +609,11 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
 /* Whether the ordered render program's ink runs as persistent blocks for p (the shader cheap,
  * or VR_PROG_INK): meshlet culled into ink goes through the API only then (0.75x its own
  * kernel; a block per batch 0.97-1.05x, slower at simple load; bench/results/apps-h100.md,
- * sessions 25 and 27; into collate always, 0.955-0.963x), and so do naive and multi
- * (a block per tile through the API 1.00-1.04x their own kernels; persistent: session 29) */
+ * sessions 25 and 27; into collate always, 0.955-0.963x), and so does multi (0.76x at simple
+ * load, 0.80x at light; a block per tile through the API 1.00-1.02x its own kernel), naive
+ * with the simple shader only (0.78x; at light load 1.05x: its persistent kernel holds 4
+ * blocks of 256 per SM, 64 registers, and the light shader wants the occupancy) (H100,
+ * sphere:7M, session 29) */
 static int vr_geometry_ink_persistent(const vr_reuse_params *p)
 {
     int persistent = 0;
@@ -633,8 +636,8 @@ static int vr_geometry_via_api(const vr_reuse_ops *ops, const vr_reuse_params *p
                          ops->kind == VR_REUSE_PHASH || ops->kind == VR_REUSE_SORT ||
                          ops->kind == VR_REUSE_PATCH ||
                          (ops->kind == VR_REUSE_MESHLET && p->queue_mode == VR_QUEUE_COLLATE) ||
-                         ((ops->kind == VR_REUSE_MESHLET || ops->kind == VR_REUSE_NAIVE ||
-                           ops->kind == VR_REUSE_MULTI) &&
+                         ((ops->kind == VR_REUSE_MESHLET || ops->kind == VR_REUSE_MULTI ||
+                           (ops->kind == VR_REUSE_NAIVE && p->shader.loop_iterations == 0)) &&
                           vr_geometry_ink_persistent(p)));
     if (ops->plan) /* patch, meshlet unculled 1.01-1.03x, into cub, hp 1.03-1.04x (simple) */
         return 0;
