@@ -64,15 +64,18 @@
  * store() writes a kept primitive at `slot`: the kept primitives of the run numbered in stream
  * order (VR_QUEUE_INK, the in-kernel compaction of pipeline/compact), or in stream order within
  * a block's work and blocks in any order (VR_QUEUE_COLLATE); slots are 0..kept-1 either way.
- * kept(n) is called once per block that keeps n > 0 (one thread). Such a program runs with
+ * kept(n) is called once per block (per batch or tile in a persistent kernel) that keeps
+ * n > 0 (one thread). Such a program runs with
  * vr_program_run_ordered (its compaction state and scheme); the kernels see it wrapped in
  * vr_prog_ordered_run (with the state). Optional for it: a host member
  *       bool cheap_elements() const;
  * true where element() is cheap (on the H100 up to about 1,200 dependent FMA steps, the
- * renderer's light load): the hashed kernels (hash, phash, patch, meshlet) then run ink as
- * persistent blocks that hand a batch off one batch late (vr_prog_hashed_ink_kernel), 0.72-0.82x
- * the time of a block per batch with a plain shader, but 1.03-1.12x with a heavy one; without
- * it, or false, a block per batch. VR_PROG_INK=blocks|persistent overrides it for a run.
+ * renderer's light load): every strategy but warp then runs ink as persistent blocks that hand
+ * a batch (or tile) off one batch late - hash, phash, patch, meshlet and sort
+ * (vr_prog_batched_ink_kernel), naive and multi (vr_prog_single_ink_kernel) -, the hashed
+ * ones 0.72-0.82x the time of a block per batch with a plain shader, but 1.03-1.12x with a
+ * heavy one; without it, or false, a block per batch. VR_PROG_INK=blocks|persistent overrides
+ * it for a run.
  * The CPU twin of such a program is a primitive() that stores
  * kept primitives at a running count: vr_program_ref calls primitives in stream order. The
  * blocks rank their primitives, hand off, then store: naive and multi in one round (the corners
@@ -1113,7 +1116,9 @@ struct vr_prog_ink_sort { /* sort: the ordered sort kernel's bounds, no table */
  * new one without waiting); so every count taken is published, and by induction on the ticket
  * every finish returns. A block holds only tickets it took while running, so residency is not
  * needed.
- * The hashed kernels only (hash, phash, patch, meshlet); kept(n) runs once per batch. */
+ * D: the batch's deduplication - hash, phash, patch, meshlet (vr_prog_ink_hashed) and sort
+ * (vr_prog_ink_sort: 1.41 -> 1.11x the atomic queue at simple load, 0.91x a block per batch at
+ * light; H100, sphere:7M, session 29). kept(n) runs once per batch. */
 template <class P, class D>
 static __global__ void __launch_bounds__(D::template bounds<P>::threads, D::template bounds<P>::blocks)
 vr_prog_batched_ink_kernel(vr_program_params p, P prog, uint32_t table_log2,
@@ -1386,7 +1391,7 @@ static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_p
 }
 
 /* ---- ink through persistent blocks: naive and multi ----------------------------------------
- * The hashed kernels' scheme (vr_prog_hashed_ink_kernel) for the kernels of one thread per
+ * The batched kernels' scheme (vr_prog_batched_ink_kernel) for the kernels of one thread per
  * primitive: ticket t is the block-per-tile kernel's work item (primitives t x blockDim ..
  * + blockDim), so the tiles, the counts and the output are those of vr_prog_single_ordered. A
  * block ranks tile t with the corners in registers, stashes its kept primitives (the corners'
@@ -1395,7 +1400,9 @@ static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_p
  * tile's stash from the other half, one kept primitive per thread at consecutive slots. Why:
  * with a tile per block (256 primitives) the ink queue ran 1.41x (naive) and 1.24x (multi)
  * the atomic queue at simple load (H100, sphere:7M, session 29), the resident blocks waiting
- * at each hand-off. The deadlock argument is the hashed kernel's: a block waits only in the
+ * at each hand-off; persistent 1.09-1.10x and 0.94-0.95x (0.78x and 0.76x the block kernels'
+ * time), at light load naive 1.05x its own kernel (the renderer takes it at simple load only),
+ * multi 0.80x. The deadlock argument is the hashed kernel's: a block waits only in the
  * finish of t', while every ticket it took is published. Shared memory: two halves of
  * vr_prog_stash_bytes<P>(block) (the renderer: 25.6 KB each at block 256). */
 template <class P>
@@ -1580,9 +1587,9 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     return vr_prog_run(kind, p, prog, NULL, 0, stream);
 }
 
-/* Whether the hashed kernels' ink runs as persistent blocks (vr_prog_hashed_ink_kernel) rather
- * than a block per batch (vr_prog_hashed_kernel) for a program whose element function is cheap
- * or not (cheap_elements): VR_PROG_INK unset, empty or "auto" follows `cheap`, "blocks" and
+/* Whether ink runs as persistent blocks (vr_prog_batched_ink_kernel, vr_prog_single_ink_kernel;
+ * every strategy but warp) rather than a block per batch or tile for a program whose element
+ * function is cheap or not (cheap_elements): VR_PROG_INK unset, empty or "auto" follows `cheap`, "blocks" and
  * "persistent" force one for every program (A/B runs, tests). Any other value is an error, so
  * that a typo cannot measure the default twice. */
 static inline vr_status vr_prog_ink_persistent(int cheap, int *persistent)
@@ -1672,7 +1679,7 @@ static vr_status vr_prog_batched_ink_launch(void (*k)(vr_program_params, P, uint
                                             cudaStream_t stream)
 {
     const uint32_t half = (uint32_t)((smem + 15u) & ~(size_t)15u);
-    uint32_t grid;
+    uint32_t grid = 0;
     const vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * (size_t)half,
                                                  q.batch_count, who, &grid);
     if (st != VR_OK)
@@ -1726,7 +1733,7 @@ static vr_status vr_prog_single_ink_launch(const vr_program_params &q, P prog,
         vr_prog_single_ink_kernel<P, MULTI>;
     const uint32_t tickets = vr_grid_blocks(q.index_count / P::arity, block);
     const size_t half = vr_prog_stash_bytes<P>(block);
-    uint32_t grid;
+    uint32_t grid = 0;
     vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * half, tickets, who,
                                            &grid);
     if (st != VR_OK || (st = vr_prog_order_next(&prog, order_state, tickets)) != VR_OK)

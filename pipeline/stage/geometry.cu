@@ -589,7 +589,10 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  *   corners per warp), hash 0.94-1.00x, phash 0.92-0.99x (they rank once and store without
  *   barriers; the own kernels rank twice); with sort (ink 0.955-0.991x, collate 0.91-0.96x:
  *   its ordered kernel at 48 registers, as the own one) and patch (ink 0.96-0.99x, collate
- *   0.92-0.96x), and meshlet into collate (0.955-0.963x) (session 25, one run).
+ *   0.92-0.96x), and meshlet into collate (0.955-0.963x) (session 25, one run);
+ * - culled into ink where the ordered program runs as persistent blocks (a cheap shader):
+ *   meshlet 0.75x its own kernel (session 27), multi 0.76x at simple load and 0.80x at light,
+ *   naive 0.78x at simple load (session 29; vr_geometry_ink_persistent).
  * The rest keeps the strategy's own kernels (ops->run):
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
@@ -597,7 +600,8 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  * - collate with naive (1.00-1.04x) and multi (1.00-1.02x); ink with naive, multi and meshlet
  *   where the API would run a block per batch (naive, multi 1.00-1.04x, meshlet 0.97-1.05x:
  *   slower at simple load), that is above the cheap shader's load
- *   (VR_RENDER_PROGRAM_CHEAP_STEPS) or with VR_PROG_INK=blocks;
+ *   (VR_RENDER_PROGRAM_CHEAP_STEPS) or with VR_PROG_INK=blocks, and naive above the simple
+ *   load (its persistent kernel 1.05x its own at light);
  * - patch and meshlet unculled (1.010-1.031x) and culled into cub or hp (1.03-1.04x at simple
  *   load, 1.00 at heavy) (session 25);
  * - cluster culling and compressed input: not programs; a plan's parts without source ids
