@@ -1120,7 +1120,8 @@ struct vr_prog_ink_sort { /* sort: the ordered sort kernel's bounds, no table */
  * (vr_prog_ink_sort: 1.41 -> 1.11x the atomic queue at simple load, 0.91x a block per batch at
  * light; H100, sphere:7M, session 29). kept(n) runs once per batch. */
 template <class P, class D>
-static __global__ void __launch_bounds__(D::template bounds<P>::threads, D::template bounds<P>::blocks)
+static __global__ void
+__launch_bounds__(D::template bounds<P>::threads, D::template bounds<P>::blocks)
 vr_prog_batched_ink_kernel(vr_program_params p, P prog, uint32_t table_log2,
                            vr_prog_layout layout, uint32_t half_bytes)
 {
@@ -1589,9 +1590,9 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
 
 /* Whether ink runs as persistent blocks (vr_prog_batched_ink_kernel, vr_prog_single_ink_kernel;
  * every strategy but warp) rather than a block per batch or tile for a program whose element
- * function is cheap or not (cheap_elements): VR_PROG_INK unset, empty or "auto" follows `cheap`, "blocks" and
- * "persistent" force one for every program (A/B runs, tests). Any other value is an error, so
- * that a typo cannot measure the default twice. */
+ * function is cheap or not (cheap_elements): VR_PROG_INK unset, empty or "auto" follows
+ * `cheap`, "blocks" and "persistent" force one for every program (A/B runs, tests). Any other
+ * value is an error, so that a typo cannot measure the default twice. */
 static inline vr_status vr_prog_ink_persistent(int cheap, int *persistent)
 {
     const char *env = getenv("VR_PROG_INK");
@@ -1694,9 +1695,11 @@ template <class P>
 static void (*vr_prog_hashed_ink(vr_reuse_kind kind))(vr_program_params, P, uint32_t,
                                                       vr_prog_layout, uint32_t)
 {
-    return kind == VR_REUSE_PHASH        ? vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<1, false>>
-           : vr_program_planned(kind) ? vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<0, true>>
-                                      : vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<0, false>>;
+    if (kind == VR_REUSE_PHASH)
+        return vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<1, false>>;
+    if (vr_program_planned(kind))
+        return vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<0, true>>;
+    return vr_prog_batched_ink_kernel<P, vr_prog_ink_hashed<0, false>>;
 }
 
 template <class P>
@@ -1720,7 +1723,6 @@ static vr_status vr_prog_hashed_ink_launch(vr_reuse_kind kind, const vr_program_
                        : vr_prog_batched_ink_launch(k, q, prog, table_log2, l, smem, block, who,
                                                     stream);
 }
-
 
 /* The persistent naive or multi (primitives) ink kernel's launch over the tiles of `block`
  * primitives: two stash halves. */

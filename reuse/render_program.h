@@ -44,8 +44,9 @@ int vr_render_program_takes(const vr_reuse_params *p);
  * (bench/results/ink-persistent-*.csv, ink-h100-s29.csv, apps-h100.md). */
 #define VR_RENDER_PROGRAM_CHEAP_STEPS 1200u
 
-/* Whether culling into ink runs p's strategies (all but warp) as persistent blocks: VR_PROG_INK (auto, blocks, persistent) or, unset or auto, whether the
- * shader is cheap. VR_ERR_ARG naming the variable for any other value. */
+/* Whether culling into ink runs p's strategies (all but warp) as persistent blocks:
+ * VR_PROG_INK (auto, blocks, persistent) or, unset or auto, whether the shader is cheap.
+ * VR_ERR_ARG naming the variable for any other value. */
 vr_status vr_render_program_ink_persistent(const vr_reuse_params *p, int *persistent);
 
 /* Whether the ordered render program's kernel for `kind` (culling into ink or collate) fits
