@@ -447,6 +447,24 @@ static __device__ __forceinline__ void vr_prog_naive_grouped(const vr_program_pa
         vr_prog_primitive(p, prog, true, (uint32_t)t, ids, ep);
 }
 
+/* One warp finishes ticket `prev` (its count prev_total published) and leaves its first slot in
+ * *s_base; prog.kept once for it. Every thread calls it; one barrier. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_ink_finish(const vr_compact_dev d, const P &prog,
+                                                          uint32_t prev, uint32_t prev_total,
+                                                          uint32_t tickets, uint32_t *s_base)
+{
+    if (threadIdx.x < VR_WARP_SIZE) {
+        const uint32_t base = vr_compact_ordered_finish(d, prev, prev_total, tickets);
+        if (threadIdx.x == 0) {
+            *s_base = base;
+            if (prev_total)
+                prog.kept(prev_total);
+        }
+    }
+    __syncthreads();
+}
+
 /* ---- warp: one warp per static batch, rounds of up to 32 distinct elements -----------------
  * Shared memory per warp: 32 elements (the round's lanes) then batch_indices bytes of lane map.
  * Round: vr_warp_load_round maps the leading indices onto lanes, each filled lane computes its
@@ -581,55 +599,72 @@ static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_param
     }
 }
 
-/* Ordered: each warp runs its batch's rounds as above, keep() on its primitives, and copies the
- * kept ones to its stash (the round's elements are overwritten by the next round); the block
- * ranks its warps' counts in warp order (= stream order), hands off, and each warp stores its
- * stash. Every warp of the block takes part, with or without a batch. */
+/* The warp's pointers into an ordered warp block's shared memory: its round (elements, lane
+ * map) and its stash of kept primitives at `stash_at` (the corner elements, then their ids and
+ * positions). */
 template <class P>
-static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_params &p,
-                                                            const P &prog)
+struct vr_prog_warp_parts {
+    typename P::Element *el, *st_el;
+    uint8_t *map;
+    uint32_t *st_ids, *st_pos;
+};
+
+template <class P>
+static __device__ __forceinline__ vr_prog_warp_parts<P> vr_prog_warp_carve(uint32_t B,
+                                                                           size_t stash_at)
+{
+    typedef typename P::Element E;
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    vr_prog_warp_parts<P> w;
+    w.el = reinterpret_cast<E *>(vr_prog_smem) + (size_t)warp * VR_WARP_SIZE;
+    w.map = vr_prog_smem + (size_t)warps * VR_WARP_SIZE * sizeof(E) +
+            (size_t)warp * vr_prog_warp_map_bytes(B);
+    unsigned char *const stash = vr_prog_smem + stash_at + warp * vr_prog_warp_stash_bytes<P>(B);
+    w.st_el = reinterpret_cast<E *>(stash);
+    w.st_ids = reinterpret_cast<uint32_t *>(stash + vr_prog_warp_stash_elements<P>(B));
+    w.st_pos = w.st_ids + B;
+    return w;
+}
+
+/* Batch `batch` (indices batch x B ..) of the warp: its rounds as in vr_prog_warp_plain, keep()
+ * on its primitives, the kept ones copied to the warp's stash (the round's elements are
+ * overwritten by the next round). Returns their count (warp-uniform); 0 past the last batch. */
+template <class P>
+static __device__ __forceinline__ uint32_t vr_prog_warp_keep_batch(const vr_program_params &p,
+                                                                   const P &prog, uint64_t batch,
+                                                                   const vr_prog_warp_parts<P> &w)
 {
     typedef typename P::Element E;
     const uint32_t A = P::arity;
-    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
-    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
     const uint32_t B = p.limits.batch_indices;
-    const uint64_t begin = ((uint64_t)vr_prog_work(prog) * warps + warp) * B;
-    const size_t round_bytes = VR_WARP_SIZE * sizeof(E) + vr_prog_warp_map_bytes(B);
-    E *const s_el = reinterpret_cast<E *>(vr_prog_smem) + (size_t)warp * VR_WARP_SIZE;
-    uint8_t *const s_map = vr_prog_smem + (size_t)warps * VR_WARP_SIZE * sizeof(E) +
-                           (size_t)warp * vr_prog_warp_map_bytes(B);
-    unsigned char *const stash =
-        vr_prog_smem + warps * round_bytes + warp * vr_prog_warp_stash_bytes<P>(B);
-    E *const st_el = reinterpret_cast<E *>(stash);
-    uint32_t *const st_ids = reinterpret_cast<uint32_t *>(stash + vr_prog_warp_stash_elements<P>(B));
-    uint32_t *const st_pos = st_ids + B;
+    const uint64_t begin = batch * B;
     uint32_t n = 0; /* the warp's kept primitives so far */
     if (begin < p.index_count) { /* warp-uniform */
         const uint32_t end = (uint32_t)min(begin + B, (uint64_t)p.index_count);
         for (uint32_t start = (uint32_t)begin; start < end;) {
             uint32_t mine, fill, done;
-            vr_warp_load_round(p.indices, start, end, lane, s_map, &mine, &fill, &done);
+            vr_warp_load_round(p.indices, start, end, lane, w.map, &mine, &fill, &done);
             if (lane < fill)
-                s_el[lane] = vr_prog_element(p, prog, mine);
+                w.el[lane] = vr_prog_element(p, prog, mine);
             __syncwarp();
             const uint32_t prims = done / A;
             for (uint32_t q = lane; vr_prog_warp_has_work(q, prims); q += VR_WARP_SIZE) {
                 const bool valid = q < prims;
                 uint32_t ids[A];
                 const E *ep[A];
-                vr_prog_warp_corners<P>(p, s_el, s_map, start, q, valid, ids, ep);
+                vr_prog_warp_corners<P>(p, w.el, w.map, start, q, valid, ids, ep);
                 const uint32_t pos = start / A + q;
                 const bool keep = vr_prog_keep(p, prog, valid, pos, pos, ids, ep);
                 const unsigned ballot = __ballot_sync(VR_FULL_MASK, keep);
                 if (keep) {
                     const uint32_t i = n + (uint32_t)__popc(ballot & vr_compact_lanemask_lt());
                     for (uint32_t k = 0; k < A; ++k) {
-                        st_el[A * i + k] = *ep[k];
-                        st_ids[A * i + k] = ids[k];
+                        w.st_el[A * i + k] = *ep[k];
+                        w.st_ids[A * i + k] = ids[k];
                     }
-                    st_pos[i] = pos;
+                    w.st_pos[i] = pos;
                 }
                 n += (uint32_t)__popc(ballot);
             }
@@ -637,18 +672,101 @@ static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_par
             start += A * prims;
         }
     }
+    return n;
+}
+
+/* The warp's n stashed primitives stored from slot `base` on. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_store_stash(const P &prog,
+                                                                const vr_prog_warp_parts<P> &w,
+                                                                uint32_t n, uint32_t base)
+{
+    typedef typename P::Element E;
+    const uint32_t A = P::arity;
+    for (uint32_t i = threadIdx.x & (VR_WARP_SIZE - 1); i < n; i += VR_WARP_SIZE) {
+        const E *ep[A];
+        for (uint32_t k = 0; k < A; ++k)
+            ep[k] = w.st_el + A * i + k;
+        prog.store(base + i, w.st_pos[i], w.st_pos[i], w.st_ids + A * i, ep);
+    }
+}
+
+/* Ordered: each warp runs its batch (vr_prog_warp_keep_batch), the block ranks its warps' counts
+ * in warp order (= stream order), hands off, and each warp stores its stash. Every warp of the
+ * block takes part, with or without a batch. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_params &p,
+                                                            const P &prog)
+{
+    typedef typename P::Element E;
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    const uint32_t B = p.limits.batch_indices;
+    const uint64_t batch = (uint64_t)vr_prog_work(prog) * warps + warp;
+    const size_t round_bytes = VR_WARP_SIZE * sizeof(E) + vr_prog_warp_map_bytes(B);
+    const vr_prog_warp_parts<P> w = vr_prog_warp_carve<P>(B, warps * round_bytes);
+    const uint32_t n = vr_prog_warp_keep_batch(p, prog, batch, w);
     /* the warp's first slot in the block: lane 0 ranks the warp's count (warps in order) */
     const uint32_t first =
         __shfl_sync(VR_FULL_MASK, vr_compact_block_rank(vr_prog_order_shared<P>(),
                                                         lane == 0 ? n : 0u), 0);
     const uint32_t base = vr_prog_order_base(prog) + first; /* its barriers: the stash seen */
-    for (uint32_t i = lane; i < n; i += VR_WARP_SIZE) {
-        const E *ep[A];
-        for (uint32_t k = 0; k < A; ++k)
-            ep[k] = st_el + A * i + k;
-        prog.store(base + i, st_pos[i], st_pos[i], st_ids + A * i, ep);
-    }
+    vr_prog_warp_store_stash(prog, w, n, base);
     vr_compact_end(prog.order_dev);
+}
+
+/* Ink for warp as persistent blocks (vr_prog_batched_ink_kernel's scheme): ticket t is the
+ * block kernel's work item (its warps' batches t x warps ..), the warps' stashes in two halves
+ * at `stash_at` and stash_at + half_bytes: a block ranks ticket t into one half, publishes its
+ * count, then finishes the ticket before and each warp stores its stash from the other half. */
+template <class P>
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_warp_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_t stash_at,
+                        uint32_t half_bytes)
+{
+    __shared__ uint32_t s_first, s_next, s_base;
+    vr_compact_shared *cs = vr_prog_order_shared<P>();
+    const vr_compact_dev d = prog.order_dev;
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    const uint32_t B = p.limits.batch_indices;
+    if (threadIdx.x == 0)
+        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+    __syncthreads();
+    uint32_t ticket = s_first, cur = 0, prev = 0xFFFFFFFFu, prev_total = 0;
+    uint32_t prev_first = 0, prev_n = 0; /* this warp's part of the ticket before */
+    for (;;) {
+        const bool have = ticket < tickets; /* block-uniform */
+        uint32_t total = 0, first = 0, n = 0;
+        if (have) {
+            if (threadIdx.x == 0)
+                cs->total = 0; /* read after the rank's first barrier */
+            n = vr_prog_warp_keep_batch(p, prog, (uint64_t)ticket * warps + warp,
+                                        vr_prog_warp_carve<P>(B, stash_at + cur));
+            first = __shfl_sync(VR_FULL_MASK, vr_compact_block_rank(cs, lane == 0 ? n : 0u), 0);
+            total = cs->total; /* final: the rank's second barrier */
+            if (threadIdx.x < VR_WARP_SIZE)
+                vr_compact_ordered_publish(d, ticket, total);
+        }
+        if (prev != 0xFFFFFFFFu)
+            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
+        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
+        uint32_t next = 0;
+        if (taker)
+            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+        if (prev != 0xFFFFFFFFu)
+            vr_prog_warp_store_stash(prog, vr_prog_warp_carve<P>(B, stash_at + (cur ^ half_bytes)),
+                                     prev_n, s_base + prev_first);
+        if (!have)
+            break;
+        if (taker)
+            s_next = next;
+        prev = ticket, prev_total = total, prev_first = first, prev_n = n;
+        cur ^= half_bytes;
+        __syncthreads(); /* the stored half is free, s_base read, s_next written */
+        ticket = s_next;
+    }
+    vr_compact_end(d);
 }
 
 /* ---- dynamic batches and plans: one block per batch ----------------------------------------
@@ -996,24 +1114,6 @@ vr_prog_hashed_kernel(vr_program_params p, P prog, uint32_t table_log2, vr_prog_
                                 ? vr_prog_hashed_layout<P>(p.limits.max_unique, slots,
                                                            p.limits.max_indices).bytes
                                 : layout.bytes);
-}
-
-/* One warp finishes ticket `prev` (its count prev_total published) and leaves its first slot in
- * *s_base; prog.kept once for it. Every thread calls it; one barrier. */
-template <class P>
-static __device__ __forceinline__ void vr_prog_ink_finish(const vr_compact_dev d, const P &prog,
-                                                          uint32_t prev, uint32_t prev_total,
-                                                          uint32_t tickets, uint32_t *s_base)
-{
-    if (threadIdx.x < VR_WARP_SIZE) {
-        const uint32_t base = vr_compact_ordered_finish(d, prev, prev_total, tickets);
-        if (threadIdx.x == 0) {
-            *s_base = base;
-            if (prev_total)
-                prog.kept(prev_total);
-        }
-    }
-    __syncthreads();
 }
 
 /* An ordered program's sort kernel keeps to 48 registers where it sorts at most 4 keys per
@@ -1633,10 +1733,9 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
     return vr_prog_run(kind, p, run, state, persistent && mode == VR_QUEUE_INK, stream);
 }
 
-/* Whether two halves of `half` bytes fit persistent ink kernel k's block beside its static
- * shared memory (else the run takes a block per batch or tile: large elements, a large N_u or
- * block). */
-static inline bool vr_prog_halves_fit(const void *k, size_t half)
+/* Whether `bytes` of dynamic shared memory fit kernel k's block beside its static shared
+ * memory. */
+static inline bool vr_prog_dyn_fits(const void *k, size_t bytes)
 {
     int device, optin;
     cudaFuncAttributes a;
@@ -1645,7 +1744,14 @@ static inline bool vr_prog_halves_fit(const void *k, size_t half)
             cudaSuccess ||
         cudaFuncGetAttributes(&a, k) != cudaSuccess)
         return false; /* the block kernel's launch reports it */
-    return 2u * ((half + 15u) & ~(size_t)15u) + a.sharedSizeBytes <= (size_t)optin;
+    return bytes + a.sharedSizeBytes <= (size_t)optin;
+}
+
+/* Whether two halves of `half` bytes fit persistent ink kernel k (else the run takes a block per
+ * batch or tile: large elements, a large N_u or block). */
+static inline bool vr_prog_halves_fit(const void *k, size_t half)
+{
+    return vr_prog_dyn_fits(k, 2u * ((half + 15u) & ~(size_t)15u));
 }
 
 /* The grid of a persistent ink kernel `k` at `block` threads and `smem` bytes of dynamic shared
@@ -1746,6 +1852,42 @@ static vr_status vr_prog_single_ink_launch(const vr_program_params &q, P prog,
     return VR_OK;
 }
 
+/* The persistent warp ink kernel's launch: as many warps per block as the block size asks
+ * while their rounds and two halves of stashes fit (else fewer, as the block kernel does);
+ * false in *launched (nothing done) when not even one warp's fit, for a block per ticket. */
+template <class P>
+static vr_status vr_prog_warp_ink_launch(const vr_program_params &q, P prog,
+                                         vr_compact_state *order_state, uint32_t per_block,
+                                         const char *who, cudaStream_t stream, bool *launched)
+{
+    typedef typename P::Element E;
+    const uint32_t B = q.limits.batch_indices;
+    void (*const k)(vr_program_params, P, uint32_t, uint32_t, uint32_t) =
+        vr_prog_warp_ink_kernel<P>;
+    *launched = false;
+    size_t rounds = 0, half = 0;
+    for (; per_block >= 1; --per_block) {
+        rounds = (size_t)per_block * (VR_WARP_SIZE * sizeof(E) + vr_prog_warp_map_bytes(B));
+        half = (size_t)per_block * vr_prog_warp_stash_bytes<P>(B);
+        if (vr_prog_dyn_fits((const void *)k, ((rounds + 15u) & ~(size_t)15u) + 2u * half))
+            break;
+    }
+    if (per_block < 1)
+        return VR_OK;
+    const size_t stash_at = (rounds + 15u) & ~(size_t)15u, smem = stash_at + 2u * half;
+    const uint32_t tickets = vr_grid_blocks(vr_grid_blocks(q.index_count, B), per_block);
+    uint32_t grid = 0;
+    vr_status st = vr_prog_persistent_grid((const void *)k, per_block * VR_WARP_SIZE, smem,
+                                           tickets, who, &grid);
+    if (st != VR_OK || (st = vr_prog_order_next(&prog, order_state, tickets)) != VR_OK)
+        return st;
+    k<<<grid, per_block * VR_WARP_SIZE, smem, stream>>>(q, prog, tickets, (uint32_t)stash_at,
+                                                        (uint32_t)half);
+    VR_LAUNCH_CHECK("vr_prog_warp_ink_kernel", stream);
+    *launched = true;
+    return VR_OK;
+}
+
 /* The sort kernel's launch at the block size (CUB's block primitives need it at compile time);
  * `persistent`: an ordered program's ink as persistent blocks (vr_prog_ink_sort), layout l and
  * `smem` bytes per batch. */
@@ -1839,6 +1981,14 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
     case VR_REUSE_WARP: {
         const uint32_t warps = vr_grid_blocks(p.index_count, p.limits.batch_indices);
         uint32_t per_block = block / VR_WARP_SIZE;
+        if constexpr (vr_prog_ordered<P>::value)
+            if (ink_persistent) {
+                bool launched;
+                st = vr_prog_warp_ink_launch<P>(q, prog, order_state, per_block, who, stream,
+                                                &launched);
+                if (st != VR_OK || launched)
+                    return st;
+            }
         size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
         if (vr_prog_ordered<P>::value) {
             /* the stashes of a block's warps must fit its shared memory: with long batches a

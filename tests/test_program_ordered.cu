@@ -9,8 +9,8 @@
  * default limits: the kept count from kept() and from the compaction state, the dropped count
  * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records; ink twice for every
- * strategy but warp, with a block per batch (or tile) and persistent (VR_PROG_INK=blocks,
- * =persistent: the hashed and sort kernels' batched one, naive's and multi's per-tile one; an
+ * strategy, with a block per batch (or tile) and persistent (VR_PROG_INK=blocks, =persistent:
+ * the hashed and sort kernels' batched one, naive's and multi's per-tile one, warp's; an
  * unknown value is an error). "gpu-small/program-ordered" is the small part for compute-sanitizer.
  * Without a CUDA device both print SKIP. "apps/program-ink-choice" (no device needed): which ink
  * kernel a program gets - cheap_elements() or not, VR_PROG_INK unset, auto, blocks, persistent -
@@ -259,7 +259,7 @@ static void ord_check(const uint32_t *indices, uint32_t index_count, uint32_t el
         }
         for (size_t i = 0; i < n_percents; ++i)
             for (int mode = 0; mode < 3; ++mode) { /* ink, collate, ink through persistent
-                                                      blocks (all but warp) */
+                                                      blocks */
                 setenv("VR_PROG_INK", mode == 2 ? "persistent" : "blocks", 1);
                 ord_check_run<A>((vr_reuse_kind)kind, &s, l, percents[i],
                                  mode == 1 ? VR_QUEUE_COLLATE : VR_QUEUE_INK, state, what);
