@@ -1466,6 +1466,27 @@ vr_prog_multi_primitives(vr_program_params p, P prog)
     }
 }
 
+/* Primitive t's corner ids and elements (nothing for !valid): computed in registers (naive) or
+ * read from multi's table (ep[k] may then point into it). */
+template <class P, bool MULTI>
+static __device__ __forceinline__ void vr_prog_single_corners(const vr_program_params &p,
+                                                              const P &prog, uint32_t t,
+                                                              bool valid, uint32_t *ids,
+                                                              typename P::Element *e,
+                                                              const typename P::Element **ep)
+{
+    for (uint32_t k = 0; k < (uint32_t)P::arity; ++k) {
+        ids[k] = 0, ep[k] = &e[k];
+        if (valid) {
+            ids[k] = __ldg(p.indices + P::arity * t + k);
+            if constexpr (MULTI)
+                ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
+            else
+                e[k] = vr_prog_element(p, prog, ids[k]);
+        }
+    }
+}
+
 /* Ordered naive and multi: the block's primitives are those of its work item, every thread takes
  * part; each corner's element computed in registers (naive) or read from multi's table. */
 template <class P, bool MULTI>
@@ -1478,16 +1499,7 @@ static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_p
     uint32_t ids[A];
     typename P::Element e[A];
     const typename P::Element *ep[A];
-    for (uint32_t k = 0; k < A; ++k) {
-        ids[k] = 0, ep[k] = &e[k];
-        if (valid) {
-            ids[k] = __ldg(p.indices + A * t + k);
-            if constexpr (MULTI)
-                ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
-            else
-                e[k] = vr_prog_element(p, prog, ids[k]);
-        }
-    }
+    vr_prog_single_corners<P, MULTI>(p, prog, t, valid, ids, e, ep);
     vr_prog_ordered_round(p, prog, valid, t, ids, ep);
 }
 
@@ -1545,16 +1557,7 @@ vr_prog_single_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_
             uint32_t ids[A];
             E e[A];
             const E *ep[A];
-            for (uint32_t k = 0; k < A; ++k) {
-                ids[k] = 0, ep[k] = &e[k];
-                if (valid) {
-                    ids[k] = __ldg(p.indices + A * t + k);
-                    if constexpr (MULTI)
-                        ep[k] = vr_prog_slot_read(p.temp, ids[k], &e[k]);
-                    else
-                        e[k] = vr_prog_element(p, prog, ids[k]);
-                }
-            }
+            vr_prog_single_corners<P, MULTI>(p, prog, t, valid, ids, e, ep);
             const bool keep = vr_prog_keep(p, prog, valid, t, t, ids, ep);
             const uint32_t rank = vr_compact_block_rank(cs, keep);
             total = cs->total; /* final: the rank's second barrier */
