@@ -30,8 +30,9 @@ struct vr_key_differs {
  * of (largest - smallest + 1): on the Forsyth-ordered test scenes 3.2-4.0 radix passes of 4 bits
  * on average, instead of 8 for whole keys. Padding keys (positions >= count) are VR_DYN_EMPTY,
  * whose low bits exceed every real key, so real keys take exactly sorted ranks 0..count-1
- * whatever the load order. Shared memory: CUB temp storage (a union, __syncthreads between
- * uses) and per-warp min/max. Sync points: min/max | sorted | heads | scanned. Returns 0 -
+ * whatever the load order. A batch whose keys are already in order skips the sort (below).
+ * Shared memory: CUB temp storage (a union, __syncthreads between uses) and per-warp min/max.
+ * Sync points: min/max and in order | sorted (unless in order) | heads | scanned. Returns 0 -
  * block-uniformly, before writing s - when the batch has more than max_unique distinct keys;
  * else 1 and *unique_count. The caller must __syncthreads before reading s. Every thread calls
  * it. */
@@ -56,6 +57,7 @@ static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uin
     uint32_t keys[ITEMS];
     uint16_t pos[ITEMS];
     uint32_t lo = VR_DYN_EMPTY, hi = 0;
+    int in_order = 1; /* this thread's keys not below their predecessors in the batch */
     for (int j = 0; j < ITEMS; ++j) {
         const uint32_t q = (uint32_t)j * BLOCK + threadIdx.x;
         pos[j] = (uint16_t)q;
@@ -64,6 +66,8 @@ static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uin
             keys[j] = __ldg(keys_in + q);
             lo = min(lo, keys[j]);
             hi = max(hi, keys[j]);
+            if (q > 0 && __ldg(keys_in + q - 1) > keys[j])
+                in_order = 0;
         }
     }
     lo = __reduce_min_sync(VR_FULL_MASK, lo);
@@ -72,19 +76,30 @@ static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uin
         s_min[warp] = lo;
         s_max[warp] = hi;
     }
-    __syncthreads();
+    /* A batch already in order (the walk's agents sorted by cell) skips the radix sort, which
+       would be the identity: its keys are loaded again blocked, as the sort leaves them, and
+       the rest is the same code (the same map and unique keys). */
+    const int sorted = __syncthreads_and(in_order);
     for (int w = 0; w < WARPS; ++w) {
         lo = min(lo, s_min[w]);
         hi = max(hi, s_max[w]);
     }
+    if (sorted)
+        for (int j = 0; j < ITEMS; ++j) {
+            const uint32_t q = (uint32_t)threadIdx.x * ITEMS + j;
+            pos[j] = (uint16_t)q;
+            keys[j] = q < count ? __ldg(keys_in + q) : VR_DYN_EMPTY;
+        }
     /* hi - lo + 1 < 2^end_bit, so hi - lo < 2^end_bit - 1 = the padding's low bits */
     const int end_bit = 32 - __clz(hi - lo + 1);
     for (int j = 0; j < ITEMS; ++j)
         if (pos[j] < count)
             keys[j] -= lo;
 
-    block_sort(s_cub.sort).Sort(keys, pos, 0, end_bit);
-    __syncthreads();
+    if (!sorted) {
+        block_sort(s_cub.sort).Sort(keys, pos, 0, end_bit);
+        __syncthreads();
+    }
     uint32_t heads[ITEMS];
     block_heads(s_cub.heads).FlagHeads(heads, keys, vr_key_differs());
     for (int j = 0; j < ITEMS; ++j)

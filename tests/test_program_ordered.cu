@@ -6,7 +6,8 @@
  * count. Checked for every strategy (the plans on triangle meshes), arity 1, 3 and 4, ink
  * (record by record: input order) and collate (the same records, sorted by position), sizes 0,
  * 1, 31, 32, 33 primitives up to a 1M-element stream and the 81,920-triangle sphere, small and
- * default limits: the kept count from kept() and from the compaction state, the dropped count
+ * default limits, also arity-1 streams in order (the sort strategy's shortcut) and with one pair
+ * swapped: the kept count from kept() and from the compaction state, the dropped count
  * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records; ink twice for every
  * strategy, with a block per batch (or tile) and persistent (VR_PROG_INK=blocks, =persistent:
@@ -298,6 +299,38 @@ static void ord_check_streams(const uint32_t *sizes, size_t n_sizes, const vr_ba
     }
 }
 
+static int ord_u32_less(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Arity-1 streams already in order, as the walk's agents sorted by cell (the sort strategy skips
+ * its block sort for a batch in order), and the same with one pair swapped at position `swap`
+ * (the batch holding it is sorted): `prims` ids, about 4 per element. */
+static void ord_check_sorted(const uint32_t *sizes, size_t n_sizes, const vr_batch_limits *l,
+                             const uint32_t *percents, size_t n_percents, uint32_t swap)
+{
+    for (size_t i = 0; i < n_sizes; ++i) {
+        const uint32_t elements = sizes[i] / 4 + 3;
+        uint32_t *idx = ord_stream_make(sizes[i], 1, elements, 5 + sizes[i]);
+        qsort(idx, sizes[i], sizeof *idx, ord_u32_less);
+        char what[96];
+        snprintf(what, sizeof what, "arity 1, %u primitives in order", sizes[i]);
+        ord_check<1>(idx, sizes[i], elements, NULL, l, percents, n_percents, what);
+        for (uint32_t k = swap; k + 1 < sizes[i]; ++k)
+            if (idx[k] != idx[k + 1]) { /* one inversion */
+                const uint32_t t = idx[k];
+                idx[k] = idx[k + 1], idx[k + 1] = t;
+                snprintf(what, sizeof what, "arity 1, %u primitives in order but one pair",
+                         sizes[i]);
+                ord_check<1>(idx, sizes[i], elements, NULL, l, percents, n_percents, what);
+                break;
+            }
+        free(idx);
+    }
+}
+
 static vr_batch_limits ord_limits(uint32_t arity, uint32_t block, uint32_t nu, uint32_t indices)
 {
     vr_batch_limits l = vr_program_limits_default(arity);
@@ -317,6 +350,7 @@ VR_TEST(test_program_ordered_gpu_small, "gpu-small/program-ordered")
     static const uint32_t percents[] = {0, 50};
     vr_batch_limits l = ord_limits(1, 64, 32, 96);
     ord_check_streams<1>(sizes, VR_COUNT_OF(sizes), &l, percents, VR_COUNT_OF(percents));
+    ord_check_sorted(sizes, VR_COUNT_OF(sizes), &l, percents, VR_COUNT_OF(percents), 40);
     l = ord_limits(4, 64, 32, 96);
     ord_check_streams<4>(sizes, VR_COUNT_OF(sizes), &l, percents, VR_COUNT_OF(percents));
     vr_mesh m;
@@ -351,6 +385,7 @@ VR_TEST(test_program_ordered_gpu, "gpu/program-ordered")
     for (size_t b = 0; b < VR_COUNT_OF(blocks); ++b) {
         vr_batch_limits l = ord_limits(1, blocks[b], 0, 0);
         ord_check_streams<1>(sizes, VR_COUNT_OF(sizes), &l, percents, VR_COUNT_OF(percents));
+        ord_check_sorted(sizes, VR_COUNT_OF(sizes), &l, percents, VR_COUNT_OF(percents), 4000);
         l = ord_limits(4, blocks[b], 64, 192);
         ord_check_streams<4>(sizes, VR_COUNT_OF(sizes), &l, percents, VR_COUNT_OF(percents));
         vr_mesh m;
