@@ -42,6 +42,11 @@
  * N_u x lanes / block passes one after another - for more threads at work, not only shorter
  * ones, give such a program a block of lanes x N_u (e.g. `vreuse apply walk --lanes 4 --block
  * 1024`, or --nu 64 at block 256; bench/NOTES.md, session 20).
+ * Optional: `enum { in_order_hint = 1 };` - the stream's indices are often in ascending order
+ * within a batch (the walk's agents sorted by cell): the sort strategy then checks each batch
+ * and skips its block radix sort where the batch is in order (the same batches, ids and counts;
+ * a wrong hint costs time only). The check costs about 5% where batches are never in order
+ * (the renderer's sort, H100, session 30); the sorted walk's sort strategy gained 5-6%.
  * Optional: `enum { converged_primitive = 1 };` - primitive() becomes
  *       __device__ void primitive(uint32_t prim, uint32_t pos, const uint32_t *ids,
  *                                 const Element *const *corners, bool valid) const;
@@ -162,6 +167,16 @@ struct vr_prog_converged {
 template <class P>
 struct vr_prog_converged<P, decltype((void)P::converged_primitive, void())> {
     static constexpr bool value = true;
+};
+
+/* Whether P declares in_order_hint (see the header comment). */
+template <class P, class = void>
+struct vr_prog_in_order {
+    static constexpr bool value = false;
+};
+template <class P>
+struct vr_prog_in_order<P, decltype((void)P::in_order_hint, void())> {
+    static constexpr bool value = P::in_order_hint != 0;
 };
 
 /* Whether P's output is compacted in order (ordered_primitive: keep() and store()). */
@@ -1183,8 +1198,8 @@ struct vr_prog_ink_sort { /* sort: the ordered sort kernel's bounds, no table */
                                                 uint32_t, uint32_t *, uint32_t *,
                                                 uint32_t *unique_count)
     {
-        return vr_sort_dedup<BLOCK, CAP>(p.indices + start, count, s, p.limits.max_unique,
-                                         unique_count);
+        return vr_sort_dedup<BLOCK, CAP, vr_prog_in_order<P>::value>(
+            p.indices + start, count, s, p.limits.max_unique, unique_count);
     }
 };
 
@@ -1320,8 +1335,9 @@ static __device__ __forceinline__ void vr_prog_sort_body(const vr_program_params
     const vr_dyn_smem s =
         vr_prog_dyn_carve<P>(vr_prog_layout_of<P>(p.limits.max_unique, 0, 0), &el);
     uint32_t unique_count;
-    if (!vr_sort_dedup<BLOCK, CAP>(p.indices + start, count, s, p.limits.max_unique,
-                                   &unique_count)) {
+    if (!vr_sort_dedup<BLOCK, CAP, vr_prog_in_order<P>::value>(p.indices + start, count, s,
+                                                                p.limits.max_unique,
+                                                                &unique_count)) {
         if (threadIdx.x == 0)
             atomicAdd(&p.counters->overflow, count / P::arity);
         if constexpr (vr_prog_ordered<P>::value)

@@ -30,13 +30,14 @@ struct vr_key_differs {
  * of (largest - smallest + 1): on the Forsyth-ordered test scenes 3.2-4.0 radix passes of 4 bits
  * on average, instead of 8 for whole keys. Padding keys (positions >= count) are VR_DYN_EMPTY,
  * whose low bits exceed every real key, so real keys take exactly sorted ranks 0..count-1
- * whatever the load order. A batch whose keys are already in order skips the sort (below).
- * Shared memory: CUB temp storage (a union, __syncthreads between uses) and per-warp min/max.
- * Sync points: min/max and in order | sorted (unless in order) | heads | scanned. Returns 0 -
+ * whatever the load order. IN_ORDER (a program's in_order_hint): a batch whose keys are
+ * already in order skips the sort; the check cost the renderer's sort 5% (H100, session 30), so
+ * it is only where the caller expects order. Shared memory: CUB temp storage (a union, __syncthreads between uses) and per-warp min/max.
+ * Sync points: min/max (and in order) | sorted (unless in order) | heads | scanned. Returns 0 -
  * block-uniformly, before writing s - when the batch has more than max_unique distinct keys;
  * else 1 and *unique_count. The caller must __syncthreads before reading s. Every thread calls
  * it. */
-template <int BLOCK, int CAP>
+template <int BLOCK, int CAP, bool IN_ORDER = false>
 static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uint32_t count,
                                                     const vr_dyn_smem &s, uint32_t max_unique,
                                                     uint32_t *unique_count)
@@ -66,7 +67,7 @@ static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uin
             keys[j] = __ldg(keys_in + q);
             lo = min(lo, keys[j]);
             hi = max(hi, keys[j]);
-            if (q > 0 && __ldg(keys_in + q - 1) > keys[j])
+            if (IN_ORDER && q > 0 && __ldg(keys_in + q - 1) > keys[j])
                 in_order = 0;
         }
     }
@@ -76,10 +77,14 @@ static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uin
         s_min[warp] = lo;
         s_max[warp] = hi;
     }
-    /* A batch already in order (the walk's agents sorted by cell) skips the radix sort, which
-       would be the identity: its keys are loaded again blocked, as the sort leaves them, and
-       the rest is the same code (the same map and unique keys). */
-    const int sorted = __syncthreads_and(in_order);
+    /* IN_ORDER: a batch already in order (the walk's agents sorted by cell) skips the radix
+       sort, which would be the identity: its keys are loaded again blocked, as the sort leaves
+       them, and the rest is the same code (the same map and unique keys). */
+    int sorted = 0;
+    if constexpr (IN_ORDER)
+        sorted = __syncthreads_and(in_order);
+    else
+        __syncthreads();
     for (int w = 0; w < WARPS; ++w) {
         lo = min(lo, s_min[w]);
         hi = max(hi, s_max[w]);

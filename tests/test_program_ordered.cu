@@ -6,8 +6,8 @@
  * count. Checked for every strategy (the plans on triangle meshes), arity 1, 3 and 4, ink
  * (record by record: input order) and collate (the same records, sorted by position), sizes 0,
  * 1, 31, 32, 33 primitives up to a 1M-element stream and the 81,920-triangle sphere, small and
- * default limits, also arity-1 streams in order (the sort strategy's shortcut) and with one pair
- * swapped: the kept count from kept() and from the compaction state, the dropped count
+ * default limits, also arity-1 streams in order (with in_order_hint: the sort strategy's
+ * shortcut) and with one pair swapped: the kept count from kept() and from the compaction state, the dropped count
  * from keep() (a whole-warp ballot, as the contract allows), invocations and
  * primitives, and the output buffer poisoned past the kept records; ink twice for every
  * strategy, with a block per batch (or tile) and persistent (VR_PROG_INK=blocks, =persistent:
@@ -53,7 +53,9 @@ static __host__ __device__ inline bool ord_kept(uint32_t hash, uint32_t percent)
 template <int A>
 struct ord_program {
     typedef uint32_t Element;
-    enum { arity = A, ordered_primitive = 1 };
+    /* in_order_hint at arity 1: the sort strategy's check runs on the streams in order (its
+       shortcut) and on the others (a wrong hint: the full sort) */
+    enum { arity = A, ordered_primitive = 1, in_order_hint = A == 1 };
     uint32_t *out;      /* 3 words per slot: source id, position, hash */
     uint32_t capacity;  /* slots */
     uint32_t percent;

@@ -212,7 +212,7 @@ done:
 
 struct vr_walk_program {
     typedef vr_walk_moves Element;
-    enum { arity = 1 };
+    enum { arity = 1, in_order_hint = 1 }; /* --resort: the agents sorted by cell */
     const float *activity, *levy;
     const uint32_t *agent_of; /* the agent of each primitive (stream position); NULL: itself */
     uint32_t *next;           /* dense cells after the step, by primitive */
