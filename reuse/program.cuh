@@ -75,9 +75,10 @@
  * vr_prog_ordered_run (with the state). Optional for it: a host member
  *       bool cheap_elements() const;
  * true where element() is cheap (on the H100 up to about 1,200 dependent FMA steps, the
- * renderer's light load): every strategy but warp then runs ink as persistent blocks that hand
- * a batch (or tile) off one batch late - hash, phash, patch, meshlet and sort
- * (vr_prog_batched_ink_kernel), naive and multi (vr_prog_single_ink_kernel) -, the hashed
+ * renderer's light load): every strategy then runs ink as persistent blocks that hand a batch
+ * (or tile) off one batch late - hash, phash, patch, meshlet and sort
+ * (vr_prog_batched_ink_kernel), naive and multi (vr_prog_single_ink_kernel), warp
+ * (vr_prog_warp_ink_kernel: a block's warps' batches per ticket) -, the hashed
  * ones 0.72-0.82x the time of a block per batch with a plain shader, but 1.03-1.12x with a
  * heavy one; without it, or false, a block per batch. VR_PROG_INK=blocks|persistent overrides
  * it for a run.
@@ -1707,8 +1708,8 @@ static vr_status vr_program_run(vr_reuse_kind kind, const vr_program_params &p, 
     return vr_prog_run(kind, p, prog, NULL, 0, stream);
 }
 
-/* Whether ink runs as persistent blocks (vr_prog_batched_ink_kernel, vr_prog_single_ink_kernel;
- * every strategy but warp) rather than a block per batch or tile for a program whose element
+/* Whether ink runs as persistent blocks (vr_prog_batched_ink_kernel, vr_prog_single_ink_kernel,
+ * vr_prog_warp_ink_kernel) rather than a block per batch or tile for a program whose element
  * function is cheap or not (cheap_elements): VR_PROG_INK unset, empty or "auto" follows
  * `cheap`, "blocks" and "persistent" force one for every program (A/B runs, tests). Any other
  * value is an error, so that a typo cannot measure the default twice. */

@@ -37,14 +37,15 @@ size_t vr_render_program_temp_bytes(vr_reuse_kind kind, const vr_reuse_params *p
 int vr_render_program_takes(const vr_reuse_params *p);
 
 /* The renderer's vertex shader counts as cheap up to this many loop steps (the light load):
- * then culling into ink runs every strategy but warp as persistent blocks (the ordered render
+ * then culling into ink runs every strategy as persistent blocks (the ordered render
  * program's cheap_elements, reuse/program.cuh; naive at the simple load only, routed by
  * pipeline/stage/geometry.cu): on the H100 the hashed ones 0.72-0.82x the time of a block per
- * batch at simple load, 0.87-0.99x at light, 0.99-1.08x at medium and 1.03-1.12x at heavy
- * (bench/results/ink-persistent-*.csv, ink-h100-s29.csv, apps-h100.md). */
+ * batch at simple load, 0.87-0.99x at light, 0.99-1.08x at medium and 1.03-1.12x at heavy;
+ * warp 0.90x at simple load, 0.93-0.95x at light (bench/results/ink-persistent-*.csv,
+ * ink-h100-s29.csv, ink-h100-s30.csv, apps-h100.md). */
 #define VR_RENDER_PROGRAM_CHEAP_STEPS 1200u
 
-/* Whether culling into ink runs p's strategies (all but warp) as persistent blocks:
+/* Whether culling into ink runs p's strategies as persistent blocks:
  * VR_PROG_INK (auto, blocks, persistent) or, unset or auto, whether the shader is cheap.
  * VR_ERR_ARG naming the variable for any other value. */
 vr_status vr_render_program_ink_persistent(const vr_reuse_params *p, int *persistent);

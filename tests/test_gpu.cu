@@ -103,7 +103,7 @@ static void vr_gpu_check(vr_gpu_tally *tally, vr_geometry *g, const vr_reuse_ops
          * cub with the direct store. Unculled, cub and hp runs with the staged store go
          * through the general reuse API (pipeline/stage/geometry.cu), the direct store and
          * atomic through the strategy's own kernels, ink and collate as the stage routes them
-         * (ink: the ordered render program as persistent blocks for every strategy but warp,
+         * (ink: the ordered render program as persistent blocks for every strategy,
          * the shader being cheap); the atomic two-sided run is forced through the API
          * (VR_GEOMETRY_KERNELS=api), and so are an ink run with a block per batch
          * (VR_PROG_INK=blocks) and a collate run (the ordered render program) at the end:

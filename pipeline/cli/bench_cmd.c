@@ -461,7 +461,7 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     }
     for (int k = 0; k < o->culls.count && !overridden; ++k)
         if (o->culls.v[k] == 1) { /* g_cull_names: ink */
-            fprintf(f, "%sink: every strategy but warp hands off as persistent blocks at loads "
+            fprintf(f, "%sink: every strategy hands off as persistent blocks at loads "
                     "up to %u loop steps (a cheap shader; naive at the simple load only), as a "
                     "block per batch above (reuse/program.cuh)\n", prefix,
                     VR_RENDER_PROGRAM_CHEAP_STEPS);

@@ -592,7 +592,8 @@ static vr_status vr_geometry_compact_keyed(vr_geometry *g, vr_queue_mode mode)
  *   0.92-0.96x), and meshlet into collate (0.955-0.963x) (session 25, one run);
  * - culled into ink where the ordered program runs as persistent blocks (a cheap shader):
  *   meshlet 0.75x its own kernel (session 27), multi 0.76x at simple load and 0.80x at light,
- *   naive 0.78x at simple load (session 29; vr_geometry_ink_persistent).
+ *   naive 0.78x at simple load (session 29; vr_geometry_ink_persistent); warp (always through
+ *   the API into ink) 0.90x a block per batch at simple load, 0.93-0.95x at light (session 30).
  * The rest keeps the strategy's own kernels (ops->run):
  * - the direct store: its program runs 1.02-1.65x the own direct store at simple load (warp
  *   1.60, multi 1.50), 1.06-1.49x as a converged program;
