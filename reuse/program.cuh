@@ -481,6 +481,61 @@ static __device__ __forceinline__ void vr_prog_ink_finish(const vr_compact_dev d
     __syncthreads();
 }
 
+/* The loop of the persistent ink kernels (vr_prog_batched_ink_kernel, vr_prog_single_ink_kernel,
+ * vr_prog_warp_ink_kernel): tickets in the order blocks take them, each ranked into one of two
+ * halves of shared memory at `cur` (0 or half_bytes) by rank(ticket, cur, &total), which returns
+ * what the store needs later (S) and sets the ticket's kept count (block-uniform; the rank's
+ * barriers passed); the count is published, then the ticket before is finished (its base) and
+ * stored from the other half by store(other, base, count, its S). The next ticket is taken only
+ * after the wait, so a block never waits while it holds a ticket it has not published: the
+ * ticket's count follows after a store and a ranking, work alone. Taken as the batch before
+ * began ranking (session 26), a ticket was held through that batch's hand-off, so one block's
+ * wait delayed counts that others wait for; taken after it, the hand-off's spins fell 3x and
+ * heavy load went from 1.08-1.14x to 1.03-1.10x of a block per batch (session 27). It is taken
+ * by a warp other than the hand-off's and written to s_next after the store, so the store hides
+ * the atomic's round trip. */
+template <class S, class P, class Rank, class Store>
+static __device__ __forceinline__ void vr_prog_ink_loop(const P &prog, uint32_t tickets,
+                                                        uint32_t half_bytes, Rank rank,
+                                                        Store store)
+{
+    __shared__ uint32_t s_first, s_next, s_base;
+    const vr_compact_dev d = prog.order_dev;
+    if (threadIdx.x == 0) /* not s_next: thread 0 writes that before the block's other warps
+                             have passed this barrier (racecheck, session 26) */
+        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+    __syncthreads();
+    uint32_t ticket = s_first, cur = 0, prev = 0xFFFFFFFFu, prev_total = 0;
+    S prev_s{};
+    for (;;) {
+        const bool have = ticket < tickets; /* block-uniform */
+        uint32_t total = 0;
+        S now{};
+        if (have) {
+            now = rank(ticket, cur, &total);
+            if (threadIdx.x < VR_WARP_SIZE)
+                vr_compact_ordered_publish(d, ticket, total);
+        }
+        if (prev != 0xFFFFFFFFu)
+            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
+        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
+        uint32_t next = 0;
+        if (taker)
+            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
+        if (prev != 0xFFFFFFFFu)
+            store(cur ^ half_bytes, s_base, prev_total, prev_s);
+        if (!have)
+            break;
+        if (taker)
+            s_next = next;
+        prev = ticket, prev_total = total, prev_s = now;
+        cur ^= half_bytes;
+        __syncthreads(); /* the stored half is free, s_base read, s_next written */
+        ticket = s_next; /* written again only after the next ticket's finish */
+    }
+    vr_compact_end(d);
+}
+
 /* ---- warp: one warp per static batch, rounds of up to 32 distinct elements -----------------
  * Shared memory per warp: 32 elements (the round's lanes) then batch_indices bytes of lane map.
  * Round: vr_warp_load_round maps the leading indices onto lanes, each filled lane computes its
@@ -731,6 +786,11 @@ static __device__ __forceinline__ void vr_prog_warp_ordered(const vr_program_par
     vr_compact_end(prog.order_dev);
 }
 
+/* A warp's part of a ticket for its store: its first slot in the block's count, its count. */
+struct vr_prog_warp_part {
+    uint32_t first, n;
+};
+
 /* Ink for warp as persistent blocks (vr_prog_batched_ink_kernel's scheme): ticket t is the
  * block kernel's work item (its warps' batches t x warps ..), the warps' stashes in two halves
  * at `stash_at` and stash_at + half_bytes: a block ranks ticket t into one half, publishes its
@@ -740,49 +800,27 @@ static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_warp_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_t stash_at,
                         uint32_t half_bytes)
 {
-    __shared__ uint32_t s_first, s_next, s_base;
     vr_compact_shared *cs = vr_prog_order_shared<P>();
-    const vr_compact_dev d = prog.order_dev;
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
     const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
     const uint32_t B = p.limits.batch_indices;
-    if (threadIdx.x == 0)
-        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
-    __syncthreads();
-    uint32_t ticket = s_first, cur = 0, prev = 0xFFFFFFFFu, prev_total = 0;
-    uint32_t prev_first = 0, prev_n = 0; /* this warp's part of the ticket before */
-    for (;;) {
-        const bool have = ticket < tickets; /* block-uniform */
-        uint32_t total = 0, first = 0, n = 0;
-        if (have) {
+    vr_prog_ink_loop<vr_prog_warp_part>(
+        prog, tickets, half_bytes,
+        [&](uint32_t ticket, uint32_t cur, uint32_t *total) {
             if (threadIdx.x == 0)
                 cs->total = 0; /* read after the rank's first barrier */
-            n = vr_prog_warp_keep_batch(p, prog, (uint64_t)ticket * warps + warp,
-                                        vr_prog_warp_carve<P>(B, stash_at + cur));
-            first = __shfl_sync(VR_FULL_MASK, vr_compact_block_rank(cs, lane == 0 ? n : 0u), 0);
-            total = cs->total; /* final: the rank's second barrier */
-            if (threadIdx.x < VR_WARP_SIZE)
-                vr_compact_ordered_publish(d, ticket, total);
-        }
-        if (prev != 0xFFFFFFFFu)
-            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
-        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
-        uint32_t next = 0;
-        if (taker)
-            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
-        if (prev != 0xFFFFFFFFu)
-            vr_prog_warp_store_stash(prog, vr_prog_warp_carve<P>(B, stash_at + (cur ^ half_bytes)),
-                                     prev_n, s_base + prev_first);
-        if (!have)
-            break;
-        if (taker)
-            s_next = next;
-        prev = ticket, prev_total = total, prev_first = first, prev_n = n;
-        cur ^= half_bytes;
-        __syncthreads(); /* the stored half is free, s_base read, s_next written */
-        ticket = s_next;
-    }
-    vr_compact_end(d);
+            vr_prog_warp_part w;
+            w.n = vr_prog_warp_keep_batch(p, prog, (uint64_t)ticket * warps + warp,
+                                          vr_prog_warp_carve<P>(B, stash_at + cur));
+            w.first = __shfl_sync(VR_FULL_MASK, vr_compact_block_rank(cs, lane == 0 ? w.n : 0u),
+                                  0);
+            *total = cs->total; /* final: the rank's second barrier */
+            return w;
+        },
+        [&](uint32_t other, uint32_t base, uint32_t, const vr_prog_warp_part &w) {
+            vr_prog_warp_store_stash(prog, vr_prog_warp_carve<P>(B, stash_at + other), w.n,
+                                     base + w.first);
+        });
 }
 
 /* ---- dynamic batches and plans: one block per batch ----------------------------------------
@@ -1235,6 +1273,11 @@ struct vr_prog_ink_sort { /* sort: the ordered sort kernel's bounds, no table */
  * D: the batch's deduplication - hash, phash, patch, meshlet (vr_prog_ink_hashed) and sort
  * (vr_prog_ink_sort: 1.41 -> 1.11x the atomic queue at simple load, 0.91x a block per batch at
  * light; H100, sphere:7M, session 29). kept(n) runs once per batch. */
+/* A batch's part of a ticket for its store: its first index and primitives (0: none kept). */
+struct vr_prog_batch_part {
+    uint32_t start, prims;
+};
+
 template <class P, class D>
 static __global__ void
 __launch_bounds__(D::template bounds<P>::threads, D::template bounds<P>::blocks)
@@ -1244,22 +1287,14 @@ vr_prog_batched_ink_kernel(vr_program_params p, P prog, uint32_t table_log2,
     typedef typename P::Element E;
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
     __shared__ uint32_t s_warp[VR_WARP_SIZE];
-    __shared__ uint32_t s_failed, s_first, s_next, s_base;
+    __shared__ uint32_t s_failed;
     vr_compact_shared *cs = vr_prog_order_shared<P>();
-    const vr_compact_dev d = prog.order_dev;
-    const uint32_t A = P::arity, slots = 1u << table_log2, tickets = p.batch_count;
+    const uint32_t A = P::arity, slots = 1u << table_log2;
     const vr_prog_layout l = D::template layout<P>(p, slots, layout);
-    if (threadIdx.x == 0) /* not s_next: thread 0 writes that before the block's other warps
-                             have passed this barrier (racecheck, session 26) */
-        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
-    __syncthreads();
-    uint32_t ticket = s_first, cur = 0;
-    uint32_t prev = 0xFFFFFFFFu, prev_total = 0, prev_start = 0, prev_prims = 0;
-    for (;;) {
-        const bool have = ticket < tickets; /* block-uniform */
-        uint32_t total = 0, start = 0, prims = 0;
-        if (have) {
-            uint32_t count = 0;
+    vr_prog_ink_loop<vr_prog_batch_part>(
+        prog, p.batch_count, half_bytes,
+        [&](uint32_t ticket, uint32_t cur, uint32_t *total) {
+            uint32_t count = 0, start = 0;
             E *el;
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, cur), &el);
             uint16_t *ranks = reinterpret_cast<uint16_t *>(vr_prog_smem + cur + l.bytes);
@@ -1276,50 +1311,23 @@ vr_prog_batched_ink_kernel(vr_program_params p, P prog, uint32_t table_log2,
                     atomicAdd(&p.counters->overflow, count / A);
             }
             __syncthreads();
-            prims = ok ? count / A : 0;
+            const uint32_t prims = ok ? count / A : 0;
             for (uint32_t j = threadIdx.x; ok && j < unique_count; j += blockDim.x)
                 el[j] = vr_prog_element(p, prog, s.unique[j]);
             __syncthreads();
             vr_prog_batch_rank<P, D::plan>(p, prog, s, el, D::via_table, start, prims, ranks);
             __syncthreads(); /* cs->total final, the ranks written */
-            total = cs->total;
-            start = ok ? start : 0;
-            if (threadIdx.x < VR_WARP_SIZE)
-                vr_compact_ordered_publish(d, ticket, total);
-        }
-        if (prev != 0xFFFFFFFFu) /* the batch before: its offset */
-            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
-        /* The next ticket only after the wait, so a block never waits while it holds a ticket
-           it has not published: the ticket's count follows after a store and a ranking, work
-           alone. Taken as the batch before began ranking (session 26), a ticket was held
-           through that batch's hand-off, so one block's wait delayed counts that others wait
-           for; taken here, the hand-off's spins fell 3x and heavy load went from 1.08-1.14x to
-           1.03-1.10x of a block per batch (session 27). Taken by a warp other than the
-           hand-off's and written to s_next after the store, so the store hides the atomic's
-           round trip. */
-        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
-        uint32_t next = 0;
-        if (taker)
-            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
-        if (prev != 0xFFFFFFFFu) { /* the batch before: its kept primitives */
-            const uint32_t other = cur ^ half_bytes, base = s_base;
+            *total = cs->total;
+            return vr_prog_batch_part{ok ? start : 0, prims};
+        },
+        [&](uint32_t other, uint32_t base, uint32_t, const vr_prog_batch_part &b) {
             E *el;
             const vr_dyn_smem s = vr_prog_dyn_carve<P>(vr_prog_layout_shift(l, other), &el);
             const uint16_t *ranks = reinterpret_cast<const uint16_t *>(vr_prog_smem + other +
                                                                        l.bytes);
-            vr_prog_batch_store<P, D::plan>(p, prog, s, el, D::via_table, prev_start, prev_prims,
+            vr_prog_batch_store<P, D::plan>(p, prog, s, el, D::via_table, b.start, b.prims,
                                             ranks, base);
-        }
-        if (!have)
-            break;
-        if (taker)
-            s_next = next;
-        prev = ticket, prev_total = total, prev_start = start, prev_prims = prims;
-        cur ^= half_bytes;
-        __syncthreads(); /* the stored half is free, s_base read, s_next written */
-        ticket = s_next; /* written again only after the next batch's first barrier */
-    }
-    vr_compact_end(d);
+        });
 }
 
 template <class P, int BLOCK, int CAP>
@@ -1548,25 +1556,21 @@ static __host__ __device__ constexpr size_t vr_prog_stash_bytes(uint32_t block)
            ~(size_t)15u;
 }
 
+/* A tile's part of a ticket for its store: nothing beyond the stash and the count. */
+struct vr_prog_tile_part {};
+
 template <class P, bool MULTI>
 static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
 vr_prog_single_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_t half_bytes)
 {
     typedef typename P::Element E;
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
-    __shared__ uint32_t s_first, s_next, s_base;
     vr_compact_shared *cs = vr_prog_order_shared<P>();
-    const vr_compact_dev d = prog.order_dev;
     const uint32_t A = P::arity, prims = p.index_count / A;
     const size_t ids_at = vr_prog_stash_elements_bytes<P>(blockDim.x);
-    if (threadIdx.x == 0)
-        s_first = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
-    __syncthreads();
-    uint32_t ticket = s_first, cur = 0, prev = 0xFFFFFFFFu, prev_total = 0;
-    for (;;) {
-        const bool have = ticket < tickets; /* block-uniform */
-        uint32_t total = 0;
-        if (have) {
+    vr_prog_ink_loop<vr_prog_tile_part>(
+        prog, tickets, half_bytes,
+        [&](uint32_t ticket, uint32_t cur, uint32_t *total) {
             if (threadIdx.x == 0)
                 cs->total = 0; /* read after the rank's first barrier */
             const uint32_t t = ticket * blockDim.x + threadIdx.x;
@@ -1577,8 +1581,8 @@ vr_prog_single_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_
             vr_prog_single_corners<P, MULTI>(p, prog, t, valid, ids, e, ep);
             const bool keep = vr_prog_keep(p, prog, valid, t, t, ids, ep);
             const uint32_t rank = vr_compact_block_rank(cs, keep);
-            total = cs->total; /* final: the rank's second barrier */
-            if (keep) {
+            *total = cs->total; /* final: the rank's second barrier */
+            if (keep) { /* stashed at its rank: corners, ids, position */
                 unsigned char *half = vr_prog_smem + cur;
                 E *s_el = reinterpret_cast<E *>(half);
                 uint32_t *s_ids = reinterpret_cast<uint32_t *>(half + ids_at);
@@ -1588,39 +1592,20 @@ vr_prog_single_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_
                 }
                 s_ids[blockDim.x * A + rank] = t;
             }
-            if (threadIdx.x < VR_WARP_SIZE)
-                vr_compact_ordered_publish(d, ticket, total);
-        }
-        if (prev != 0xFFFFFFFFu)
-            vr_prog_ink_finish(d, prog, prev, prev_total, tickets, &s_base);
-        /* the next ticket after the wait (see the hashed kernel) */
-        const bool taker = have && threadIdx.x == (blockDim.x > VR_WARP_SIZE ? VR_WARP_SIZE : 0);
-        uint32_t next = 0;
-        if (taker)
-            next = atomicAdd(d.counters + VR_COMPACT_TICKET, 1u);
-        if (prev != 0xFFFFFFFFu) { /* the tile before: its kept primitives from the stash */
-            const unsigned char *half = vr_prog_smem + (cur ^ half_bytes);
+            return vr_prog_tile_part{};
+        },
+        [&](uint32_t other, uint32_t base, uint32_t kept, const vr_prog_tile_part &) {
+            const unsigned char *half = vr_prog_smem + other;
             const E *s_el = reinterpret_cast<const E *>(half);
             const uint32_t *s_ids = reinterpret_cast<const uint32_t *>(half + ids_at);
-            const uint32_t base = s_base;
-            for (uint32_t j = threadIdx.x; j < prev_total; j += blockDim.x) {
+            for (uint32_t j = threadIdx.x; j < kept; j += blockDim.x) {
                 const E *c[A];
                 for (uint32_t k = 0; k < A; ++k)
                     c[k] = s_el + j * A + k;
                 const uint32_t pos = s_ids[blockDim.x * A + j];
                 prog.store(base + j, pos, pos, s_ids + j * A, c);
             }
-        }
-        if (!have)
-            break;
-        if (taker)
-            s_next = next;
-        prev = ticket, prev_total = total;
-        cur ^= half_bytes;
-        __syncthreads(); /* the stored half is free, s_base read, s_next written */
-        ticket = s_next; /* written again only after the next tile's finish */
-    }
-    vr_compact_end(d);
+        });
 }
 
 /* ---- host side -------------------------------------------------------------------------- */
