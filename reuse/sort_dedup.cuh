@@ -22,21 +22,21 @@ struct vr_key_differs {
     __device__ __forceinline__ bool operator()(uint32_t a, uint32_t b) const { return a != b; }
 };
 
-/* keys_in[0 .. count), count <= CAP, into s.map (position -> dense id) and s.unique (dense id
- * -> key). CUB's block primitives need the block size and the keys per thread at compile time:
- * ITEMS = CAP / BLOCK keys per thread, capped at VR_SORT_MAX_ITEMS. Thread t loads positions
- * j * BLOCK + t (striped, coalesced); after the sort it holds sorted ranks t * ITEMS .. t * ITEMS
- * + ITEMS - 1 (blocked). Keys are offset by the batch's smallest key and sorted on just the bits
- * of (largest - smallest + 1): on the Forsyth-ordered test scenes 3.2-4.0 radix passes of 4 bits
- * on average, instead of 8 for whole keys. Padding keys (positions >= count) are VR_DYN_EMPTY,
- * whose low bits exceed every real key, so real keys take exactly sorted ranks 0..count-1
- * whatever the load order. IN_ORDER (a program's in_order_hint): a batch whose keys are
- * already in order skips the sort; the check cost the renderer's sort 5% (H100, session 30), so
- * it is only where the caller expects order. Shared memory: CUB temp storage (a union, __syncthreads between uses) and per-warp min/max.
- * Sync points: min/max (and in order) | sorted (unless in order) | heads | scanned. Returns 0 -
- * block-uniformly, before writing s - when the batch has more than max_unique distinct keys;
- * else 1 and *unique_count. The caller must __syncthreads before reading s. Every thread calls
- * it. */
+/* keys_in[0 .. count), count <= CAP, into s.map (position -> dense id) and s.unique (dense id ->
+ * key). CUB's block primitives need the block size and the keys per thread at compile time: ITEMS =
+ * CAP / BLOCK keys per thread, capped at VR_SORT_MAX_ITEMS. Thread t loads positions j * BLOCK + t
+ * (striped, coalesced); after the sort it holds sorted ranks t * ITEMS .. t * ITEMS + ITEMS - 1
+ * (blocked). Keys are offset by the batch's smallest key and sorted on just the bits of (largest -
+ * smallest + 1): on the Forsyth-ordered test scenes 3.2-4.0 radix passes of 4 bits on average,
+ * instead of 8 for whole keys. Padding keys (positions >= count) are VR_DYN_EMPTY, whose low bits
+ * exceed every real key, so real keys take exactly sorted ranks 0..count-1 whatever the load order.
+ * IN_ORDER (a program's in_order_hint): a batch whose keys are already in order skips the sort; the
+ * check cost the renderer's sort 5% (H100, session 30), so it is only where the caller expects
+ * order. Shared memory: CUB temp storage (a union, __syncthreads between uses) and per-warp
+ * min/max. Sync points: min/max (and in order) | sorted (unless in order) | heads | scanned.
+ * Returns 0 - block-uniformly, before writing s - when the batch has more than max_unique distinct
+ * keys; else 1 and *unique_count. The caller must __syncthreads before reading s. Every thread
+ * calls it. */
 template <int BLOCK, int CAP, bool IN_ORDER = false>
 static __device__ __forceinline__ int vr_sort_dedup(const uint32_t *keys_in, uint32_t count,
                                                     const vr_dyn_smem &s, uint32_t max_unique,

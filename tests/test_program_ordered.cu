@@ -1,22 +1,21 @@
 /* test_program_ordered.cu - ordered programs of the general reuse API (reuse/program.cuh:
  * ordered_primitive, vr_program_run_ordered) against the CPU twin: a program whose element is a
  * hash of the id and whose keep() keeps a primitive by a hash of its corners and source id at a
- * chosen rate (0, 1, 50, 99, 100 percent), store() writes (source id, position, hash) at its
- * slot. The twin is vr_program_ref with a primitive() that stores the kept ones at a running
- * count. Checked for every strategy (the plans on triangle meshes), arity 1, 3 and 4, ink
- * (record by record: input order) and collate (the same records, sorted by position), sizes 0,
- * 1, 31, 32, 33 primitives up to a 1M-element stream and the 81,920-triangle sphere, small and
- * default limits, also arity-1 streams in order (with in_order_hint: the sort strategy's
- * shortcut) and with one pair swapped: the kept count from kept() and from the compaction state, the dropped count
- * from keep() (a whole-warp ballot, as the contract allows), invocations and
- * primitives, and the output buffer poisoned past the kept records; ink twice for every
- * strategy, with a block per batch (or tile) and persistent (VR_PROG_INK=blocks, =persistent:
- * the hashed and sort kernels' batched one, naive's and multi's per-tile one, warp's; an
- * unknown value is an error). "gpu-small/program-ordered" is the small part for compute-sanitizer.
- * Without a CUDA device both print SKIP. "apps/program-ink-choice" (no device needed): which ink
- * kernel a program gets - cheap_elements() or not, VR_PROG_INK unset, auto, blocks, persistent -
- * and the render program's choice by shader load.
- */
+ * chosen rate (0, 1, 50, 99, 100 percent), store() writes (source id, position, hash) at its slot.
+ * The twin is vr_program_ref with a primitive() that stores the kept ones at a running count.
+ * Checked for every strategy (the plans on triangle meshes), arity 1, 3 and 4, ink (record by
+ * record: input order) and collate (the same records, sorted by position), sizes 0, 1, 31, 32, 33
+ * primitives up to a 1M-element stream and the 81,920-triangle sphere, small and default limits,
+ * also arity-1 streams in order (with in_order_hint: the sort strategy's shortcut) and with one
+ * pair swapped: the kept count from kept() and from the compaction state, the dropped count from
+ * keep() (a whole-warp ballot, as the contract allows), invocations and primitives, and the output
+ * buffer poisoned past the kept records; ink twice for every strategy, with a block per batch (or
+ * tile) and persistent (VR_PROG_INK=blocks, =persistent: the hashed and sort kernels' batched one,
+ * naive's and multi's per-tile one, warp's; an unknown value is an error).
+ * "gpu-small/program-ordered" is the small part for compute-sanitizer. Without a CUDA device both
+ * print SKIP. "apps/program-ink-choice" (no device needed): which ink kernel a program gets -
+ * cheap_elements() or not, VR_PROG_INK unset, auto, blocks, persistent - and the render program's
+ * choice by shader load. */
 #include "tests/test.h"
 
 #include <stdlib.h>
