@@ -1543,7 +1543,7 @@ static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_p
  * the atomic queue at simple load (H100, sphere:7M, session 29), the resident blocks waiting
  * at each hand-off; persistent 1.09-1.10x and 0.94-0.95x (0.78x and 0.76x the block kernels'
  * time), at light load naive 1.05x its own kernel (the renderer takes it at simple load only),
- * multi 0.80x. The deadlock argument is the hashed kernel's: a block waits only in the
+ * multi 0.80x. The deadlock argument is the batched kernel's: a block waits only in the
  * finish of t', while every ticket it took is published. Shared memory: two halves of
  * vr_prog_stash_bytes<P>(block) (the renderer: 25.6 KB each at block 256). */
 template <class P>
