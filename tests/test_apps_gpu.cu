@@ -105,12 +105,6 @@ VR_TEST(test_apps_loop_gpu, "gpu/apps-loop")
     return VR_TEST_RESULT();
 }
 
-static int apps_cmp_u32(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Every non-plan strategy on the GPU == vr_walk_run, from random and from sorted placement, with
  * and without the sort by cell before each step (the default counting sort), one thread per
  * cell; then groups of lanes per cell (vr_walk_config.lanes: 8 from random, 32 - the whole
@@ -138,7 +132,7 @@ static void apps_walk_check(uint32_t agents, uint32_t steps, int twin)
             unsetenv("VR_WALK_RESORT");
         vr_walk_place(start, agents, cfg.seed);
         if (sorted)
-            qsort(start, agents, sizeof *start, apps_cmp_u32);
+            qsort(start, agents, sizeof *start, vr_test_cmp_u32);
         memcpy(want, start, agents * sizeof *want);
         VR_EXPECT_EQ(vr_walk_run(want, &cfg, NULL), VR_OK);
         for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
@@ -339,7 +333,7 @@ static void apps_bench_walk(void)
         want[sorted] = (uint32_t *)malloc(cfg.agents * sizeof *want[sorted]);
         vr_walk_place(want[sorted], cfg.agents, cfg.seed);
         if (sorted)
-            qsort(want[sorted], cfg.agents, sizeof *want[sorted], apps_cmp_u32);
+            qsort(want[sorted], cfg.agents, sizeof *want[sorted], vr_test_cmp_u32);
         VR_EXPECT_EQ(vr_walk_run(want[sorted], &cfg, NULL), VR_OK);
     }
     for (size_t mode = 0; mode < sizeof modes / sizeof modes[0]; ++mode) {
@@ -348,7 +342,7 @@ static void apps_bench_walk(void)
         cfg.lanes = modes[mode].lanes;
         vr_walk_place(start, cfg.agents, cfg.seed);
         if (sorted)
-            qsort(start, cfg.agents, sizeof *start, apps_cmp_u32);
+            qsort(start, cfg.agents, sizeof *start, vr_test_cmp_u32);
         double naive = 0;
         for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
             if (vr_program_planned((vr_reuse_kind)kind))

@@ -2,9 +2,10 @@
  * test and its GPU twin), declared once here so the compiler checks every caller.
  * Defined in: tests/test_reuse.c (tiny cases, grid meshes), tests/test_gts.c (vr_test_gts_*),
  * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
- * tests/test_scenes.c (vr_test_load), tests/test_limits.c (vr_test_load_forsyth), tests/test_plan.c
- * (vr_test_soup, vr_test_plan_scenes), tests/test_envelope.c (vr_test_plates, vr_test_torus),
- * tests/test_program.c (vr_test_envelope_mesh), tests/test_stream.c (vr_test_stream_*).
+ * tests/test_scenes.c (vr_test_load, vr_test_cmp_*), tests/test_limits.c
+ * (vr_test_load_forsyth), tests/test_plan.c (vr_test_soup, vr_test_plan_scenes),
+ * tests/test_envelope.c (vr_test_plates, vr_test_torus), tests/test_program.c
+ * (vr_test_envelope_mesh), tests/test_stream.c (vr_test_stream_*).
  */
 #ifndef VR_TEST_HELPERS_H
 #define VR_TEST_HELPERS_H
@@ -28,6 +29,8 @@ extern "C" {
 int vr_test_load(vr_mesh *m, const char *spec);
 /* qsort / bsearch order of uint64_t keys. */
 int vr_test_cmp_u64(const void *a, const void *b);
+/* qsort / bsearch order of uint32_t keys. */
+int vr_test_cmp_u32(const void *a, const void *b);
 
 /* ---- tests/test_reuse.c ------------------------------------------------------------------- */
 

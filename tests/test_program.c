@@ -481,12 +481,6 @@ VR_TEST(test_program_envelope_bunny, "apps/program-envelope-bunny")
 
 /* ---- the random walk through every strategy ------------------------------------------------ */
 
-static int cmp_u32(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 VR_TEST(test_program_walk, "apps/program-walk")
 {
     vr_walk_config cfg = vr_walk_config_default();
@@ -498,7 +492,7 @@ VR_TEST(test_program_walk, "apps/program-walk")
         cfg.resort = mode >> 1;
         vr_walk_place(start, cfg.agents, cfg.seed);
         if (sorted)
-            qsort(start, cfg.agents, sizeof *start, cmp_u32);
+            qsort(start, cfg.agents, sizeof *start, vr_test_cmp_u32);
         memcpy(want, start, cfg.agents * sizeof *want);
         VR_EXPECT_EQ(vr_walk_run(want, &cfg, NULL), VR_OK);
         unsigned long long naive = 0, hash = 0;

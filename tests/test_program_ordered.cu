@@ -300,12 +300,6 @@ static void ord_check_streams(const uint32_t *sizes, size_t n_sizes, const vr_ba
     }
 }
 
-static int ord_u32_less(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Arity-1 streams already in order, as the walk's agents sorted by cell (the sort strategy skips
  * its block sort for a batch in order), and the same with one pair swapped at position `swap`
  * (the batch holding it is sorted): `prims` ids, about 4 per element. */
@@ -315,7 +309,7 @@ static void ord_check_sorted(const uint32_t *sizes, size_t n_sizes, const vr_bat
     for (size_t i = 0; i < n_sizes; ++i) {
         const uint32_t elements = sizes[i] / 4 + 3;
         uint32_t *idx = ord_stream_make(sizes[i], 1, elements, 5 + sizes[i]);
-        qsort(idx, sizes[i], sizeof *idx, ord_u32_less);
+        qsort(idx, sizes[i], sizeof *idx, vr_test_cmp_u32);
         char what[96];
         snprintf(what, sizeof what, "arity 1, %u primitives in order", sizes[i]);
         ord_check<1>(idx, sizes[i], elements, NULL, l, percents, n_percents, what);

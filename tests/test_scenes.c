@@ -91,6 +91,12 @@ int vr_test_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+int vr_test_cmp_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Watertight and consistently oriented: every directed edge (a,b) appears once and its
  * twin (b,a) once. Returns the number of directed edges without a unique twin. */
 static uint64_t open_edges(const vr_mesh *m)
