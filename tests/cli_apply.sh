@@ -62,6 +62,17 @@ expect apply-limits 0 "batch limits: block 128, N_u 64, 300 indices per dynamic 
 expect apply-limits-csv 0 "^walk,random,2000,sort,cpu,.*,yes,128,64,300,64,1$" -- \
     "$VREUSE" apply walk --agents 2000 --steps 1 --block 128 --nu 64 --max-indices 300 \
     --warp-batch 64 --strategy naive,sort --device cpu --quiet --csv -
+expect apply-limits-paper 0 "batch limits: per strategy \(the paper's for Loop subdivision, Section 5\.1;" -- \
+    "$VREUSE" apply subdivide sphere:200 --strategy naive,hash,sort --device cpu
+expect apply-limits-paper-rows 0 "^hash +cpu +b64 u64 i192 " -- \
+    "$VREUSE" apply subdivide sphere:200 --strategy naive,hash,sort --device cpu
+expect apply-limits-render 0 "warp batch 96 \(the renderer's, the paper's Section 4\)$" -- \
+    "$VREUSE" apply subdivide sphere:200 --strategy naive,hash --limits render --device cpu
+expect apply-limits-envelope-csv 0 "^envelope,sphere:200,320,hash,cpu,.*,yes,128,128,576,96,1$" -- \
+    "$VREUSE" apply envelope sphere:200 --strategy naive,hash --device cpu --quiet --csv -
+expect apply-limits-override 0 "^sort +cpu +b128 u256 i768 " -- \
+    "$VREUSE" apply subdivide sphere:200 --strategy hash,sort --block 128 --device cpu
+expect apply-limits-walk 2 "unknown option '--limits'" -- "$VREUSE" apply walk --limits paper
 expect apply-same-outputs 2 "'$TMP/x\.png' is named for two outputs" -- \
     "$VREUSE" apply walk --png "$TMP/x.png" --csv "$TMP/x.png"
 
@@ -104,11 +115,11 @@ expect apply-subdivide 0 "identical outputs: every strategy's mesh equals naive'
     --png "$TMP/tet-1.png" --csv "$TMP/tet-1.csv" --size 64x48
 unchanged apply-subdivide-input-kept "$TMP/tet.ply" "$sum_in"
 cp "$TMP/out" "$TMP/run"
-expect apply-subdivide-table 0 "^meshlet +cpu +[0-9.]+ +[0-9.]+ +4 +1\.000 +0\.667 " -- cat "$TMP/run"
+expect apply-subdivide-table 0 "^meshlet +cpu +b256 u256 i768 +[0-9.]+ +[0-9.]+ +4 +1\.000 +0\.667 " -- cat "$TMP/run"
 expect apply-subdivide-info 0 "triangles +16$" -- "$VREUSE" info "$TMP/tet-1.ply"
 expect apply-subdivide-vertices 0 "vertices +10$" -- "$VREUSE" info "$TMP/tet-1.ply"
 expect apply-subdivide-png 0 "PNG image data, 128 x 68" -- file "$TMP/tet-1.png"
-expect apply-subdivide-csv 0 "^subdivide,tet\.ply,4,sort,cpu,[0-9.]+,[0-9.]+,4,1\.0000,0\.6667,[0-9.]+,1,yes,256,256,1023,96,1$" -- cat "$TMP/tet-1.csv"
+expect apply-subdivide-csv 0 "^subdivide,tet\.ply,4,sort,cpu,[0-9.]+,[0-9.]+,4,1\.0000,0\.6667,[0-9.]+,1,yes,256,256,768,96,1$" -- cat "$TMP/tet-1.csv"
 rows=$(grep -c "^subdivide," "$TMP/tet-1.csv")
 if [ "$rows" -eq 8 ]; then ok apply-subdivide-csv-rows; else bad apply-subdivide-csv-rows "$rows rows"; fi
 sum_out=$(md5sum < "$TMP/tet-1.ply")

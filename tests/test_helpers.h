@@ -102,9 +102,7 @@ int vr_test_torus(vr_mesh *m, float R, float r, uint32_t nu, uint32_t nv);
 #define VR_TEST_ENVELOPE_GPU 2
 int vr_test_envelope_mesh(vr_mesh *m, int which, int size, char *name, size_t n);
 /* The limits of the envelope tests: the defaults with N_u = nu, or for nu = 0 the paper's
- * Table 4 configuration (Section 5.2): naive 96-index batches in blocks of 32, warp 96 in blocks
- * of 64, the dynamic methods blocks of 128 = N_u with 576 indices (hash) or 768 (phash, sort);
- * multi, patch and meshlet, not in the paper, as phash and sort. */
+ * Table 4 configuration (vr_envelope_paper_limits). */
 vr_batch_limits vr_test_envelope_limits(vr_reuse_kind kind, uint32_t nu);
 /* 1 when two envelopes have the same bits: positions, normals, indices. */
 int vr_test_envelope_equal(const vr_mesh *a, const vr_mesh *b);

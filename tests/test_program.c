@@ -315,19 +315,10 @@ static int envelope_stats_equal(const vr_envelope_stats *a, const vr_envelope_st
 
 vr_batch_limits vr_test_envelope_limits(vr_reuse_kind kind, uint32_t nu)
 {
+    if (!nu)
+        return vr_envelope_paper_limits(kind);
     vr_batch_limits l = vr_program_limits_default(3);
-    if (nu) {
-        l.max_unique = nu;
-        return l;
-    }
-    l.batch_indices = 96;
-    l.block_size = 128, l.max_unique = 128, l.max_indices = 768;
-    if (kind == VR_REUSE_NAIVE)
-        l.block_size = 32;
-    else if (kind == VR_REUSE_WARP)
-        l.block_size = 64;
-    else if (kind == VR_REUSE_HASH)
-        l.max_indices = 576;
+    l.max_unique = nu;
     return l;
 }
 

@@ -107,6 +107,36 @@ static vr_program_params app_params(const vr_app_run *r, const app_stream *s,
     return p;
 }
 
+vr_batch_limits vr_loop_paper_limits(vr_reuse_kind kind)
+{
+    vr_batch_limits l = vr_program_limits_default(3);
+    l.batch_indices = 96;
+    if (kind == VR_REUSE_NAIVE) {
+        l.block_size = 32;
+    } else if (kind == VR_REUSE_WARP) {
+        l.block_size = 64;
+    } else if (kind == VR_REUSE_HASH || kind == VR_REUSE_PHASH) {
+        l.block_size = 64, l.max_unique = 64, l.max_indices = 192;
+    } else { /* sort, and multi, patch, meshlet */
+        l.block_size = 256, l.max_unique = 256, l.max_indices = 768;
+    }
+    return l;
+}
+
+vr_batch_limits vr_envelope_paper_limits(vr_reuse_kind kind)
+{
+    vr_batch_limits l = vr_program_limits_default(3);
+    l.batch_indices = 96;
+    l.block_size = 128, l.max_unique = 128, l.max_indices = 768;
+    if (kind == VR_REUSE_NAIVE)
+        l.block_size = 32;
+    else if (kind == VR_REUSE_WARP)
+        l.block_size = 64;
+    else if (kind == VR_REUSE_HASH)
+        l.max_indices = 576;
+    return l;
+}
+
 vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, int gpu,
                         vr_app_report *rep)
 {

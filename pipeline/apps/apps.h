@@ -46,6 +46,18 @@ typedef struct vr_app_report {
     uint32_t batches;      /* batches of the last run (dynamic strategies, plans) */
 } vr_app_report;
 
+/* The batch limits the paper's Section 5 reports per strategy ("the best configuration found
+ * for each technique", GTX 1080 Ti), where the renderer's (vr_program_limits_default: block 256,
+ * N_u 256, 1023 indices, warp batch 96) are those of its Section 4:
+ *   Loop subdivision (5.1): naive block 32 (a batch of 96 indices, one warp); warp batch 96,
+ *     block 64; hash and phash 192 indices, block 64 = N_u 64; sort 768 indices, block 256 =
+ *     N_u 256.
+ *   Envelopes (5.2, Table 4): naive block 32; warp batch 96, block 64; the dynamic ones block
+ *     128 = N_u 128, hash 576 indices, phash and sort 768.
+ * multi, patch and meshlet are not in the paper: sort's. */
+vr_batch_limits vr_loop_paper_limits(vr_reuse_kind kind);
+vr_batch_limits vr_envelope_paper_limits(vr_reuse_kind kind);
+
 /* Loop subdivision: `out` as vr_loop_subdivide's (normals recomputed on the host). gpu != 0 runs
  * the GPU program (VR_ERR_NO_DEVICE without one), else the CPU twin. */
 vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, int gpu,

@@ -28,6 +28,8 @@ static const char *const g_device_names[] = {"auto", "cpu", "gpu", NULL};
 enum { PLACE_RANDOM, PLACE_SORTED };
 static const char *const g_placement_names[] = {"random", "sorted", NULL};
 static const char *const g_slice_names[] = {"auto", "x", "y", "z", NULL}; /* index - 1 = axis */
+enum { LIMITS_PAPER, LIMITS_RENDER };
+static const char *const g_limits_names[] = {"paper", "render", NULL};
 
 #define APPLY_AGENTS_MAX 100000000.0 /* --agents: 4 arrays of 4 bytes per agent stay < 2 GB */
 #define APPLY_REPS_DEFAULT 5
@@ -46,6 +48,7 @@ typedef struct apply_opts {
     uint64_t seed;
     int placement, resort;
     uint32_t lanes;               /* walk on the GPU: threads per cell evaluation */
+    int limits;                   /* subdivide, envelope: LIMITS_* (the walk: the renderer's) */
     vr_batch_limits given;        /* --block, --nu, --max-indices, --warp-batch; 0: default */
 } apply_opts;
 
@@ -481,11 +484,13 @@ static vr_status write_cells(const char *path, const uint32_t *counts)
 
 typedef struct app_row {
     const char *name;        /* strategy */
+    vr_reuse_kind kind;
     int gpu;
     vr_status status;
     char message[256];       /* when it failed */
     vr_app_report rep;
     int same;                /* output equal to the first row's */
+    vr_batch_limits limits;  /* apply_limits */
 } app_row;
 
 typedef struct app_table {
@@ -496,7 +501,6 @@ typedef struct app_table {
     double naive_invocations; /* a naive run's: arity per primitive */
     double per_divisor;       /* vertices, or walk steps */
     double naive_ms;          /* 0: naive not in the list */
-    vr_batch_limits limits;   /* every row's (apply_limits) */
     uint32_t lanes;           /* walk on the GPU: threads per cell; else 1 */
 } app_table;
 
@@ -509,11 +513,25 @@ static void row_cells(const app_table *t, const app_row *r, double *per, double 
     *vs = t->naive_ms > 0 && r->rep.ms > 0 ? t->naive_ms / r->rep.ms : 0;
 }
 
+/* What limits a row's strategy reads, short: "b64 u64 i192" (block, N_u, indices per dynamic
+ * batch or plan part), "b64 w96" (warp batch), "b32" (naive, multi: one element or primitive per
+ * thread). */
+static void limits_cell(char *buf, size_t size, const app_row *r)
+{
+    const vr_batch_limits *l = &r->limits;
+    if (r->kind == VR_REUSE_WARP)
+        snprintf(buf, size, "b%u w%u", l->block_size, l->batch_indices);
+    else if (r->kind == VR_REUSE_NAIVE || r->kind == VR_REUSE_MULTI)
+        snprintf(buf, size, "b%u", l->block_size);
+    else
+        snprintf(buf, size, "b%u u%u i%u", l->block_size, l->max_unique, l->max_indices);
+}
+
 static void table_print(FILE *f, const app_table *t)
 {
     const char *ms = t->app->arity == 1 ? "ms/step" : "ms";
-    fprintf(f, "\n%-9s %-6s %10s %10s %13s %11s %7s %8s\n", "strategy", "device", ms, "prep_ms",
-            "invocations", t->app->per, "reuse", "vs_naive");
+    fprintf(f, "\n%-9s %-6s %-15s %10s %10s %13s %11s %7s %8s\n", "strategy", "device", "limits",
+            ms, "prep_ms", "invocations", t->app->per, "reuse", "vs_naive");
     for (int i = 0; i < t->count; ++i) {
         const app_row *r = &t->rows[i];
         if (r->status != VR_OK) {
@@ -522,11 +540,12 @@ static void table_print(FILE *f, const app_table *t)
         }
         double per, reuse, vs;
         row_cells(t, r, &per, &reuse, &vs);
-        char inv[32], speed[16] = "-";
+        char inv[32], speed[16] = "-", lim[48];
         if (vs > 0)
             snprintf(speed, sizeof speed, "%.2fx", vs);
-        fprintf(f, "%-9s %-6s %10.3f %10.3f %13s %11.*f %7.3f %8s%s\n", r->name,
-                r->gpu ? "gpu" : "cpu", r->rep.ms, r->rep.prep_ms,
+        limits_cell(lim, sizeof lim, r);
+        fprintf(f, "%-9s %-6s %-15s %10.3f %10.3f %13s %11.*f %7.3f %8s%s\n", r->name,
+                r->gpu ? "gpu" : "cpu", lim, r->rep.ms, r->rep.prep_ms,
                 vr_format_count(inv, r->rep.counters.invocations), t->app->arity == 1 ? 1 : 3,
                 per, reuse, speed,
                 i > 0 && !r->same ? "  DIFFERS" : "");
@@ -538,12 +557,12 @@ static void table_csv(FILE *f, const app_table *t)
     fprintf(f, "app,input,primitives,strategy,device,%s,prep_ms,invocations,%s,reuse,"
             "speedup_vs_naive,batches,same_as_first,block,nu,max_indices,warp_batch,lanes\n",
             t->app->arity == 1 ? "ms_per_step" : "ms", t->app->per);
-    char settings[96]; /* the columns every row shares */
-    snprintf(settings, sizeof settings, "%u,%u,%u,%u,%u", t->limits.block_size,
-             t->limits.max_unique, t->limits.max_indices, t->limits.batch_indices, t->lanes);
     const uint64_t prims = t->app->arity == 1 ? t->in->walk.agents : t->in->mesh.index_count / 3;
     for (int i = 0; i < t->count; ++i) {
         const app_row *r = &t->rows[i];
+        char settings[96]; /* the row's limits */
+        snprintf(settings, sizeof settings, "%u,%u,%u,%u,%u", r->limits.block_size,
+                 r->limits.max_unique, r->limits.max_indices, r->limits.batch_indices, t->lanes);
         fprintf(f, "%s,", t->app->name);
         vr_cli_csv_field(f, t->in->label);
         fprintf(f, ",%llu,%s,%s,", (unsigned long long)prims, r->name, r->gpu ? "gpu" : "cpu");
@@ -615,18 +634,27 @@ static const vr_cli_command g_cmd_walk = {
      vr_cli_parse_choice, &(o)->device, 0, 0, 0, 0, g_device_names},                            \
     {"reps", 0, "N", "GPU: timed repetitions, the best is reported (default 5; the CPU twin "    \
      "runs once)", vr_cli_parse_int, &(o)->reps, 0, 1, VR_REPS_MAX, 0, NULL},                  \
-    {"block", 0, "N", "threads per block of every strategy's kernels (default 256)",            \
+    {"block", 0, "N", "threads per block of every strategy's kernels (default: --limits; the walk 256)", \
      vr_cli_parse_u32, &(o)->given.block_size, 0, VR_BLOCK_MIN, VR_BLOCK_MAX,   \
      32, NULL},                                                                                 \
     {"nu", 0, "N", "hash, phash, sort, patch, meshlet: at most N distinct elements per batch, "  \
-     "N_u (default 256)", vr_cli_parse_u32, &(o)->given.max_unique, 0, VR_NU_MIN, VR_NU_MAX, 0,  \
+     "N_u (default: --limits; the walk 256)", vr_cli_parse_u32, &(o)->given.max_unique, 0, VR_NU_MIN, VR_NU_MAX, 0,  \
      NULL},                                                                                     \
     {"max-indices", 0, "N", "hash, phash, sort, patch, meshlet: at most N indices per batch, "   \
-     "whole primitives (default 1023)", vr_cli_parse_u32,                                      \
+     "whole primitives (default: --limits; the walk 1023)", vr_cli_parse_u32,                                      \
      &(o)->given.max_indices, 0, 1, VR_MAX_INDICES_MAX, 0, NULL},                               \
     {"warp-batch", 0, "N", "warp: N indices per static batch, whole primitives (default 96)",    \
      vr_cli_parse_u32, &(o)->given.batch_indices, 0, 1, VR_WARP_BATCH_MAX, 0, NULL},            \
     VR_CLI_CSV(&(o)->csv)
+
+/* --limits (subdivide, envelope): `paper` names the application's per-strategy settings. */
+#define APPLY_LIMITS(o, paper)                                                                  \
+    {"limits", 0, "paper|render",                                                               \
+     "the batch limits: paper (default): each strategy's as the paper's Section 5 ran it (" paper \
+     "; multi, patch and meshlet, not in the paper, as sort); render: the renderer's for every " \
+     "strategy (block 256, N_u 256, 1023 indices, warp batch 96). --block, --nu, --max-indices " \
+     "and --warp-batch then set every strategy's", vr_cli_parse_choice, &(o)->limits, 0, 0, 0, 0, \
+     g_limits_names}
 
 static void apply_help(FILE *f)
 {
@@ -649,6 +677,8 @@ static int apply_parse(int app, apply_opts *o, int argc, char **argv, vr_cli_arg
 {
     const vr_cli_opt subdivide[] = {
         APPLY_COMMON(o),
+        APPLY_LIMITS(o, "Loop: naive block 32; warp batch 96, block 64; hash, phash N_u 64, 192 "
+                        "indices, block 64; sort N_u 256, 768 indices, block 256"),
         VR_CLI_OUT(&o->out, "write the subdivided mesh to FILE; the extension picks the format: "
                             ".ply (binary, read back exactly), .obj, .glb or .gts"),
         {"png", 0, "FILE", "draw the input and the result side by side (flat shaded, triangle "
@@ -660,6 +690,8 @@ static int apply_parse(int app, apply_opts *o, int argc, char **argv, vr_cli_arg
         {0}};
     const vr_cli_opt envelope[] = {
         APPLY_COMMON(o),
+        APPLY_LIMITS(o, "Table 4: naive block 32; warp batch 96, block 64; hash N_u 128, 576 "
+                        "indices, phash and sort N_u 128, 768 indices, block 128"),
         {"inner", 0, NULL, "the inner envelope (default: the outer)", NULL, &o->inner, 1, 0, 0,
          0, NULL},
         {"epsilon", 0, "FRACTION", "the largest offset as a fraction of the bounding-box "
@@ -804,11 +836,17 @@ static int apply_input(app_input *in, const app_def *app, const char *cmd, const
     return 0;
 }
 
-/* The batch limits every row runs with (app_table.limits): the API's defaults for the arity,
- * then the options. */
-static vr_batch_limits apply_limits(const app_def *app, const apply_opts *o)
+/* The batch limits strategy `kind` runs with: subdivide's and envelope's per strategy as the
+ * paper's Section 5 reports them (--limits paper, the default) or the renderer's, the API's
+ * defaults for the arity (--limits render, and the walk); then --block, --nu, --max-indices and
+ * --warp-batch for every strategy. */
+static vr_batch_limits apply_limits(int app, const apply_opts *o, vr_reuse_kind kind)
 {
-    vr_batch_limits l = vr_program_limits_default(app->arity);
+    vr_batch_limits l = vr_program_limits_default(g_apps[app].arity);
+    if (app == APP_SUBDIVIDE && o->limits == LIMITS_PAPER)
+        l = vr_loop_paper_limits(kind);
+    else if (app == APP_ENVELOPE && o->limits == LIMITS_PAPER)
+        l = vr_envelope_paper_limits(kind);
     if (o->given.block_size)
         l.block_size = o->given.block_size;
     if (o->given.max_unique)
@@ -820,9 +858,35 @@ static vr_batch_limits apply_limits(const app_def *app, const apply_opts *o)
     return l;
 }
 
+/* The batch limits line: one setting when every strategy runs with the same, else where each
+ * strategy's come from (the table's limits column). */
+static void limits_print(FILE *log, int app, const apply_opts *o)
+{
+    const vr_batch_limits l = apply_limits(app, o, o->strategies.v[0] - vr_reuse_all);
+    int same = 1;
+    for (int i = 1; i < o->strategies.count; ++i) {
+        const vr_batch_limits k = apply_limits(app, o, o->strategies.v[i] - vr_reuse_all);
+        same &= !memcmp(&k, &l, sizeof k);
+    }
+    const int given = o->given.block_size || o->given.max_unique || o->given.max_indices ||
+                      o->given.batch_indices;
+    const int paper = app != APP_WALK && o->limits == LIMITS_PAPER;
+    const char *source = !paper ? "the renderer's, the paper's Section 4"
+                         : app == APP_SUBDIVIDE ? "the paper's for Loop subdivision, Section 5.1"
+                                                : "the paper's for the envelopes, Section 5.2";
+    if (same)
+        fprintf(log, "batch limits: block %u, N_u %u, %u indices per dynamic batch, warp batch "
+                "%u%s%s%s\n", l.block_size, l.max_unique, l.max_indices, l.batch_indices,
+                given ? "" : " (", given ? "" : source, given ? "" : ")");
+    else
+        fprintf(log, "batch limits: per strategy (%s%s; the table's limits column: b block, u "
+                "N_u, i indices per dynamic batch, w warp batch)\n", source,
+                given ? ", and the options for every strategy" : "");
+}
+
 /* Runs every row; the first output stays in *first. 0 when every row ran and matched. */
 static int apply_rows(app_table *t, app_output *first, app_input *in, const apply_opts *o,
-                      int gpu, const char *cmd)
+                      int app_id, int gpu, const char *cmd)
 {
     const app_def *app = t->app;
     const int rows = o->strategies.count;
@@ -833,8 +897,10 @@ static int apply_rows(app_table *t, app_output *first, app_input *in, const appl
         app_row *r = &t->rows[t->count++];
         const vr_reuse_ops *ops = o->strategies.v[i];
         r->name = ops->name;
+        r->kind = (vr_reuse_kind)(ops - vr_reuse_all);
         r->gpu = gpu;
-        vr_app_run run = {(vr_reuse_kind)(ops - vr_reuse_all), t->limits, 1, (uint32_t)o->reps};
+        r->limits = apply_limits(app_id, o, r->kind);
+        vr_app_run run = {r->kind, r->limits, 1, (uint32_t)o->reps};
         app_output got;
         memset(&got, 0, sizeof got);
         if (rows > 1)
@@ -856,6 +922,8 @@ static int apply_rows(app_table *t, app_output *first, app_input *in, const appl
             for (int k = 1; k < rows; ++k) {
                 app_row *skip = &t->rows[t->count++];
                 skip->name = o->strategies.v[k]->name;
+                skip->kind = (vr_reuse_kind)(o->strategies.v[k] - vr_reuse_all);
+                skip->limits = apply_limits(app_id, o, skip->kind);
                 skip->gpu = gpu;
                 skip->status = VR_ERR_ARG;
                 snprintf(skip->message, sizeof skip->message, "not run (the first strategy "
@@ -1076,13 +1144,7 @@ int vr_cmd_apply(int argc, char **argv)
     else if (app->arity == 1 && o.lanes > 1)
         fprintf(log, "--lanes %u: a GPU setting; the CPU twins evaluate each cell in one thread "
                 "(the same moves)\n", o.lanes);
-    const vr_batch_limits lim = apply_limits(app, &o);
-    fprintf(log, "batch limits: block %u, N_u %u, %u indices per dynamic batch, warp batch %u%s\n",
-            lim.block_size, lim.max_unique, lim.max_indices, lim.batch_indices,
-            o.given.block_size || o.given.max_unique || o.given.max_indices ||
-                    o.given.batch_indices
-                ? ""
-                : " (the paper's)");
+    limits_print(log, id, &o);
     if (gpu)
         fprintf(log, "times: GPU kernels on %s (cudaEvents, best of %d)\n", vr_gpu_device_name(),
                 o.reps);
@@ -1100,11 +1162,10 @@ int vr_cmd_apply(int argc, char **argv)
     t.naive_invocations = app->arity == 3 ? (double)in.mesh.index_count
                                           : (double)o.agents * o.steps;
     t.per_divisor = app->arity == 3 ? in.mesh.vertex_count : o.steps;
-    t.limits = lim;
     t.lanes = app->arity == 1 && gpu && o.lanes > 1 ? o.lanes : 1;
     app_output first;
     memset(&first, 0, sizeof first);
-    const int bad = apply_rows(&t, &first, &in, &o, gpu, cmd);
+    const int bad = apply_rows(&t, &first, &in, &o, id, gpu, cmd);
     table_print(log, &t);
     apply_summary(log, &t, &first, &in, &o, bad);
     if (bad) {
