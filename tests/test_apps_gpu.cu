@@ -26,7 +26,8 @@ static int apps_mesh_equal(const vr_mesh *a, const vr_mesh *b)
            !memcmp(a->indices, b->indices, (size_t)a->index_count * sizeof(uint32_t));
 }
 
-/* Every strategy on the GPU == the reference; invocations == the CPU twin's. */
+/* Every strategy on the GPU == the reference; invocations == the CPU twin's. Limits: the
+ * defaults with N_u = nu, or for nu = 0 the paper's per strategy (vr_loop_paper_limits). */
 static void apps_loop_check(const vr_mesh *m, const char *name, uint32_t nu)
 {
     vr_mesh want;
@@ -34,6 +35,8 @@ static void apps_loop_check(const vr_mesh *m, const char *name, uint32_t nu)
     for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
         vr_app_run r = {(vr_reuse_kind)kind, vr_program_limits_default(3), 1, 1};
         r.limits.max_unique = nu;
+        if (!nu)
+            r.limits = vr_loop_paper_limits((vr_reuse_kind)kind);
         vr_mesh got, twin;
         vr_app_report g, c;
         memset(&g, 0, sizeof g);
@@ -79,6 +82,7 @@ VR_TEST(test_apps_loop_gpu_small, "gpu-small/apps-loop")
     vr_mesh m;
     VR_EXPECT_EQ(vr_test_grid_mesh(&m, 10, 8, 2, 1, 3), VR_OK);
     apps_loop_check(&m, "shuffled grid 10x8", 256);
+    apps_loop_check(&m, "shuffled grid 10x8, the paper's limits", 0);
     vr_mesh_free(&m);
     apps_loop_soups(2);
     return VR_TEST_RESULT();
@@ -91,6 +95,7 @@ VR_TEST(test_apps_loop_gpu, "gpu/apps-loop")
     vr_mesh m;
     VR_EXPECT_EQ(vr_generate_sphere(&m, 20000), VR_OK);
     apps_loop_check(&m, "sphere:20k", 256);
+    apps_loop_check(&m, "sphere:20k, the paper's limits", 0);
     vr_mesh_free(&m);
     VR_EXPECT_EQ(vr_test_grid_mesh(&m, 40, 30, 3, 1, 7), VR_OK);
     apps_loop_check(&m, "shuffled grid 40x30", 64);
@@ -99,6 +104,7 @@ VR_TEST(test_apps_loop_gpu, "gpu/apps-loop")
     const char *spec = vr_test_plan_spec(buf, sizeof buf, "stanford-bunny.obj");
     if (spec && vr_test_load(&m, spec)) {
         apps_loop_check(&m, "stanford-bunny.obj", 256);
+        apps_loop_check(&m, "stanford-bunny.obj, the paper's limits", 0);
         vr_mesh_free(&m);
     }
     apps_loop_soups(8);
@@ -211,11 +217,12 @@ VR_TEST(test_apps_envelope_gpu, "gpu/apps-envelope")
 
 /* ---- timing tables (apps-bench/, not run by ctest) ------------------------------------------ */
 
-static void apps_bench_loop(const vr_mesh *m, const char *name)
+static void apps_bench_loop_rows(const vr_mesh *m, const char *name, int paper)
 {
     double naive = 0;
     for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
-        vr_app_run r = {(vr_reuse_kind)kind, vr_program_limits_default(3), 1, 20};
+        vr_app_run r = {(vr_reuse_kind)kind, paper ? vr_loop_paper_limits((vr_reuse_kind)kind)
+                                                   : vr_program_limits_default(3), 1, 20};
         vr_mesh got;
         vr_app_report rep;
         memset(&rep, 0, sizeof rep);
@@ -230,6 +237,17 @@ static void apps_bench_loop(const vr_mesh *m, const char *name)
                vr_reuse_all[kind].name, rep.ms, naive / rep.ms, rep.counters.invocations,
                (double)rep.counters.invocations / m->vertex_count, rep.prep_ms);
         vr_mesh_free(&got);
+    }
+}
+
+/* Loop's rows: each strategy with the paper's limits (Section 5.1), then with the renderer's
+ * (scene@render-limits). */
+static void apps_bench_loop(const vr_mesh *m, const char *scene)
+{
+    for (int paper = 1; paper >= 0; --paper) {
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", scene, paper ? "" : "@render-limits");
+        apps_bench_loop_rows(m, name, paper);
     }
 }
 

@@ -182,17 +182,24 @@ VR_TEST(test_program_loop, "apps/program-loop")
             continue;
         vr_mesh want;
         VR_EXPECT_EQ(vr_loop_subdivide(&want, &m, NULL), VR_OK);
-        for (int kind = 0; kind < VR_REUSE_KIND_COUNT; ++kind) {
+        /* the renderer's limits, then the paper's for Loop (vr_loop_paper_limits) */
+        for (int run = 0; run < 2 * VR_REUSE_KIND_COUNT; ++run) {
+            const int kind = run % VR_REUSE_KIND_COUNT, paper = run >= VR_REUSE_KIND_COUNT;
             vr_app_run r = {(vr_reuse_kind)kind, vr_program_limits_default(3), 1, 1};
+            if (paper)
+                r.limits = vr_loop_paper_limits((vr_reuse_kind)kind);
             vr_mesh got;
             vr_app_report rep;
             VR_EXPECT_EQ(vr_loop_apply(&got, &m, &r, 0, &rep), VR_OK);
-            VR_EXPECT(mesh_equal(&got, &want), "%s, %s: twin output differs from vr_loop_subdivide",
-                      name, vr_reuse_all[kind].name);
+            VR_EXPECT(mesh_equal(&got, &want), "%s, %s%s: twin output differs from "
+                      "vr_loop_subdivide", name, vr_reuse_all[kind].name,
+                      paper ? " (the paper's limits)" : "");
             VR_EXPECT_EQ(rep.counters.primitives, (unsigned long long)(m.index_count / 3));
-            /* the renderer's batches: the same invocations */
+            /* the renderer's batches at the same limits: the same invocations */
             vr_reuse_params cfg = vr_reuse_params_default();
             cfg.count = 1;
+            cfg.block_size = r.limits.block_size, cfg.max_unique = r.limits.max_unique;
+            cfg.max_indices = r.limits.max_indices, cfg.batch_indices = r.limits.batch_indices;
             vr_geometry_result g;
             VR_EXPECT_EQ(vr_geometry_result_alloc(&g, m.index_count / 3, m.vertex_count), VR_OK);
             VR_EXPECT_EQ(vr_geometry_ref(&g, &vr_reuse_all[kind], &m, &cfg), VR_OK);
