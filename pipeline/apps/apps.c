@@ -35,12 +35,12 @@ static void loop_element(void *user, uint32_t v, void *el)
 static void loop_primitive(void *user, uint32_t tri, uint32_t pos, const uint32_t *ids,
                            const void *const *el)
 {
-    (void)pos, (void)ids;
+    (void)pos;
     const loop_user *u = user;
     const vr_loop_topology *t = u->t;
     const float *const a[3] = {el[0], el[1], el[2]};
-    vr_loop_owned_edges(u->out->positions, u->p, tri, a, t->edge_of_half, t->edge_first_half,
-                        t->edge_faces, t->edge_opp, t->vertex_count);
+    vr_loop_owned_edges(u->out->positions, u->p, tri, ids, a, t->edge_of_half, t->tri_edges,
+                        t->edge_opp, t->vertex_count);
     vr_loop_children(u->out->indices + 12 * (size_t)tri, u->indices + 3 * (size_t)tri,
                      t->edge_of_half, tri, t->vertex_count);
 }

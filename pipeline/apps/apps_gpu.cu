@@ -29,7 +29,8 @@ struct vr_loop_program {
     enum { arity = 3 };
     const float *p;              /* old positions */
     const uint32_t *src_indices; /* the source index buffer */
-    const uint32_t *edge_of_half, *edge_first_half, *edge_faces, *edge_opp;
+    const uint32_t *edge_of_half, *edge_opp;
+    const uint8_t *tri_edges;
     const uint32_t *ring_start, *ring;
     const double *beta;
     uint32_t vertex_count;
@@ -47,10 +48,10 @@ struct vr_loop_program {
     __device__ void primitive(uint32_t tri, uint32_t pos, const uint32_t *ids,
                               const Element *const *e) const
     {
-        (void)pos, (void)ids;
+        (void)pos;
         const float *const a[3] = {e[0]->p, e[1]->p, e[2]->p};
-        vr_loop_owned_edges(out_pos, p, tri, a, edge_of_half, edge_first_half, edge_faces,
-                            edge_opp, vertex_count);
+        vr_loop_owned_edges(out_pos, p, tri, ids, a, edge_of_half, tri_edges, edge_opp,
+                            vertex_count);
         vr_loop_children(out_idx + 12 * (size_t)tri, src_indices + 3 * (size_t)tri,
                          edge_of_half, tri, vertex_count);
     }
@@ -183,8 +184,7 @@ extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr
     VR_UP(g.p, in->positions, 3 * V * sizeof(float), "loop positions");
     VR_UP(g.src_indices, in->indices, I * sizeof(uint32_t), "loop indices");
     VR_UP(g.edge_of_half, t->edge_of_half, I * sizeof(uint32_t), "loop edges of half-edges");
-    VR_UP(g.edge_first_half, t->edge_first_half, E * sizeof(uint32_t), "loop edge owners");
-    VR_UP(g.edge_faces, t->edge_faces, E * sizeof(uint32_t), "loop edge faces");
+    VR_UP(g.tri_edges, t->tri_edges, I / 3, "loop triangles' edge owners and faces");
     VR_UP(g.edge_opp, t->edge_opp, 2 * E * sizeof(uint32_t), "loop edge opposites");
     VR_UP(g.ring_start, t->ring_start, (V + 1) * sizeof(uint32_t), "loop ring starts");
     VR_UP(g.ring, t->ring, t->ring_start[V] * sizeof(uint32_t), "loop rings");

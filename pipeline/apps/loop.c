@@ -129,7 +129,7 @@ static int crease(uint32_t faces)
 void vr_loop_topology_free(vr_loop_topology *t)
 {
     free(t->edge_of_half), free(t->edge_first_half), free(t->edge_ends), free(t->edge_faces);
-    free(t->edge_opp), free(t->ring_start), free(t->ring), free(t->beta);
+    free(t->edge_opp), free(t->tri_edges), free(t->ring_start), free(t->ring), free(t->beta);
     memset(t, 0, sizeof *t);
 }
 
@@ -146,10 +146,11 @@ static vr_status topology_from_table(vr_loop_topology *o, const edge_table *t, c
     o->edge_ends = malloc(2 * (size_t)(E ? E : 1) * sizeof *o->edge_ends);
     o->edge_faces = malloc((size_t)(E ? E : 1) * sizeof *o->edge_faces);
     o->edge_opp = malloc(2 * (size_t)(E ? E : 1) * sizeof *o->edge_opp);
+    o->tri_edges = calloc((size_t)(n / 3 ? n / 3 : 1), 1);
     o->ring_start = calloc((size_t)vc + 1, sizeof *o->ring_start);
     uint32_t *fill = malloc((size_t)(vc ? vc : 1) * sizeof *fill);
     if (!o->edge_of_half || !o->edge_first_half || !o->edge_ends || !o->edge_faces ||
-        !o->edge_opp || !o->ring_start || !fill) {
+        !o->edge_opp || !o->tri_edges || !o->ring_start || !fill) {
         free(fill);
         return VR_ERROR(VR_ERR_OOM, "loop subdivision: cannot allocate the topology of %u edges",
                         E);
@@ -169,6 +170,11 @@ static vr_status topology_from_table(vr_loop_topology *o, const edge_table *t, c
         o->edge_opp[2 * f] = t->opp[2 * e], o->edge_opp[2 * f + 1] = t->opp[2 * e + 1];
         if (t->faces[e])
             o->ring_start[t->lo[e] + 1]++, o->ring_start[t->hi[e] + 1]++;
+    }
+    for (uint32_t h = 0; h < n; ++h) {
+        const uint32_t e = o->edge_of_half[h], k = h % 3;
+        o->tri_edges[h / 3] |= (uint8_t)((o->edge_first_half[e] == h) << k |
+                                         (o->edge_faces[e] == 2) << (k + 3));
     }
     uint32_t max_n = 0;
     for (uint32_t v = 0; v < vc; ++v) {

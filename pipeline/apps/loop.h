@@ -80,6 +80,12 @@ typedef struct vr_loop_topology {
     uint32_t *edge_ends;       /* 2 x edge_count: endpoints, smaller first */
     uint32_t *edge_faces;      /* edge_count: non-degenerate triangles using it */
     uint32_t *edge_opp;        /* 2 x edge_count: opposite corners of its first two faces */
+    uint8_t *tri_edges;        /* index_count / 3: per triangle t, bit k (0..2): half-edge 3t + k
+                                  is its edge's first (t writes the edge point); bit k + 3: that
+                                  edge has 2 faces (the interior rule). A byte per triangle read
+                                  in order instead of two scattered words per half-edge
+                                  (edge_first_half, edge_faces): Loop's GPU runs are bound by
+                                  their L2 sectors (bench/NOTES.md, session 31) */
     uint32_t *ring_start;      /* vertex_count + 1: CSR offsets into ring */
     uint32_t *ring;            /* neighbour << 1 | crease, per vertex in edge order */
     double *beta;              /* max_valence + 1: beta[n] = vr_loop_beta(n), beta[0] = 0 */

@@ -70,25 +70,34 @@ VR_HD void vr_loop_edge_rule(float out[3], const float *a, const float *b, uint3
     }
 }
 
-/* The per-triangle step of a run through the reuse API: the edge points triangle t owns (its
- * half-edges that are their edge's first occurrence), from its corners' old positions a[k] (in
- * corner order) and, across an interior edge, the opposite corners' positions in p. Every edge
- * has exactly one owner, so each edge point is written once. */
-VR_HD void vr_loop_owned_edges(float *out_pos, const float *p, uint32_t t,
-                               const float *const a[3], const uint32_t *edge_of_half,
-                               const uint32_t *edge_first_half, const uint32_t *edge_faces,
-                               const uint32_t *edge_opp, uint32_t vertex_count)
+/* An interior edge's opposite corner `o`: triangle t's own third corner where it is that one
+ * (its position a[third], the same floats as p's), else read from p. */
+VR_HD const float *vr_loop_opposite(const float *p, uint32_t o, const uint32_t *corner,
+                                    const float *const a[3], uint32_t third)
 {
+    return o == corner[third] ? a[third] : p + 3 * (uint64_t)o;
+}
+
+/* The per-triangle step of a run through the reuse API: the edge points triangle t owns
+ * (tri_edges[t]: its half-edges that are their edge's first occurrence), from its corners' ids
+ * and old positions a[k] (in corner order) and, across an interior edge, the opposite corners'
+ * positions (one of them is usually t's own third corner). Every edge has exactly one owner, so
+ * each edge point is written once. */
+VR_HD void vr_loop_owned_edges(float *out_pos, const float *p, uint32_t t, const uint32_t *corner,
+                               const float *const a[3], const uint32_t *edge_of_half,
+                               const uint8_t *tri_edges, const uint32_t *edge_opp,
+                               uint32_t vertex_count)
+{
+    const uint32_t bits = tri_edges[t];
     for (uint32_t k = 0; k < 3; ++k) {
-        const uint64_t h = 3 * (uint64_t)t + k;
-        const uint32_t e = edge_of_half[h];
-        if (edge_first_half[e] != h)
+        if (!(bits >> k & 1u))
             continue;
-        const uint32_t faces = edge_faces[e];
+        const uint32_t e = edge_of_half[3 * (uint64_t)t + k], third = (k + 2) % 3;
+        const uint32_t faces = bits >> (k + 3) & 1u ? 2u : 1u; /* the rule tests only for 2 */
         const float *c = p, *d = p; /* unread unless the edge has 2 faces */
         if (faces == 2)
-            c = p + 3 * (uint64_t)edge_opp[2 * (uint64_t)e],
-            d = p + 3 * (uint64_t)edge_opp[2 * (uint64_t)e + 1];
+            c = vr_loop_opposite(p, edge_opp[2 * (uint64_t)e], corner, a, third),
+            d = vr_loop_opposite(p, edge_opp[2 * (uint64_t)e + 1], corner, a, third);
         vr_loop_edge_rule(out_pos + 3 * ((uint64_t)vertex_count + e), a[k], a[(k + 1) % 3], faces,
                           c, d);
     }
