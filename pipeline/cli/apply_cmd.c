@@ -634,14 +634,14 @@ static const vr_cli_command g_cmd_walk = {
      vr_cli_parse_choice, &(o)->device, 0, 0, 0, 0, g_device_names},                            \
     {"reps", 0, "N", "GPU: timed repetitions, the best is reported (default 5; the CPU twin "    \
      "runs once)", vr_cli_parse_int, &(o)->reps, 0, 1, VR_REPS_MAX, 0, NULL},                  \
-    {"block", 0, "N", "threads per block of every strategy's kernels (default: --limits; the walk 256)", \
-     vr_cli_parse_u32, &(o)->given.block_size, 0, VR_BLOCK_MIN, VR_BLOCK_MAX,   \
-     32, NULL},                                                                                 \
-    {"nu", 0, "N", "hash, phash, sort, patch, meshlet: at most N distinct elements per batch, "  \
-     "N_u (default: --limits; the walk 256)", vr_cli_parse_u32, &(o)->given.max_unique, 0, VR_NU_MIN, VR_NU_MAX, 0,  \
+    {"block", 0, "N", "threads per block of every strategy's kernels (default: --limits; the "  \
+     "walk 256)", vr_cli_parse_u32, &(o)->given.block_size, 0, VR_BLOCK_MIN, VR_BLOCK_MAX, 32,   \
      NULL},                                                                                     \
+    {"nu", 0, "N", "hash, phash, sort, patch, meshlet: at most N distinct elements per batch, "  \
+     "N_u (default: --limits; the walk 256)", vr_cli_parse_u32, &(o)->given.max_unique, 0,      \
+     VR_NU_MIN, VR_NU_MAX, 0, NULL},                                                            \
     {"max-indices", 0, "N", "hash, phash, sort, patch, meshlet: at most N indices per batch, "   \
-     "whole primitives (default: --limits; the walk 1023)", vr_cli_parse_u32,                                      \
+     "whole primitives (default: --limits; the walk 1023)", vr_cli_parse_u32,                   \
      &(o)->given.max_indices, 0, 1, VR_MAX_INDICES_MAX, 0, NULL},                               \
     {"warp-batch", 0, "N", "warp: N indices per static batch, whole primitives (default 96)",    \
      vr_cli_parse_u32, &(o)->given.batch_indices, 0, 1, VR_WARP_BATCH_MAX, 0, NULL},            \
@@ -650,11 +650,11 @@ static const vr_cli_command g_cmd_walk = {
 /* --limits (subdivide, envelope): `paper` names the application's per-strategy settings. */
 #define APPLY_LIMITS(o, paper)                                                                  \
     {"limits", 0, "paper|render",                                                               \
-     "the batch limits: paper (default): each strategy's as the paper's Section 5 ran it (" paper \
-     "; multi, patch and meshlet, not in the paper, as sort); render: the renderer's for every " \
-     "strategy (block 256, N_u 256, 1023 indices, warp batch 96). --block, --nu, --max-indices " \
-     "and --warp-batch then set every strategy's", vr_cli_parse_choice, &(o)->limits, 0, 0, 0, 0, \
-     g_limits_names}
+     "the batch limits: paper (default): each strategy's as the paper's Section 5 ran it ("     \
+     paper "; multi, patch and meshlet, not in the paper, as sort); render: the renderer's for " \
+     "every strategy (block 256, N_u 256, 1023 indices, warp batch 96). --block, --nu, "        \
+     "--max-indices and --warp-batch then set every strategy's", vr_cli_parse_choice,          \
+     &(o)->limits, 0, 0, 0, 0, g_limits_names}
 
 static void apply_help(FILE *f)
 {
