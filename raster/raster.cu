@@ -79,6 +79,19 @@
 #define VR_RASTER_HP_SUBTRIS (VR_CLIP_MAX_VERTS - 2) /* sub-triangles of one slot, at most */
 #define VR_RESOLVE_TILE_LOG2 4
 #define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
+#define VR_TILE_CLEAR_BLOCK 256                       /* vr_tile_clear_kernel: 8 tiles a block */
+#define VR_TILE_CLEAR_GRID_MAX 4096                   /* its blocks stride past 32Ki tiles */
+
+/* Resolve tiles per image row, and in the image (a graph frame's tile flags). */
+static uint32_t vr_raster_tiles_x(const vr_raster_config *cfg)
+{
+    return (cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE;
+}
+
+static size_t vr_raster_tile_count(const vr_raster_config *cfg)
+{
+    return (size_t)vr_raster_tiles_x(cfg) * ((cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
+}
 
 /* Boxes of more pixels than this go to the big-triangle list: 4 below 32Ki triangles, else
  * tri_count / 1024 within 32..256. The one-thread walk hides its reads when there are many
@@ -118,6 +131,9 @@ typedef struct vr_raster_params {
     uint32_t big_pixels;       /* boxes with more pixels go to the list */
     uint32_t *hp_counts;       /* --big hp: hp_cells tile counts, cleared (the pyramid's base) */
     uint32_t hp_cells;         /* --big hp: records, <= VR_RASTER_BIG_CAPACITY */
+    uint8_t *tiles;            /* graph frames: a flag per resolve tile, set where a word may
+                                  be written (vr_raster_frame_tiles); NULL: none kept */
+    uint32_t tiles_x;          /* resolve tiles per image row */
 } vr_raster_params;
 
 /* One entry of the big-triangle list: the set-up sub-triangle (so the warp that takes it needs no
@@ -134,7 +150,35 @@ typedef struct vr_resolve_kparams {
     uint32_t tri_count;
     vr_raster_view view;
     vr_resolve_params shade;   /* device arrays */
+    const uint8_t *tiles;      /* graph frames: a tile whose flag is 0 holds only empty words */
 } vr_resolve_kparams;
+
+/* Graph frames keep a flag per resolve tile (16 x 16 pixels) set wherever the raster kernels
+ * may have written a word, so that the next frame clears only those tiles and the resolve
+ * reads only those (a small mesh at 1080p covers a fraction of the image, and the whole-image
+ * clear and read were about a third of its frame). Invariant between frames: every word
+ * outside a flagged tile is VR_VIS_EMPTY (vr_raster_frame_tiles sets it up with a full clear).
+ * The raster kernels set flags with plain stores of 1: racing stores of the same value, and a
+ * warp's stores to neighbouring flags merge into one transaction. Flags only go 0 -> 1 during
+ * a raster launch; they are read by the resolve and cleared by the next frame's clear kernel,
+ * both later launches. */
+static __device__ __forceinline__ void vr_raster_mark(const vr_raster_params &p, int32_t px,
+                                                      int32_t py)
+{
+    const size_t row = (size_t)(py >> VR_RESOLVE_TILE_LOG2) * p.tiles_x;
+    p.tiles[row + (uint32_t)(px >> VR_RESOLVE_TILE_LOG2)] = 1;
+}
+
+/* The flags of every tile that box (px0..px1, py0..py1) touches (the one-thread walk's: its
+ * boxes are small, mostly one tile, and a warp's first stores go out together). */
+static __device__ __forceinline__ void vr_raster_mark_box(const vr_raster_params &p,
+                                                          const vr_raster_tri &t)
+{
+    for (int32_t ty = t.py0 >> VR_RESOLVE_TILE_LOG2; ty <= t.py1 >> VR_RESOLVE_TILE_LOG2; ++ty)
+        for (int32_t tx = t.px0 >> VR_RESOLVE_TILE_LOG2; tx <= t.px1 >> VR_RESOLVE_TILE_LOG2;
+             ++tx)
+            p.tiles[(size_t)ty * p.tiles_x + (uint32_t)tx] = 1;
+}
 
 /* --big hp: reserves a record and `tiles` tiles for sub-triangle t of `slot`; 1 when it got
  * them (then record `at` and its count are written), 0 when the thread rasterizes it itself. The
@@ -168,9 +212,11 @@ static __device__ __forceinline__ int vr_raster_hp_push(const vr_raster_params &
  * skip is worth 30% of the raster time (0.39 vs 0.56 ms: fewer atomics on the same words); the
  * big-triangle kernel goes without it (its warps' atomics are spread over a box, and a
  * dependent load per tile would serialize the warp). Counts are summed per warp
- * (full mask; inactive slots contribute 0) and added with one atomic per warp. */
+ * (full mask; inactive slots contribute 0) and added with one atomic per warp. At least 6
+ * resident blocks: with the tile flags ptxas took 91 registers (5 blocks) without the bound; with
+ * it 79 and 77, no spills (80 and 72 before the flags, with 20 and 48 B of spills). */
 template <int BIG_MODE> /* vr_raster_big_mode: the list's kernel stays as it was */
-__global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_params p)
+__global__ void __launch_bounds__(VR_RASTER_BLOCK, 6) vr_raster_kernel(vr_raster_params p)
 {
     const uint32_t slot = blockIdx.x * VR_RASTER_BLOCK + threadIdx.x;
     const uint32_t lane = threadIdx.x & 31u;
@@ -238,6 +284,8 @@ __global__ void __launch_bounds__(VR_RASTER_BLOCK) vr_raster_kernel(vr_raster_pa
         }
         if (r <= 0)
             continue;
+        if (p.tiles)
+            vr_raster_mark_box(p, t);
         const int64_t x0 = vr_raster_centre(t.px0);
         const int64_t s0 = -t.dy[0] * VR_RASTER_SUBPIXEL, s1 = -t.dy[1] * VR_RASTER_SUBPIXEL,
                       s2 = -t.dy[2] * VR_RASTER_SUBPIXEL;
@@ -318,6 +366,8 @@ static __device__ __forceinline__ void vr_raster_big_tile(const vr_raster_params
         if (vr_raster_edge(&t, k, xc, yc) + off.e[k] < 0)
             return;
     ++*fragments;
+    if (p.tiles)
+        vr_raster_mark(p, px, py);
     unsigned long long *pixel = p.vis + (size_t)py * (size_t)p.view.width + px;
     const unsigned long long word =
         vr_raster_word(&t, vr_raster_centre(px), vr_raster_centre(py), p.view.slot_base + slot);
@@ -368,6 +418,8 @@ static __device__ __forceinline__ void vr_raster_big_tiles(const vr_raster_param
     for (uint32_t i = 0; i < count; ++i) {
         if (px <= t.px1 && py <= t.py1 && (e[0] | e[1] | e[2]) >= 0) {
             ++*fragments;
+            if (p.tiles)
+                vr_raster_mark(p, px, py);
             const unsigned long long word = vr_raster_word(&t, vr_raster_centre(px),
                                                            vr_raster_centre(py),
                                                            p.view.slot_base + slot);
@@ -446,7 +498,8 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK)
 }
 
 /* One thread per pixel in TILE x TILE blocks; no shared memory. Reads the pixel's word and its
- * triangle's three corners from the queue, writes one packed RGBA8. */
+ * triangle's three corners from the queue, writes one packed RGBA8. With tile flags (graph
+ * frames) a block whose tile is not flagged writes the background without reading words. */
 __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     vr_resolve_kernel(vr_resolve_kparams p)
 {
@@ -457,10 +510,40 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     const size_t at = (size_t)j * (size_t)p.view.width + (size_t)i;
     const vr_queue q = p.queue;
     const vr_resolve_params shade = p.shade;
+    if (p.tiles && !p.tiles[blockIdx.y * gridDim.x + blockIdx.x]) {
+        p.rgba[at] = shade.background; /* the tile's words are all empty */
+        return;
+    }
     const unsigned long long word = p.vis[at];
     if (vr_resolve_keeps(word, &p.view, p.tri_count, &shade))
         return;
     p.rgba[at] = vr_resolve_pixel(word, i, j, &p.view, &q, p.tri_count, &shade);
+}
+
+/* Graph frames: the tiles the last frame flagged back to VR_VIS_EMPTY, their flags to 0 - the
+ * frame's clear, in place of a memset of the whole buffer. A warp per tile (the flag read once,
+ * broadcast); each pass of its 32 lanes clears two rows of 16 words, eight passes a tile. */
+__global__ void __launch_bounds__(VR_TILE_CLEAR_BLOCK)
+    vr_tile_clear_kernel(unsigned long long *vis, uint8_t *tiles, int32_t width, int32_t height,
+                         uint32_t tiles_x, uint32_t tile_count)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warps = gridDim.x * (VR_TILE_CLEAR_BLOCK / 32);
+    for (uint32_t t = (blockIdx.x * VR_TILE_CLEAR_BLOCK + threadIdx.x) >> 5; t < tile_count;
+         t += warps) {
+        if (!tiles[t])
+            continue;
+        const int32_t x = (int32_t)((t % tiles_x) * VR_RESOLVE_TILE + (lane & 15u));
+        const int32_t y0 = (int32_t)((t / tiles_x) * VR_RESOLVE_TILE);
+        for (int32_t r = (int32_t)(lane >> 4); r < VR_RESOLVE_TILE; r += 2) {
+            const int32_t y = y0 + r;
+            if (x < width && y < height)
+                vis[(size_t)y * (size_t)width + (size_t)x] = VR_VIS_EMPTY;
+        }
+        __syncwarp(); /* every lane read the flag before it goes */
+        if (lane == 0)
+            tiles[t] = 0;
+    }
 }
 
 /* ---- host side ---------------------------------------------------------------------------- */
@@ -524,7 +607,7 @@ static vr_status vr_raster_prepare(const vr_raster_scratch *scratch, const vr_ra
 /* Enqueues the kernels that rasterize tri_count slots of d_q into d_vis (not cleared here). */
 static vr_status vr_raster_launch(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count,
                                   const vr_raster_config *cfg, const vr_raster_scratch *scratch,
-                                  vr_hp *hp, uint32_t hp_cells, cudaStream_t s)
+                                  vr_hp *hp, uint32_t hp_cells, uint8_t *d_tiles, cudaStream_t s)
 {
     if (tri_count == 0)
         return VR_OK;
@@ -538,6 +621,8 @@ static vr_status vr_raster_launch(uint64_t *d_vis, const vr_queue *d_q, uint32_t
     p.big_pixels = vr_raster_big_pixels(tri_count);
     p.hp_counts = scratch->hp_counts;
     p.hp_cells = 0;
+    p.tiles = d_tiles;
+    p.tiles_x = vr_raster_tiles_x(cfg);
     const uint32_t blocks = (tri_count + VR_RASTER_BLOCK - 1) / VR_RASTER_BLOCK;
     if (cfg->big_mode == VR_RASTER_BIG_HP) {
         /* cleared counts, then the pyramid over all hp_cells of them: its size is known
@@ -596,7 +681,8 @@ vr_status vr_raster_gpu(uint64_t *d_vis, const vr_queue *d_q, uint32_t tri_count
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
     VR_CUDA_GOTO(cudaMemsetAsync(d_vis, 0xff, pixels * sizeof(uint64_t), s));
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
-    if ((st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s)) != VR_OK)
+    st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, NULL, s);
+    if (st != VR_OK)
         goto done;
     VR_CUDA_GOTO(cudaEventRecord(ev[2], s));
     VR_CUDA_GOTO(cudaMemcpyAsync(&counts, scratch.counts, sizeof counts, cudaMemcpyDeviceToHost,
@@ -625,7 +711,8 @@ done:
 /* Enqueues the resolve kernel over the whole image (one thread per pixel). */
 static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
                                    uint32_t tri_count, const vr_raster_config *cfg,
-                                   const vr_resolve_params *p, cudaStream_t s)
+                                   const vr_resolve_params *p, const uint8_t *d_tiles,
+                                   cudaStream_t s)
 {
     vr_resolve_kparams k;
     k.rgba = (uint32_t *)d_rgba;
@@ -634,6 +721,7 @@ static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, const
     k.tri_count = tri_count;
     k.view = vr_raster_view_make(cfg);
     k.shade = *p;
+    k.tiles = d_tiles;
     const dim3 block(VR_RESOLVE_TILE, VR_RESOLVE_TILE);
     const dim3 grid((cfg->width + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE,
                     (cfg->height + VR_RESOLVE_TILE - 1) / VR_RESOLVE_TILE);
@@ -645,7 +733,8 @@ static vr_status vr_resolve_launch(uint8_t *d_rgba, const uint64_t *d_vis, const
 
 vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
                                   uint32_t tri_count, const vr_raster_config *cfg,
-                                  const vr_resolve_params *p, void *d_scratch, void *stream)
+                                  const vr_resolve_params *p, void *d_scratch, uint8_t *d_tiles,
+                                  void *stream)
 {
     assert(d_rgba && d_vis && d_q && cfg && p && d_scratch);
     vr_status st = vr_raster_check_input(cfg, d_q, tri_count);
@@ -657,16 +746,28 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_que
     const vr_raster_scratch scratch = vr_raster_scratch_split(d_scratch);
     vr_hp *hp = NULL;
     uint32_t hp_cells = 0;
-    /* vr_raster_gpu's and vr_resolve_gpu's steps in their order, without their events */
+    /* vr_raster_gpu's and vr_resolve_gpu's steps in their order, without their events; with
+     * tile flags the clear is the last frame's flagged tiles only */
     if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) == VR_OK) {
-        const cudaError_t e =
-            cudaMemsetAsync(d_vis, 0xff, (size_t)cfg->width * cfg->height * sizeof(uint64_t), s);
-        st = vr_cuda_status(e, VR_CUDA_WHERE, "cudaMemsetAsync of the visibility buffer");
+        if (d_tiles) {
+            const uint32_t tiles = (uint32_t)vr_raster_tile_count(cfg);
+            const uint32_t per_block = VR_TILE_CLEAR_BLOCK / 32;
+            const uint32_t want = (tiles + per_block - 1) / per_block;
+            vr_tile_clear_kernel<<<want < VR_TILE_CLEAR_GRID_MAX ? want : VR_TILE_CLEAR_GRID_MAX,
+                                   VR_TILE_CLEAR_BLOCK, 0, s>>>(
+                (unsigned long long *)d_vis, d_tiles, cfg->width, cfg->height,
+                vr_raster_tiles_x(cfg), tiles);
+            st = vr_cuda_launched(VR_CUDA_WHERE, "vr_tile_clear_kernel", s);
+        } else {
+            const cudaError_t e = cudaMemsetAsync(
+                d_vis, 0xff, (size_t)cfg->width * cfg->height * sizeof(uint64_t), s);
+            st = vr_cuda_status(e, VR_CUDA_WHERE, "cudaMemsetAsync of the visibility buffer");
+        }
     }
     if (st == VR_OK)
-        st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s);
+        st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, d_tiles, s);
     if (st == VR_OK)
-        st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, s);
+        st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, d_tiles, s);
     vr_hp_destroy(hp); /* the host object only: its device memory is the scratch's */
     return st;
 }
@@ -734,7 +835,8 @@ vr_status vr_raster_stream_chunk(uint64_t *d_vis, const vr_queue *d_q, uint32_t 
     vr_hp *hp = NULL;
     uint32_t hp_cells = 0;
     if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) == VR_OK &&
-        (st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, s)) == VR_OK) {
+        (st = vr_raster_launch(d_vis, d_q, tri_count, cfg, &scratch, hp, hp_cells, NULL, s)) ==
+            VR_OK) {
         vr_raster_tally_kernel<<<1, 1, 0, s>>>(scratch.totals, scratch.counts, tri_count);
         st = vr_cuda_launched(VR_CUDA_WHERE, "vr_raster_tally_kernel", s);
     }
@@ -761,7 +863,8 @@ vr_status vr_resolve_stream_chunk(uint8_t *d_rgba, const uint64_t *d_vis, const 
         return st;
     vr_resolve_params keep = *p;
     keep.part = VR_RESOLVE_PART_KEEP;
-    return vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, &keep, (cudaStream_t)stream);
+    return vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, &keep, NULL,
+                             (cudaStream_t)stream);
 }
 
 vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue *d_q,
@@ -782,7 +885,7 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
     for (int i = 0; i < 2; ++i)
         VR_CUDA_GOTO(cudaEventCreate(&ev[i]));
     VR_CUDA_GOTO(cudaEventRecord(ev[0], s));
-    if ((st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, s)) != VR_OK)
+    if ((st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, NULL, s)) != VR_OK)
         goto done;
     VR_CUDA_GOTO(cudaEventRecord(ev[1], s));
     VR_CUDA_GOTO(cudaEventSynchronize(ev[1]));
@@ -820,6 +923,7 @@ vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels)
     if (pixels <= f->pixel_capacity)
         return VR_OK;
     f->pixel_capacity = 0;
+    f->tiles_width = f->tiles_height = 0; /* the new buffer's words are not known */
     vr_status st;
     if ((st = vr_cuda_free((void **)&f->d_vis, "vis buffer")) ||
         (st = vr_cuda_free((void **)&f->d_rgba, "image")) ||
@@ -830,9 +934,33 @@ vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels)
     return VR_OK;
 }
 
+vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg)
+{
+    assert(f && cfg && (size_t)cfg->width * cfg->height <= f->pixel_capacity);
+    const size_t tiles = vr_raster_tile_count(cfg);
+    vr_status st;
+    if (tiles > f->tile_capacity) {
+        f->tile_capacity = 0;
+        f->tiles_width = f->tiles_height = 0;
+        if ((st = vr_cuda_free((void **)&f->d_tiles, "tile flags")) ||
+            (st = vr_cuda_alloc((void **)&f->d_tiles, tiles, "tile flags")))
+            return st;
+        f->tile_capacity = tiles;
+    }
+    if (f->tiles_width == cfg->width && f->tiles_height == cfg->height)
+        return VR_OK;
+    cudaStream_t s = (cudaStream_t)f->stream;
+    VR_CUDA_CHECK(cudaMemsetAsync(f->d_vis, 0xff, (size_t)cfg->width * cfg->height * 8, s));
+    VR_CUDA_CHECK(cudaMemsetAsync(f->d_tiles, 0, tiles, s));
+    f->tiles_width = cfg->width;
+    f->tiles_height = cfg->height;
+    return VR_OK;
+}
+
 void vr_raster_frame_free(vr_raster_frame *f)
 {
-    void *const bufs[] = {f->d_shade_counts, f->d_tri_batch, f->d_scratch, f->d_vis, f->d_rgba};
+    void *const bufs[] = {f->d_shade_counts, f->d_tri_batch, f->d_scratch, f->d_vis, f->d_rgba,
+                          f->d_tiles};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
     if (f->stream)
         cudaStreamDestroy((cudaStream_t)f->stream);

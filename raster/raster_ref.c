@@ -215,10 +215,11 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
 
 vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
                                   uint32_t tri_count, const vr_raster_config *cfg,
-                                  const vr_resolve_params *p, void *d_scratch, void *stream)
+                                  const vr_resolve_params *p, void *d_scratch, uint8_t *d_tiles,
+                                  void *stream)
 {
     (void)d_rgba, (void)d_vis, (void)d_q, (void)tri_count, (void)cfg, (void)p, (void)d_scratch,
-        (void)stream;
+        (void)d_tiles, (void)stream;
     return vr_raster_no_cuda();
 }
 

@@ -31,7 +31,7 @@ typedef struct vr_render_graph_key {
     int kind;            /* the strategy */
     vr_raster_config raster;
     vr_resolve_params shade; /* device arrays included */
-    const void *vis, *rgba, *clip;
+    const void *vis, *rgba, *clip, *tiles;
     uint32_t triangles;
 } vr_render_graph_key;
 
@@ -166,6 +166,11 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
 {
     cudaStream_t s = (cudaStream_t)r->dev.stream;
     const vr_queue *q = vr_geometry_device_queue(r->geometry);
+    /* the tile flags' full clear, when they are new or describe another frame, comes before
+     * the frame and its marks: a set-up like the buffers' allocation */
+    vr_status e = vr_raster_frame_tiles(&r->dev, &o->raster);
+    if (e != VR_OK)
+        return e;
     vr_render_graph_key key;
     memset(&key, 0, sizeof key);
     key.cfg = *timed;
@@ -175,8 +180,8 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
     key.vis = r->dev.d_vis;
     key.rgba = r->dev.d_rgba;
     key.clip = q->clip;
+    key.tiles = r->dev.d_tiles;
     key.triangles = st->triangles;
-    vr_status e;
     if (!r->graph_exec || memcmp(&key, &r->graph_key, sizeof key) != 0) {
         if ((e = vr_geometry_prepare(r->geometry, o->strategy, timed)) != VR_OK)
             return e;
@@ -184,7 +189,7 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
         e = vr_geometry_enqueue(r->geometry, o->strategy, timed, s);
         if (e == VR_OK)
             e = vr_raster_frame_enqueue(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,
-                                        shade, r->dev.d_scratch, s);
+                                        shade, r->dev.d_scratch, r->dev.d_tiles, s);
         cudaGraph_t graph = NULL;
         const cudaError_t ended = cudaStreamEndCapture(s, &graph); /* always: frees the stream */
         if (e == VR_OK)
@@ -521,6 +526,7 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
             return s;
         st->geometry_ms = ms;
         const vr_queue *q = vr_geometry_device_queue(r->geometry);
+        r->dev.tiles_width = 0; /* a whole-buffer clear and no flags: a graph frame starts over */
         if ((s = vr_raster_gpu(r->dev.d_vis, q, st->triangles, &o->raster, &st->raster,
                                r->dev.d_scratch, r->dev.stream)) != VR_OK ||
             (s = vr_resolve_gpu(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,

@@ -4,7 +4,8 @@
  * mode; a camera change between graph frames (the executable graph updated in place), a size
  * change (new buffers: captured anew), a replay with nothing changed, and graph frames after
  * plain ones and after other cameras (a word left over from an earlier frame would show) give
- * the plain frame's results too. The plain frame equals the CPU twin in gpu/raster-render.
+ * the plain frame's results too; so do graph frames in a row at zooms that cover much less, then
+ * much more of the image (each clears only the tiles the one before flagged). The plain frame equals the CPU twin in gpu/raster-render.
  * gpu/render-graph: every shared scene in forsyth order at 1280x720, and sphere:1M at 1080p;
  * gpu-small/render-graph: fandisk at 320x240, naive, hash, sort and multi (sanitizers). */
 #include <stdio.h>
@@ -15,6 +16,11 @@
 #include "scenes/scene.h"
 #include "tests/test.h"
 #include "tests/test_helpers.h"
+
+/* graph frames in a row that cover much less, much more, then as much of the image (the tile
+ * flags' test: each such frame clears only what the one before flagged) */
+#define ZOOMS 3
+static const float zooms[ZOOMS] = {0.4f, 3.0f, 1.2f};
 
 typedef struct frame_buf {
     uint8_t *rgba;
@@ -68,9 +74,11 @@ static void check_scene(const char *spec, uint32_t w, uint32_t h, const char *on
     vr_renderer *r = NULL;
     VR_EXPECT(vr_renderer_create(&r, &m, 1) == VR_OK, "%s", vr_last_error());
     const size_t px = (size_t)w * h;
-    frame_buf g, p;
+    frame_buf g, p, zg[ZOOMS];
     g.rgba = (uint8_t *)malloc(px * 4), p.rgba = (uint8_t *)malloc(px * 4);
     g.vis = (uint64_t *)malloc(px * 8), p.vis = (uint64_t *)malloc(px * 8);
+    for (int z = 0; z < ZOOMS; ++z)
+        zg[z].rgba = (uint8_t *)malloc(px * 4), zg[z].vis = (uint64_t *)malloc(px * 8);
     vr_render_options o = vr_test_frame_options(&m, w, h, 1.2f, 0.0f, 1);
     char what[160];
     double plain_ms = 0, graph_ms = 0;
@@ -112,6 +120,25 @@ static void check_scene(const char *spec, uint32_t w, uint32_t h, const char *on
                     compare(&g, &p, px, what);
                 if (draw(r, o, 1, &g, px, what))
                     compare(&g, &p, px, what);
+                /* graph frames in a row that cover less, then more of the image: each clears
+                 * only the tiles the one before flagged (vr_raster_frame_tiles), so a tile
+                 * missed by the flags would keep an old word */
+                int drawn = 0;
+                for (int z = 0; z < ZOOMS; ++z) {
+                    vr_render_options oz = o;
+                    oz.camera.zoom = zooms[z];
+                    snprintf(what, sizeof what, "%s %s mode %d big %s zoom %.1f", spec,
+                             o.strategy->name, mode, big ? "hp" : "list", zooms[z]);
+                    drawn += draw(r, oz, 1, &zg[z], px, what);
+                }
+                for (int z = 0; z < ZOOMS && drawn == ZOOMS; ++z) {
+                    vr_render_options oz = o;
+                    oz.camera.zoom = zooms[z];
+                    snprintf(what, sizeof what, "%s %s mode %d big %s zoom %.1f", spec,
+                             o.strategy->name, mode, big ? "hp" : "list", zooms[z]);
+                    if (draw(r, oz, 0, &p, px, what))
+                        compare(&zg[z], &p, px, what);
+                }
             }
     }
     /* a smaller image (the same buffers, other arguments), then back */
@@ -131,6 +158,8 @@ static void check_scene(const char *spec, uint32_t w, uint32_t h, const char *on
            "graph %.3f ms\n", spec, w, h, plain_ms, graph_ms);
     vr_renderer_destroy(r);
     free(g.rgba), free(p.rgba), free(g.vis), free(p.vis);
+    for (int z = 0; z < ZOOMS; ++z)
+        free(zg[z].rgba), free(zg[z].vis);
     vr_mesh_free(&m);
 }
 
