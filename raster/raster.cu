@@ -81,6 +81,11 @@
 #define VR_RESOLVE_TILE (1 << VR_RESOLVE_TILE_LOG2)  /* resolve block: TILE x TILE pixels */
 #define VR_TILE_CLEAR_BLOCK 256                       /* vr_tile_clear_kernel: 8 tiles a block */
 #define VR_TILE_CLEAR_GRID_MAX 4096                   /* its blocks stride past 32Ki tiles */
+/* A graph frame's tile flag t is byte t << VR_TILE_FLAG_SHIFT: one 32-byte sector per flag. With
+ * dense flags (8 KB at 1080p) every SM's stores met on the few dozen sectors of a small mesh's
+ * covered tiles, and the list kernel took 26 us instead of 15 on rocker-arm; spread, 17 (H100,
+ * ncu, bench/NOTES.md session 32). 261 KB at 1080p, 8 MiB at 8192 x 8192. */
+#define VR_TILE_FLAG_SHIFT 5
 
 /* Resolve tiles per image row, and in the image (a graph frame's tile flags). */
 static uint32_t vr_raster_tiles_x(const vr_raster_config *cfg)
@@ -158,15 +163,16 @@ typedef struct vr_resolve_kparams {
  * reads only those (a small mesh at 1080p covers a fraction of the image, and the whole-image
  * clear and read were about a third of its frame). Invariant between frames: every word
  * outside a flagged tile is VR_VIS_EMPTY (vr_raster_frame_tiles sets it up with a full clear).
- * The raster kernels set flags with plain stores of 1: racing stores of the same value, and a
- * warp's stores to neighbouring flags merge into one transaction. Flags only go 0 -> 1 during
+ * The raster kernels set flags with plain stores of 1: racing stores of the same value, a
+ * warp's stores to one flag merge into one transaction, and each flag has a sector of its own
+ * (VR_TILE_FLAG_SHIFT). Flags only go 0 -> 1 during
  * a raster launch; they are read by the resolve and cleared by the next frame's clear kernel,
  * both later launches. */
 static __device__ __forceinline__ void vr_raster_mark(const vr_raster_params &p, int32_t px,
                                                       int32_t py)
 {
     const size_t row = (size_t)(py >> VR_RESOLVE_TILE_LOG2) * p.tiles_x;
-    p.tiles[row + (uint32_t)(px >> VR_RESOLVE_TILE_LOG2)] = 1;
+    p.tiles[(row + (uint32_t)(px >> VR_RESOLVE_TILE_LOG2)) << VR_TILE_FLAG_SHIFT] = 1;
 }
 
 /* The flags of every tile that box (px0..px1, py0..py1) touches (the one-thread walk's: its
@@ -177,7 +183,7 @@ static __device__ __forceinline__ void vr_raster_mark_box(const vr_raster_params
     for (int32_t ty = t.py0 >> VR_RESOLVE_TILE_LOG2; ty <= t.py1 >> VR_RESOLVE_TILE_LOG2; ++ty)
         for (int32_t tx = t.px0 >> VR_RESOLVE_TILE_LOG2; tx <= t.px1 >> VR_RESOLVE_TILE_LOG2;
              ++tx)
-            p.tiles[(size_t)ty * p.tiles_x + (uint32_t)tx] = 1;
+            p.tiles[((size_t)ty * p.tiles_x + (uint32_t)tx) << VR_TILE_FLAG_SHIFT] = 1;
 }
 
 /* --big hp: reserves a record and `tiles` tiles for sub-triangle t of `slot`; 1 when it got
@@ -510,7 +516,8 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     const size_t at = (size_t)j * (size_t)p.view.width + (size_t)i;
     const vr_queue q = p.queue;
     const vr_resolve_params shade = p.shade;
-    if (p.tiles && !p.tiles[blockIdx.y * gridDim.x + blockIdx.x]) {
+    const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+    if (p.tiles && !p.tiles[tile << VR_TILE_FLAG_SHIFT]) {
         p.rgba[at] = shade.background; /* the tile's words are all empty */
         return;
     }
@@ -531,7 +538,7 @@ __global__ void __launch_bounds__(VR_TILE_CLEAR_BLOCK)
     const uint32_t warps = gridDim.x * (VR_TILE_CLEAR_BLOCK / 32);
     for (uint32_t t = (blockIdx.x * VR_TILE_CLEAR_BLOCK + threadIdx.x) >> 5; t < tile_count;
          t += warps) {
-        if (!tiles[t])
+        if (!tiles[(size_t)t << VR_TILE_FLAG_SHIFT])
             continue;
         const int32_t x = (int32_t)((t % tiles_x) * VR_RESOLVE_TILE + (lane & 15u));
         const int32_t y0 = (int32_t)((t / tiles_x) * VR_RESOLVE_TILE);
@@ -542,7 +549,7 @@ __global__ void __launch_bounds__(VR_TILE_CLEAR_BLOCK)
         }
         __syncwarp(); /* every lane read the flag before it goes */
         if (lane == 0)
-            tiles[t] = 0;
+            tiles[(size_t)t << VR_TILE_FLAG_SHIFT] = 0;
     }
 }
 
@@ -937,7 +944,7 @@ vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels)
 vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg)
 {
     assert(f && cfg && (size_t)cfg->width * cfg->height <= f->pixel_capacity);
-    const size_t tiles = vr_raster_tile_count(cfg);
+    const size_t tiles = vr_raster_tile_count(cfg) << VR_TILE_FLAG_SHIFT; /* bytes */
     vr_status st;
     if (tiles > f->tile_capacity) {
         f->tile_capacity = 0;

@@ -35,7 +35,7 @@ typedef struct vr_raster_frame {
     uint8_t *d_rgba;          /* 4 * pixel_capacity bytes */
     size_t pixel_capacity;    /* 0 until vr_raster_frame_grow */
     void *stream;             /* cudaStream_t of the raster and resolve steps */
-    uint8_t *d_tiles;         /* graph frames: a flag per 16 x 16 pixel tile
+    uint8_t *d_tiles;         /* graph frames: a flag per 16 x 16 pixel tile, 32 bytes apart
                                  (vr_raster_frame_tiles) */
     size_t tile_capacity;
     uint32_t tiles_width, tiles_height; /* the image size for which every word of d_vis outside
