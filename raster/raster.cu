@@ -5,6 +5,8 @@
  * in 8 x 4-pixel tiles (one thread would otherwise walk thousands of pixels alone); then one
  * thread per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the
  * shared arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
+ * The renderer's graph frames keep a flag per 16 x 16 tile where a word was written, so that the
+ * next frame clears, and the resolve reads, only those tiles (vr_raster_frame_tiles).
  *
  * Two ways to spread the large boxes over warps (vr_raster_config.big_mode, `--big list|hp`),
  * with the same tile code, so the same visibility words and fragment counts:
