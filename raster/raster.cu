@@ -162,14 +162,13 @@ typedef struct vr_resolve_kparams {
 
 /* Graph frames keep a flag per resolve tile (16 x 16 pixels) set wherever the raster kernels
  * may have written a word, so that the next frame clears only those tiles and the resolve
- * reads only those (a small mesh at 1080p covers a fraction of the image, and the whole-image
- * clear and read were about a third of its frame). Invariant between frames: every word
+ * reads only those (the shared scenes at 1080p cover 7-26% of the tiles; the whole-image clear
+ * and read were about a fifth of a small mesh's frame). Invariant between frames: every word
  * outside a flagged tile is VR_VIS_EMPTY (vr_raster_frame_tiles sets it up with a full clear).
  * The raster kernels set flags with plain stores of 1: racing stores of the same value, a
  * warp's stores to one flag merge into one transaction, and each flag has a sector of its own
- * (VR_TILE_FLAG_SHIFT). Flags only go 0 -> 1 during
- * a raster launch; they are read by the resolve and cleared by the next frame's clear kernel,
- * both later launches. */
+ * (VR_TILE_FLAG_SHIFT). Flags only go 0 -> 1 during a raster launch; they are read by the
+ * resolve and cleared by the next frame's clear kernel, both later launches. */
 static __device__ __forceinline__ void vr_raster_mark(const vr_raster_params &p, int32_t px,
                                                       int32_t py)
 {
