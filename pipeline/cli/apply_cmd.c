@@ -886,9 +886,10 @@ static void limits_print(FILE *log, int app, const apply_opts *o)
 
 /* Runs every row; the first output stays in *first. 0 when every row ran and matched. */
 static int apply_rows(app_table *t, app_output *first, app_input *in, const apply_opts *o,
-                      int app_id, int gpu, const char *cmd)
+                      int gpu, const char *cmd)
 {
     const app_def *app = t->app;
+    const int app_id = (int)(app - g_apps);
     const int rows = o->strategies.count;
     char progress[64];
     snprintf(progress, sizeof progress, "vreuse %s: strategies", cmd);
@@ -1165,7 +1166,7 @@ int vr_cmd_apply(int argc, char **argv)
     t.lanes = app->arity == 1 && gpu && o.lanes > 1 ? o.lanes : 1;
     app_output first;
     memset(&first, 0, sizeof first);
-    const int bad = apply_rows(&t, &first, &in, &o, id, gpu, cmd);
+    const int bad = apply_rows(&t, &first, &in, &o, gpu, cmd);
     table_print(log, &t);
     apply_summary(log, &t, &first, &in, &o, bad);
     if (bad) {
