@@ -88,6 +88,18 @@
  * covered tiles, and the list kernel took 26 us instead of 15 on rocker-arm; spread, 17 (H100,
  * ncu, bench/NOTES.md session 32). 261 KB at 1080p, 8 MiB at 8192 x 8192. */
 #define VR_TILE_FLAG_SHIFT 5
+/* A tile's flag; between frames IDLE or DRAWN:
+ *   IDLE   its words are empty and its pixels hold the background
+ *   DRAWN  the raster kernels may have written its words (set during a frame)
+ *   STALE  its words are empty, its pixels still hold an older frame's colours (only within a
+ *          frame, between the clear kernel and the resolve)
+ * The clear kernel, first in a frame: DRAWN -> words cleared, STALE; STALE -> IDLE (the last
+ * frame's resolve wrote its background). The raster kernels: -> DRAWN. The resolve: DRAWN ->
+ * pixels resolved; STALE -> background; IDLE -> nothing to write. So a frame writes only the
+ * pixels of the tiles it or the frame before drew in (rocker-arm at 1080p: 7% of the image). */
+#define VR_TILE_IDLE 0
+#define VR_TILE_DRAWN 1
+#define VR_TILE_STALE 2
 
 /* Resolve tiles per image row, and in the image (a graph frame's tile flags). */
 static uint32_t vr_raster_tiles_x(const vr_raster_config *cfg)
@@ -157,23 +169,24 @@ typedef struct vr_resolve_kparams {
     uint32_t tri_count;
     vr_raster_view view;
     vr_resolve_params shade;   /* device arrays */
-    const uint8_t *tiles;      /* graph frames: a tile whose flag is 0 holds only empty words */
+    const uint8_t *tiles;      /* graph frames: the tiles' flags (VR_TILE_IDLE ...); NULL: none */
 } vr_resolve_kparams;
 
 /* Graph frames keep a flag per resolve tile (16 x 16 pixels) set wherever the raster kernels
  * may have written a word, so that the next frame clears only those tiles and the resolve
- * reads only those (the shared scenes at 1080p cover 7-26% of the tiles; the whole-image clear
- * and read were about a fifth of a small mesh's frame). Invariant between frames: every word
- * outside a flagged tile is VR_VIS_EMPTY (vr_raster_frame_tiles sets it up with a full clear).
- * The raster kernels set flags with plain stores of 1: racing stores of the same value, a
- * warp's stores to one flag merge into one transaction, and each flag has a sector of its own
- * (VR_TILE_FLAG_SHIFT). Flags only go 0 -> 1 during a raster launch; they are read by the
- * resolve and cleared by the next frame's clear kernel, both later launches. */
+ * reads and writes only those (the shared scenes at 1080p cover 7-26% of the tiles; the
+ * whole-image clear and read were about a fifth of a small mesh's frame). Invariant between
+ * frames: a tile not DRAWN holds only VR_VIS_EMPTY words and background pixels
+ * (vr_raster_frame_tiles sets it up). The raster kernels set flags with plain stores of
+ * VR_TILE_DRAWN: racing stores of the same value, a warp's stores to one flag merge into one
+ * transaction, and each flag has a sector of its own (VR_TILE_FLAG_SHIFT). Flags only become
+ * DRAWN during a raster launch; the resolve and the next frame's clear kernel read them in
+ * later launches. */
 static __device__ __forceinline__ void vr_raster_mark(const vr_raster_params &p, int32_t px,
                                                       int32_t py)
 {
     const size_t row = (size_t)(py >> VR_RESOLVE_TILE_LOG2) * p.tiles_x;
-    p.tiles[(row + (uint32_t)(px >> VR_RESOLVE_TILE_LOG2)) << VR_TILE_FLAG_SHIFT] = 1;
+    p.tiles[(row + (uint32_t)(px >> VR_RESOLVE_TILE_LOG2)) << VR_TILE_FLAG_SHIFT] = VR_TILE_DRAWN;
 }
 
 /* The flags of every tile that box (px0..px1, py0..py1) touches (the one-thread walk's: its
@@ -184,7 +197,8 @@ static __device__ __forceinline__ void vr_raster_mark_box(const vr_raster_params
     for (int32_t ty = t.py0 >> VR_RESOLVE_TILE_LOG2; ty <= t.py1 >> VR_RESOLVE_TILE_LOG2; ++ty)
         for (int32_t tx = t.px0 >> VR_RESOLVE_TILE_LOG2; tx <= t.px1 >> VR_RESOLVE_TILE_LOG2;
              ++tx)
-            p.tiles[((size_t)ty * p.tiles_x + (uint32_t)tx) << VR_TILE_FLAG_SHIFT] = 1;
+            p.tiles[((size_t)ty * p.tiles_x + (uint32_t)tx) << VR_TILE_FLAG_SHIFT] =
+                VR_TILE_DRAWN;
 }
 
 /* --big hp: reserves a record and `tiles` tiles for sub-triangle t of `slot`; 1 when it got
@@ -506,7 +520,8 @@ __global__ void __launch_bounds__(VR_RASTER_BIG_BLOCK)
 
 /* One thread per pixel in TILE x TILE blocks; no shared memory. Reads the pixel's word and its
  * triangle's three corners from the queue, writes one packed RGBA8. With tile flags (graph
- * frames) a block whose tile is not flagged writes the background without reading words. */
+ * frames) only a DRAWN tile's words are read; a STALE tile gets the background, an IDLE one
+ * already holds it. */
 __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     vr_resolve_kernel(vr_resolve_kparams p)
 {
@@ -518,9 +533,13 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     const vr_queue q = p.queue;
     const vr_resolve_params shade = p.shade;
     const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-    if (p.tiles && !p.tiles[tile << VR_TILE_FLAG_SHIFT]) {
-        p.rgba[at] = shade.background; /* the tile's words are all empty */
-        return;
+    if (p.tiles) {
+        const uint8_t flag = p.tiles[tile << VR_TILE_FLAG_SHIFT];
+        if (flag != VR_TILE_DRAWN) { /* the tile's words are all empty */
+            if (flag == VR_TILE_STALE)
+                p.rgba[at] = shade.background;
+            return;
+        }
     }
     const unsigned long long word = p.vis[at];
     if (vr_resolve_keeps(word, &p.view, p.tri_count, &shade))
@@ -528,9 +547,10 @@ __global__ void __launch_bounds__(VR_RESOLVE_TILE *VR_RESOLVE_TILE)
     p.rgba[at] = vr_resolve_pixel(word, i, j, &p.view, &q, p.tri_count, &shade);
 }
 
-/* Graph frames: the tiles the last frame flagged back to VR_VIS_EMPTY, their flags to 0 - the
- * frame's clear, in place of a memset of the whole buffer. A warp per tile (the flag read once,
- * broadcast); each pass of its 32 lanes clears two rows of 16 words, eight passes a tile. */
+/* Graph frames: the tiles the last frame drew in back to VR_VIS_EMPTY and STALE, STALE ones
+ * IDLE (the last resolve gave them the background) - the frame's clear, in place of a memset of
+ * the whole buffer. A warp per tile (the flag read once, broadcast); each pass of its 32 lanes
+ * clears two rows of 16 words, eight passes a tile. */
 __global__ void __launch_bounds__(VR_TILE_CLEAR_BLOCK)
     vr_tile_clear_kernel(unsigned long long *vis, uint8_t *tiles, int32_t width, int32_t height,
                          uint32_t tiles_x, uint32_t tile_count)
@@ -539,8 +559,13 @@ __global__ void __launch_bounds__(VR_TILE_CLEAR_BLOCK)
     const uint32_t warps = gridDim.x * (VR_TILE_CLEAR_BLOCK / 32);
     for (uint32_t t = (blockIdx.x * VR_TILE_CLEAR_BLOCK + threadIdx.x) >> 5; t < tile_count;
          t += warps) {
-        if (!tiles[(size_t)t << VR_TILE_FLAG_SHIFT])
+        const uint8_t flag = tiles[(size_t)t << VR_TILE_FLAG_SHIFT];
+        if (flag != VR_TILE_DRAWN) {
+            __syncwarp(); /* every lane read the flag before it goes */
+            if (flag == VR_TILE_STALE && lane == 0)
+                tiles[(size_t)t << VR_TILE_FLAG_SHIFT] = VR_TILE_IDLE;
             continue;
+        }
         const int32_t x = (int32_t)((t % tiles_x) * VR_RESOLVE_TILE + (lane & 15u));
         const int32_t y0 = (int32_t)((t / tiles_x) * VR_RESOLVE_TILE);
         for (int32_t r = (int32_t)(lane >> 4); r < VR_RESOLVE_TILE; r += 2) {
@@ -550,7 +575,7 @@ __global__ void __launch_bounds__(VR_TILE_CLEAR_BLOCK)
         }
         __syncwarp(); /* every lane read the flag before it goes */
         if (lane == 0)
-            tiles[(size_t)t << VR_TILE_FLAG_SHIFT] = 0;
+            tiles[(size_t)t << VR_TILE_FLAG_SHIFT] = VR_TILE_STALE;
     }
 }
 
@@ -942,7 +967,8 @@ vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels)
     return VR_OK;
 }
 
-vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg)
+vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg,
+                                uint32_t background)
 {
     assert(f && cfg && (size_t)cfg->width * cfg->height <= f->pixel_capacity);
     const size_t tiles = vr_raster_tile_count(cfg) << VR_TILE_FLAG_SHIFT; /* bytes */
@@ -955,13 +981,15 @@ vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg)
             return st;
         f->tile_capacity = tiles;
     }
-    if (f->tiles_width == cfg->width && f->tiles_height == cfg->height)
+    if (f->tiles_width == cfg->width && f->tiles_height == cfg->height &&
+        f->tiles_background == background)
         return VR_OK;
-    cudaStream_t s = (cudaStream_t)f->stream;
-    VR_CUDA_CHECK(cudaMemsetAsync(f->d_vis, 0xff, (size_t)cfg->width * cfg->height * 8, s));
-    VR_CUDA_CHECK(cudaMemsetAsync(f->d_tiles, 0, tiles, s));
+    /* every tile DRAWN: the next frame's clear kernel clears every word, its resolve writes
+     * every pixel */
+    VR_CUDA_CHECK(cudaMemsetAsync(f->d_tiles, VR_TILE_DRAWN, tiles, (cudaStream_t)f->stream));
     f->tiles_width = cfg->width;
     f->tiles_height = cfg->height;
+    f->tiles_background = background;
     return VR_OK;
 }
 

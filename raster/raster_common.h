@@ -38,8 +38,10 @@ typedef struct vr_raster_frame {
     uint8_t *d_tiles;         /* graph frames: a flag per 16 x 16 pixel tile, 32 bytes apart
                                  (vr_raster_frame_tiles) */
     size_t tile_capacity;
-    uint32_t tiles_width, tiles_height; /* the image size for which every word of d_vis outside
-                                           a flagged tile is empty; 0: not known */
+    uint32_t tiles_width, tiles_height; /* the image size for which every tile not flagged
+                                           DRAWN holds empty words and background pixels; 0:
+                                           not known */
+    uint32_t tiles_background;          /* that background (packed RGBA8) */
 } vr_raster_frame;
 /* Allocates the arrays for `triangles` and `vertex_count` (no image yet), the scratch and the
  * stream; on failure what was made stays for vr_raster_frame_free. */
@@ -48,11 +50,13 @@ vr_status vr_raster_frame_alloc(vr_raster_frame *f, uint32_t triangles, uint32_t
  * pixel_capacity is 0 while they are replaced, so a failure leaves nothing that looks usable. */
 vr_status vr_raster_frame_grow(vr_raster_frame *f, size_t pixels);
 /* Graph frames (vr_raster_frame_enqueue with d_tiles): grows the tile flags to cfg's image
- * and, unless they already describe that size, enqueues on f->stream a clear of the whole
- * visibility buffer and of every flag. After it every word outside a flagged tile is empty, and
- * each such frame keeps it so: it clears the tiles the last one flagged and flags what it
- * writes. Anything else that writes d_vis must set tiles_width to 0. */
-vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg);
+ * and, unless they already describe that size and background, enqueues on f->stream a store
+ * that flags every tile drawn, so that the next frame clears every word and writes every pixel.
+ * After that frame every tile not flagged holds empty words and background pixels, and each
+ * graph frame keeps it so: it clears and repaints the tiles the last one flagged and flags what
+ * it writes. Anything else that writes d_vis or d_rgba must set tiles_width to 0. */
+vr_status vr_raster_frame_tiles(vr_raster_frame *f, const vr_raster_config *cfg,
+                                uint32_t background);
 /* Teardown (errors cannot be acted on, so they are not checked); *f is zeroed. */
 void vr_raster_frame_free(vr_raster_frame *f);
 #ifdef __cplusplus

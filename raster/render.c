@@ -168,7 +168,7 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
     const vr_queue *q = vr_geometry_device_queue(r->geometry);
     /* the tile flags' full clear, when they are new or describe another frame, comes before
      * the frame and its marks: a set-up like the buffers' allocation */
-    vr_status e = vr_raster_frame_tiles(&r->dev, &o->raster);
+    vr_status e = vr_raster_frame_tiles(&r->dev, &o->raster, shade->background);
     if (e != VR_OK)
         return e;
     vr_render_graph_key key;
@@ -526,7 +526,7 @@ static vr_status vr_render_frame_gpu(vr_renderer *r, uint8_t *rgba, const vr_ren
             return s;
         st->geometry_ms = ms;
         const vr_queue *q = vr_geometry_device_queue(r->geometry);
-        r->dev.tiles_width = 0; /* a whole-buffer clear and no flags: a graph frame starts over */
+        r->dev.tiles_width = 0; /* writes every word and pixel: a graph frame starts over */
         if ((s = vr_raster_gpu(r->dev.d_vis, q, st->triangles, &o->raster, &st->raster,
                                r->dev.d_scratch, r->dev.stream)) != VR_OK ||
             (s = vr_resolve_gpu(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,

@@ -5,7 +5,7 @@
  * change (new buffers: captured anew), a replay with nothing changed, and graph frames after
  * plain ones and after other cameras (a word left over from an earlier frame would show) give
  * the plain frame's results too; so do graph frames in a row at zooms that cover much less, then
- * much more of the image (each clears only the tiles the one before flagged). The plain frame equals the CPU twin in gpu/raster-render.
+ * much more of the image (each clears and repaints only the tiles the one before flagged). The plain frame equals the CPU twin in gpu/raster-render.
  * gpu/render-graph: every shared scene in forsyth order at 1280x720, and sphere:1M at 1080p;
  * gpu-small/render-graph: fandisk at 320x240, naive, hash, sort and multi (sanitizers). */
 #include <stdio.h>
@@ -17,10 +17,11 @@
 #include "tests/test.h"
 #include "tests/test_helpers.h"
 
-/* graph frames in a row that cover much less, much more, then as much of the image (the tile
- * flags' test: each such frame clears only what the one before flagged) */
-#define ZOOMS 3
-static const float zooms[ZOOMS] = {0.4f, 3.0f, 1.2f};
+/* graph frames in a row (see the loop below): a tile drawn at zoom 3 and not at 1.2 goes
+ * DRAWN -> STALE (background written) -> IDLE (left as it is) over the two frames at 1.2, and
+ * back to DRAWN at 3 */
+#define ZOOMS 5
+static const float zooms[ZOOMS] = {0.4f, 3.0f, 1.2f, 1.2f, 3.0f};
 
 typedef struct frame_buf {
     uint8_t *rgba;
@@ -121,8 +122,8 @@ static void check_scene(const char *spec, uint32_t w, uint32_t h, const char *on
                 if (draw(r, o, 1, &g, px, what))
                     compare(&g, &p, px, what);
                 /* graph frames in a row that cover less, then more of the image: each clears
-                 * only the tiles the one before flagged (vr_raster_frame_tiles), so a tile
-                 * missed by the flags would keep an old word */
+                 * and repaints only the tiles the one before flagged (vr_raster_frame_tiles),
+                 * so a tile missed by the flags would keep an old word or pixel */
                 int drawn = 0;
                 for (int z = 0; z < ZOOMS; ++z) {
                     vr_render_options oz = o;
