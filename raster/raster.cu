@@ -780,18 +780,9 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_que
     vr_hp *hp = NULL;
     uint32_t hp_cells = 0;
     /* vr_raster_gpu's and vr_resolve_gpu's steps in their order, without their events; with
-     * tile flags the clear is the last frame's flagged tiles only */
+     * tile flags the caller enqueued the clear (vr_raster_tiles_clear_enqueue) */
     if ((st = vr_raster_prepare(&scratch, cfg, tri_count, &hp, &hp_cells, s)) == VR_OK) {
-        if (d_tiles) {
-            const uint32_t tiles = (uint32_t)vr_raster_tile_count(cfg);
-            const uint32_t per_block = VR_TILE_CLEAR_BLOCK / 32;
-            const uint32_t want = (tiles + per_block - 1) / per_block;
-            vr_tile_clear_kernel<<<want < VR_TILE_CLEAR_GRID_MAX ? want : VR_TILE_CLEAR_GRID_MAX,
-                                   VR_TILE_CLEAR_BLOCK, 0, s>>>(
-                (unsigned long long *)d_vis, d_tiles, cfg->width, cfg->height,
-                vr_raster_tiles_x(cfg), tiles);
-            st = vr_cuda_launched(VR_CUDA_WHERE, "vr_tile_clear_kernel", s);
-        } else {
+        if (!d_tiles) {
             const cudaError_t e = cudaMemsetAsync(
                 d_vis, 0xff, (size_t)cfg->width * cfg->height * sizeof(uint64_t), s);
             st = vr_cuda_status(e, VR_CUDA_WHERE, "cudaMemsetAsync of the visibility buffer");
@@ -803,6 +794,21 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_que
         st = vr_resolve_launch(d_rgba, d_vis, d_q, tri_count, cfg, p, d_tiles, s);
     vr_hp_destroy(hp); /* the host object only: its device memory is the scratch's */
     return st;
+}
+
+vr_status vr_raster_tiles_clear_enqueue(uint64_t *d_vis, const vr_raster_config *cfg,
+                                        uint8_t *d_tiles, void *stream)
+{
+    assert(d_vis && cfg && d_tiles);
+    cudaStream_t s = (cudaStream_t)stream;
+    const uint32_t tiles = (uint32_t)vr_raster_tile_count(cfg);
+    const uint32_t per_block = VR_TILE_CLEAR_BLOCK / 32;
+    const uint32_t want = (tiles + per_block - 1) / per_block;
+    vr_tile_clear_kernel<<<want < VR_TILE_CLEAR_GRID_MAX ? want : VR_TILE_CLEAR_GRID_MAX,
+                           VR_TILE_CLEAR_BLOCK, 0, s>>>((unsigned long long *)d_vis, d_tiles,
+                                                        cfg->width, cfg->height,
+                                                        vr_raster_tiles_x(cfg), tiles);
+    return vr_cuda_launched(VR_CUDA_WHERE, "vr_tile_clear_kernel", s);
 }
 
 /* Waits for `s` and copies the device counts `d` into stats (rejected, clipped, fragments;

@@ -133,16 +133,22 @@ vr_status vr_resolve_gpu(uint8_t *d_rgba, const uint64_t *d_vis, const vr_queue 
  * sequence can be captured into a CUDA graph. frame_counts then waits for `stream` and reads the
  * counts of the last frame enqueued into stats (triangles, rejected, clipped, fragments; the
  * times are left as they are). d_tiles (NULL: the whole buffer is cleared, as vr_raster_gpu
- * does): a flag per 16 x 16 pixel tile, set up by vr_raster_frame_tiles; the frame then clears
- * only the tiles the last frame flagged, flags the tiles it writes and resolves the others as
- * background without reading them - the same words and pixels, less memory traffic where the
- * mesh covers part of the image. */
+ * does): a flag per 16 x 16 pixel tile, set up by vr_raster_frame_tiles; the caller then enqueues
+ * the clear of the tiles the last frame flagged first (vr_raster_tiles_clear_enqueue, on this
+ * stream or one this stream waits for), and the frame flags the tiles it writes and resolves
+ * only the tiles this frame or the last one flagged - the same words and pixels, less memory
+ * traffic where the mesh covers part of the image. */
 vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_queue *d_q,
                                   uint32_t tri_count, const vr_raster_config *cfg,
                                   const vr_resolve_params *p, void *d_scratch, uint8_t *d_tiles,
                                   void *stream);
 vr_status vr_raster_frame_counts(vr_raster_stats *stats, uint32_t tri_count, void *d_scratch,
                                  void *stream);
+/* The clear that starts a frame with d_tiles: the words of the tiles the last frame flagged back
+ * to empty. It touches only d_vis and d_tiles, so a graph may run it beside the geometry stage
+ * (raster/render.c does). */
+vr_status vr_raster_tiles_clear_enqueue(uint64_t *d_vis, const vr_raster_config *cfg,
+                                        uint8_t *d_tiles, void *stream);
 
 /* ---- streamed chunks (raster/stream.c) --------------------------------------------------- *
  * One frame over many queues in turn, one visibility buffer and one image: begin clears the

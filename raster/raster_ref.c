@@ -223,6 +223,13 @@ vr_status vr_raster_frame_enqueue(uint8_t *d_rgba, uint64_t *d_vis, const vr_que
     return vr_raster_no_cuda();
 }
 
+vr_status vr_raster_tiles_clear_enqueue(uint64_t *d_vis, const vr_raster_config *cfg,
+                                        uint8_t *d_tiles, void *stream)
+{
+    (void)d_vis, (void)cfg, (void)d_tiles, (void)stream;
+    return vr_raster_no_cuda();
+}
+
 vr_status vr_raster_frame_counts(vr_raster_stats *stats, uint32_t tri_count, void *d_scratch,
                                  void *stream)
 {

@@ -64,6 +64,9 @@ struct vr_renderer {
     size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
     /* GPU frame timing and its CUDA graph (vr_render_options.graph) */
     void *frame_ev[2];              /* cudaEvents around a frame's device work */
+    void *side_stream;              /* a graph frame's branch: the tile clear beside the
+                                       geometry stage */
+    void *fork_ev[2];               /* cudaEvents (no timing) into and out of that branch */
     void *graph_exec;               /* cudaGraphExec_t of the last captured frame, or NULL */
     int gts;                        /* compressed batches set (vr_renderer_set_gts): their error
                                        word is read on the host after each run, so no graph */
@@ -87,8 +90,13 @@ static void vr_render_dev_free(vr_renderer *r)
     for (int i = 0; i < 2; ++i) {
         if (r->frame_ev[i])
             cudaEventDestroy((cudaEvent_t)r->frame_ev[i]);
-        r->frame_ev[i] = NULL; /* vr_renderer_set_parts frees, and destroy frees again */
+        if (r->fork_ev[i])
+            cudaEventDestroy((cudaEvent_t)r->fork_ev[i]);
+        r->frame_ev[i] = r->fork_ev[i] = NULL; /* vr_renderer_set_parts frees, destroy again */
     }
+    if (r->side_stream)
+        cudaStreamDestroy((cudaStream_t)r->side_stream);
+    r->side_stream = NULL;
     vr_raster_frame_free(&r->dev);
 }
 
@@ -98,7 +106,13 @@ static vr_status vr_render_dev_create(vr_renderer *r, uint32_t tris, uint32_t ve
         cudaEvent_t e = NULL;
         VR_CUDA_CHECK(cudaEventCreate(&e));
         r->frame_ev[i] = e;
+        e = NULL;
+        VR_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        r->fork_ev[i] = e;
     }
+    cudaStream_t side = NULL;
+    VR_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    r->side_stream = side;
     return vr_raster_frame_alloc(&r->dev, tris, vertex_count);
 }
 
@@ -156,6 +170,21 @@ static vr_status vr_render_graph_install(vr_renderer *r, cudaGraph_t graph,
     return VR_OK;
 }
 
+/* The tile clear of a graph frame as a branch of the capture in `s`: it touches only the
+ * visibility words and the tile flags, so it runs beside the geometry stage, which leaves most
+ * SMs idle on a small mesh (a one-wave kernel), instead of after it. fork_ev[1] marks its end. */
+static vr_status vr_render_graph_clear_branch(vr_renderer *r, const vr_render_options *o,
+                                              cudaStream_t s)
+{
+    cudaStream_t side = (cudaStream_t)r->side_stream;
+    VR_CUDA_CHECK(cudaEventRecord((cudaEvent_t)r->fork_ev[0], s));
+    VR_CUDA_CHECK(cudaStreamWaitEvent(side, (cudaEvent_t)r->fork_ev[0], 0));
+    const vr_status e = vr_raster_tiles_clear_enqueue(r->dev.d_vis, &o->raster, r->dev.d_tiles,
+                                                      side);
+    VR_CUDA_CHECK(cudaEventRecord((cudaEvent_t)r->fork_ev[1], side)); /* joins even on error */
+    return e;
+}
+
 /* The frame as one CUDA graph: the strategy (counting off), the clear, the raster kernels and the
  * resolve, captured from the renderer's stream in the order and with the arguments of the
  * stage-by-stage frame (so with the same words), then replayed. Capturing needs the strategy's
@@ -186,7 +215,12 @@ static vr_status vr_render_graph_frame(vr_renderer *r, const vr_render_options *
         if ((e = vr_geometry_prepare(r->geometry, o->strategy, timed)) != VR_OK)
             return e;
         VR_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        e = vr_geometry_enqueue(r->geometry, o->strategy, timed, s);
+        e = vr_render_graph_clear_branch(r, o, s);
+        if (e == VR_OK)
+            e = vr_geometry_enqueue(r->geometry, o->strategy, timed, s);
+        if (e == VR_OK)
+            e = vr_cuda_status(cudaStreamWaitEvent(s, (cudaEvent_t)r->fork_ev[1], 0),
+                               VR_CUDA_WHERE, "cudaStreamWaitEvent (the tile clear's join)");
         if (e == VR_OK)
             e = vr_raster_frame_enqueue(r->dev.d_rgba, r->dev.d_vis, q, st->triangles, &o->raster,
                                         shade, r->dev.d_scratch, r->dev.d_tiles, s);
