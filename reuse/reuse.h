@@ -121,6 +121,10 @@ typedef struct vr_reuse_params {
     int two_sided;          /* with cull: keep back-facing triangles (zero-area ones still go) */
     vr_queue_mode queue_mode; /* with cull: how survivors are compacted (GPU; default ink) */
     int count;              /* nonzero: count invocations and per-vertex shading (not for timing) */
+    int replay;             /* nonzero, with count and cull 0: a replay of batches that a counted
+                               run checked, whose counters nobody reads (the renderer's CUDA-graph
+                               frames, vr_geometry_enqueue): the GPU render program then neither
+                               clears nor folds them (two graph nodes less); others ignore it */
     int queue_store;        /* 0 direct, 1 warp-staged (default): GPU queue store path, same bytes */
     /* output */
     vr_queue queue;

@@ -724,6 +724,7 @@ static vr_status vr_geometry_run_setup(vr_geometry *g, const vr_reuse_ops *ops,
     vr_reuse_params p = vr_reuse_params_input(
         cfg, g->d_external_indices ? g->d_external_indices : g->d_indices, g->index_count,
         g->d_positions, g->d_normals, g->vertex_count);
+    p.replay = 0; /* only vr_geometry_enqueue replays */
     if (g->d_given_starts && (ops->dynamic || ops->plan)) {
         if (g->gts)
             return VR_ERROR(VR_ERR_ARG, "%s: given batches and compressed input do not go "
@@ -832,7 +833,10 @@ vr_status vr_geometry_enqueue(vr_geometry *g, const vr_reuse_ops *ops, const vr_
                         "cannot be enqueued without a wait; use vr_geometry_run", ops->name);
     cudaStream_t s = stream ? (cudaStream_t)stream : g->stream;
     l.p.stream = s;
-    if ((st = vr_geometry_clear_counts(g, s)) != VR_OK)
+    /* uncounted and unculled, nothing reads the counters afterwards: the counted run that
+     * precedes a graph (raster/render.c) checked these batches, so no clears and no fold */
+    l.p.replay = !l.p.count && !l.p.cull;
+    if (!l.p.replay && (st = vr_geometry_clear_counts(g, s)) != VR_OK)
         return st;
     return vr_geometry_stage(ops, &l.p);
 }

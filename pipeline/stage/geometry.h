@@ -184,7 +184,9 @@ vr_status vr_geometry_run(vr_geometry *g, const vr_reuse_ops *ops, const vr_reus
  * what a run of `ops` with `cfg` needs from the host first (batches, plan, workspace: uploads
  * and allocations) and waits for it. enqueue then enqueues the clears and the strategy's
  * kernels on `stream` (a cudaStream_t, NULL: the context's) and returns without waiting, no
- * timing: only the launches are checked, a fault surfaces at the caller's wait. VR_ERR_ARG for
+ * timing: only the launches are checked, a fault surfaces at the caller's wait. Uncounted and
+ * unculled, it is a replay (vr_reuse_params.replay): the counters are neither cleared nor
+ * filled, so run the same configuration counted once first to check it. VR_ERR_ARG for
  * runs whose results are checked on the host afterwards (compressed input, culling into an ink,
  * collate, cub or hp queue): those go through vr_geometry_run. */
 vr_status vr_geometry_prepare(vr_geometry *g, const vr_reuse_ops *ops, const vr_reuse_params *cfg);
