@@ -6,7 +6,8 @@
  * thread per pixel resolves colours. Twin: raster/raster_ref.c (bit-identical results); the
  * shared arithmetic is raster/raster_common.h. Also vr_raster_device, the buffers a frame needs.
  * The renderer's graph frames keep a flag per 16 x 16 tile where a word was written, so that the
- * next frame clears, and the resolve reads, only those tiles (vr_raster_frame_tiles).
+ * next frame clears only those tiles and the resolve reads only those and writes only those and
+ * the last frame's (vr_raster_frame_tiles).
  *
  * Two ways to spread the large boxes over warps (vr_raster_config.big_mode, `--big list|hp`),
  * with the same tile code, so the same visibility words and fragment counts:
@@ -88,11 +89,11 @@
  * covered tiles, and the list kernel took 26 us instead of 15 on rocker-arm; spread, 17 (H100,
  * ncu, bench/NOTES.md session 32). 261 KB at 1080p, 8 MiB at 8192 x 8192. */
 #define VR_TILE_FLAG_SHIFT 5
-/* A tile's flag; between frames IDLE or DRAWN:
+/* A tile's flag:
  *   IDLE   its words are empty and its pixels hold the background
  *   DRAWN  the raster kernels may have written its words (set during a frame)
- *   STALE  its words are empty, its pixels still hold an older frame's colours (only within a
- *          frame, between the clear kernel and the resolve)
+ *   STALE  its words are empty; from the clear kernel to the resolve its pixels still hold the
+ *          last frame's colours, after the resolve the background (until the next clear)
  * The clear kernel, first in a frame: DRAWN -> words cleared, STALE; STALE -> IDLE (the last
  * frame's resolve wrote its background). The raster kernels: -> DRAWN. The resolve: DRAWN ->
  * pixels resolved; STALE -> background; IDLE -> nothing to write. So a frame writes only the

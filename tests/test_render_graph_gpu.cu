@@ -5,7 +5,8 @@
  * change (new buffers: captured anew), a replay with nothing changed, and graph frames after
  * plain ones and after other cameras (a word left over from an earlier frame would show) give
  * the plain frame's results too; so do graph frames in a row at zooms that cover much less, then
- * much more of the image (each clears and repaints only the tiles the one before flagged). The plain frame equals the CPU twin in gpu/raster-render.
+ * much more of the image (each clears and repaints only the tiles the one before flagged). The
+ * plain frame equals the CPU twin in gpu/raster-render.
  * gpu/render-graph: every shared scene in forsyth order at 1280x720, and sphere:1M at 1080p;
  * gpu-small/render-graph: fandisk at 320x240, naive, hash, sort and multi (sanitizers). */
 #include <stdio.h>
