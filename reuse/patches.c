@@ -4,8 +4,11 @@
  * patch is one connected piece), Lloyd iterations move each seed to its patch's centre (the face
  * farthest from the patch boundary), and a patch that breaks a limit gets a second seed (its face
  * farthest from the seed) until every patch fits. What RXMesh bounds by a face count we bound by
- * the batch limits: faces <= max_indices / 3 and owned + ribbon vertices <= N_u. Also the plan
- * helpers shared with meshlets.c (begin, free, permuted indices, validation).
+ * the batch limits: faces <= max_indices / 3 and owned + ribbon vertices <= N_u. Patches aim at
+ * a quarter of a batch, and batches then grow over the patch adjacency (vr_pb_pack): whole
+ * patches that fill a batch to about 90% of its binding limit, where patches sized to the limit
+ * filled 70% (Lloyd's sizes spread, and two never fit one batch). Also the plan helpers shared
+ * with meshlets.c (begin, free, permuted indices, validation).
  * Single-threaded and deterministic: the seeds come from a fixed-seed generator, every tie is
  * broken by queue order. Try: `vreuse_tests reuse/plan`, `vreuse sim horse.ply --order random`.
  */
@@ -28,9 +31,13 @@
 /* The iterations stop once at most one patch in VR_PATCH_SPLIT_SHARE is over a limit: the last
  * few would each cost a whole iteration (a few face passes), splitting them costs nothing. */
 #define VR_PATCH_SPLIT_SHARE 256
-/* Initial seeds: one per VR_PATCH_FILL x (faces that fit a patch): Lloyd patches vary by about
- * +-25% in size, so aiming a little below the limit leaves few patches to split. */
+/* Initial seeds: one per VR_PATCH_FILL x (faces that fit a patch) / VR_PATCH_PER_BATCH. Lloyd
+ * patches vary by about +-25% in size, so aiming a little below the limit leaves few patches to
+ * split; and a batch built from several patches fills up where one patch per batch would stop
+ * at about 70% of the limit (sphere:1.3M at N_u 64 / 192 indices: 45 of 64 faces a batch with
+ * one patch per batch, 58 with four, 1% fewer invocations; bench/NOTES.md, session 34). */
 #define VR_PATCH_FILL 0.85
+#define VR_PATCH_PER_BATCH 4
 /* Faces per vertex of a compact patch (a regular hexagonal disk has 1.5-1.8): the face count
  * that N_u vertices allow, when N_u binds before max_indices does. */
 #define VR_PATCH_FACES_PER_VERTEX 1.4
@@ -541,12 +548,13 @@ static vr_status vr_pb_locality(vr_pb *b, uint32_t *comp, uint32_t *comps)
     return vr_pb_permute(b, order, b->by_patch);
 }
 
-/* Faces one patch may hold: max_faces, or fewer when N_u binds first; then the fill margin. */
+/* Faces a patch aims at: what a batch may hold (max_faces, or fewer when N_u binds first), the
+ * fill margin, and the share of a batch. */
 static uint32_t vr_pb_target(const vr_pb *b)
 {
     double by_vertices = VR_PATCH_FACES_PER_VERTEX * (double)b->max_unique;
     double t = by_vertices < (double)b->max_faces ? by_vertices : (double)b->max_faces;
-    t *= VR_PATCH_FILL;
+    t *= VR_PATCH_FILL / VR_PATCH_PER_BATCH;
     return t < 1.0 ? 1u : (uint32_t)t;
 }
 
@@ -790,41 +798,100 @@ static void vr_pb_order(const vr_pb *b, uint32_t *order, uint8_t *seen)
     assert(n == b->patches);
 }
 
-/* Packs consecutive patches of `order` into batches while their union stays within both limits
- * (batch_of[p] gets p's batch) and returns the batch count. A patch that does not fit the
- * current batch starts the next one (alone, every patch fits after vr_pb_split). */
-static uint32_t vr_pb_pack(vr_pb *b, const uint32_t *order, uint32_t *batch_of)
+/* Patch r's distinct vertices that batch `id` lacks (in_batch[v] == id: v is in it). */
+static uint32_t vr_pb_fresh(vr_pb *b, uint32_t r, const uint32_t *in_batch, uint32_t id)
 {
-    uint32_t batches = 0, faces = 0, unique = 0, cur = 0;
-    for (uint32_t k = 0; k < b->patches; ++k) {
-        const uint32_t q = order[k];
-        const uint32_t before = b->gen;
-        const uint32_t tmp = vr_pb_stamp(b);
-        if (b->gen < before)
-            cur = 0; /* the stamps were cleared: the current batch's are gone too */
-        uint32_t fresh = 0; /* q's vertices not in the current batch yet */
-        for (uint32_t i = b->first[q]; i < b->first[q + 1]; ++i) {
-            const uint32_t *c = b->idx + 3 * (size_t)b->by_patch[i];
-            for (int j = 0; j < 3; ++j)
-                if (b->stamp[c[j]] != tmp && (cur == 0 || b->stamp[c[j]] != cur)) {
-                    b->stamp[c[j]] = tmp;
-                    ++fresh;
+    const uint32_t tmp = vr_pb_stamp(b); /* each of r's vertices counted once */
+    uint32_t fresh = 0;
+    for (uint32_t x = b->first[r]; x < b->first[r + 1]; ++x) {
+        const uint32_t *c = b->idx + 3 * (size_t)b->by_patch[x];
+        for (int j = 0; j < 3; ++j)
+            if (in_batch[c[j]] != id && b->stamp[c[j]] != tmp) {
+                b->stamp[c[j]] = tmp;
+                ++fresh;
+            }
+    }
+    return fresh;
+}
+
+/* The first patch of order[*next ..] not packed yet, when it fits the batch `id` (faces and
+ * unique so far); VR_PATCH_NONE otherwise. *next moves past the packed ones. */
+static uint32_t vr_pb_next_fit(vr_pb *b, const uint32_t *order, const uint32_t *batch_of,
+                               uint32_t *next, uint32_t faces, uint32_t unique,
+                               const uint32_t *in_batch, uint32_t id)
+{
+    while (*next < b->patches && batch_of[order[*next]] != VR_PATCH_NONE)
+        ++*next;
+    if (*next == b->patches)
+        return VR_PATCH_NONE;
+    const uint32_t r = order[*next];
+    if (faces + b->size[r] > b->max_faces)
+        return VR_PATCH_NONE;
+    return unique + vr_pb_fresh(b, r, in_batch, id) <= b->max_unique ? r : VR_PATCH_NONE;
+}
+
+/* Packs whole patches into batches within both limits: a batch starts at the first patch of
+ * `order` not packed yet and grows over the patch adjacency, taking each time the neighbouring
+ * patch that fits and shares the most vertices with the batch (ties: the first reached), until
+ * no neighbour fits; then, as long as it fits, the next patch of `order` (what joins the
+ * pieces of a soup, or components too small for a batch). A neighbour that does not fit never
+ * will (the batch only grows), so it leaves the candidates. batch_of[p] gets p's batch; returns the batch count (every patch fits
+ * alone after vr_pb_split). Scratch: in_batch (vertices: batch + 1 of each vertex), cand and
+ * cand_mark (patches). Deterministic: the order, the candidates' order and the ties are. */
+static uint32_t vr_pb_pack(vr_pb *b, const uint32_t *order, uint32_t *batch_of,
+                           uint32_t *in_batch, uint32_t *cand, uint32_t *cand_mark)
+{
+    const uint32_t P = b->patches;
+    memset(in_batch, 0, (size_t)b->vertices * sizeof *in_batch);
+    memset(cand_mark, 0, (size_t)P * sizeof *cand_mark);
+    for (uint32_t p = 0; p < P; ++p)
+        batch_of[p] = VR_PATCH_NONE;
+    uint32_t batches = 0;
+    for (uint32_t k = 0; k < P; ++k) {
+        uint32_t q = order[k];
+        if (batch_of[q] != VR_PATCH_NONE)
+            continue;
+        uint32_t next = k + 1;
+        const uint32_t id = ++batches; /* in_batch and cand_mark hold batch + 1 */
+        uint32_t faces = 0, unique = 0, nc = 0;
+        while (q != VR_PATCH_NONE) {
+            batch_of[q] = id - 1;
+            faces += b->size[q];
+            for (uint32_t i = b->first[q]; i < b->first[q + 1]; ++i) {
+                const uint32_t f = b->by_patch[i];
+                const uint32_t *c = b->idx + 3 * (size_t)f;
+                for (int j = 0; j < 3; ++j)
+                    if (in_batch[c[j]] != id) {
+                        in_batch[c[j]] = id;
+                        ++unique;
+                    }
+                for (uint32_t j = b->ff_off[f]; j < b->ff_off[f + 1]; ++j) {
+                    const uint32_t r = b->patch[b->ff[j]];
+                    if (batch_of[r] == VR_PATCH_NONE && cand_mark[r] != id) {
+                        cand_mark[r] = id;
+                        cand[nc++] = r;
+                    }
                 }
+            }
+            uint32_t best = VR_PATCH_NONE, best_shared = 0, kept = 0;
+            for (uint32_t i = 0; i < nc; ++i) {
+                const uint32_t r = cand[i];
+                if (batch_of[r] != VR_PATCH_NONE || faces + b->size[r] > b->max_faces)
+                    continue;
+                const uint32_t fresh = vr_pb_fresh(b, r, in_batch, id);
+                if (unique + fresh > b->max_unique)
+                    continue;
+                cand[kept++] = r;
+                if (best == VR_PATCH_NONE || b->verts[r] - fresh > best_shared) {
+                    best = r;
+                    best_shared = b->verts[r] - fresh;
+                }
+            }
+            nc = kept;
+            if (best == VR_PATCH_NONE) /* no neighbour fits: the next patch of the order, if */
+                best = vr_pb_next_fit(b, order, batch_of, &next, faces, unique, in_batch, id);
+            q = best;
         }
-        if (cur == 0 || faces + b->size[q] > b->max_faces || unique + fresh > b->max_unique) {
-            cur = vr_pb_stamp(b); /* a new batch: all of q's vertices are fresh in it */
-            ++batches;
-            faces = 0;
-            unique = 0;
-            fresh = b->verts[q];
-        }
-        for (uint32_t i = b->first[q]; i < b->first[q + 1]; ++i) {
-            const uint32_t *c = b->idx + 3 * (size_t)b->by_patch[i];
-            b->stamp[c[0]] = b->stamp[c[1]] = b->stamp[c[2]] = cur;
-        }
-        faces += b->size[q];
-        unique += fresh;
-        batch_of[q] = batches - 1;
     }
     return batches;
 }
@@ -871,7 +938,9 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
     b.vertices = vertex_count;
     b.max_unique = max_unique;
     b.max_faces = max_indices / 3;
-    uint32_t *comp = NULL, *order = NULL, *batch_of = NULL, comps = 0;
+    uint32_t *comp = NULL, *order = NULL, *batch_of = NULL, *cand = NULL, *cand_mark = NULL;
+    uint32_t *in_batch = NULL;
+    uint32_t comps = 0;
     uint8_t *seen = NULL;
     b.idx = malloc(3 * F * sizeof *b.idx);
     b.src = malloc(F * sizeof *b.src);
@@ -912,13 +981,20 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
     order = malloc((size_t)b.patches * sizeof *order);
     batch_of = malloc((size_t)b.patches * sizeof *batch_of);
     seen = malloc((size_t)b.patches + 1);
-    if (!order || !batch_of || !seen) {
+    cand = malloc(((size_t)b.patches + 1) * sizeof *cand);
+    cand_mark = malloc(((size_t)b.patches + 1) * sizeof *cand_mark);
+    in_batch = malloc(((size_t)vertex_count + 1) * sizeof *in_batch);
+    if (!order || !batch_of || !seen || !cand || !cand_mark || !in_batch) {
         st = VR_ERROR(VR_ERR_OOM, "patches: order of %u patches", b.patches);
         goto done;
     }
     vr_pb_order(&b, order, seen);
-    st = vr_pb_emit(out, &b, batch_of, vr_pb_pack(&b, order, batch_of), b.queue);
+    st = vr_pb_emit(out, &b, batch_of,
+                    vr_pb_pack(&b, order, batch_of, in_batch, cand, cand_mark), b.queue);
 done:
+    free(in_batch);
+    free(cand);
+    free(cand_mark);
     free(comp);
     free(order);
     free(batch_of);
