@@ -835,9 +835,10 @@ static uint32_t vr_pb_next_fit(vr_pb *b, const uint32_t *order, const uint32_t *
  * patch that fits and shares the most vertices with the batch (ties: the first reached), until
  * no neighbour fits; then, as long as it fits, the next patch of `order` (what joins the
  * pieces of a soup, or components too small for a batch). A neighbour that does not fit never
- * will (the batch only grows), so it leaves the candidates. batch_of[p] gets p's batch; returns the batch count (every patch fits
- * alone after vr_pb_split). Scratch: in_batch (vertices: batch + 1 of each vertex), cand and
- * cand_mark (patches). Deterministic: the order, the candidates' order and the ties are. */
+ * will (the batch only grows), so it leaves the candidates. batch_of[p] gets p's batch;
+ * returns the batch count (every patch fits alone after vr_pb_split). Scratch: in_batch
+ * (vertices: batch + 1 of each vertex), cand and cand_mark (patches). Deterministic: the
+ * order, the candidates' order and the ties are. */
 static uint32_t vr_pb_pack(vr_pb *b, const uint32_t *order, uint32_t *batch_of,
                            uint32_t *in_batch, uint32_t *cand, uint32_t *cand_mark)
 {
@@ -888,7 +889,7 @@ static uint32_t vr_pb_pack(vr_pb *b, const uint32_t *order, uint32_t *batch_of,
                 }
             }
             nc = kept;
-            if (best == VR_PATCH_NONE) /* no neighbour fits: the next patch of the order, if */
+            if (best == VR_PATCH_NONE) /* no neighbour fits: the order's next, if it fits */
                 best = vr_pb_next_fit(b, order, batch_of, &next, faces, unique, in_batch, id);
             q = best;
         }
