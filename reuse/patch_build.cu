@@ -29,6 +29,7 @@
  * that synchronization is the price of a fixed point without a grid-wide barrier.
  */
 #include "reuse/patch_build.h"
+#include "reuse/patch_pack.h"
 
 #include <cub/cub.cuh>
 
@@ -57,9 +58,12 @@ static int vr_pbg_bits(uint64_t x) /* bits needed to hold x */
 /* Every device array of one build; sizes in the comments (F faces, V vertices). */
 typedef struct vr_pbg_dev {
     uint32_t *idx;                 /* 3F corners */
-    uint64_t *k0, *k1;             /* 3F sort keys in / out */
-    uint32_t *v0, *v1;             /* 3F sort values in / out */
-    uint32_t *pos_of;              /* 3F: sorted position of each edge slot */
+    uint64_t *k0, *k1;             /* cap sort keys in / out */
+    uint32_t *v0, *v1;             /* cap sort values in / out */
+    uint32_t *pos_of;              /* cap: sorted position of each edge slot, later the patches'
+                                      vertex lists */
+    uint32_t cap;                  /* entries of k0 .. pos_of: 3F + 1, or more for the patch
+                                      adjacency pairs of a mesh with many non-manifold edges */
     uint32_t *ff_cnt, *ff_off;     /* F + 1: neighbour counts, then CSR offsets */
     uint32_t *ff;                  /* ff_off[F] neighbours */
     uint8_t *open, *is_seed;       /* F */
@@ -71,7 +75,9 @@ typedef struct vr_pbg_dev {
     uint64_t *centre, *far;        /* F by label */
     uint32_t *count, *verts;       /* F by label */
     uint32_t *dense;               /* F + 1: label -> patch number (exclusive scan) */
-    uint32_t *pfaces, *pverts, *batch_of; /* patches */
+    uint32_t *pfaces, *pverts, *batch_of; /* patches (+ 1) */
+    uint32_t *pv_off, *pn_cnt, *pn_off;   /* patches + 1 */
+    uint32_t *lowest, *roots;             /* patches */
     uint32_t *flag;                /* 2: changed flag, over count */
     void *temp;
     size_t temp_bytes;
@@ -425,6 +431,101 @@ __global__ void vr_pbg_low_kernel(const uint64_t *keys, uint32_t n, uint32_t *ou
         out[i] = (uint32_t)keys[i];
 }
 
+/* face f: its patch number */
+__global__ void vr_pbg_face_patch_kernel(const uint32_t *patch, const uint32_t *dense,
+                                         uint32_t faces, uint32_t *fp)
+{
+    const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f < faces)
+        fp[f] = dense[patch[f]];
+}
+
+/* face f: lowest[p] = the smallest face of patch p (atomicMin: order independent) */
+__global__ void vr_pbg_lowest_kernel(const uint32_t *fp, uint32_t faces, uint32_t *lowest)
+{
+    const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f < faces)
+        atomicMin(&lowest[fp[f]], f);
+}
+
+/* patch p: key = its lowest face, value = p, for the sort that lists the roots */
+__global__ void vr_pbg_root_keys_kernel(const uint32_t *lowest, uint32_t patches, uint64_t *keys,
+                                        uint32_t *vals)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < patches) {
+        keys[p] = lowest[p];
+        vals[p] = p;
+    }
+}
+
+/* corner c = 3 f + k: key (patch of f, vertex), whose sorted runs are the patches' vertices */
+__global__ void vr_pbg_patch_vertex_keys_kernel(const uint32_t *idx, const uint32_t *fp,
+                                                uint32_t corners, uint64_t *keys)
+{
+    const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < corners)
+        keys[c] = ((uint64_t)fp[c / 3] << 32) | idx[c];
+}
+
+/* sorted position i (and the extra entry n): 1 at the first of each run of equal keys that is
+ * not `none` */
+__global__ void vr_pbg_run_heads_kernel(const uint64_t *keys, uint32_t n, uint64_t none,
+                                        uint32_t *flags)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n)
+        flags[i] = i < n && keys[i] != none && (i == 0 || keys[i - 1] != keys[i]);
+}
+
+/* sorted position i: a run head's low half goes to its scanned position */
+__global__ void vr_pbg_scatter_low_kernel(const uint64_t *keys, const uint32_t *flags,
+                                          const uint32_t *pos, uint32_t n, uint32_t *out)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && flags[i])
+        out[pos[i]] = (uint32_t)keys[i];
+}
+
+/* face f: for each neighbour slot j (f's slots are consecutive and ascending in j), the key
+ * (patch of f, patch of the neighbour) with value j, or `none` (P << 32) inside one patch */
+__global__ void vr_pbg_pair_keys_kernel(const uint32_t *ff_off, const uint32_t *ff,
+                                        const uint32_t *fp, uint32_t faces, uint64_t none,
+                                        uint64_t *keys, uint32_t *vals)
+{
+    const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= faces)
+        return;
+    const uint32_t p = fp[f];
+    for (uint32_t j = ff_off[f]; j < ff_off[f + 1]; ++j) {
+        const uint32_t q = fp[ff[j]];
+        keys[j] = q == p ? none : ((uint64_t)p << 32) | q;
+        vals[j] = j;
+    }
+}
+
+/* sorted position i of the (p, q) keys with their slots j: the stable sort leaves each run's
+ * smallest j first, the first mention of q among p's faces. A head becomes key (p, j) with
+ * value q and is counted for p; everything else becomes `none`, which sorts last. */
+__global__ void vr_pbg_first_mention_kernel(const uint64_t *keys, const uint32_t *vals,
+                                            uint32_t n, uint64_t none, uint64_t *keys_out,
+                                            uint32_t *vals_out, uint32_t *count)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const uint64_t k = keys[i];
+    if (k != none && (i == 0 || keys[i - 1] != k)) {
+        const uint32_t p = (uint32_t)(k >> 32);
+        keys_out[i] = ((uint64_t)p << 32) | vals[i];
+        vals_out[i] = (uint32_t)k;
+        atomicAdd(&count[p], 1u);
+    } else {
+        keys_out[i] = none;
+        vals_out[i] = 0;
+    }
+}
+
 /* ---- host driver -------------------------------------------------------------------------- */
 
 #define VR_PBG_LAUNCH(kernel, n, ...)                                                   \
@@ -509,22 +610,44 @@ static void vr_pbg_dev_free(vr_pbg_dev *d)
                           d->vend,   d->vf,     d->parent, d->cbeg,   d->cend,   d->patch,
                           d->next,   d->region, d->gdist, d->dist,    d->dnext,  d->centre,
                           d->far,    d->count,  d->verts, d->dense,   d->pfaces, d->pverts,
-                          d->batch_of, d->flag, d->temp};
+                          d->batch_of, d->pv_off, d->pn_cnt, d->pn_off, d->lowest, d->roots,
+                          d->flag,   d->temp};
     vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
 }
 
-/* The CUB workspace for every sort and scan below: the largest of their needs. */
-static vr_status vr_pbg_temp(vr_pbg_dev *d, uint32_t F)
+/* The sort arrays (k0, k1, v0, v1, pos_of) for n entries and the CUB workspace for every sort
+ * and scan of up to n entries; they only grow (the old contents are dropped). */
+static vr_status vr_pbg_reserve(vr_pbg_dev *d, uint32_t n)
 {
+    if (n <= d->cap && d->temp)
+        return VR_OK;
+    void *const old[] = {d->k0, d->k1, d->v0, d->v1, d->pos_of, d->temp};
+    vr_cuda_free_all(old, VR_COUNT_OF(old));
+    d->k0 = d->k1 = NULL;
+    d->v0 = d->v1 = d->pos_of = NULL;
+    d->temp = NULL;
+    d->cap = 0;
+    vr_status st;
+    if ((st = vr_cuda_alloc((void **)&d->k0, (size_t)n * 8, "gpu patches: sort keys")) != VR_OK ||
+        (st = vr_cuda_alloc((void **)&d->k1, (size_t)n * 8, "gpu patches: sort keys")) != VR_OK ||
+        (st = vr_cuda_alloc((void **)&d->v0, (size_t)n * 4, "gpu patches: sort values")) !=
+            VR_OK ||
+        (st = vr_cuda_alloc((void **)&d->v1, (size_t)n * 4, "gpu patches: sort values")) !=
+            VR_OK ||
+        (st = vr_cuda_alloc((void **)&d->pos_of, (size_t)n * 4, "gpu patches: positions")) !=
+            VR_OK)
+        return st;
     size_t a = 0, b = 0, c = 0;
-    const uint32_t n = 3 * F;
     VR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, a, d->k0, d->k1, d->v0, d->v1, (int)n));
     VR_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(NULL, b, d->k0, d->k1, (int)n));
-    VR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, c, d->ff_cnt, d->ff_off, (int)F + 1));
+    VR_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, c, d->v0, d->v1, (int)n));
     d->temp_bytes = a > b ? a : b;
     if (c > d->temp_bytes)
         d->temp_bytes = c;
-    return vr_cuda_alloc(&d->temp, d->temp_bytes, "gpu patches: CUB workspace");
+    if ((st = vr_cuda_alloc(&d->temp, d->temp_bytes, "gpu patches: CUB workspace")) != VR_OK)
+        return st;
+    d->cap = n;
+    return VR_OK;
 }
 
 vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
@@ -547,8 +670,10 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
     memset(&d, 0, sizeof d);
     cudaStream_t s = NULL;
     cudaEvent_t ev[2] = {NULL, NULL};
-    uint32_t *h_faces = NULL, *h_verts = NULL, *h_batch = NULL;
-    uint32_t P = 0, over = 0, edges = 0;
+    uint32_t *h_batch = NULL;
+    uint32_t P = 0, over = 0, edges = 0, pv_heads = 0, pv_total = 0, pn_total = 0, batches = 0;
+    vr_patch_graph g;
+    memset(&g, 0, sizeof g);
     const uint64_t degenerate = (uint64_t)V << 32;
     const int vbits = 32 + vr_pbg_bits(V), fbits = 32 + vr_pbg_bits(F);
     VR_CUDA_GOTO(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -559,9 +684,7 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
             void **p;
             size_t bytes;
         } a[] = {
-            {(void **)&d.idx, (size_t)n3 * 4},      {(void **)&d.k0, (size_t)n3 * 8},
-            {(void **)&d.k1, (size_t)n3 * 8},       {(void **)&d.v0, (size_t)n3 * 4},
-            {(void **)&d.v1, (size_t)n3 * 4},       {(void **)&d.pos_of, (size_t)n3 * 4},
+            {(void **)&d.idx, (size_t)n3 * 4},
             {(void **)&d.ff_cnt, ((size_t)F + 1) * 4}, {(void **)&d.ff_off, ((size_t)F + 1) * 4},
             {(void **)&d.open, (size_t)F},          {(void **)&d.is_seed, (size_t)F},
             {(void **)&d.vbeg, (size_t)V * 4},      {(void **)&d.vend, (size_t)V * 4},
@@ -579,7 +702,7 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
         if (st != VR_OK)
             goto done;
     }
-    if ((st = vr_pbg_temp(&d, F)) != VR_OK)
+    if ((st = vr_pbg_reserve(&d, n3 + 1)) != VR_OK)
         goto done;
 
     /* timed from here: upload, every kernel and flag read-back, host packing, plan download */
@@ -598,6 +721,11 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
                                                (int)F + 1, s));
     VR_CUDA_GOTO(cudaMemcpyAsync(&edges, d.ff_off + F, 4, cudaMemcpyDeviceToHost, s));
     VR_CUDA_GOTO(cudaStreamSynchronize(s));
+    if (edges >= (uint32_t)INT32_MAX) { /* CUB counts in int */
+        st = VR_ERROR(VR_ERR_OVERFLOW, "gpu patches: %u face adjacencies, at most %d", edges,
+                      INT32_MAX - 1);
+        goto done;
+    }
     if ((st = vr_cuda_alloc((void **)&d.ff, (size_t)edges * 4, "gpu patches: adjacency")) !=
         VR_OK)
         goto done;
@@ -618,7 +746,7 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
                                                 fbits, s));
     VR_PBG_LAUNCH(vr_pbg_runs_kernel, F, d.k1, F, d.cbeg, d.cend);
     VR_PBG_LAUNCH(vr_pbg_seed_kernel, F, d.k1, d.cbeg, d.cend, F,
-                  vr_pbg_target(max_unique, max_faces), d.patch, d.gdist);
+                  vr_patch_target(max_unique, max_faces), d.patch, d.gdist);
     if ((st = vr_pbg_grow(&d, F, NULL, s)) != VR_OK ||
         (st = vr_pbg_measure(&d, F, V, max_faces, max_unique, &over, s)) != VR_OK)
         goto done;
@@ -645,32 +773,108 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
             (st = vr_pbg_measure(&d, F, V, max_faces, max_unique, &over, s)) != VR_OK)
             goto done;
     }
-    /* patch numbers, sizes to the host, packing, batch keys sorted */
+    /* the patch graph for the shared packing (reuse/patch_pack.h): patch numbers by a scan,
+     * each face's patch (fp, in `region`), sizes, roots, vertex lists and neighbour lists */
     VR_PBG_LAUNCH(vr_pbg_is_label_kernel, F + 1, d.patch, F, d.ff_cnt);
     VR_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(d.temp, d.temp_bytes, d.ff_cnt, d.dense,
                                                (int)F + 1, s));
     VR_CUDA_GOTO(cudaMemcpyAsync(&P, d.dense + F, 4, cudaMemcpyDeviceToHost, s));
     VR_CUDA_GOTO(cudaStreamSynchronize(s));
-    h_faces = (uint32_t *)malloc(((size_t)P + 1) * 4);
-    h_verts = (uint32_t *)malloc(((size_t)P + 1) * 4);
-    h_batch = (uint32_t *)malloc(((size_t)P + 1) * 4);
-    out->tri_order = (uint32_t *)malloc((size_t)F * 4);
-    if (!h_faces || !h_verts || !h_batch || !out->tri_order) {
-        st = VR_ERROR(VR_ERR_OOM, "gpu patches: %u patches", P);
+    if ((st = vr_pbg_reserve(&d, (edges > n3 ? edges : n3) + 1)) != VR_OK)
+        goto done;
+    {
+        struct {
+            void **p;
+            size_t bytes;
+        } a[] = {
+            {(void **)&d.pfaces, ((size_t)P + 1) * 4}, {(void **)&d.pverts, ((size_t)P + 1) * 4},
+            {(void **)&d.batch_of, (size_t)P * 4},     {(void **)&d.pv_off, ((size_t)P + 1) * 4},
+            {(void **)&d.pn_cnt, ((size_t)P + 1) * 4}, {(void **)&d.pn_off, ((size_t)P + 1) * 4},
+            {(void **)&d.lowest, (size_t)P * 4},       {(void **)&d.roots, (size_t)P * 4},
+        };
+        for (size_t k = 0; k < VR_COUNT_OF(a) && st == VR_OK; ++k)
+            st = vr_cuda_alloc(a[k].p, a[k].bytes, "gpu patches: patch graph");
+        if (st != VR_OK)
+            goto done;
+    }
+    {
+        const uint32_t *fp = d.region;
+        const uint64_t none = (uint64_t)P << 32;
+        const int pbits = 32 + vr_pbg_bits(P);
+        VR_PBG_LAUNCH(vr_pbg_face_patch_kernel, F, d.patch, d.dense, F, d.region);
+        /* sizes: faces and distinct vertices per patch; vertex list offsets by a scan */
+        VR_CUDA_GOTO(cudaMemsetAsync(d.pverts + P, 0, 4, s));
+        VR_PBG_LAUNCH(vr_pbg_gather_kernel, F, d.patch, d.dense, d.count, d.verts, F, d.pfaces,
+                      d.pverts);
+        VR_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(d.temp, d.temp_bytes, d.pverts, d.pv_off,
+                                                   (int)P + 1, s));
+        /* roots: patches sorted by their lowest face */
+        VR_CUDA_GOTO(cudaMemsetAsync(d.lowest, 0xff, (size_t)P * 4, s));
+        VR_PBG_LAUNCH(vr_pbg_lowest_kernel, F, fp, F, d.lowest);
+        VR_PBG_LAUNCH(vr_pbg_root_keys_kernel, P, d.lowest, P, d.k0, d.v0);
+        VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(d.temp, d.temp_bytes, d.k0, d.k1, d.v0,
+                                                     d.roots, (int)P, 0, vr_pbg_bits(F), s));
+        /* vertex lists: sorted (patch, vertex) keys, one per run, into pos_of */
+        VR_PBG_LAUNCH(vr_pbg_patch_vertex_keys_kernel, n3, d.idx, fp, n3, d.k0);
+        VR_CUDA_GOTO(cub::DeviceRadixSort::SortKeys(d.temp, d.temp_bytes, d.k0, d.k1, (int)n3, 0,
+                                                    pbits, s));
+        VR_PBG_LAUNCH(vr_pbg_run_heads_kernel, n3 + 1, d.k1, n3, none, d.v0);
+        VR_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(d.temp, d.temp_bytes, d.v0, d.v1, (int)n3 + 1,
+                                                   s));
+        VR_PBG_LAUNCH(vr_pbg_scatter_low_kernel, n3, d.k1, d.v0, d.v1, n3, d.pos_of);
+        VR_CUDA_GOTO(cudaMemcpyAsync(&pv_heads, d.v1 + n3, 4, cudaMemcpyDeviceToHost, s));
+        /* neighbour lists: (p, q) keys with their slots; the first mention of each pair, sorted
+         * by (p, slot), gives p's neighbours in the order the packing's reference walks them */
+        VR_CUDA_GOTO(cudaMemsetAsync(d.pn_cnt, 0, ((size_t)P + 1) * 4, s));
+        if (edges > 0) { /* a soup of separate triangles has none */
+            VR_PBG_LAUNCH(vr_pbg_pair_keys_kernel, F, d.ff_off, d.ff, fp, F, none, d.k0, d.v0);
+            VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(d.temp, d.temp_bytes, d.k0, d.k1, d.v0,
+                                                         d.v1, (int)edges, 0, pbits, s));
+            VR_PBG_LAUNCH(vr_pbg_first_mention_kernel, edges, d.k1, d.v1, edges, none, d.k0,
+                          d.v0, d.pn_cnt);
+            VR_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(d.temp, d.temp_bytes, d.k0, d.k1, d.v0,
+                                                         d.v1, (int)edges, 0, pbits, s));
+        }
+        VR_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(d.temp, d.temp_bytes, d.pn_cnt, d.pn_off,
+                                                   (int)P + 1, s));
+        VR_CUDA_GOTO(cudaMemcpyAsync(&pv_total, d.pv_off + P, 4, cudaMemcpyDeviceToHost, s));
+        VR_CUDA_GOTO(cudaMemcpyAsync(&pn_total, d.pn_off + P, 4, cudaMemcpyDeviceToHost, s));
+        VR_CUDA_GOTO(cudaStreamSynchronize(s));
+    }
+    if (pv_heads != pv_total) { /* the vertex counts of the Lloyd rounds must agree */
+        st = VR_ERROR(VR_ERR_CUDA, "gpu patches: %u vertex-list entries, %u counted",
+                      pv_heads, pv_total);
         goto done;
     }
-    if ((st = vr_cuda_alloc((void **)&d.pfaces, (size_t)P * 4, "gpu patches: sizes")) != VR_OK ||
-        (st = vr_cuda_alloc((void **)&d.pverts, (size_t)P * 4, "gpu patches: sizes")) != VR_OK ||
-        (st = vr_cuda_alloc((void **)&d.batch_of, (size_t)P * 4, "gpu patches: batches")) !=
-            VR_OK)
+    h_batch = (uint32_t *)malloc(((size_t)P + 1) * 4);
+    out->tri_order = (uint32_t *)malloc((size_t)F * 4);
+    out->starts = (uint32_t *)calloc((size_t)P + 1, 4);
+    if (!h_batch || !out->tri_order || !out->starts) {
+        st = VR_ERROR(VR_ERR_OOM, "gpu patches: plan of %u patches", P);
         goto done;
-    VR_PBG_LAUNCH(vr_pbg_gather_kernel, F, d.patch, d.dense, d.count, d.verts, F, d.pfaces,
-                  d.pverts);
-    VR_CUDA_GOTO(cudaMemcpyAsync(h_faces, d.pfaces, (size_t)P * 4, cudaMemcpyDeviceToHost, s));
-    VR_CUDA_GOTO(cudaMemcpyAsync(h_verts, d.pverts, (size_t)P * 4, cudaMemcpyDeviceToHost, s));
+    }
+    if ((st = vr_patch_graph_alloc(&g, P, V, pv_total, pn_total)) != VR_OK)
+        goto done;
+    VR_CUDA_GOTO(cudaMemcpyAsync(g.size, d.pfaces, (size_t)P * 4, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(g.pv_off, d.pv_off, ((size_t)P + 1) * 4,
+                                 cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(g.pv, d.pos_of, (size_t)pv_total * 4, cudaMemcpyDeviceToHost,
+                                 s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(g.pn_off, d.pn_off, ((size_t)P + 1) * 4,
+                                 cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(g.pn, d.v1, (size_t)pn_total * 4, cudaMemcpyDeviceToHost, s));
+    VR_CUDA_GOTO(cudaMemcpyAsync(g.roots, d.roots, (size_t)P * 4, cudaMemcpyDeviceToHost, s));
     VR_CUDA_GOTO(cudaStreamSynchronize(s));
-    if ((st = vr_pbg_pack(out, h_batch, h_faces, h_verts, P, max_faces, max_unique)) != VR_OK)
+    if ((st = vr_patches_pack(h_batch, &batches, &g, max_unique, max_faces)) != VR_OK)
         goto done;
+    /* batch starts in indices: each batch's faces, scanned */
+    for (uint32_t p = 0; p < P; ++p)
+        out->starts[h_batch[p] + 1] += 3 * g.size[p];
+    for (uint32_t k = 0; k < batches; ++k)
+        out->starts[k + 1] += out->starts[k];
+    out->batch_count = batches;
+    out->group_count = P;
+    /* tri_order: faces sorted by (batch, face id) */
     VR_CUDA_GOTO(cudaMemcpyAsync(d.batch_of, h_batch, (size_t)P * 4, cudaMemcpyHostToDevice, s));
     VR_PBG_LAUNCH(vr_pbg_batch_keys_kernel, F, d.patch, d.dense, d.batch_of, F, d.k0);
     VR_CUDA_GOTO(cub::DeviceRadixSort::SortKeys(d.temp, d.temp_bytes, d.k0, d.k1, (int)F, 0,
@@ -684,9 +888,8 @@ vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint
         VR_CUDA_GOTO(cudaEventElapsedTime(ms, ev[0], ev[1]));
     out->triangle_count = F;
 done:
-    free(h_faces);
-    free(h_verts);
     free(h_batch);
+    vr_patch_graph_free(&g);
     vr_pbg_dev_free(&d);
     /* teardown: nothing to report if these fail after the result is complete */
     if (ev[0])

@@ -1,9 +1,9 @@
 /* patch_build.h - internal: what the GPU patch builder (reuse/patch_build.cu) and its CPU
  * reference (reuse/patch_build_ref.c) share verbatim: the seed rule, the packed (value, face)
- * keys that atomicMax reduces, the round counts, and the host-side packing of patches into
- * batches (patches are few - about one per 250 triangles - and the packing is one sequential
- * pass over them, so both builders run the same C function on the host). The design is argued
- * in patch_build.cu. Try: `vreuse_tests reuse/gpupatch`.
+ * keys that atomicMax reduces and the round counts. Both size their patches with
+ * vr_patch_target and pack them into batches with vr_patches_pack (reuse/patch_pack.h, shared
+ * with the CPU builder; the GPU builder runs it on the host). The design is argued in
+ * patch_build.cu. Try: `vreuse_tests reuse/gpupatch`.
  */
 #ifndef VR_PATCH_BUILD_H
 #define VR_PATCH_BUILD_H
@@ -46,24 +46,4 @@ VR_HD int vr_pbg_over(uint32_t faces, uint32_t verts, uint32_t max_faces, uint32
     return faces > max_faces || verts > max_unique;
 }
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* Faces a patch aims at (the CPU builder's rule, reuse/patches.c): min(1.4 N_u, max_faces),
- * times the fill margin 0.85, at least 1; a component of n faces gets ceil(n / target) seeds. */
-uint32_t vr_pbg_target(uint32_t max_unique, uint32_t max_faces);
-
-/* Packs `patches` patches (faces[i], verts[i]: the i-th patch by ascending label) in that order
- * into batches: the next patch joins the current batch while the face sums stay <= max_faces
- * and the vertex-count sums (an upper bound of the union) <= max_unique. batch_of[i] gets
- * patch i's batch; out->starts (malloc'd here) the batch starts in indices; out->batch_count
- * and out->group_count are set. VR_ERR_OOM. */
-vr_status vr_pbg_pack(vr_batch_plan *out, uint32_t *batch_of, const uint32_t *faces,
-                      const uint32_t *verts, uint32_t patches, uint32_t max_faces,
-                      uint32_t max_unique);
-
-#ifdef __cplusplus
-}
-#endif
 #endif

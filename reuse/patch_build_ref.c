@@ -3,51 +3,19 @@
  * the GPU's plan bit for bit (`vreuse_tests gpu/gpupatch` compares them). Every decision is a
  * reduction whose result does not depend on the order it is evaluated in (minimum patch label,
  * minimum distance, maximum packed key, counts), which is what makes the parallel version
- * deterministic and this loop its exact twin. Also the packing both share, and the stub of
- * vr_patches_build_gpu for builds without CUDA.
+ * deterministic and this loop its exact twin; both pack the patches into batches with the CPU
+ * builder's vr_patches_pack (reuse/patch_pack.c). Also the stub of vr_patches_build_gpu for
+ * builds without CUDA.
  * Try: `vreuse_tests reuse/gpupatch`, `vreuse sim bunny.obj --order random --patch-builder gpu`.
  */
 #include "reuse/patch_build.h"
+#include "reuse/patch_pack.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/vr_mem.h"
-
-uint32_t vr_pbg_target(uint32_t max_unique, uint32_t max_faces)
-{
-    double t = 1.4 * (double)max_unique;
-    if (t > (double)max_faces)
-        t = (double)max_faces;
-    t *= 0.85;
-    return t < 1.0 ? 1u : (uint32_t)t;
-}
-
-vr_status vr_pbg_pack(vr_batch_plan *out, uint32_t *batch_of, const uint32_t *faces,
-                      const uint32_t *verts, uint32_t patches, uint32_t max_faces,
-                      uint32_t max_unique)
-{
-    out->starts = malloc(((size_t)patches + 1) * sizeof *out->starts);
-    if (!out->starts)
-        return VR_ERROR(VR_ERR_OOM, "gpu patches: starts of %u patches", patches);
-    uint32_t batches = 0, f = 0, v = 0;
-    out->starts[0] = 0;
-    for (uint32_t i = 0; i < patches; ++i) {
-        if (batches == 0 || f + faces[i] > max_faces || v + verts[i] > max_unique) {
-            ++batches;
-            f = v = 0;
-            out->starts[batches] = out->starts[batches - 1];
-        }
-        f += faces[i];
-        v += verts[i];
-        out->starts[batches] += 3 * faces[i];
-        batch_of[i] = batches - 1;
-    }
-    out->batch_count = batches;
-    out->group_count = patches;
-    return VR_OK;
-}
 
 /* ---- the reference ------------------------------------------------------------------------ */
 
@@ -147,7 +115,7 @@ static vr_status vr_pbr_adjacency(vr_pbr *b)
  * (label), dnext (rank counter), gdist (component size). */
 static void vr_pbr_seed(vr_pbr *b)
 {
-    const uint32_t F = b->faces, target = vr_pbg_target(b->max_unique, b->max_faces);
+    const uint32_t F = b->faces, target = vr_patch_target(b->max_unique, b->max_faces);
     uint32_t *queue = b->next, *label = b->dist, *seen_rank = b->dnext, *size = b->gdist;
     for (uint32_t f = 0; f < F; ++f) {
         label[f] = VR_PBG_NONE;
@@ -334,7 +302,6 @@ vr_status vr_patches_build_gpu_ref(vr_batch_plan *out, const uint32_t *indices,
     b.vertices = vertex_count;
     b.max_unique = max_unique;
     b.max_faces = max_indices / 3;
-    uint32_t *dense = NULL, *faces = NULL, *verts = NULL, *batch_of = NULL;
     if ((st = vr_pbr_adjacency(&b)) != VR_OK)
         goto done;
     const size_t n = (size_t)F + 1;
@@ -373,42 +340,18 @@ vr_status vr_patches_build_gpu_ref(vr_batch_plan *out, const uint32_t *indices,
         vr_pbr_split(&b);
         over = vr_pbr_measure(&b);
     }
-    /* labels in ascending order; dense[label] = its rank (through `next`, free now) */
+    /* labels in ascending order numbered densely (through `next`, free now); each face's
+     * patch number (through `dist`), then the shared packing */
     uint32_t P = 0;
-    dense = b.next;
+    uint32_t *dense = b.next, *face_patch = b.dist;
     for (uint32_t f = 0; f < F; ++f)
         if (b.patch[f] == f)
             dense[f] = P++;
-    faces = malloc(((size_t)P + 1) * sizeof *faces);
-    verts = malloc(((size_t)P + 1) * sizeof *verts);
-    batch_of = malloc(((size_t)P + 1) * sizeof *batch_of);
-    if (!faces || !verts || !batch_of) {
-        st = VR_ERROR(VR_ERR_OOM, "gpu patches ref: %u patches", P);
-        goto done;
-    }
     for (uint32_t f = 0; f < F; ++f)
-        if (b.patch[f] == f) {
-            faces[dense[f]] = b.count[f];
-            verts[dense[f]] = b.verts[f];
-        }
-    if ((st = vr_pbg_pack(out, batch_of, faces, verts, P, b.max_faces, max_unique)) != VR_OK)
-        goto done;
-    /* triangles by (batch, face id): a counting sort, ascending inside a batch */
-    out->tri_order = malloc((size_t)F * sizeof *out->tri_order);
-    if (!out->tri_order) {
-        st = VR_ERROR(VR_ERR_OOM, "gpu patches ref: plan of %u triangles", F);
-        goto done;
-    }
-    uint32_t *cursor = b.dist; /* batch_count entries (<= patches <= faces) */
-    for (uint32_t k = 0; k < out->batch_count; ++k)
-        cursor[k] = out->starts[k] / 3;
-    for (uint32_t f = 0; f < F; ++f)
-        out->tri_order[cursor[batch_of[dense[b.patch[f]]]]++] = f;
-    out->triangle_count = F;
+        face_patch[f] = dense[b.patch[f]];
+    const vr_patch_cut cut = {indices, b.ff_off, b.ff, face_patch, NULL, F, vertex_count, P};
+    st = vr_patches_pack_cut(out, &cut, max_unique, b.max_faces);
 done:
-    free(faces);
-    free(verts);
-    free(batch_of);
     vr_pbr_free(&b);
     if (st != VR_OK)
         vr_batch_plan_free(out);

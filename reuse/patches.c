@@ -5,14 +5,16 @@
  * farthest from the patch boundary), and a patch that breaks a limit gets a second seed (its face
  * farthest from the seed) until every patch fits. What RXMesh bounds by a face count we bound by
  * the batch limits: faces <= max_indices / 3 and owned + ribbon vertices <= N_u. Patches aim at
- * a quarter of a batch, and batches then grow over the patch adjacency (vr_pb_pack): whole
- * patches that fill a batch to about 90% of its binding limit, where patches sized to the limit
- * filled 70% (Lloyd's sizes spread, and two never fit one batch). Also the plan helpers shared
- * with meshlets.c (begin, free, permuted indices, validation).
+ * a quarter of a batch, and batches then grow over the patch adjacency (vr_patches_pack,
+ * reuse/patch_pack.c, shared with the GPU builder): whole patches that fill a batch to about 94%
+ * of its binding limit, where patches sized to the limit filled 70% (Lloyd's sizes spread, and
+ * two never fit one batch). Also the plan helpers shared with meshlets.c (begin, free, permuted
+ * indices, validation).
  * Single-threaded and deterministic: the seeds come from a fixed-seed generator, every tie is
  * broken by queue order. Try: `vreuse_tests reuse/plan`, `vreuse sim horse.ply --order random`.
  */
 #include "reuse/patches.h"
+#include "reuse/patch_pack.h"
 
 #include <assert.h>
 #include <math.h>
@@ -31,16 +33,6 @@
 /* The iterations stop once at most one patch in VR_PATCH_SPLIT_SHARE is over a limit: the last
  * few would each cost a whole iteration (a few face passes), splitting them costs nothing. */
 #define VR_PATCH_SPLIT_SHARE 256
-/* Initial seeds: one per VR_PATCH_FILL x (faces that fit a patch) / VR_PATCH_PER_BATCH. Lloyd
- * patches vary by about +-25% in size, so aiming a little below the limit leaves few patches to
- * split; and a batch built from several patches fills up where one patch per batch would stop
- * at about 70% of the limit (sphere:1.3M at N_u 64 / 192 indices: 45 of 64 faces a batch with
- * one patch per batch, 58 with four, 1% fewer invocations; bench/NOTES.md, session 34). */
-#define VR_PATCH_FILL 0.85
-#define VR_PATCH_PER_BATCH 4
-/* Faces per vertex of a compact patch (a regular hexagonal disk has 1.5-1.8): the face count
- * that N_u vertices allow, when N_u binds before max_indices does. */
-#define VR_PATCH_FACES_PER_VERTEX 1.4
 #define VR_PATCH_RNG_SEED 0x5eed5eedu
 
 /* ---- plan helpers (shared with meshlets.c) ----------------------------------------------- */
@@ -548,22 +540,12 @@ static vr_status vr_pb_locality(vr_pb *b, uint32_t *comp, uint32_t *comps)
     return vr_pb_permute(b, order, b->by_patch);
 }
 
-/* Faces a patch aims at: what a batch may hold (max_faces, or fewer when N_u binds first), the
- * fill margin, and the share of a batch. */
-static uint32_t vr_pb_target(const vr_pb *b)
-{
-    double by_vertices = VR_PATCH_FACES_PER_VERTEX * (double)b->max_unique;
-    double t = by_vertices < (double)b->max_faces ? by_vertices : (double)b->max_faces;
-    t *= VR_PATCH_FILL / VR_PATCH_PER_BATCH;
-    return t < 1.0 ? 1u : (uint32_t)t;
-}
-
 /* Initial seeds (RXMesh: one per component first, the rest in proportion to size): each
  * component gets ceil(size / target) of its faces, chosen at random (fixed seed) - at least
  * one, so every face is reached by some seed. */
 static vr_status vr_pb_seed(vr_pb *b, const uint32_t *comp, uint32_t comps)
 {
-    const uint32_t target = vr_pb_target(b);
+    const uint32_t target = vr_patch_target(b->max_unique, b->max_faces);
     uint64_t rng = VR_PATCH_RNG_SEED;
     b->patches = 0;
     for (uint32_t c = 0; c < comps; ++c) {
@@ -767,164 +749,6 @@ static vr_status vr_pb_split(vr_pb *b, uint32_t *split)
     return VR_OK;
 }
 
-/* Orders the patches for locality (adjacent patches next to each other, so packing joins
- * neighbours and neighbouring blocks share their ribbon vertices in L2): breadth first over the
- * patch adjacency, each component from the patch of its lowest face. order[] gets every patch;
- * `seen` holds patches bytes. */
-static void vr_pb_order(const vr_pb *b, uint32_t *order, uint8_t *seen)
-{
-    uint32_t n = 0;
-    memset(seen, 0, b->patches);
-    for (uint32_t f = 0; f < b->faces; ++f) {
-        if (seen[b->patch[f]])
-            continue;
-        uint32_t head = n;
-        seen[b->patch[f]] = 1;
-        order[n++] = b->patch[f];
-        while (head < n) {
-            const uint32_t q = order[head++];
-            for (uint32_t i = b->first[q]; i < b->first[q + 1]; ++i) {
-                const uint32_t g = b->by_patch[i];
-                for (uint32_t j = b->ff_off[g]; j < b->ff_off[g + 1]; ++j) {
-                    const uint32_t r = b->patch[b->ff[j]];
-                    if (!seen[r]) {
-                        seen[r] = 1;
-                        order[n++] = r;
-                    }
-                }
-            }
-        }
-    }
-    assert(n == b->patches);
-}
-
-/* Patch r's distinct vertices that batch `id` lacks (in_batch[v] == id: v is in it). */
-static uint32_t vr_pb_fresh(vr_pb *b, uint32_t r, const uint32_t *in_batch, uint32_t id)
-{
-    const uint32_t tmp = vr_pb_stamp(b); /* each of r's vertices counted once */
-    uint32_t fresh = 0;
-    for (uint32_t x = b->first[r]; x < b->first[r + 1]; ++x) {
-        const uint32_t *c = b->idx + 3 * (size_t)b->by_patch[x];
-        for (int j = 0; j < 3; ++j)
-            if (in_batch[c[j]] != id && b->stamp[c[j]] != tmp) {
-                b->stamp[c[j]] = tmp;
-                ++fresh;
-            }
-    }
-    return fresh;
-}
-
-/* The first patch of order[*next ..] not packed yet, when it fits the batch `id` (faces and
- * unique so far); VR_PATCH_NONE otherwise. *next moves past the packed ones. */
-static uint32_t vr_pb_next_fit(vr_pb *b, const uint32_t *order, const uint32_t *batch_of,
-                               uint32_t *next, uint32_t faces, uint32_t unique,
-                               const uint32_t *in_batch, uint32_t id)
-{
-    while (*next < b->patches && batch_of[order[*next]] != VR_PATCH_NONE)
-        ++*next;
-    if (*next == b->patches)
-        return VR_PATCH_NONE;
-    const uint32_t r = order[*next];
-    if (faces + b->size[r] > b->max_faces)
-        return VR_PATCH_NONE;
-    return unique + vr_pb_fresh(b, r, in_batch, id) <= b->max_unique ? r : VR_PATCH_NONE;
-}
-
-/* Packs whole patches into batches within both limits: a batch starts at the first patch of
- * `order` not packed yet and grows over the patch adjacency, taking each time the neighbouring
- * patch that fits and shares the most vertices with the batch (ties: the first reached), until
- * no neighbour fits; then, as long as it fits, the next patch of `order` (what joins the
- * pieces of a soup, or components too small for a batch). A neighbour that does not fit never
- * will (the batch only grows), so it leaves the candidates. batch_of[p] gets p's batch;
- * returns the batch count (every patch fits alone after vr_pb_split). Scratch: in_batch
- * (vertices: batch + 1 of each vertex), cand and cand_mark (patches). Deterministic: the
- * order, the candidates' order and the ties are. */
-static uint32_t vr_pb_pack(vr_pb *b, const uint32_t *order, uint32_t *batch_of,
-                           uint32_t *in_batch, uint32_t *cand, uint32_t *cand_mark)
-{
-    const uint32_t P = b->patches;
-    memset(in_batch, 0, (size_t)b->vertices * sizeof *in_batch);
-    memset(cand_mark, 0, (size_t)P * sizeof *cand_mark);
-    for (uint32_t p = 0; p < P; ++p)
-        batch_of[p] = VR_PATCH_NONE;
-    uint32_t batches = 0;
-    for (uint32_t k = 0; k < P; ++k) {
-        uint32_t q = order[k];
-        if (batch_of[q] != VR_PATCH_NONE)
-            continue;
-        uint32_t next = k + 1;
-        const uint32_t id = ++batches; /* in_batch and cand_mark hold batch + 1 */
-        uint32_t faces = 0, unique = 0, nc = 0;
-        while (q != VR_PATCH_NONE) {
-            batch_of[q] = id - 1;
-            faces += b->size[q];
-            for (uint32_t i = b->first[q]; i < b->first[q + 1]; ++i) {
-                const uint32_t f = b->by_patch[i];
-                const uint32_t *c = b->idx + 3 * (size_t)f;
-                for (int j = 0; j < 3; ++j)
-                    if (in_batch[c[j]] != id) {
-                        in_batch[c[j]] = id;
-                        ++unique;
-                    }
-                for (uint32_t j = b->ff_off[f]; j < b->ff_off[f + 1]; ++j) {
-                    const uint32_t r = b->patch[b->ff[j]];
-                    if (batch_of[r] == VR_PATCH_NONE && cand_mark[r] != id) {
-                        cand_mark[r] = id;
-                        cand[nc++] = r;
-                    }
-                }
-            }
-            uint32_t best = VR_PATCH_NONE, best_shared = 0, kept = 0;
-            for (uint32_t i = 0; i < nc; ++i) {
-                const uint32_t r = cand[i];
-                if (batch_of[r] != VR_PATCH_NONE || faces + b->size[r] > b->max_faces)
-                    continue;
-                const uint32_t fresh = vr_pb_fresh(b, r, in_batch, id);
-                if (unique + fresh > b->max_unique)
-                    continue;
-                cand[kept++] = r;
-                if (best == VR_PATCH_NONE || b->verts[r] - fresh > best_shared) {
-                    best = r;
-                    best_shared = b->verts[r] - fresh;
-                }
-            }
-            nc = kept;
-            if (best == VR_PATCH_NONE) /* no neighbour fits: the order's next, if it fits */
-                best = vr_pb_next_fit(b, order, batch_of, &next, faces, unique, in_batch, id);
-            q = best;
-        }
-    }
-    return batches;
-}
-
-/* The plan: source triangles grouped by batch (a counting sort over the source ids, so
- * ascending inside a batch), batch starts in indices. `rank` (faces) is scratch. */
-static vr_status vr_pb_emit(vr_batch_plan *out, const vr_pb *b, const uint32_t *batch_of,
-                            uint32_t batches, uint32_t *rank)
-{
-    const uint32_t F = b->faces;
-    out->tri_order = malloc((size_t)F * sizeof *out->tri_order);
-    out->starts = calloc((size_t)batches + 1, sizeof *out->starts);
-    if (!out->tri_order || !out->starts)
-        return VR_ERROR(VR_ERR_OOM, "patches: plan of %u triangles", F);
-    for (uint32_t i = 0; i < F; ++i)
-        rank[b->src[i]] = batch_of[b->patch[i]]; /* source triangle -> batch */
-    uint32_t *next = out->starts; /* triangle offsets, turned into index offsets below */
-    for (uint32_t t = 0; t < F; ++t)
-        ++next[rank[t] + 1];
-    for (uint32_t k = 0; k < batches; ++k)
-        next[k + 1] += next[k];
-    for (uint32_t t = 0; t < F; ++t)
-        out->tri_order[next[rank[t]]++] = t;
-    for (uint32_t k = batches; k > 0; --k) /* next[k - 1] is now batch k - 1's end */
-        out->starts[k] = 3 * next[k - 1];
-    out->starts[0] = 0;
-    out->triangle_count = F;
-    out->batch_count = batches;
-    out->group_count = b->patches;
-    return VR_OK;
-}
-
 vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
                            uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices)
 {
@@ -939,10 +763,8 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
     b.vertices = vertex_count;
     b.max_unique = max_unique;
     b.max_faces = max_indices / 3;
-    uint32_t *comp = NULL, *order = NULL, *batch_of = NULL, *cand = NULL, *cand_mark = NULL;
-    uint32_t *in_batch = NULL;
+    uint32_t *comp = NULL;
     uint32_t comps = 0;
-    uint8_t *seen = NULL;
     b.idx = malloc(3 * F * sizeof *b.idx);
     b.src = malloc(F * sizeof *b.src);
     b.patch = malloc(F * sizeof *b.patch);
@@ -979,27 +801,15 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
         st = VR_ERROR(VR_ERR_FORMAT, "patches: a split patch still breaks a limit");
         goto done;
     }
-    order = malloc((size_t)b.patches * sizeof *order);
-    batch_of = malloc((size_t)b.patches * sizeof *batch_of);
-    seen = malloc((size_t)b.patches + 1);
-    cand = malloc(((size_t)b.patches + 1) * sizeof *cand);
-    cand_mark = malloc(((size_t)b.patches + 1) * sizeof *cand_mark);
-    in_batch = malloc(((size_t)vertex_count + 1) * sizeof *in_batch);
-    if (!order || !batch_of || !seen || !cand || !cand_mark || !in_batch) {
-        st = VR_ERROR(VR_ERR_OOM, "patches: order of %u patches", b.patches);
-        goto done;
-    }
-    vr_pb_order(&b, order, seen);
-    st = vr_pb_emit(out, &b, batch_of,
-                    vr_pb_pack(&b, order, batch_of, in_batch, cand, cand_mark), b.queue);
+    /* the search scratch goes before the packing allocates its own */
+    free(b.queue);
+    free(b.mark);
+    b.queue = b.mark = NULL;
+    const vr_patch_cut cut = {b.idx, b.ff_off, b.ff, b.patch, b.src, b.faces, b.vertices,
+                              b.patches};
+    st = vr_patches_pack_cut(out, &cut, b.max_unique, b.max_faces);
 done:
-    free(in_batch);
-    free(cand);
-    free(cand_mark);
     free(comp);
-    free(order);
-    free(batch_of);
-    free(seen);
     vr_pb_free(&b);
     if (st != VR_OK)
         vr_batch_plan_free(out);
