@@ -47,6 +47,25 @@ static vr_mesh vr_gpatch_mesh(const uint32_t *idx, uint32_t index_count, uint32_
     return m;
 }
 
+void vr_test_made_meshes(vr_test_made *m)
+{
+    static const uint32_t odd[] = {0, 1, 2, 1, 0, 3, 0, 1, 4, 2, 2, 5, 5, 5, 5, 0, 1, 2, 4, 5, 6};
+    for (uint32_t i = 0; i < VR_TEST_FAN; ++i) {
+        m->fan[3 * i] = 0;
+        m->fan[3 * i + 1] = i + 1;
+        m->fan[3 * i + 2] = i + 2;
+    }
+    for (uint32_t i = 0; i < 3 * VR_TEST_SOUP; ++i)
+        m->soup[i] = i;
+    for (uint32_t i = 0; i < 3 * 64; ++i)
+        m->repeat[i] = i % 3;
+    memcpy(m->odd, odd, sizeof odd);
+    m->mesh[VR_TEST_MADE_FAN] = vr_gpatch_mesh(m->fan, 3 * VR_TEST_FAN, VR_TEST_FAN + 2);
+    m->mesh[VR_TEST_MADE_SOUP] = vr_gpatch_mesh(m->soup, 3 * VR_TEST_SOUP, 3 * VR_TEST_SOUP);
+    m->mesh[VR_TEST_MADE_REPEAT] = vr_gpatch_mesh(m->repeat, 3 * 64, 3);
+    m->mesh[VR_TEST_MADE_ODD] = vr_gpatch_mesh(m->odd, 21, 7);
+}
+
 VR_TEST(test_gpatch_small, "reuse/gpupatch-small")
 {
     static const uint32_t quad[] = {0, 1, 2, 2, 1, 3};
@@ -62,37 +81,29 @@ VR_TEST(test_gpatch_small, "reuse/gpupatch-small")
         VR_EXPECT_EQ(vr_patches_build_gpu(&plan, quad, 6, 4, 256, 1023, NULL), VR_ERR_NO_DEVICE);
         VR_EXPECT(plan.tri_order == NULL && plan.starts == NULL, "stub leaves the plan empty");
     }
-    enum { FAN = 40, SOUP = 30 };
-    uint32_t fan[3 * FAN], soup[3 * SOUP], repeat[3 * 64];
-    for (uint32_t i = 0; i < FAN; ++i) {
-        fan[3 * i] = 0;
-        fan[3 * i + 1] = i + 1;
-        fan[3 * i + 2] = i + 2;
-    }
-    for (uint32_t i = 0; i < 3 * SOUP; ++i)
-        soup[i] = i;
-    for (uint32_t i = 0; i < 3 * 64; ++i)
-        repeat[i] = i % 3;
-    /* degenerate, duplicate, non-manifold (edge 0-1 in three triangles) */
-    static const uint32_t odd[] = {0, 1, 2, 1, 0, 3, 0, 1, 4, 2, 2, 5, 5, 5, 5, 0, 1, 2, 4, 5, 6};
+    vr_test_made made;
+    vr_test_made_meshes(&made);
+    const vr_mesh *fan = &made.mesh[VR_TEST_MADE_FAN], *soup = &made.mesh[VR_TEST_MADE_SOUP],
+                  *repeat = &made.mesh[VR_TEST_MADE_REPEAT], *odd = &made.mesh[VR_TEST_MADE_ODD];
+    enum { FAN = VR_TEST_FAN, SOUP = VR_TEST_SOUP };
     struct {
         const char *name;
         vr_mesh m;
         uint32_t nu, max_indices, batches; /* 0: any */
     } cases[] = {
         {"quad", vr_gpatch_mesh(quad, 6, 4), 256, 1023, 1},
-        {"fan", vr_gpatch_mesh(fan, 3 * FAN, FAN + 2), 256, 1023, 1},
-        {"fan N_u 3", vr_gpatch_mesh(fan, 3 * FAN, FAN + 2), 3, 1023, FAN},
-        {"fan 1 triangle", vr_gpatch_mesh(fan, 3 * FAN, FAN + 2), 256, 3, FAN},
-        {"fan 2 triangles", vr_gpatch_mesh(fan, 3 * FAN, FAN + 2), 256, 6, 0},
-        {"fan N_u 4", vr_gpatch_mesh(fan, 3 * FAN, FAN + 2), 4, 1023, 0},
-        {"soup", vr_gpatch_mesh(soup, 3 * SOUP, 3 * SOUP), 256, 1023, 1},
-        {"soup N_u 9", vr_gpatch_mesh(soup, 3 * SOUP, 3 * SOUP), 9, 1023, SOUP / 3},
-        {"repeat", vr_gpatch_mesh(repeat, 3 * 64, 3), 256, 1023, 1},
-        {"repeat 5 triangles", vr_gpatch_mesh(repeat, 3 * 64, 3), 3, 15, 0},
-        {"odd", vr_gpatch_mesh(odd, 21, 7), 256, 1023, 1},
-        {"odd N_u 3", vr_gpatch_mesh(odd, 21, 7), 3, 1023, 0},
-        {"odd 1 triangle", vr_gpatch_mesh(odd, 21, 7), 1024, 3, 7},
+        {"fan", *fan, 256, 1023, 1},
+        {"fan N_u 3", *fan, 3, 1023, FAN},
+        {"fan 1 triangle", *fan, 256, 3, FAN},
+        {"fan 2 triangles", *fan, 256, 6, 0},
+        {"fan N_u 4", *fan, 4, 1023, 0},
+        {"soup", *soup, 256, 1023, 1},
+        {"soup N_u 9", *soup, 9, 1023, SOUP / 3},
+        {"repeat", *repeat, 256, 1023, 1},
+        {"repeat 5 triangles", *repeat, 3, 15, 0},
+        {"odd", *odd, 256, 1023, 1},
+        {"odd N_u 3", *odd, 3, 1023, 0},
+        {"odd 1 triangle", *odd, 1024, 3, 7},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         const uint32_t b = vr_gpatch_check(&cases[i].m, cases[i].nu, cases[i].max_indices,

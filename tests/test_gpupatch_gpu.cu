@@ -59,34 +59,17 @@ static void vr_gpatch_gpu_check(const vr_mesh *m, uint32_t nu, uint32_t mi, cons
 }
 
 /* Seeded soups (tests/test_plan.c's generator) and the hand-made meshes of
- * tests/test_gpupatch.c: separate triangles (no adjacency at all), one triangle 64 times (each
- * face has 189 neighbours: more adjacency entries than corners, so the sort arrays grow),
- * degenerate, duplicate and non-manifold faces, a fan. */
+ * tests/test_gpupatch.c (vr_test_made_meshes; one triangle 64 times has more adjacency entries
+ * than corners, so the GPU builder's sort arrays grow). */
 static void vr_gpatch_gpu_soups(void)
 {
     uint64_t x = 88172645463325252ull;
     static const uint32_t limits[][2] = {{3, 3}, {4, 12}, {16, 60}, {256, 1023}};
-    enum { FAN = 40, SOUP = 30 };
-    uint32_t fan[3 * FAN], soup[3 * SOUP], repeat[3 * 64];
-    for (uint32_t i = 0; i < FAN; ++i) {
-        fan[3 * i] = 0;
-        fan[3 * i + 1] = i + 1;
-        fan[3 * i + 2] = i + 2;
-    }
-    for (uint32_t i = 0; i < 3 * SOUP; ++i)
-        soup[i] = i;
-    for (uint32_t i = 0; i < 3 * 64; ++i)
-        repeat[i] = i % 3;
-    static const uint32_t odd[] = {0, 1, 2, 1, 0, 3, 0, 1, 4, 2, 2, 5, 5, 5, 5, 0, 1, 2, 4, 5, 6};
-    const vr_mesh made[] = {
-        {FAN + 2, NULL, NULL, NULL, 3 * FAN, fan},
-        {3 * SOUP, NULL, NULL, NULL, 3 * SOUP, soup},
-        {3, NULL, NULL, NULL, 3 * 64, repeat},
-        {7, NULL, NULL, NULL, 21, (uint32_t *)odd},
-    };
-    for (size_t i = 0; i < sizeof made / sizeof made[0]; ++i)
+    vr_test_made made;
+    vr_test_made_meshes(&made);
+    for (size_t i = 0; i < VR_TEST_MADE_COUNT; ++i)
         for (size_t l = 0; l < sizeof limits / sizeof limits[0]; ++l)
-            vr_gpatch_gpu_check(&made[i], limits[l][0], limits[l][1], NULL);
+            vr_gpatch_gpu_check(&made.mesh[i], limits[l][0], limits[l][1], NULL);
     for (uint32_t n = 0; n < 8; ++n) {
         uint32_t V, T, idx[3 * 279];
         vr_test_soup(idx, &V, &T, n, &x);

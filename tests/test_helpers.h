@@ -4,6 +4,7 @@
  * tests/test_raster.c (vr_test_raster_*), tests/test_compact.c (vr_test_compact_*),
  * tests/test_scenes.c (vr_test_load, vr_test_cmp_*), tests/test_limits.c
  * (vr_test_load_forsyth), tests/test_plan.c (vr_test_soup, vr_test_plan_scenes),
+ * tests/test_gpupatch.c (vr_test_made_meshes),
  * tests/test_envelope.c (vr_test_plates, vr_test_torus), tests/test_program.c
  * (vr_test_envelope_mesh), tests/test_stream.c (vr_test_stream_*).
  */
@@ -72,6 +73,21 @@ void vr_test_frame_diff(const uint64_t *va, const uint64_t *vb, const uint8_t *a
  * degenerate triangles, several components): 3 * *tris indices (<= 3 * 279) into idx over
  * *vertices vertices; *x is the generator's state (start at 88172645463325252). */
 void vr_test_soup(uint32_t *idx, uint32_t *vertices, uint32_t *tris, uint32_t n, uint64_t *x);
+/* ---- tests/test_gpupatch.c ---------------------------------------------------------------- */
+
+/* The patch builders' hand-made meshes: a fan of 40 triangles, 30 separate triangles (no
+ * adjacency at all), one triangle 64 times (each face has 189 neighbours: more adjacency
+ * entries than corners) and "odd" (degenerate, duplicate and non-manifold faces: edge 0-1 in
+ * three triangles). vr_test_made_meshes fills the arrays and points mesh[] at them (index
+ * buffers only; no positions). */
+enum { VR_TEST_MADE_FAN, VR_TEST_MADE_SOUP, VR_TEST_MADE_REPEAT, VR_TEST_MADE_ODD,
+       VR_TEST_MADE_COUNT, VR_TEST_FAN = 40, VR_TEST_SOUP = 30 };
+typedef struct vr_test_made {
+    uint32_t fan[3 * VR_TEST_FAN], soup[3 * VR_TEST_SOUP], repeat[3 * 64], odd[21];
+    vr_mesh mesh[VR_TEST_MADE_COUNT];
+} vr_test_made;
+void vr_test_made_meshes(vr_test_made *m);
+
 /* The plan tests' scenes: every shared scene, the default sphere and foliage:20k. */
 #define VR_TEST_PLAN_SCENE_COUNT 10
 extern const char *const vr_test_plan_scenes[VR_TEST_PLAN_SCENE_COUNT];
