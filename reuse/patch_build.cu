@@ -24,12 +24,14 @@
  *   and that farthest face, round after round until all fit (each round halves them about);
  * - plan: patches aim at a quarter of a batch (vr_patch_target) and are packed into batches over
  *   their adjacency by the CPU builder's vr_patches_pack (reuse/patch_pack.h), which reads
- *   patches only. So the device builds that patch graph: labels numbered by a scan; each
+ *   patches only. So the device builds that patch graph: labels counted by a scan and numbered
+ *   by smallest vertex (a sort; the packing does not depend on the numbering); each
  *   patch's distinct vertices from sorted (patch, vertex) keys; its neighbours in the order the
  *   packing's definition walks them (first mention by face, then adjacency slot) from sorted
  *   (patch, patch) keys with their slots - the stable radix sort leaves the smallest slot first
  *   - re-sorted by (patch, slot); the roots from a sort by lowest face. The host downloads about
- *   6 bytes per triangle and packs (one greedy pass, a few ms per million triangles); faces are
+ *   6 bytes per triangle and packs (one greedy pass: 7-50 ms per million triangles on the
+ *   development machine, the smaller limits the slower, as they make more patches); faces are
  *   then sorted by (batch, face id) for tri_order.
  * The host reads one flag per round (growth and distance rounds: about the patch radius, 10-20);
  * that synchronization is the price of a fixed point without a grid-wide barrier.

@@ -4,7 +4,9 @@
  * adjacency, so that it fills to about 94% of its binding limit where one patch per batch, or
  * consecutive patches with summed vertex counts, fill about 70% (bench/NOTES.md, sessions 34 and
  * 36). The packing reads patches only - their sizes, distinct vertices and neighbours - so the
- * GPU builder computes those on the device and packs on the host in a few milliseconds.
+ * GPU builder computes those on the device and only the greedy pass runs on its host (sphere:7M
+ * on the 2-core development machine: 50-70 ms at N_u 256 / 1023 indices, 110-360 ms at 64 / 192,
+ * where patches are 5x as many; bench/NOTES.md, session 36).
  * Pure C, single-threaded, deterministic. Try: `vreuse_tests reuse/plan reuse/gpupatch`.
  */
 #ifndef VR_PATCH_PACK_H
