@@ -297,8 +297,9 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
             fprintf(f, "dyn: dynamic batches of <= N_u distinct vertices and the index limit "
                        "(also hash, phash, sort).\n");
         if (cfg->patch)
-            fprintf(f, "patch: RXMesh-style patches (region growing + Lloyd) within the same "
-                       "limits, one batch per patch or run of small ones.\n");
+            fprintf(f, "patch: RXMesh-style patches (region growing + Lloyd) of about a quarter "
+                       "of a batch, packed into batches within the same limits over their "
+                       "adjacency.\n");
         if (cfg->meshlet)
             fprintf(f, "meshlet: meshopt_buildMeshlets within the same limits (at most 255 "
                        "vertices), one batch each.\n");
@@ -313,9 +314,10 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
                     cfg->dyn_max_unique, cfg->dyn_max_indices);
         if (cfg->patch)
             fprintf(f,
-                    "patch: RXMesh-style patches (region growing + Lloyd), <= %u vertices (owned "
-                    "+ ribbon) and <= %u indices each,\none batch per patch or run of small ones; "
-                    "built from the mesh, so any order gives about the same.\n",
+                    "patch: RXMesh-style patches (region growing + Lloyd) of about a quarter of "
+                    "a batch, packed over their adjacency\ninto batches of <= %u vertices (owned "
+                    "+ ribbon) and <= %u indices; built from the mesh, so any order gives about "
+                    "the same.\n",
                     cfg->dyn_max_unique, cfg->dyn_max_indices / 3 * 3);
         if (cfg->meshlet) {
             uint32_t mv, mt;
