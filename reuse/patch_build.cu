@@ -82,7 +82,8 @@ typedef struct vr_pbg_dev {
     uint32_t *patch, *next, *region, *gdist, *dist, *dnext; /* F each */
     uint64_t *centre, *far;        /* F by label */
     uint32_t *count, *verts;       /* F by label */
-    uint32_t *dense;               /* F + 1: label -> patch number (exclusive scan) */
+    uint32_t *dense;               /* F + 1: label -> patch number (by smallest vertex; the scan
+                                      that counts the labels leaves their count at F) */
     uint32_t *pfaces, *pverts, *batch_of; /* patches (+ 1) */
     uint32_t *pv_off, *pn_cnt, *pn_off;   /* patches + 1 */
     uint32_t *lowest, *roots;             /* patches */
