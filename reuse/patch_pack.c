@@ -48,7 +48,8 @@ vr_status vr_patch_graph_alloc(vr_patch_graph *g, uint32_t patches, uint32_t ver
     return VR_OK;
 }
 
-vr_status vr_patch_graph_of_cut(vr_patch_graph *g, const vr_patch_cut *cut)
+/* The graph of a cut, on the host. */
+static vr_status vr_patch_graph_of_cut(vr_patch_graph *g, const vr_patch_cut *cut)
 {
     memset(g, 0, sizeof *g);
     const uint32_t P = cut->patches, F = cut->faces, V = cut->vertices;
@@ -287,8 +288,9 @@ vr_status vr_patches_pack(uint32_t *batch_of, uint32_t *batches, const vr_patch_
     return st;
 }
 
-vr_status vr_patches_emit(vr_batch_plan *out, const vr_patch_cut *cut, const uint32_t *batch_of,
-                          uint32_t batches)
+/* The plan of a packed cut (vr_patches_pack_cut's comment): a counting sort over source ids. */
+static vr_status vr_patches_emit(vr_batch_plan *out, const vr_patch_cut *cut,
+                                 const uint32_t *batch_of, uint32_t batches)
 {
     const uint32_t F = cut->faces;
     out->tri_order = malloc(((size_t)F + 1) * sizeof *out->tri_order);
@@ -320,7 +322,7 @@ vr_status vr_patches_emit(vr_batch_plan *out, const vr_patch_cut *cut, const uin
 vr_status vr_patches_pack_cut(vr_batch_plan *out, const vr_patch_cut *cut, uint32_t max_unique,
                               uint32_t max_faces)
 {
-    vr_patch_graph g;
+    vr_patch_graph g = {0};
     uint32_t batches = 0;
     uint32_t *batch_of = malloc(((size_t)cut->patches + 1) * sizeof *batch_of);
     vr_status st = batch_of ? vr_patch_graph_of_cut(&g, cut)

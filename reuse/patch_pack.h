@@ -57,9 +57,6 @@ vr_status vr_patch_graph_alloc(vr_patch_graph *g, uint32_t patches, uint32_t ver
                                uint32_t pv_total, uint32_t pn_total);
 /* Frees the arrays; accepts a zeroed graph, leaves it zeroed. */
 void vr_patch_graph_free(vr_patch_graph *g);
-/* The graph of a cut, on the host: O(faces + adjacency). VR_ERR_OOM. */
-vr_status vr_patch_graph_of_cut(vr_patch_graph *g, const vr_patch_cut *cut);
-
 /* Packs whole patches into batches of at most max_faces faces and max_unique distinct
  * vertices: a batch starts at the first patch not packed yet of the breadth-first order over
  * the patch adjacency (each component from its root, neighbours in list order) and grows over
@@ -71,13 +68,10 @@ vr_status vr_patch_graph_of_cut(vr_patch_graph *g, const vr_patch_cut *cut);
 vr_status vr_patches_pack(uint32_t *batch_of, uint32_t *batches, const vr_patch_graph *g,
                           uint32_t max_unique, uint32_t max_faces);
 
-/* The plan of a packed cut: tri_order (source ids grouped by batch, ascending inside a batch),
- * starts, triangle_count, batch_count and group_count (= patches); iterations, split and bounds
- * are left alone. VR_ERR_OOM. */
-vr_status vr_patches_emit(vr_batch_plan *out, const vr_patch_cut *cut, const uint32_t *batch_of,
-                          uint32_t batches);
-
-/* vr_patch_graph_of_cut, vr_patches_pack and vr_patches_emit in one. */
+/* A cut packed on the host: its graph (O(faces + adjacency)), vr_patches_pack, and the plan -
+ * tri_order (source ids grouped by batch, ascending inside a batch), starts, triangle_count,
+ * batch_count and group_count (= patches); iterations, split and bounds are left alone.
+ * VR_ERR_OOM. */
 vr_status vr_patches_pack_cut(vr_batch_plan *out, const vr_patch_cut *cut, uint32_t max_unique,
                               uint32_t max_faces);
 
