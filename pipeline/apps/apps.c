@@ -17,8 +17,7 @@
 
 typedef struct loop_user {
     const float *p;              /* old positions */
-    const vr_loop_topology *t;
-    const uint32_t *indices;     /* the source index buffer (children use source corners) */
+    const vr_loop_topology *t;   /* edge_of_half and tri_edges by stream position */
     vr_mesh *out;
 } loop_user;
 
@@ -31,18 +30,53 @@ static void loop_element(void *user, uint32_t v, void *el)
     memcpy(el, u->p + 3 * (size_t)v, 3 * sizeof(float));
 }
 
-/* primitive: the edge points this triangle owns (first occurrence), and its 4 children */
+/* primitive: the edge points this triangle owns (first occurrence), and its 4 children at its
+ * source id (every strategy writes the same mesh) */
 static void loop_primitive(void *user, uint32_t tri, uint32_t pos, const uint32_t *ids,
                            const void *const *el)
 {
-    (void)pos;
     const loop_user *u = user;
     const vr_loop_topology *t = u->t;
     const float *const a[3] = {el[0], el[1], el[2]};
-    vr_loop_owned_edges(u->out->positions, u->p, tri, ids, a, t->edge_of_half, t->tri_edges,
+    vr_loop_owned_edges(u->out->positions, u->p, pos, ids, a, t->edge_of_half, t->tri_edges,
                         t->edge_opp, t->vertex_count);
-    vr_loop_children(u->out->indices + 12 * (size_t)tri, u->indices + 3 * (size_t)tri,
-                     t->edge_of_half, tri, t->vertex_count);
+    vr_loop_children(u->out->indices + 12 * (size_t)tri, ids, t->edge_of_half, pos,
+                     t->vertex_count);
+}
+
+/* A plan's batches visit source triangles out of order; Loop's per-triangle rows (edge_of_half,
+ * tri_edges) are laid out in the plan's stream order once, with the plan, so that a batch reads
+ * them where it reads its indices (the primitive takes its row by stream position). *rows is a
+ * shallow copy of t with those two arrays its own (loop_rows_free); without a plan, t itself. */
+static vr_status loop_rows_in_stream_order(vr_loop_topology *rows, const vr_loop_topology *t,
+                                           const uint32_t *tri_order)
+{
+    *rows = *t;
+    if (!tri_order)
+        return VR_OK;
+    const size_t n = t->index_count / 3;
+    rows->edge_of_half = malloc((n ? 3 * n : 1) * sizeof *rows->edge_of_half);
+    rows->tri_edges = malloc(n ? n : 1);
+    if (!rows->edge_of_half || !rows->tri_edges) {
+        free(rows->edge_of_half), free(rows->tri_edges);
+        *rows = *t;
+        return VR_ERROR(VR_ERR_OOM, "Loop's rows of %zu triangles in plan order", n);
+    }
+    for (size_t pos = 0; pos < n; ++pos) {
+        const size_t tri = tri_order[pos]; /* a permutation: vr_batch_plan_validate */
+        rows->tri_edges[pos] = t->tri_edges[tri];
+        for (int k = 0; k < 3; ++k)
+            rows->edge_of_half[3 * pos + k] = t->edge_of_half[3 * tri + k];
+    }
+    return VR_OK;
+}
+
+static void loop_rows_free(vr_loop_topology *rows, const vr_loop_topology *t)
+{
+    if (rows->edge_of_half != t->edge_of_half)
+        free(rows->edge_of_half);
+    if (rows->tri_edges != t->tri_edges)
+        free(rows->tri_edges);
 }
 
 /* The stream a strategy reads: the mesh's own indices, or a plan's (patch, meshlet) with its
@@ -155,14 +189,20 @@ vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, in
         vr_loop_topology_free(&t);
         return st;
     }
+    vr_loop_topology rows;
+    if ((st = loop_rows_in_stream_order(&rows, &t, s.plan.tri_order))) {
+        app_stream_free(&s);
+        vr_loop_topology_free(&t);
+        return st;
+    }
     rp.prep_ms = vr_now_ms() - t0;
     rp.batches = s.batch_count;
     if (gpu) {
-        st = vr_loop_apply_gpu(out, in, &t, r, s.plan.tri_order, s.indices,
+        st = vr_loop_apply_gpu(out, in, &rows, r, s.plan.tri_order, s.indices,
                                s.plan.starts ? s.plan.starts : s.starts, s.batch_count, &rp);
     } else if ((st = vr_loop_output_alloc(out, &t)) == VR_OK) {
         vr_loop_output_prefill(out, in);
-        loop_user u = {in->positions, &t, in->indices, out};
+        loop_user u = {in->positions, &rows, out};
         const vr_program_cpu f = {3 * sizeof(float), loop_element, loop_primitive, &u};
         const vr_program_params p = app_params(r, &s, in->indices, in->index_count, 3,
                                                in->vertex_count, &rp.counters);
@@ -174,6 +214,7 @@ vr_status vr_loop_apply(vr_mesh *out, const vr_mesh *in, const vr_app_run *r, in
         vr_compute_normals(out->normals, out);
     else
         vr_mesh_free(out);
+    loop_rows_free(&rows, &t);
     app_stream_free(&s);
     vr_loop_topology_free(&t);
     if (rep)

@@ -91,7 +91,8 @@ vr_status vr_envelope_apply(vr_mesh *out, const vr_mesh *in, const vr_envelope_c
                             const vr_app_run *r, int gpu, vr_app_report *rep,
                             vr_envelope_stats *stats);
 
-/* The GPU halves (apps_gpu.cu; VR_ERR_NO_DEVICE in a build without CUDA). */
+/* The GPU halves (apps_gpu.cu; VR_ERR_NO_DEVICE in a build without CUDA). Loop's t has its
+ * edge_of_half and tri_edges in stream order: plan_ids' order (a plan's tri_order) when given. */
 vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr_loop_topology *t,
                             const vr_app_run *r, const uint32_t *plan_ids,
                             const uint32_t *plan_indices, const uint32_t *starts,

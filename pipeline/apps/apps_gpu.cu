@@ -28,9 +28,12 @@ struct vr_loop_program {
     typedef vr_loop_point Element;
     enum { arity = 3 };
     const float *p;              /* old positions */
-    const uint32_t *src_indices; /* the source index buffer */
-    const uint32_t *edge_of_half, *edge_opp;
+    /* a triangle's half-edges' edges and owner bits by stream position (a plan's stream order,
+     * else source order = stream order): read where the batch reads its indices, not scattered
+     * over the source triangles a plan's batch visits */
+    const uint32_t *edge_of_half;
     const uint8_t *tri_edges;
+    const uint32_t *edge_opp;
     const uint32_t *ring_start, *ring;
     const double *beta;
     uint32_t vertex_count;
@@ -48,12 +51,11 @@ struct vr_loop_program {
     __device__ void primitive(uint32_t tri, uint32_t pos, const uint32_t *ids,
                               const Element *const *e) const
     {
-        (void)pos;
         const float *const a[3] = {e[0]->p, e[1]->p, e[2]->p};
-        vr_loop_owned_edges(out_pos, p, tri, ids, a, edge_of_half, tri_edges, edge_opp,
+        vr_loop_owned_edges(out_pos, p, pos, ids, a, edge_of_half, tri_edges, edge_opp,
                             vertex_count);
-        vr_loop_children(out_idx + 12 * (size_t)tri, src_indices + 3 * (size_t)tri,
-                         edge_of_half, tri, vertex_count);
+        /* the children stay at the source id: every strategy writes the same mesh */
+        vr_loop_children(out_idx + 12 * (size_t)tri, ids, edge_of_half, pos, vertex_count);
     }
 };
 
@@ -181,8 +183,10 @@ extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr
     const size_t V = t->vertex_count, E = t->edge_count, I = t->index_count;
     vr_loop_program g;
     memset(&g, 0, sizeof g);
+    uint32_t *d_indices = NULL; /* the source index stream; a plan's batches read its own */
     VR_UP(g.p, in->positions, 3 * V * sizeof(float), "loop positions");
-    VR_UP(g.src_indices, in->indices, I * sizeof(uint32_t), "loop indices");
+    if (!plan_indices)
+        VR_UP(d_indices, in->indices, I * sizeof(uint32_t), "loop indices");
     VR_UP(g.edge_of_half, t->edge_of_half, I * sizeof(uint32_t), "loop edges of half-edges");
     VR_UP(g.tri_edges, t->tri_edges, I / 3, "loop triangles' edge owners and faces");
     VR_UP(g.edge_opp, t->edge_opp, 2 * E * sizeof(uint32_t), "loop edge opposites");
@@ -194,7 +198,7 @@ extern "C" vr_status vr_loop_apply_gpu(vr_mesh *out, const vr_mesh *in, const vr
     VR_UP(g.out_pos, out->positions, 3 * (V + E) * sizeof(float), "loop output positions");
     VR_UP(g.out_idx, out->indices, 4 * I * sizeof(uint32_t), "loop output indices");
     g.vertex_count = t->vertex_count;
-    if ((st = vr_app_run_mesh(&bufs, g, r, g.src_indices, plan_indices, (uint32_t)I, (uint32_t)V,
+    if ((st = vr_app_run_mesh(&bufs, g, r, d_indices, plan_indices, (uint32_t)I, (uint32_t)V,
                               plan_ids, starts, batch_count, rep, "loop subdivision")) != VR_OK)
         goto done;
     VR_CUDA_GOTO(cudaMemcpy(out->positions, g.out_pos, 3 * (V + E) * sizeof(float),

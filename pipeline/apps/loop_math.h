@@ -1,6 +1,6 @@
 /* loop_math.h - the two Loop rules (loop.h states them) as VR_HD functions over the flat
  * topology of vr_loop_topology, so the CPU reference (loop.c), the CPU twin and the GPU program
- * (loop_program.cu) compute every output coordinate with the same double operations in the same
+ * (apps_gpu.cu) compute every output coordinate with the same double operations in the same
  * order and round it once: bit-identical results. The device build uses the _rn intrinsics,
  * which nvcc never contracts into FMAs (the host build has -ffp-contract=off); Loop's beta,
  * which needs cos, comes from a table the host fills (vr_loop_beta).
@@ -78,21 +78,23 @@ VR_HD const float *vr_loop_opposite(const float *p, uint32_t o, const uint32_t *
     return o == corner[third] ? a[third] : p + 3 * (uint64_t)o;
 }
 
-/* The per-triangle step of a run through the reuse API: the edge points triangle t owns
- * (tri_edges[t]: its half-edges that are their edge's first occurrence), from its corners' ids
+/* The per-triangle step of a run through the reuse API: the edge points a triangle owns
+ * (tri_edges[row]: its half-edges that are their edge's first occurrence), from its corners' ids
  * and old positions a[k] (in corner order) and, across an interior edge, the opposite corners'
- * positions (one of them is usually t's own third corner). Every edge has exactly one owner, so
- * each edge point is written once. */
-VR_HD void vr_loop_owned_edges(float *out_pos, const float *p, uint32_t t, const uint32_t *corner,
+ * positions (one of them is usually the triangle's own third corner). Every edge has exactly one
+ * owner, so each edge point is written once. `row` is the triangle's row in tri_edges and
+ * edge_of_half: its source id, or its stream position where the caller laid those two arrays
+ * out in stream order (a plan's: its batches visit source triangles out of order). */
+VR_HD void vr_loop_owned_edges(float *out_pos, const float *p, uint32_t row, const uint32_t *corner,
                                const float *const a[3], const uint32_t *edge_of_half,
                                const uint8_t *tri_edges, const uint32_t *edge_opp,
                                uint32_t vertex_count)
 {
-    const uint32_t bits = tri_edges[t];
+    const uint32_t bits = tri_edges[row];
     for (uint32_t k = 0; k < 3; ++k) {
         if (!(bits >> k & 1u))
             continue;
-        const uint32_t e = edge_of_half[3 * (uint64_t)t + k], third = (k + 2) % 3;
+        const uint32_t e = edge_of_half[3 * (uint64_t)row + k], third = (k + 2) % 3;
         const uint32_t faces = bits >> (k + 3) & 1u ? 2u : 1u; /* the rule tests only for 2 */
         const float *c = p, *d = p; /* unread unless the edge has 2 faces */
         if (faces == 2)
@@ -103,14 +105,15 @@ VR_HD void vr_loop_owned_edges(float *out_pos, const float *p, uint32_t t, const
     }
 }
 
-/* The 12 indices of triangle t's 4 children (loop.h: the parent's winding): its corners tri[0..2]
- * and its edge points vertex_count + edge id of half-edges 3t, 3t + 1, 3t + 2. */
+/* The 12 indices of a triangle's 4 children (loop.h: the parent's winding): its corners
+ * tri[0..2] and its edge points vertex_count + edge id of its half-edges 3 row .. 3 row + 2
+ * (row as in vr_loop_owned_edges). */
 VR_HD void vr_loop_children(uint32_t child[12], const uint32_t *tri, const uint32_t *edge_of_half,
-                            uint32_t t, uint32_t vertex_count)
+                            uint32_t row, uint32_t vertex_count)
 {
-    const uint32_t m01 = vertex_count + edge_of_half[3 * (uint64_t)t],
-                   m12 = vertex_count + edge_of_half[3 * (uint64_t)t + 1],
-                   m20 = vertex_count + edge_of_half[3 * (uint64_t)t + 2];
+    const uint32_t m01 = vertex_count + edge_of_half[3 * (uint64_t)row],
+                   m12 = vertex_count + edge_of_half[3 * (uint64_t)row + 1],
+                   m20 = vertex_count + edge_of_half[3 * (uint64_t)row + 2];
     const uint32_t c[12] = {tri[0], m01, m20, m01, tri[1], m12, m20, m12, tri[2], m01, m12, m20};
     for (int i = 0; i < 12; ++i)
         child[i] = c[i];
