@@ -44,6 +44,14 @@ static void loop_primitive(void *user, uint32_t tri, uint32_t pos, const uint32_
                      t->vertex_count);
 }
 
+static void loop_rows_free(vr_loop_topology *rows, const vr_loop_topology *t)
+{
+    if (rows->edge_of_half != t->edge_of_half)
+        free(rows->edge_of_half);
+    if (rows->tri_edges != t->tri_edges)
+        free(rows->tri_edges);
+}
+
 /* A plan's batches visit source triangles out of order; Loop's per-triangle rows (edge_of_half,
  * tri_edges) are laid out in the plan's stream order once, with the plan, so that a batch reads
  * them where it reads its indices (the primitive takes its row by stream position). *rows is a
@@ -63,20 +71,17 @@ static vr_status loop_rows_in_stream_order(vr_loop_topology *rows, const vr_loop
         return VR_ERROR(VR_ERR_OOM, "Loop's rows of %zu triangles in plan order", n);
     }
     for (size_t pos = 0; pos < n; ++pos) {
-        const size_t tri = tri_order[pos]; /* a permutation: vr_batch_plan_validate */
+        const size_t tri = tri_order[pos]; /* a permutation from our builders; range-checked */
+        if (tri >= n) {
+            loop_rows_free(rows, t);
+            *rows = *t;
+            return VR_ERROR(VR_ERR_ARG, "plan entry %zu names triangle %zu of %zu", pos, tri, n);
+        }
         rows->tri_edges[pos] = t->tri_edges[tri];
         for (int k = 0; k < 3; ++k)
             rows->edge_of_half[3 * pos + k] = t->edge_of_half[3 * tri + k];
     }
     return VR_OK;
-}
-
-static void loop_rows_free(vr_loop_topology *rows, const vr_loop_topology *t)
-{
-    if (rows->edge_of_half != t->edge_of_half)
-        free(rows->edge_of_half);
-    if (rows->tri_edges != t->tri_edges)
-        free(rows->tri_edges);
 }
 
 /* The stream a strategy reads: the mesh's own indices, or a plan's (patch, meshlet) with its
