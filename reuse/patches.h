@@ -81,11 +81,12 @@ vr_status vr_batch_plan_begin(vr_batch_plan *out, uint32_t index_count, uint32_t
  * <= max_unique, its indices <= max_indices. Patches aim at a quarter of a batch; they are
  * ordered by a breadth-first walk over the patch adjacency and packed into batches that grow
  * over it, each time by the neighbour that fits and shares the most vertices, then by the next
- * patch of the walk (small components: a soup of disconnected quads; reuse/patch_pack.h). The plan depends on the triangle order and
- * the connectivity only, not on how vertices are numbered. Indices must be validated
- * (< vertex_count); VR_ERR_FORMAT when index_count is no multiple of 3, VR_ERR_OOM naming the
- * arrays. O(index_count) per Lloyd iteration (usually 4, at most 12): about 0.5 s per million
- * triangles on one core, in any triangle order; about 80 bytes per triangle at the peak. */
+ * patch of the walk (small components: a soup of disconnected quads; reuse/patch_pack.h).
+ * The plan depends on the triangle order and the connectivity only, not on how vertices are
+ * numbered. Indices must be validated (< vertex_count); VR_ERR_FORMAT when index_count is no
+ * multiple of 3, VR_ERR_OOM naming the arrays. O(index_count) per Lloyd iteration (usually 4,
+ * at most 12): about 0.5 s per million triangles on one core, in any triangle order; about 80
+ * bytes per triangle at the peak. */
 vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
                            uint32_t vertex_count, uint32_t max_unique, uint32_t max_indices);
 
@@ -94,11 +95,12 @@ vr_status vr_patches_build(vr_batch_plan *out, const uint32_t *indices, uint32_t
  * edge-connected component, region growing, VR_PBG_LLOYD Lloyd updates with seed addition, a
  * split of what still breaks a limit - rebuilt from synchronous data-parallel rounds, so its
  * patches differ from vr_patches_build's; they are packed into batches by the same packing
- * (reuse/patch_pack.h, on the host). The GPU plan equals the reference's bit for bit. Same limits promise, errors and arguments as
- * vr_patches_build (the plan depends on the triangle order and the vertex ids). The GPU
- * version takes host arrays and returns a host plan; *ms (may be NULL) gets the GPU time
- * between two events around the upload of the indices, every kernel, the per-round flag
- * read-backs, the host packing and the plan's download (not the device allocations).
+ * (reuse/patch_pack.h, on the host). The GPU plan equals the reference's bit for bit. Same
+ * limits promise, errors and arguments as vr_patches_build (the plan depends on the triangle
+ * order and the vertex ids). The GPU version takes host arrays and returns a host plan; *ms
+ * (may be NULL) gets the GPU time between two events around the upload of the indices, every
+ * kernel, the per-round flag read-backs, the host packing and the plan's download (not the
+ * device allocations).
  * VR_ERR_NO_DEVICE without a device or CUDA. Reference: O(index_count x valence) per round,
  * single-threaded; about 100 bytes per triangle at the peak (GPU: about 210 of device memory). */
 vr_status vr_patches_build_gpu(vr_batch_plan *out, const uint32_t *indices, uint32_t index_count,
