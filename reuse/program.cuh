@@ -82,6 +82,14 @@
  * ones 0.72-0.82x the time of a block per batch with a plain shader, but 1.03-1.12x with a
  * heavy one; without it, or false, a block per batch. VR_PROG_INK=blocks|persistent overrides
  * it for a run.
+ * Optional for a plain (unordered, ungrouped) program: a host member
+ *       bool pool_rounds() const;
+ * true where warp should pool its rounds (vr_prog_warp_pooled_kernel: full 32-lane rounds
+ * across a warp's batches, taken by ticket, instead of each batch's partly filled last one):
+ * on the H100 that paid only for a compute-bound element function of thousands of steps (the
+ * renderer's heavy load: 8% faster; 2% slower at the light load, 35% at the simple one, and
+ * slower for the envelope in a Forsyth order and the walk, session 38). VR_PROG_WARP=rounds|
+ * pooled overrides it.
  * The CPU twin of such a program is a primitive() that stores
  * kept primitives at a running count: vr_program_ref calls primitives in stream order. The
  * blocks rank their primitives, hand off, then store: naive and multi in one round (the corners
@@ -148,6 +156,16 @@ struct vr_prog_cheap {
 template <class P>
 struct vr_prog_cheap<P, decltype((void)&P::cheap_elements, void())> {
     static bool of(const P &prog) { return prog.cheap_elements(); }
+};
+
+/* Whether P has pool_rounds() (see the header comment): then its answer, else false. */
+template <class P, class = void>
+struct vr_prog_pool {
+    static bool of(const P &) { return false; }
+};
+template <class P>
+struct vr_prog_pool<P, decltype((void)&P::pool_rounds, void())> {
+    static bool of(const P &prog) { return prog.pool_rounds(); }
 };
 
 /* Whether P's element function runs on a group of P::lanes lanes (grouped_element). */
@@ -668,6 +686,158 @@ static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_param
         __syncwarp(); /* the next round overwrites s_el and s_map */
         start += A * prims;
     }
+}
+
+/* ---- warp with pooled rounds: programs whose element function is not cheap ------------------
+ * A voting round computes one element per filled lane, and a batch's last round is partly
+ * filled: 26.7 of 32 lanes at the paper's 96 indices on a vertex-cache order (the simulator's
+ * round counts, bench/results/geometry-h100.md "warp batch length"). Where the element costs
+ * compute, a round costs a whole warp's issue slots whatever its fill, so warp's speedup is
+ * capped at fill / 32 of its invocation bound. Here the resident warps take batches by ticket
+ * and each pools its rounds' distinct elements in a ring: it computes them 32 at a time, and
+ * calls a round's primitives once every element the round mapped is computed.
+ * The batches, their rounds, the elements computed and the primitives called are those of
+ * vr_prog_warp_plain and the twin; only which lane computes an element and when a primitive is
+ * called change (unordered programs: no order is promised). Only programs with pool_rounds()
+ * use it: the renderer at its heavy load, warp 1.344 -> 1.234 ms on sphere:7M (H100).
+ * Ring: a round appends its fill (>= 1) ids. After the compute step fewer than 32 are
+ * uncomputed; rounds are computed in order, so every pending round has an uncomputed element and
+ * begins fewer than 32 + 31 entries back: with the next round's 32 at most 95 entries are live,
+ * under VR_POOL_RING. At most VR_POOL_ROUNDS rounds wait; a further one first computes and calls
+ * everything pending (a partial round: only batches of a few distinct elements get there). */
+#define VR_POOL_RING 128u
+#define VR_POOL_ROUNDS 4u
+
+/* A pending round: its first stream index, primitives, first ring entry and elements. */
+struct vr_prog_pool_round {
+    uint32_t start, prims, base, fill;
+};
+
+template <class P>
+static __host__ __device__ inline size_t vr_prog_pool_smem_per_warp(uint32_t batch)
+{
+    return VR_POOL_RING * (sizeof(typename P::Element) + sizeof(uint32_t)) +
+           VR_POOL_ROUNDS * (vr_prog_warp_map_bytes(batch) + sizeof(vr_prog_pool_round));
+}
+
+/* Computes the ring's entries [*computed, upto) 32 at a time (the last pass partial when
+ * upto - *computed is not a multiple of 32). Warp-uniform. */
+template <class P>
+static __device__ __forceinline__ void vr_prog_pool_compute(const vr_program_params &p,
+                                                            const P &prog,
+                                                            typename P::Element *ring_el,
+                                                            const uint32_t *ring_id,
+                                                            uint32_t *computed, uint32_t upto,
+                                                            uint32_t lane)
+{
+    for (; *computed < upto; *computed += min(upto - *computed, (uint32_t)VR_WARP_SIZE)) {
+        const uint32_t at = *computed + lane;
+        if (at < upto)
+            ring_el[at % VR_POOL_RING] = vr_prog_element(p, prog, ring_id[at % VR_POOL_RING]);
+    }
+    __syncwarp();
+}
+
+/* Calls the primitives of the pending rounds whose elements are all computed, oldest first.
+ * Warp-uniform; *head and *waiting index the pending rounds (a ring of VR_POOL_ROUNDS). */
+template <class P>
+static __device__ __forceinline__ void vr_prog_pool_emit(const vr_program_params &p,
+                                                         const P &prog,
+                                                         const typename P::Element *ring_el,
+                                                         const vr_prog_pool_round *rounds,
+                                                         const uint8_t *maps, uint32_t map_bytes,
+                                                         uint32_t computed,
+                                                         uint32_t *head, uint32_t *waiting,
+                                                         uint32_t lane)
+{
+    const uint32_t A = P::arity;
+    while (*waiting) {
+        const uint32_t r = *head % VR_POOL_ROUNDS;
+        const vr_prog_pool_round rd = rounds[r];
+        if (rd.base + rd.fill > computed)
+            break; /* rounds are computed in order: the later ones wait too */
+        const uint8_t *map = maps + (size_t)r * map_bytes;
+        const auto call = [&](uint32_t q, bool valid) {
+            uint32_t ids[A];
+            const typename P::Element *ep[A];
+            for (uint32_t k = 0; k < A; ++k) {
+                ids[k] = 0, ep[k] = ring_el;
+                if (valid) {
+                    ep[k] = ring_el + (rd.base + map[A * q + k]) % VR_POOL_RING;
+                    ids[k] = __ldg(p.indices + rd.start + A * q + k);
+                }
+            }
+            vr_prog_primitive(p, prog, valid, rd.start / A + q, ids, ep);
+        };
+        if constexpr (vr_prog_converged<P>::value) {
+            for (uint32_t q = lane; vr_prog_warp_has_work(q, rd.prims); q += VR_WARP_SIZE)
+                call(q, q < rd.prims);
+        } else {
+            for (uint32_t q = lane; q < rd.prims; q += VR_WARP_SIZE)
+                call(q, true);
+        }
+        ++*head, --*waiting;
+    }
+    __syncwarp(); /* the next round may reuse the emitted rounds' maps and ring entries */
+}
+
+template <class P>
+static __global__ void __launch_bounds__(vr_prog_threads<P>::value)
+vr_prog_warp_pooled_kernel(vr_program_params p, P prog, uint32_t *tickets)
+{
+    typedef typename P::Element E;
+    const uint32_t A = P::arity;
+    extern __shared__ __align__(16) unsigned char vr_prog_smem[];
+    const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    const uint32_t B = p.limits.batch_indices, map_bytes = (uint32_t)vr_prog_warp_map_bytes(B);
+    /* per warp: the ring's elements, their ids, the pending rounds' lane maps, the rounds */
+    unsigned char *const mine_smem = vr_prog_smem + (size_t)warp * vr_prog_pool_smem_per_warp<P>(B);
+    E *const ring_el = reinterpret_cast<E *>(mine_smem);
+    uint32_t *const ring_id = reinterpret_cast<uint32_t *>(ring_el + VR_POOL_RING);
+    vr_prog_pool_round *const rounds = reinterpret_cast<vr_prog_pool_round *>(ring_id + VR_POOL_RING);
+    uint8_t *const maps = reinterpret_cast<uint8_t *>(rounds + VR_POOL_ROUNDS);
+    const uint32_t batches = (uint32_t)(((uint64_t)p.index_count + B - 1) / B);
+    uint32_t appended = 0, computed = 0, head = 0, waiting = 0;
+    for (;;) {
+        /* batches by ticket, not by a fixed stride: the schedulers favour an SM's oldest warps,
+         * and a young warp with a fixed share finished alone, latency-bound (session 38) */
+        uint32_t b = 0;
+        if (lane == 0)
+            b = atomicAdd(tickets, 1u);
+        b = __shfl_sync(VR_FULL_MASK, b, 0);
+        if (b >= batches)
+            break;
+        const uint32_t end = (uint32_t)min(((uint64_t)b + 1) * B, (uint64_t)p.index_count);
+        for (uint32_t start = b * B; start < end;) {
+            if (waiting == VR_POOL_ROUNDS) { /* too many small rounds wait: all of them now */
+                vr_prog_pool_compute(p, prog, ring_el, ring_id, &computed, appended, lane);
+                vr_prog_pool_emit(p, prog, ring_el, rounds, maps, map_bytes, computed,
+                                  &head, &waiting, lane);
+            }
+            const uint32_t r = (head + waiting) % VR_POOL_ROUNDS;
+            uint32_t id, fill, done;
+            vr_warp_load_round(p.indices, start, end, lane, maps + (size_t)r * map_bytes, &id,
+                               &fill, &done);
+            if (lane < fill)
+                ring_id[(appended + lane) % VR_POOL_RING] = id;
+            const uint32_t prims = done / A;
+            if (lane == 0)
+                rounds[r] = vr_prog_pool_round{start, prims, appended, fill};
+            __syncwarp();
+            appended += fill, ++waiting;
+            /* full rounds only; the rest waits for the next batches' elements */
+            vr_prog_pool_compute(p, prog, ring_el, ring_id, &computed,
+                                 computed + (appended - computed) / VR_WARP_SIZE * VR_WARP_SIZE,
+                                 lane);
+            vr_prog_pool_emit(p, prog, ring_el, rounds, maps, map_bytes, computed, &head,
+                              &waiting, lane);
+            start += A * prims;
+        }
+    }
+    vr_prog_pool_compute(p, prog, ring_el, ring_id, &computed, appended, lane);
+    vr_prog_pool_emit(p, prog, ring_el, rounds, maps, map_bytes, computed, &head,
+                      &waiting, lane);
 }
 
 /* The warp's pointers into an ordered warp block's shared memory: its round (elements, lane
@@ -1776,7 +1946,7 @@ static inline vr_status vr_prog_persistent_grid(const void *k, uint32_t block, s
     VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)block, smem));
     if (per_sm < 1)
-        return VR_ERROR(VR_ERR_ARG, "%s: the persistent ink kernel does not fit an SM at block "
+        return VR_ERROR(VR_ERR_ARG, "%s: the persistent kernel does not fit an SM at block "
                         "%u with %zu bytes of shared memory", who, block, smem);
     const uint32_t fit = (uint32_t)per_sm * (uint32_t)sms;
     *grid = tickets < fit ? tickets : fit;
@@ -1896,6 +2066,75 @@ static vr_status vr_prog_warp_ink_launch(const vr_program_params &q, P prog,
     return VR_OK;
 }
 
+/* Whether warp runs a plain program with pooled rounds (vr_prog_warp_pooled_kernel): where the
+ * program asks for it (pool_rounds), unless VR_PROG_WARP says "rounds" (a batch's rounds
+ * computed as they come, vr_prog_warp_plain) or "pooled" for every program (A/B runs);
+ * "pooled:N" also caps the grid at N blocks, so that tests see warps stride over many batches
+ * and wrap their rings on small meshes. "auto", empty or unset: the default. Any other value
+ * is an error, so that a typo cannot measure the default twice. *max_blocks: 0 for no cap. */
+static inline vr_status vr_prog_warp_pooling(int asked, int *pooled, uint32_t *max_blocks)
+{
+    const char *env = getenv("VR_PROG_WARP");
+    *pooled = 0, *max_blocks = 0;
+    if (!env || !*env || !strcmp(env, "auto")) {
+        *pooled = asked != 0;
+    } else if (!strcmp(env, "rounds")) {
+    } else if (!strncmp(env, "pooled", 6)) {
+        char *end = NULL;
+        unsigned long n = 0;
+        if (env[6] == ':')
+            n = strtoul(env + 7, &end, 10);
+        if (env[6] && (env[6] != ':' || end == env + 7 || *end || n == 0 || n > UINT32_MAX))
+            return VR_ERROR(VR_ERR_ARG, "VR_PROG_WARP=%s: expected pooled or pooled:BLOCKS with "
+                            "BLOCKS >= 1", env);
+        *pooled = 1, *max_blocks = (uint32_t)n;
+    } else {
+        return VR_ERROR(VR_ERR_ARG, "VR_PROG_WARP=%s: expected auto, rounds, pooled or "
+                        "pooled:BLOCKS (or unset: auto)", env);
+    }
+    return VR_OK;
+}
+
+/* The pooled warp kernel's launch: as many warps per block as the block size asks while their
+ * rings and round maps fit (else fewer), as many blocks as are resident at once (the warps take
+ * batches by ticket); false in *launched (nothing done) when not even one warp's fit. */
+template <class P>
+static vr_status vr_prog_warp_pooled_launch(const vr_program_params &q, const P &prog,
+                                            uint32_t per_block, uint32_t max_blocks,
+                                            const char *who, cudaStream_t stream, bool *launched)
+{
+    const uint32_t B = q.limits.batch_indices;
+    void (*const k)(vr_program_params, P, uint32_t *) = vr_prog_warp_pooled_kernel<P>;
+    *launched = false;
+    size_t smem = 0;
+    for (; per_block >= 1; --per_block)
+        if (vr_prog_dyn_fits((const void *)k,
+                             smem = per_block * vr_prog_pool_smem_per_warp<P>(B)))
+            break;
+    if (per_block < 1)
+        return VR_OK;
+    uint32_t grid = 0;
+    const vr_status st = vr_prog_persistent_grid(
+        (const void *)k, per_block * VR_WARP_SIZE, smem,
+        vr_grid_blocks(vr_grid_blocks(q.index_count, B), per_block), who, &grid);
+    if (st != VR_OK)
+        return st;
+    if (max_blocks && grid > max_blocks)
+        grid = max_blocks;
+    uint32_t *tickets = NULL; /* stream-ordered, as multi's table: also inside a graph capture */
+    VR_CUDA_CHECK(cudaMallocAsync(&tickets, sizeof *tickets, stream));
+    vr_status r = vr_cuda_status(cudaMemsetAsync(tickets, 0, sizeof *tickets, stream),
+                                 VR_CUDA_WHERE, "cudaMemsetAsync(warp tickets)");
+    if (r == VR_OK) {
+        k<<<grid, per_block * VR_WARP_SIZE, smem, stream>>>(q, prog, tickets);
+        r = vr_cuda_launched(VR_CUDA_WHERE, "vr_prog_warp_pooled_kernel", stream);
+    }
+    const vr_status f = vr_cuda_status(cudaFreeAsync(tickets, stream), VR_CUDA_WHERE,
+                                       "cudaFreeAsync(warp tickets)");
+    *launched = true;
+    return r != VR_OK ? r : f;
+}
+
 /* The sort kernel's launch at the block size (CUB's block primitives need it at compile time);
  * `persistent`: an ordered program's ink as persistent blocks (vr_prog_ink_sort), layout l and
  * `smem` bytes per batch. */
@@ -1997,6 +2236,20 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
                 if (st != VR_OK || launched)
                     return st;
             }
+        if constexpr (!vr_prog_ordered<P>::value && !vr_prog_grouped<P>::value) {
+            int pooled;
+            uint32_t max_blocks;
+            if ((st = vr_prog_warp_pooling(vr_prog_pool<P>::of(prog), &pooled, &max_blocks)) !=
+                VR_OK)
+                return st;
+            if (pooled) {
+                bool launched;
+                st = vr_prog_warp_pooled_launch<P>(q, prog, per_block, max_blocks, who, stream,
+                                                   &launched);
+                if (st != VR_OK || launched)
+                    return st;
+            }
+        }
         size_t smem = vr_prog_warp_smem<P>(p.limits.batch_indices, per_block);
         if (vr_prog_ordered<P>::value) {
             /* the stashes of a block's warps must fit its shared memory: with long batches a

@@ -53,6 +53,9 @@ struct vr_render_program_base {
     vr_shader shader;
     vr_queue queue;         /* capacity >= triangles */
 
+    /* warp pools its rounds above the medium load (VR_RENDER_PROGRAM_POOL_STEPS) */
+    bool pool_rounds() const { return shader.loop_iterations > VR_RENDER_PROGRAM_POOL_STEPS; }
+
     __device__ Element element(uint32_t v) const
     {
         float pos[3], nrm[3];

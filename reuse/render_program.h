@@ -45,6 +45,13 @@ int vr_render_program_takes(const vr_reuse_params *p);
  * ink-h100-s29.csv, ink-h100-s30.csv, apps-h100.md). */
 #define VR_RENDER_PROGRAM_CHEAP_STEPS 1200u
 
+/* Loop steps of the vertex shader above which warp pools its rounds through the general API
+ * (vr_render_program_base::pool_rounds, reuse/program.cuh's vr_prog_warp_pooled_kernel): on
+ * the H100, sphere:7M in a Forsyth order, pooled / rounds 0.92x at the heavy load (4,416
+ * steps), 1.02x at the light (1,200), 1.26-1.35x at the simple; the medium load (2,336) is not
+ * measured and keeps the rounds (bench/results/warp-pooled-h100-s38.csv). */
+#define VR_RENDER_PROGRAM_POOL_STEPS 2336u
+
 /* Whether culling into ink runs p's strategies as persistent blocks:
  * VR_PROG_INK (auto, blocks, persistent) or, unset or auto, whether the shader is cheap.
  * VR_ERR_ARG naming the variable for any other value. */

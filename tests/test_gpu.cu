@@ -701,6 +701,16 @@ VR_TEST(test_gpu_errors, "gpu/errors")
                   strstr(vr_last_error(), "VR_PROG_INK=Persistent") != NULL,
               "VR_PROG_INK=Persistent accepted (%s)", vr_last_error());
     unsetenv("VR_PROG_INK");
+    static const char *const bad_warp[] = {"Pooled", "pooled:", "pooled:0", "pooled:2x"};
+    setenv("VR_GEOMETRY_KERNELS", "api", 1); /* and warp's round scheme, unculled */
+    for (size_t i = 0; i < sizeof bad_warp / sizeof bad_warp[0]; ++i) {
+        setenv("VR_PROG_WARP", bad_warp[i], 1);
+        VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_WARP], &cfg, 1, NULL) == VR_ERR_ARG &&
+                      strstr(vr_last_error(), "VR_PROG_WARP=") != NULL,
+                  "VR_PROG_WARP=%s accepted (%s)", bad_warp[i], vr_last_error());
+    }
+    unsetenv("VR_PROG_WARP");
+    unsetenv("VR_GEOMETRY_KERNELS");
     VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_HASH], &cfg, 1, NULL) == VR_OK,
               "hash after the bad selection: %s", vr_last_error());
     cfg.batch_indices = 100;

@@ -263,20 +263,30 @@ static void rp_check(const vr_mesh *m, const char *what, const vr_batch_limits *
         cfg.queue_store = 0;
         VR_EXPECT_EQ(rp_renderer_run(g, ops, &cfg, 1, NULL), VR_OK);
         VR_EXPECT_EQ(vr_geometry_download(g, &direct), VR_OK);
-        for (int store = 0; store < 2; ++store) { /* the direct and the staged program */
+        /* warp three times: as the program's pool_rounds() says, and with pooled rounds on
+         * the full grid and on two blocks (each warp over many batches, its ring wrapping) */
+        const int pools = kind == VR_REUSE_WARP ? 3 : 1;
+        for (int run = 0; run < 2 * pools; ++run) {
+            const int store = run % 2, pool = run / 2; /* the direct and the staged program */
+            static const char *const pool_env[] = {NULL, "pooled", "pooled:2"};
             cfg.queue_store = store;
+            if (pool_env[pool])
+                setenv("VR_PROG_WARP", pool_env[pool], 1);
             vr_reuse_params p;
             vr_status st = rp_prepare(&d, m, ops, &cfg, &p);
             if (st == VR_OK)
                 st = rp_run(&d, (vr_reuse_kind)kind, &p);
+            unsetenv("VR_PROG_WARP");
             if (st == VR_OK)
                 st = rp_download(&d, &got);
-            VR_EXPECT(st == VR_OK, "%s, %s: render program (%s): %s", what, ops->name,
-                      store ? "staged" : "direct", vr_last_error());
+            VR_EXPECT(st == VR_OK, "%s, %s: render program (%s%s%s): %s", what, ops->name,
+                      store ? "staged" : "direct", pool ? ", VR_PROG_WARP=" : "",
+                      pool ? pool_env[pool] : "", vr_last_error());
             if (st != VR_OK)
                 continue;
-            char sn[64];
-            snprintf(sn, sizeof sn, "%s (%s program)", ops->name, store ? "staged" : "direct");
+            char sn[96];
+            snprintf(sn, sizeof sn, "%s (%s program%s%s)", ops->name, store ? "staged" : "direct",
+                     pool ? ", VR_PROG_WARP=" : "", pool ? pool_env[pool] : "");
             rp_expect_same(&got, &staged, what, sn, "staged");
             rp_expect_same(&got, &direct, what, sn, "direct");
         }

@@ -14,7 +14,7 @@
 #include "pipeline/stage/geometry.h"
 #include "pipeline/stage/parts.h"
 #include "raster/raster.h"
-#include "reuse/render_program.h" /* VR_RENDER_PROGRAM_CHEAP_STEPS */
+#include "reuse/render_program.h" /* VR_RENDER_PROGRAM_CHEAP_STEPS, _POOL_STEPS */
 #include "scenes/scene.h"
 
 #include <stdio.h>
@@ -450,13 +450,14 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
                     "speedup_vs_naive compares with naive's row without it\n", prefix);
     /* the A/B switches, so that a file says which kernels it timed; the default ink routing
        only where neither overrides it */
-    const char *const env_names[] = {"VR_GEOMETRY_KERNELS", "VR_PROG_INK"};
+    const char *const env_names[] = {"VR_GEOMETRY_KERNELS", "VR_PROG_INK", "VR_PROG_WARP"};
     int overridden = 0;
     for (size_t k = 0; k < sizeof env_names / sizeof *env_names; ++k) {
         const char *v = getenv(env_names[k]);
         if (v && *v) {
             fprintf(f, "%senvironment: %s=%s\n", prefix, env_names[k], v);
-            overridden |= k == 0 ? !strcmp(v, "own") : strcmp(v, "auto") != 0;
+            if (k < 2) /* the two that route ink */
+                overridden |= k == 0 ? !strcmp(v, "own") : strcmp(v, "auto") != 0;
         }
     }
     for (int k = 0; k < o->culls.count && !overridden; ++k)
@@ -467,6 +468,11 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
                     VR_RENDER_PROGRAM_CHEAP_STEPS);
             break;
         }
+    if (!getenv("VR_PROG_WARP") || !*getenv("VR_PROG_WARP"))
+        fprintf(f, "%swarp through the general API without an ordered queue: rounds pooled across "
+                "a warp's batches (full 32-lane rounds) at loads above %u loop steps, each "
+                "batch's rounds as they come up to it (reuse/program.cuh)\n", prefix,
+                VR_RENDER_PROGRAM_POOL_STEPS);
     fprintf(f, "%sloads:", prefix);
     for (int l = 0; l < o->load_count; ++l)
         fprintf(f, " %s=%u iterations (%.0f cycles/invocation)", o->loads[l].name,
