@@ -688,7 +688,7 @@ static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_param
     }
 }
 
-/* ---- warp with pooled rounds: programs whose element function is not cheap ------------------
+/* ---- warp with pooled rounds: programs that ask for it (pool_rounds) -----------------------
  * A voting round computes one element per filled lane, and a batch's last round is partly
  * filled: 26.7 of 32 lanes at the paper's 96 indices on a vertex-cache order (the simulator's
  * round counts, bench/results/geometry-h100.md "warp batch length"). Where the element costs
@@ -795,7 +795,8 @@ vr_prog_warp_pooled_kernel(vr_program_params p, P prog, uint32_t *tickets)
     unsigned char *const mine_smem = vr_prog_smem + (size_t)warp * vr_prog_pool_smem_per_warp<P>(B);
     E *const ring_el = reinterpret_cast<E *>(mine_smem);
     uint32_t *const ring_id = reinterpret_cast<uint32_t *>(ring_el + VR_POOL_RING);
-    vr_prog_pool_round *const rounds = reinterpret_cast<vr_prog_pool_round *>(ring_id + VR_POOL_RING);
+    vr_prog_pool_round *const rounds =
+        reinterpret_cast<vr_prog_pool_round *>(ring_id + VR_POOL_RING);
     uint8_t *const maps = reinterpret_cast<uint8_t *>(rounds + VR_POOL_ROUNDS);
     const uint32_t batches = (uint32_t)(((uint64_t)p.index_count + B - 1) / B);
     uint32_t appended = 0, computed = 0, head = 0, waiting = 0;
