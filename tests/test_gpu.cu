@@ -702,7 +702,7 @@ VR_TEST(test_gpu_errors, "gpu/errors")
               "VR_PROG_INK=Persistent accepted (%s)", vr_last_error());
     unsetenv("VR_PROG_INK");
     static const char *const bad_warp[] = {"Pooled", "pooled:", "pooled:0", "pooled:2x"};
-    setenv("VR_GEOMETRY_KERNELS", "api", 1); /* and warp's round scheme, unculled */
+    setenv("VR_GEOMETRY_KERNELS", "api", 1); /* unculled warp through the API reads it */
     for (size_t i = 0; i < sizeof bad_warp / sizeof bad_warp[0]; ++i) {
         setenv("VR_PROG_WARP", bad_warp[i], 1);
         VR_EXPECT(vr_geometry_run(g, &vr_reuse_all[VR_REUSE_WARP], &cfg, 1, NULL) == VR_ERR_ARG &&

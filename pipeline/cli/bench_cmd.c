@@ -451,13 +451,15 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
     /* the A/B switches, so that a file says which kernels it timed; the default ink routing
        only where neither overrides it */
     const char *const env_names[] = {"VR_GEOMETRY_KERNELS", "VR_PROG_INK", "VR_PROG_WARP"};
-    int overridden = 0;
+    int overridden = 0, warp_set = 0;
     for (size_t k = 0; k < sizeof env_names / sizeof *env_names; ++k) {
         const char *v = getenv(env_names[k]);
         if (v && *v) {
             fprintf(f, "%senvironment: %s=%s\n", prefix, env_names[k], v);
             if (k < 2) /* the two that route ink */
                 overridden |= k == 0 ? !strcmp(v, "own") : strcmp(v, "auto") != 0;
+            else
+                warp_set = 1;
         }
     }
     for (int k = 0; k < o->culls.count && !overridden; ++k)
@@ -468,7 +470,7 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
                     VR_RENDER_PROGRAM_CHEAP_STEPS);
             break;
         }
-    if (!getenv("VR_PROG_WARP") || !*getenv("VR_PROG_WARP"))
+    if (!warp_set)
         fprintf(f, "%swarp through the general API without an ordered queue: rounds pooled across "
                 "a warp's batches (full 32-lane rounds) at loads above %u loop steps, each "
                 "batch's rounds as they come up to it (reuse/program.cuh)\n", prefix,
