@@ -22,9 +22,16 @@ static __device__ __forceinline__ void vr_warp_load_round(const uint32_t *indice
 {
     uint32_t my_vertex = VR_VOTE_NO_VERTEX;
     uint32_t fill = 0, done = 0;
+    uint32_t incoming = lane < end - start ? __ldg(indices + start + lane) : VR_VOTE_NO_VERTEX;
     for (uint32_t offset = start;;) {
-        const uint32_t chunk = min(end - offset, (uint32_t)VR_WARP_SIZE);
-        const uint32_t incoming = lane < chunk ? __ldg(indices + offset + lane) : VR_VOTE_NO_VERTEX;
+        const uint32_t left = end - offset; /* >= 1; no offset + 32 that could wrap */
+        const uint32_t chunk = min(left, (uint32_t)VR_WARP_SIZE);
+        /* the next chunk's load is issued before this chunk's vote, so a round waits for one
+         * load, not one per chunk (small meshes are latency-bound); a round that fills up
+         * wastes it (the next round starts inside it: an L1 hit) */
+        const uint32_t next = left > VR_WARP_SIZE && lane < left - VR_WARP_SIZE
+                                  ? __ldg(indices + offset + VR_WARP_SIZE + lane)
+                                  : VR_VOTE_NO_VERTEX;
         /* (1) owner among this round's lanes, 4 per step: lanes >= fill hold
          * VR_VOTE_NO_VERTEX, which equals no loaded index, and fill <= 32 keeps j + 3 <= 31 */
         uint32_t owner = VR_VOTE_NONE;
@@ -55,9 +62,9 @@ static __device__ __forceinline__ void vr_warp_load_round(const uint32_t *indice
             s_map[done + lane] = (uint8_t)vr_vote_lane(fresh, owner, fill, rank);
         done += mapped;
         fill += taken;
-        if (fill == VR_WARP_SIZE || end - offset <= VR_WARP_SIZE)
+        if (fill == VR_WARP_SIZE || left <= VR_WARP_SIZE)
             break;
-        offset += VR_WARP_SIZE;
+        offset += VR_WARP_SIZE, incoming = next;
     }
     *my_vertex_out = my_vertex;
     *fill_out = fill;
