@@ -789,7 +789,7 @@ vr_prog_warp_pooled_kernel(vr_program_params p, P prog, uint32_t *tickets)
     const uint32_t A = P::arity;
     extern __shared__ __align__(16) unsigned char vr_prog_smem[];
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
-    const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
+    const uint32_t warp = threadIdx.x / VR_WARP_SIZE;
     const uint32_t B = p.limits.batch_indices, map_bytes = (uint32_t)vr_prog_warp_map_bytes(B);
     /* per warp: the ring's elements, their ids, the pending rounds' lane maps, the rounds */
     unsigned char *const mine_smem = vr_prog_smem + (size_t)warp * vr_prog_pool_smem_per_warp<P>(B);
