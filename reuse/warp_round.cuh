@@ -29,7 +29,8 @@ static __device__ __forceinline__ void vr_warp_load_round(const uint32_t *indice
         /* the next chunk's load is issued before this chunk's vote, so a round waits for one
          * load, not one per chunk. A round that fills up wastes it. H100 (bench/NOTES.md,
          * session 39): sphere:7M simple load -2.3%, compute-bound loads +0.5% (its
-         * instructions); Loop on the file-order bunny, whose rounds end inside batches, +6% */
+         * instructions); Loop on the file-order bunny +6%, not understood (prefetching only
+         * into rounds under half full changed nothing) */
         const uint32_t next = left > VR_WARP_SIZE && lane < left - VR_WARP_SIZE
                                   ? __ldg(indices + offset + VR_WARP_SIZE + lane)
                                   : VR_VOTE_NO_VERTEX;
