@@ -293,11 +293,14 @@ extern const char *const vr_stream_source_names[VR_STREAM_SOURCE_COUNT]; /* "dev
 typedef struct vr_stream_config {
     uint64_t queue_bytes;    /* the queue's budget (chunk capacity in triangles times 112) */
     vr_stream_source source;
+    uint32_t part, parts;    /* sort-last (raster/sortlast.c): only the batches of part `part` of
+                                `parts` (pipeline/stage/parts.h); parts 0 or 1: every batch */
 } vr_stream_config;
 #define VR_STREAM_QUEUE_BYTES_DEFAULT (1024ull << 20)
 /* Like vr_renderer_create, without any buffer sized by the whole mesh. Frames refuse the
- * heatmap (per-vertex counts of the whole scene) and multi (VR_ERR_ARG); sort-last parts are
- * not combined with it. Compressed input (vr_renderer_set_gts) is: each chunk decodes its
+ * heatmap (per-vertex counts of the whole scene) and multi (VR_ERR_ARG). Sort-last parts
+ * (vr_renderer_set_parts) stream each part's share in chunks of its own, on the CPU twins for
+ * now (VR_ERR_ARG on a GPU renderer); `c->part` and `c->parts` are the renderer's to set. Compressed input (vr_renderer_set_gts) is: each chunk decodes its
  * batches from the stream (VR_STREAM_HOST: from its slices of C, INC and S, copied instead of
  * its indices), on the GPU and in the CPU twins. */
 vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int use_gpu,

@@ -61,6 +61,8 @@ struct vr_renderer {
     vr_sortlast *sortlast;          /* sort-last parts (vr_renderer_set_parts), or NULL */
     vr_stream *stream;              /* bounded streaming (vr_renderer_create_streamed), or NULL:
                                        then nothing above is sized by the mesh */
+    vr_stream_config stream_config; /* its configuration and compressed input: streamed sort-last */
+    const struct vr_gts *stream_gts; /* parts get the same (vr_renderer_set_parts) */
     size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
     /* GPU frame timing and its CUDA graph (vr_render_options.graph) */
     void *frame_ev[2];              /* cudaEvents around a frame's device work */
@@ -369,6 +371,7 @@ static vr_status vr_renderer_make(vr_renderer **out, const vr_mesh *m, int use_g
     r->limits = vr_batch_limits_paper();
     const uint32_t tris = m->index_count / 3;
     if (stream) { /* the chunks own every buffer; nothing here is sized by the mesh */
+        r->stream_config = *stream;
         st = vr_stream_create(&r->stream, m, stream, r->gpu);
     } else {
         st = vr_geometry_result_alloc(&r->result, tris, m->vertex_count);
@@ -405,8 +408,14 @@ vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int u
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 {
     assert(r);
-    if (r->stream) /* each chunk's batches from its slices of the stream (GPU or CPU twins) */
-        return vr_stream_set_gts(r->stream, gts);
+    if (r->stream) { /* each chunk's batches from its slices of the stream (GPU or CPU twins) */
+        vr_status st = vr_stream_set_gts(r->stream, gts);
+        if (st == VR_OK && r->sortlast)
+            st = vr_sortlast_set_gts(r->sortlast, gts);
+        if (st == VR_OK)
+            r->stream_gts = gts;
+        return st;
+    }
     if (!r->gpu)
         return VR_ERROR(VR_ERR_NO_DEVICE, "renderer: compressed batches need the GPU stage");
     if (!r->geometry)
@@ -420,17 +429,18 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how)
 {
     assert(r);
-    if (r->stream)
-        return VR_ERROR(VR_ERR_ARG, "renderer: sort-last parts and streaming do not go together "
-                        "(a streamed renderer runs its chunks on one device)");
     vr_sortlast *s = NULL;
     if (parts != 1 || how != VR_COMPOSITE_LOCAL) {
-        vr_status st = vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
+        vr_status st = r->stream ? vr_sortlast_create_streamed(&s, r->mesh, parts, r->gpu, how,
+                                                               &r->stream_config, r->stream_gts)
+                                 : vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
         if (st != VR_OK)
             return st;
     }
     vr_sortlast_destroy(r->sortlast);
     r->sortlast = s;
+    if (r->stream) /* nothing here is sized by the mesh: the streams own every buffer */
+        return VR_OK;
     /* the parts own their devices' buffers: the whole mesh's stage and frame go while they are
      * in use (memory per GPU is then its share of the scene), and come back after */
     r->batch_kind = r->d_batch_kind = r->counts_kind = -1;

@@ -18,6 +18,7 @@
 #include "pipeline/stage/geometry.h"
 #include "pipeline/stage/parts.h"
 #include "raster/raster_common.h"
+#include "raster/stream.h"
 #ifdef VR_HAVE_CUDA
 #include "raster/sortlast_dev.h"
 #endif
@@ -28,6 +29,7 @@ typedef struct vr_sl_part {
     const vr_part *cut; /* in s->parts */
     uint32_t tris;      /* its triangles */
     int device;
+    vr_stream *stream;  /* streamed parts: its share in chunks (CPU twins), else NULL */
     /* CPU twin */
     vr_geometry_result result;
     uint64_t *vis;      /* pixel_capacity words (part 0: the composite) */
@@ -55,6 +57,7 @@ struct vr_sortlast {
     vr_sl_part *p;          /* count */
     vr_parts parts;         /* the cut of cut_kind under cut_limits / cut_builder */
     int cut_kind, cut_builder, counted;
+    int streamed;           /* each part streams its share (vr_sortlast_create_streamed) */
     vr_batch_limits cut_limits;
     uint64_t invocations;   /* summed over the parts (the last counted run) */
     uint32_t *shade_counts; /* CPU: summed over the parts, vertex_count */
@@ -133,8 +136,10 @@ void vr_sortlast_destroy(vr_sortlast *s)
     if (!s)
         return;
     const int saved = vr_sl_device_save(s->gpu);
-    for (uint32_t k = 0; s->p && k < s->count; ++k)
+    for (uint32_t k = 0; s->p && k < s->count; ++k) {
         vr_sl_part_free(s, &s->p[k]);
+        vr_stream_destroy(s->p[k].stream);
+    }
 #ifdef VR_HAVE_CUDA
     vr_nccl_destroy((vr_nccl *)s->nccl);
 #endif
@@ -210,6 +215,46 @@ vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts
     }
     *out = s;
     return VR_OK;
+}
+
+vr_status vr_sortlast_create_streamed(vr_sortlast **out, const vr_mesh *m, uint32_t parts,
+                                      int gpu, vr_composite how, const vr_stream_config *c,
+                                      const struct vr_gts *gts)
+{
+    assert(out && m && c);
+    *out = NULL;
+    if (gpu)
+        return VR_ERROR(VR_ERR_ARG, "sort-last parts of a streamed renderer run on the CPU twins "
+                        "for now, not yet on the GPU: render in core with parts, or stream on one "
+                        "GPU without them");
+    vr_sortlast *s = NULL;
+    vr_status st = vr_sortlast_create(&s, m, parts, 0, how);
+    if (st != VR_OK)
+        return st;
+    s->streamed = 1;
+    for (uint32_t k = 0; k < parts && st == VR_OK; ++k) {
+        vr_stream_config pc = *c;
+        pc.part = k, pc.parts = parts;
+        if ((st = vr_stream_create(&s->p[k].stream, m, &pc, 0)) == VR_OK && gts)
+            st = vr_stream_set_gts(s->p[k].stream, gts);
+    }
+    if (st != VR_OK) {
+        vr_sortlast_destroy(s);
+        return st;
+    }
+    *out = s;
+    return VR_OK;
+}
+
+vr_status vr_sortlast_set_gts(vr_sortlast *s, const struct vr_gts *gts)
+{
+    assert(s);
+    if (!s->streamed)
+        return VR_ERROR(VR_ERR_ARG, "sort-last: compressed input needs streamed parts");
+    vr_status st = VR_OK;
+    for (uint32_t k = 0; k < s->count && st == VR_OK; ++k)
+        st = vr_stream_set_gts(s->p[k].stream, gts);
+    return st;
 }
 
 /* ---- the cut: parts, and per part its buffers ------------------------------------------------ */
@@ -417,6 +462,69 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
     vr_sl_sum_stats(s, st);
     st->composite_ms = composite;
     st->composite_vis_ms = composite_vis;
+    return VR_OK;
+}
+
+/* Streamed parts (CPU twins): each part's stream draws its share in chunks into its own
+ * visibility buffer and image, with the whole stream's positions and batch ids (vr_stream_config
+ * part / parts), so a part's image is one run's on the pixels its triangles won. The composite
+ * takes per pixel the smallest word and the image of the part that holds it (part 0 for the
+ * background, which every part draws alike). */
+static vr_status vr_sl_frame_streamed_cpu(vr_sortlast *s, uint8_t *rgba,
+                                          const vr_render_options *o,
+                                          const vr_reuse_params *cfg,
+                                          const vr_resolve_params *shade, vr_render_stats *st)
+{
+    const size_t pixels = (size_t)o->raster.width * o->raster.height;
+    if (pixels > s->pixel_capacity) {
+        for (uint32_t k = 0; k < s->count; ++k) {
+            free(s->p[k].vis), free(s->p[k].rgba);
+            s->p[k].vis = malloc(pixels * sizeof(uint64_t));
+            s->p[k].rgba = malloc(pixels * 4);
+            if (!s->p[k].vis || !s->p[k].rgba) {
+                s->pixel_capacity = 0;
+                return VR_ERROR(VR_ERR_OOM, "sort-last: %ux%u buffers of %u parts",
+                                o->raster.width, o->raster.height, s->count);
+            }
+        }
+        s->pixel_capacity = pixels;
+    }
+    s->invocations = 0;
+    uint32_t chunks = 0;
+    vr_render_stats ps;
+    for (uint32_t k = 0; k < s->count; ++k) {
+        vr_sl_part *p = &s->p[k];
+        memset(&ps, 0, sizeof ps);
+        vr_status e = vr_stream_frame(p->stream, p->rgba, o, cfg, shade, &ps);
+        if (e == VR_OK)
+            e = vr_stream_read_vis(p->stream, p->vis, pixels);
+        if (e != VR_OK)
+            return e;
+        s->invocations += ps.invocations;
+        chunks += ps.chunks;
+        p->raster = ps.raster;
+        p->geometry_ms = ps.geometry_ms;
+        p->composite_ms = p->composite_vis_ms = 0;
+    }
+    const double c0 = vr_now_ms();
+    uint64_t *vis = s->p[0].vis;
+    uint8_t *out = rgba ? rgba : s->p[0].rgba;
+    if (out != s->p[0].rgba)
+        memcpy(out, s->p[0].rgba, pixels * 4);
+    for (uint32_t k = 1; k < s->count; ++k) {
+        const uint64_t *w = s->p[k].vis;
+        const uint8_t *c = s->p[k].rgba;
+        for (size_t i = 0; i < pixels; ++i)
+            if (w[i] < vis[i]) {
+                vis[i] = w[i];
+                memcpy(out + 4 * i, c + 4 * i, 4);
+            }
+    }
+    vr_sl_sum_stats(s, st);
+    st->composite_ms = st->composite_vis_ms = vr_now_ms() - c0;
+    st->triangles = ps.triangles; /* every part's stream cuts the same whole stream */
+    st->batches = ps.batches;
+    st->chunks = chunks;
     return VR_OK;
 }
 
@@ -686,6 +794,13 @@ static vr_status vr_sl_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_opti
                              vr_render_stats *st)
 {
     assert(s && o && cfg && shade && st);
+    if (s->streamed) { /* the parts' streams cut themselves */
+        s->last_pixels = 0;
+        const vr_status e = vr_sl_frame_streamed_cpu(s, rgba, o, cfg, shade, st);
+        if (e == VR_OK)
+            s->last_pixels = (size_t)o->raster.width * o->raster.height;
+        return e;
+    }
     /* the shading arrays are the parts' own (summed shade counts, stream batch ids) */
     vr_status e = vr_sl_cut(s, o, cfg);
     if (e != VR_OK)

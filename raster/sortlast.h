@@ -22,6 +22,16 @@ typedef struct vr_sortlast vr_sortlast;
 /* `gpu` 0: CPU twins (LOCAL only). */
 vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts, int gpu,
                              vr_composite how);
+/* Streamed parts: part k runs its share of the batches in chunks through a stream of its own
+ * (raster/stream.h; `c` with part k of `parts`), compressed input `gts` when not NULL. CPU twins
+ * only for now: VR_ERR_ARG for `gpu`. */
+struct vr_gts;
+vr_status vr_sortlast_create_streamed(vr_sortlast **out, const vr_mesh *m, uint32_t parts,
+                                      int gpu, vr_composite how, const vr_stream_config *c,
+                                      const struct vr_gts *gts);
+/* Streamed parts: every part's later frames decode their batches from `gts` (NULL: the index
+ * buffer); VR_ERR_ARG for parts that are not streamed. */
+vr_status vr_sortlast_set_gts(vr_sortlast *s, const struct vr_gts *gts);
 void vr_sortlast_destroy(vr_sortlast *s); /* accepts NULL */
 /* One frame of `o` with the stage configuration `cfg` and shading `shade` (render.c makes
  * both) into rgba (width * height * 4 bytes, host) or nowhere when rgba is NULL. */

@@ -396,7 +396,8 @@ static vr_status vr_stream_cut(vr_stream *s, const vr_render_options *o, const v
     }
 #endif
     vr_parts_free(&s->parts);
-    vr_status st = vr_parts_make_bounded(&s->parts, o->strategy, s->mesh, cfg, s->capacity);
+    vr_status st = vr_parts_make_bounded(&s->parts, o->strategy, s->mesh, cfg, s->capacity,
+                                           s->config.part, s->config.parts ? s->config.parts : 1);
     if (st != VR_OK)
         return st;
     s->max_batches = 0;
@@ -490,6 +491,9 @@ vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_co
                         (int)VR_QUEUE_BYTES_PER_TRIANGLE);
     if ((unsigned)c->source >= VR_STREAM_SOURCE_COUNT)
         return VR_ERROR(VR_ERR_ARG, "streaming: unknown source %d", (int)c->source);
+    if (c->parts > VR_PARTS_MAX || (c->parts ? c->part >= c->parts : c->part != 0))
+        return VR_ERROR(VR_ERR_ARG, "streaming: part %u of %u (1..%u parts)", c->part, c->parts,
+                        VR_PARTS_MAX);
     vr_stream *s = calloc(1, sizeof *s);
     if (!s)
         return VR_ERROR(VR_ERR_OOM, "streaming: host struct");

@@ -42,7 +42,7 @@ expect gtsstream-sort 2 "strategy sort cannot decode compressed batches" -- \
     "$VREUSE" render "$TMP/d.gts" --gts-batches --stream --strategy hash,sort
 expect gtsstream-order 2 "leave --order at file" -- \
     "$VREUSE" render "$TMP/d.gts" --gts-batches --stream --order forsyth
-expect gtsstream-parts 2 "does not go together with --gpus, --parts" -- \
+expect gtsstream-parts 2 "--gts-batches and --gpus/--parts do not go together" -- \
     "$VREUSE" render "$TMP/d.gts" --gts-batches --stream --parts 2
 expect gtsstream-plain 1 "not a compressed file" -- \
     "$VREUSE" render sphere:2k --gts-batches --stream --no-image --reps 1

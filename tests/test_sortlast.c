@@ -190,3 +190,80 @@ VR_TEST(test_sortlast_renderer, "raster/sortlast-renderer")
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
+
+/* Streamed parts (vr_renderer_create_streamed, then vr_renderer_set_parts): each part runs its
+ * share in chunks of its own through its own queue; image, visibility words and counts must
+ * still be one in-core run's, in every mode a stream can draw (not the heatmap). */
+VR_TEST(test_sortlast_stream, "raster/sortlast-stream")
+{
+    vr_mesh m;
+    VR_EXPECT(vr_generate_sphere(&m, 30000) == VR_OK, "%s", vr_last_error());
+    vr_render_options o = vr_test_frame_options(&m, W, H, 1.4f, 0.0f, 0);
+    const size_t px = (size_t)W * H;
+    uint8_t *a = malloc(px * 4), *b = malloc(px * 4);
+    uint64_t *va = malloc(px * 8), *vb = malloc(px * 8);
+    vr_renderer *one = NULL;
+    VR_EXPECT(vr_renderer_create(&one, &m, 0) == VR_OK, "%s", vr_last_error());
+    const uint32_t counts[] = {2, 5, 64}; /* 64: more parts than some strategies' batches */
+    for (size_t c = 0; c < 3 && one; ++c) {
+        /* small queues: several chunks per part; both sources (the host one copies windows) */
+        const vr_stream_config sc = {.queue_bytes = (c == 1 ? 700 : 2500) *
+                                                    (uint64_t)VR_QUEUE_BYTES_PER_TRIANGLE,
+                                     .source = c == 1 ? VR_STREAM_HOST : VR_STREAM_DEVICE};
+        vr_renderer *cut = NULL;
+        VR_EXPECT(vr_renderer_create_streamed(&cut, &m, 0, &sc) == VR_OK &&
+                      vr_renderer_set_parts(cut, counts[c], VR_COMPOSITE_LOCAL) == VR_OK,
+                  "%u streamed parts: %s", counts[c], vr_last_error());
+        for (int s = 0; s < VR_REUSE_KIND_COUNT && cut; ++s) {
+            o.strategy = &vr_reuse_all[s];
+            if (o.strategy->kind == VR_REUSE_MULTI)
+                continue;
+            for (int mode = 0; mode < VR_SHADE_MODE_COUNT; ++mode) {
+                if (mode == VR_SHADE_HEATMAP)
+                    continue;
+                o.mode = (vr_shade_mode)mode;
+                vr_render_stats sa, sb;
+                VR_EXPECT(vr_renderer_draw(one, a, &o, &sa) == VR_OK, "%s", vr_last_error());
+                memset(b, 0x5a, px * 4), memset(vb, 0x5a, px * 8); /* unwritten: differs */
+                VR_EXPECT(vr_renderer_draw(cut, b, &o, &sb) == VR_OK, "%s in %u streamed "
+                          "parts: %s", o.strategy->name, counts[c], vr_last_error());
+                VR_EXPECT(vr_renderer_read_vis(one, va, px) == VR_OK &&
+                              vr_renderer_read_vis(cut, vb, px) == VR_OK,
+                          "%s", vr_last_error());
+                VR_EXPECT(!memcmp(va, vb, px * 8), "%s in %u streamed parts, mode %d: "
+                          "visibility words differ", o.strategy->name, counts[c], mode);
+                VR_EXPECT(!memcmp(a, b, px * 4), "%s in %u streamed parts, mode %d: images "
+                          "differ", o.strategy->name, counts[c], mode);
+                VR_EXPECT(sa.invocations == sb.invocations && sa.triangles == sb.triangles &&
+                              sa.batches == sb.batches &&
+                              sa.raster.rejected == sb.raster.rejected &&
+                              sa.raster.fragments == sb.raster.fragments &&
+                              sb.parts == counts[c] && sb.chunks >= 2,
+                          "%s in %u streamed parts: invocations %llu / %llu, batches %u / %u, "
+                          "fragments %llu / %llu, %u chunks", o.strategy->name, counts[c],
+                          (unsigned long long)sa.invocations,
+                          (unsigned long long)sb.invocations, sa.batches, sb.batches,
+                          (unsigned long long)sa.raster.fragments,
+                          (unsigned long long)sb.raster.fragments, sb.chunks);
+            }
+        }
+        /* back to one stream, and the heatmap refused as streams refuse it */
+        if (c == 0 && cut) {
+            o.mode = VR_SHADE_HEATMAP;
+            o.strategy = vr_reuse_find("hash");
+            VR_EXPECT(vr_renderer_draw(cut, b, &o, NULL) == VR_ERR_ARG &&
+                          strstr(vr_last_error(), "heatmap"),
+                      "the heatmap in streamed parts: %s", vr_last_error());
+            o.mode = VR_SHADE_LAMBERT;
+            VR_EXPECT(vr_renderer_set_parts(cut, 1, VR_COMPOSITE_LOCAL) == VR_OK &&
+                          vr_renderer_draw(cut, b, &o, NULL) == VR_OK &&
+                          vr_renderer_draw(one, a, &o, NULL) == VR_OK && !memcmp(a, b, px * 4),
+                      "one stream after streamed parts: %s", vr_last_error());
+        }
+        vr_renderer_destroy(cut);
+    }
+    vr_renderer_destroy(one);
+    free(a), free(b), free(va), free(vb);
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}

@@ -22,30 +22,40 @@
 #define W 160
 #define H 120
 
-/* The cut: consecutive chunks, each at most `cap` triangles, batches whole and in order. */
-static void check_cut(const vr_mesh *m, const char *name, const vr_reuse_ops *ops, uint32_t cap)
+/* The cut of part `part` of `parts`: consecutive chunks, each at most `cap` triangles, batches
+ * whole and in order, covering exactly the batches and triangles vr_parts_make gives that part. */
+static void check_cut(const vr_mesh *m, const char *name, const vr_reuse_ops *ops, uint32_t cap,
+                      uint32_t part, uint32_t parts)
 {
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_batch_limits lim = vr_batch_limits_paper();
     vr_batch_limits_apply(&cfg, &lim);
-    vr_parts p;
-    VR_EXPECT(vr_parts_make_bounded(&p, ops, m, &cfg, cap) == VR_OK, "%s %s: %s", name,
-              ops->name, vr_last_error());
-    uint32_t next_tri = 0, next_batch = 0;
+    vr_parts p, whole;
+    VR_EXPECT(vr_parts_make_bounded(&p, ops, m, &cfg, cap, part, parts) == VR_OK, "%s %s: %s",
+              name, ops->name, vr_last_error());
+    VR_EXPECT(vr_parts_make(&whole, ops, m, &cfg, parts) == VR_OK, "%s %s: %s", name, ops->name,
+              vr_last_error());
+    if (vr_test_failures)
+        return;
+    const vr_part *want = &whole.part[part];
+    uint32_t next_tri = want->first_tri, next_batch = want->batch_begin;
     for (uint32_t k = 0; k < p.count && !vr_test_failures; ++k) {
         const vr_part *c = &p.part[k];
         const uint32_t n = c->mesh.index_count / 3;
         VR_EXPECT(c->first_tri == next_tri && c->batch_begin == next_batch && n > 0 && n <= cap,
-                  "%s %s chunk %u of %u: first %u (want %u), batches from %u (want %u), %u "
-                  "triangles (cap %u)", name, ops->name, k, p.count, c->first_tri, next_tri,
-                  c->batch_begin, next_batch, n, cap);
+                  "%s %s part %u/%u chunk %u of %u: first %u (want %u), batches from %u (want "
+                  "%u), %u triangles (cap %u)", name, ops->name, part, parts, k, p.count,
+                  c->first_tri, next_tri, c->batch_begin, next_batch, n, cap);
         next_tri += n;
         next_batch = c->batch_end;
     }
-    VR_EXPECT(next_tri == m->index_count / 3 && next_batch == p.batch_count,
-              "%s %s: the chunks cover %u of %u triangles, %u of %u batches", name, ops->name,
-              next_tri, m->index_count / 3, next_batch, p.batch_count);
+    VR_EXPECT(next_tri == want->first_tri + want->mesh.index_count / 3 &&
+                  next_batch == want->batch_end && p.batch_count == whole.batch_count,
+              "%s %s part %u/%u: the chunks end at triangle %u (want %u), batch %u (want %u)",
+              name, ops->name, part, parts, next_tri,
+              want->first_tri + want->mesh.index_count / 3, next_batch, want->batch_end);
     vr_parts_free(&p);
+    vr_parts_free(&whole);
 }
 
 VR_TEST(test_stream_cut, "raster/stream-cut")
@@ -55,17 +65,25 @@ VR_TEST(test_stream_cut, "raster/stream-cut")
     const uint32_t caps[] = {700, 4096, 1u << 30};
     for (int s = 0; s < VR_REUSE_KIND_COUNT; ++s)
         if (vr_reuse_all[s].kind != VR_REUSE_MULTI)
-            for (size_t c = 0; c < 3; ++c)
-                check_cut(&m, "sphere:20k", &vr_reuse_all[s], caps[c]);
+            for (size_t c = 0; c < 3; ++c) {
+                check_cut(&m, "sphere:20k", &vr_reuse_all[s], caps[c], 0, 1);
+                for (uint32_t k = 0; k < 3; ++k) /* a streamed sort-last part */
+                    check_cut(&m, "sphere:20k", &vr_reuse_all[s], caps[c], k, 3);
+            }
     /* refusals: multi, a capacity below one batch */
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_parts p;
-    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("multi"), &m, &cfg, 1000) == VR_ERR_ARG &&
+    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("multi"), &m, &cfg, 1000, 0, 1) == VR_ERR_ARG &&
                   strstr(vr_last_error(), "multi"),
               "multi in chunks accepted");
-    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("naive"), &m, &cfg, 7) == VR_ERR_ARG &&
+    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("naive"), &m, &cfg, 7, 0, 1) == VR_ERR_ARG &&
                   strstr(vr_last_error(), "more than a chunk"),
               "chunks below one batch accepted: %s", vr_last_error());
+    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("naive"), &m, &cfg, 1000, 3, 3) ==
+                      VR_ERR_ARG &&
+                  vr_parts_make_bounded(&p, vr_reuse_find("naive"), &m, &cfg, 1000, 0, 0) ==
+                      VR_ERR_ARG,
+              "part 3 of 3 or of 0 parts accepted");
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
@@ -111,8 +129,8 @@ static void check_renderer(const vr_mesh *m, const char *name)
     /* chunks of a few batches, a tenth of the mesh, the whole mesh */
     const uint64_t caps[] = {1500, m->index_count / 30 + 800, 1u << 30};
     for (size_t c = 0; c < 3 && one; ++c) {
-        vr_stream_config sc = {caps[c] * VR_QUEUE_BYTES_PER_TRIANGLE,
-                               c == 1 ? VR_STREAM_DEVICE : VR_STREAM_HOST};
+        vr_stream_config sc = {.queue_bytes = caps[c] * VR_QUEUE_BYTES_PER_TRIANGLE,
+                               .source = c == 1 ? VR_STREAM_DEVICE : VR_STREAM_HOST};
         vr_renderer *st = NULL;
         VR_EXPECT(vr_renderer_create_streamed(&st, m, 0, &sc) == VR_OK, "%s", vr_last_error());
         for (int s = 0; s < VR_REUSE_KIND_COUNT && st; ++s) {
@@ -166,8 +184,10 @@ static void check_renderer(const vr_mesh *m, const char *name)
             VR_EXPECT(vr_renderer_draw(st, b, &o, NULL) == VR_ERR_ARG &&
                           strstr(vr_last_error(), "multi"),
                       "streamed multi accepted");
-            VR_EXPECT(vr_renderer_set_parts(st, 2, VR_COMPOSITE_LOCAL) == VR_ERR_ARG,
-                      "parts on a streamed renderer accepted");
+            /* streamed sort-last parts: on the CPU twins (raster/sortlast-stream) */
+            VR_EXPECT(vr_renderer_set_parts(st, 2, VR_COMPOSITE_LOCAL) == VR_OK &&
+                          vr_renderer_set_parts(st, 1, VR_COMPOSITE_LOCAL) == VR_OK,
+                      "parts on a streamed CPU renderer: %s", vr_last_error());
         }
         vr_renderer_destroy(st);
     }
@@ -185,7 +205,7 @@ VR_TEST(test_stream_renderer, "raster/stream-renderer")
     VR_EXPECT(vr_test_grid_mesh(&m, 60, 40, 5, 1, 7) == VR_OK, "%s", vr_last_error());
     check_renderer(&m, "grid");
     vr_mesh_free(&m);
-    vr_stream_config sc = {10, VR_STREAM_DEVICE};
+    vr_stream_config sc = {.queue_bytes = 10, .source = VR_STREAM_DEVICE};
     vr_renderer *r = NULL;
     VR_EXPECT(vr_generate_sphere(&m, 2000) == VR_OK, "%s", vr_last_error());
     VR_EXPECT(vr_renderer_create_streamed(&r, &m, 0, &sc) == VR_ERR_ARG && !r,
@@ -251,7 +271,8 @@ static void check_gts_renderer(const vr_gts *g, const vr_mesh *m, const char *na
     const uint64_t caps[] = {batch + 7, m->index_count / 30 + batch, 1u << 30};
     for (size_t k = 0; k < 6 && one; ++k) {
         const vr_stream_source src = k % 2 ? VR_STREAM_HOST : VR_STREAM_DEVICE;
-        const vr_stream_config sc = {caps[k / 2] * VR_QUEUE_BYTES_PER_TRIANGLE, src};
+        const vr_stream_config sc = {.queue_bytes = caps[k / 2] * VR_QUEUE_BYTES_PER_TRIANGLE,
+                                     .source = src};
         char what[160];
         snprintf(what, sizeof what, "%s in chunks of %llu (%s)", name,
                  (unsigned long long)caps[k / 2], vr_stream_source_names[src]);
@@ -344,7 +365,8 @@ VR_TEST(test_stream_gts, "raster/stream-gts")
     vr_gts g;
     vr_gts_options opt = vr_gts_options_default();
     vr_renderer *r = NULL;
-    const vr_stream_config sc = {4000 * VR_QUEUE_BYTES_PER_TRIANGLE, VR_STREAM_HOST};
+    const vr_stream_config sc = {.queue_bytes = 4000 * VR_QUEUE_BYTES_PER_TRIANGLE,
+                                 .source = VR_STREAM_HOST};
     vr_mesh other;
     VR_EXPECT(vr_generate_sphere(&other, 2000) == VR_OK &&
                   vr_gts_encode(&g, NULL, &other, &opt) == VR_OK &&
@@ -388,8 +410,8 @@ void vr_test_stream_gts_damaged(int gpu)
                 break;
             }
             vr_renderer *r = NULL;
-            const vr_stream_config sc = {400 * VR_QUEUE_BYTES_PER_TRIANGLE,
-                                         (vr_stream_source)from};
+            const vr_stream_config sc = {.queue_bytes = 400 * VR_QUEUE_BYTES_PER_TRIANGLE,
+                                         .source = (vr_stream_source)from};
             VR_EXPECT(vr_renderer_create_streamed(&r, &dec, gpu, &sc) == VR_OK &&
                           vr_renderer_set_gts(r, &g) == VR_OK,
                       "%s", vr_last_error());

@@ -96,6 +96,10 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
                 *x->copied = sb.copied_bytes;
         }
     }
+    /* streamed sort-last parts run on the CPU twins only for now (raster/sortlast-stream) */
+    VR_EXPECT(vr_renderer_set_parts(st, 2, VR_COMPOSITE_LOCAL) == VR_ERR_ARG &&
+                  strstr(vr_last_error(), "not yet on the GPU"),
+              "%s: streamed parts on the GPU accepted: %s", spec, vr_last_error());
     vr_renderer_destroy(st);
     free(a), free(b), free(va), free(vb);
 }

@@ -471,8 +471,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         }
         vr_image_fill(image, img_w, img_h, 0, 0, (int)img_w, (int)img_h, o.shade.background);
     }
-    const vr_stream_config stream_cfg = {(uint64_t)job->stream_mb << 20,
-                                         (vr_stream_source)job->stream_from};
+    const vr_stream_config stream_cfg = {.queue_bytes = (uint64_t)job->stream_mb << 20,
+                                         .source = (vr_stream_source)job->stream_from};
     if ((job->stream ? vr_renderer_create_streamed(&r, mesh, job->gpu, &stream_cfg)
                      : vr_renderer_create(&r, mesh, job->gpu)) != VR_OK) {
         vr_cli_fail_last("render");
@@ -769,7 +769,8 @@ int vr_cmd_render(int argc, char **argv)
          vr_cli_parse_int, &job.gpus, 0, 1, VR_PARTS_MAX, 0, NULL},
         {"parts", 0, "N",
          "the same cut into N parts on one device (or the CPU twins), composited there without "
-         "a transport: checks the cut and the compositing anywhere",
+         "a transport: checks the cut and the compositing anywhere; with --stream each part "
+         "streams its share in chunks (CPU twins only for now)",
          vr_cli_parse_int, &job.parts, 0, 1, VR_PARTS_MAX, 0, NULL},
         {"stream", 0, NULL,
          "bounded streaming: the batches run in chunks through one queue of --stream-mb, so "
@@ -823,9 +824,10 @@ int vr_cmd_render(int argc, char **argv)
         job.stream_mb = (int)(VR_STREAM_QUEUE_BYTES_DEFAULT >> 20);
     if (job.stream_from < 0)
         job.stream_from = VR_STREAM_DEVICE;
-    if (job.stream && (job.gpus || job.parts))
-        return vr_cli_fail(VR_CLI_USAGE, "render", "--stream runs its chunks on one device; it "
-                           "does not go together with --gpus, --parts (a sort-last cut)");
+    if (job.stream && job.gpus)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--stream with --gpus: streamed sort-last "
+                           "parts run on the CPU twins for now (--parts N --cpu), not yet on "
+                           "GPUs");
     if (job.stream && job.mode == VR_SHADE_HEATMAP)
         return vr_cli_fail(VR_CLI_USAGE, "render", "--heatmap needs per-vertex shading counts "
                            "of the whole scene on the device; render it without --stream");

@@ -132,12 +132,16 @@ vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m
 }
 
 vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
-                                const vr_reuse_params *cfg, uint32_t max_triangles)
+                                const vr_reuse_params *cfg, uint32_t max_triangles,
+                                uint32_t part, uint32_t parts)
 {
     assert(out && ops && m && cfg);
     memset(out, 0, sizeof *out);
     if (max_triangles == 0)
         return VR_ERROR(VR_ERR_ARG, "chunks of 0 triangles");
+    if (parts == 0 || parts > VR_PARTS_MAX || part >= parts)
+        return VR_ERROR(VR_ERR_ARG, "chunks of part %u of %u: want 1..%u parts", part, parts,
+                        VR_PARTS_MAX);
     if (ops->kind == VR_REUSE_MULTI)
         return VR_ERROR(VR_ERR_ARG, "multi cannot run in chunks: it shades the whole vertex "
                         "buffer before it assembles, so every chunk would shade it again; use "
@@ -147,8 +151,11 @@ vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr
     vr_status st = vr_parts_stream(out, &stream, &starts, &whole, &batches, ops, m, cfg);
     if (st == VR_OK && !(cut = malloc(((size_t)batches + 2) * sizeof *cut)))
         st = VR_ERROR(VR_ERR_OOM, "chunks of %s: %u batches", ops->name, batches);
+    /* the part's batches, as vr_parts_make cuts them */
+    const uint32_t begin = (uint32_t)((uint64_t)batches * part / parts);
+    const uint32_t end = (uint32_t)((uint64_t)batches * (part + 1) / parts);
     /* greedy: a chunk takes batches while they fit (a batch is never split) */
-    for (uint32_t b = 0; st == VR_OK && b < batches;) {
+    for (uint32_t b = begin; st == VR_OK && b < end;) {
         const uint32_t first = starts[b] / 3;
         if (starts[b + 1] / 3 - first > max_triangles) {
             st = VR_ERROR(VR_ERR_ARG, "%s: batch %u has %u triangles, more than a chunk's %u",
@@ -156,11 +163,11 @@ vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr
             break;
         }
         cut[count++] = b;
-        while (b < batches && starts[b + 1] / 3 - first <= max_triangles)
+        while (b < end && starts[b + 1] / 3 - first <= max_triangles)
             ++b;
     }
     if (st == VR_OK) {
-        cut[count] = batches;
+        cut[count] = end;
         st = vr_parts_fill(out, ops, m, stream, starts, batches, cut, count);
     }
     free(cut);

@@ -60,10 +60,15 @@ vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m
                         const vr_reuse_params *cfg, uint32_t count);
 /* The same batches cut into chunks of at most `max_triangles` triangles each, taken greedily in
  * stream order (a batch is never split): the unit of the bounded streaming renderer
- * (raster/stream.h). Any number of chunks (0 for an empty mesh). VR_ERR_ARG for multi, for
- * max_triangles 0 or below one batch's triangles; VR_ERR_OOM. */
+ * (raster/stream.h). Only the batches of part `part` of `parts` as vr_parts_make cuts them
+ * (batches [B part / parts, B (part + 1) / parts)); part 0 of 1: all of them. So a streamed
+ * sort-last part runs its share in chunks, with the whole stream's positions and batch ids.
+ * Any number of chunks (0 for an empty mesh or part). VR_ERR_ARG for multi, for max_triangles 0
+ * or below one batch's triangles, for part >= parts or parts outside 1..VR_PARTS_MAX;
+ * VR_ERR_OOM. */
 vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m,
-                                const vr_reuse_params *cfg, uint32_t max_triangles);
+                                const vr_reuse_params *cfg, uint32_t max_triangles,
+                                uint32_t part, uint32_t parts);
 void vr_parts_free(vr_parts *p); /* accepts a zeroed struct */
 
 #ifdef __cplusplus
