@@ -384,24 +384,33 @@ static const vr_queue vr_sl_no_queue; /* an empty part's: no slots */
 
 /* ---- CPU twin ------------------------------------------------------------------------------- */
 
+/* Every part's host visibility buffer and image, grown to `pixels`. */
+static vr_status vr_sl_host_buffers(vr_sortlast *s, const vr_render_options *o, size_t pixels)
+{
+    if (pixels <= s->pixel_capacity)
+        return VR_OK;
+    for (uint32_t k = 0; k < s->count; ++k) {
+        free(s->p[k].vis), free(s->p[k].rgba);
+        s->p[k].vis = malloc(pixels * sizeof(uint64_t));
+        s->p[k].rgba = malloc(pixels * 4);
+        if (!s->p[k].vis || !s->p[k].rgba) {
+            s->pixel_capacity = 0;
+            return VR_ERROR(VR_ERR_OOM, "sort-last: %ux%u buffers of %u parts", o->raster.width,
+                            o->raster.height, s->count);
+        }
+    }
+    s->pixel_capacity = pixels;
+    return VR_OK;
+}
+
 static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_options *o,
                                  const vr_reuse_params *cfg, const vr_resolve_params *shade_in,
                                  vr_render_stats *st)
 {
     const size_t pixels = (size_t)o->raster.width * o->raster.height;
-    if (pixels > s->pixel_capacity) {
-        for (uint32_t k = 0; k < s->count; ++k) {
-            free(s->p[k].vis), free(s->p[k].rgba);
-            s->p[k].vis = malloc(pixels * sizeof(uint64_t));
-            s->p[k].rgba = malloc(pixels * 4);
-            if (!s->p[k].vis || !s->p[k].rgba) {
-                s->pixel_capacity = 0;
-                return VR_ERROR(VR_ERR_OOM, "sort-last: %ux%u buffers of %u parts",
-                                o->raster.width, o->raster.height, s->count);
-            }
-        }
-        s->pixel_capacity = pixels;
-    }
+    vr_status grown = vr_sl_host_buffers(s, o, pixels);
+    if (grown != VR_OK)
+        return grown;
     const uint32_t vc = s->mesh->vertex_count;
     memset(s->shade_counts, 0, (size_t)vc * sizeof *s->shade_counts);
     s->invocations = 0;
@@ -476,19 +485,9 @@ static vr_status vr_sl_frame_streamed_cpu(vr_sortlast *s, uint8_t *rgba,
                                           const vr_resolve_params *shade, vr_render_stats *st)
 {
     const size_t pixels = (size_t)o->raster.width * o->raster.height;
-    if (pixels > s->pixel_capacity) {
-        for (uint32_t k = 0; k < s->count; ++k) {
-            free(s->p[k].vis), free(s->p[k].rgba);
-            s->p[k].vis = malloc(pixels * sizeof(uint64_t));
-            s->p[k].rgba = malloc(pixels * 4);
-            if (!s->p[k].vis || !s->p[k].rgba) {
-                s->pixel_capacity = 0;
-                return VR_ERROR(VR_ERR_OOM, "sort-last: %ux%u buffers of %u parts",
-                                o->raster.width, o->raster.height, s->count);
-            }
-        }
-        s->pixel_capacity = pixels;
-    }
+    vr_status grown = vr_sl_host_buffers(s, o, pixels);
+    if (grown != VR_OK)
+        return grown;
     s->invocations = 0;
     uint32_t chunks = 0;
     vr_render_stats ps;
