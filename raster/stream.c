@@ -146,12 +146,10 @@ static vr_status vr_stream_gts_cut(vr_stream *s)
     if (!tri || !s->seeds || !s->slice)
         st = VR_ERROR(VR_ERR_OOM, "streaming compressed input: seeds of %u batches",
                       p->batch_count);
-    /* each batch's first strip triangle, from its chunk's rebased starts */
-    for (uint32_t k = 0; k < p->count && st == VR_OK; ++k) {
-        const vr_part *c = &p->part[k];
-        for (uint32_t b = c->batch_begin; b < c->batch_end; ++b)
-            tri[b] = c->first_tri + c->given.starts[b - c->batch_begin] / 3;
-    }
+    /* each batch's first strip triangle, over the whole stream: a sort-last part's chunks
+     * cover only its own batches, and the seeds ascend from batch 0 */
+    for (uint32_t t = p->triangles; st == VR_OK && t-- > 0;)
+        tri[p->stream_batch[t]] = t;
     if (st == VR_OK)
         st = vr_gts_batch_seeds(s->seeds, s->gts, tri, p->batch_count);
     free(tri);

@@ -307,6 +307,25 @@ static void check_gts_renderer(const vr_gts *g, const vr_mesh *m, const char *na
                 VR_EXPECT(sb.chunks >= sb.triangles / (batch + 7), "%s: %u chunks of %u "
                           "triangles", what, sb.chunks, sb.triangles);
         }
+        /* streamed sort-last parts decoding the stream: compressed input set before the parts
+         * (vr_sortlast_create_streamed) and after them (vr_sortlast_set_gts) */
+        for (int after = 0; after < 2 && k < 2 && packed && !vr_test_failures; ++after) {
+            o.mode = VR_SHADE_LAMBERT;
+            vr_render_stats sa, sb;
+            VR_EXPECT((!after || vr_renderer_set_gts(packed, NULL) == VR_OK) &&
+                          vr_renderer_set_parts(packed, 3, VR_COMPOSITE_LOCAL) == VR_OK &&
+                          (!after || vr_renderer_set_gts(packed, g) == VR_OK),
+                      "%s in 3 parts: %s", what, vr_last_error());
+            if (!gts_frame(one, &o, a, va, &sa, what) || !gts_frame(packed, &o, b, vb, &sb, what))
+                break;
+            VR_EXPECT(!memcmp(va, vb, px * 8) && !memcmp(a, b, px * 4) &&
+                          sa.invocations == sb.invocations && sb.parts == 3,
+                      "%s in 3 streamed parts (compressed input set %s them): words, image or "
+                      "invocations (%llu / %llu) differ", what, after ? "after" : "before",
+                      (unsigned long long)sa.invocations, (unsigned long long)sb.invocations);
+            VR_EXPECT(vr_renderer_set_parts(packed, 1, VR_COMPOSITE_LOCAL) == VR_OK, "%s",
+                      vr_last_error());
+        }
         /* a strategy without a per-batch decoder is refused; switched off, plain chunks again */
         if (packed && !vr_test_failures) {
             o.strategy = vr_reuse_find("sort");

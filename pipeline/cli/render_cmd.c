@@ -844,9 +844,10 @@ int vr_cmd_render(int argc, char **argv)
             return vr_cli_fail(VR_CLI_USAGE, "render", "multi cannot be cut into parts (it "
                                "shades the whole vertex buffer in every part); leave it out of "
                                "--strategy with --gpus/--parts");
-    if ((job.gpus || job.parts) && job.gts_batches)
-        return vr_cli_fail(VR_CLI_USAGE, "render", "--gts-batches and --gpus/--parts do not go "
-                           "together (the parts are cut from the index buffer)");
+    if ((job.gpus || job.parts) && job.gts_batches && !job.stream)
+        return vr_cli_fail(VR_CLI_USAGE, "render", "--gts-batches with --gpus/--parts needs "
+                           "--stream (in core the parts are cut from the index buffer; streamed, "
+                           "each part decodes its own chunks)");
     if (job.gpus && job.force_cpu)
         return vr_cli_fail(VR_CLI_USAGE, "render", "--gpus needs the GPU renderer; use --parts "
                            "N with --cpu");
