@@ -503,8 +503,9 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
                     "batches per GPU, visibility words composited by ncclAllReduce (min), "
                     "images by ncclReduce (max) to GPU 0\n", n, n == 1 ? "" : "s");
         else
-            fprintf(log, "  sort-last: %u parts on %s, composited there (no transport)\n", n,
-                    job->gpu ? "one GPU" : "the CPU twins");
+            fprintf(log, "  sort-last: %u parts on %s, composited there (no transport)%s\n", n,
+                    job->gpu ? "one GPU" : "the CPU twins",
+                    job->stream ? "; each part streams its share in chunks of its own" : "");
     }
     if (job->gts_batches) {
         /* the loaded mesh is the stream's own decode (file order), so its batches and the
