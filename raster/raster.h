@@ -300,9 +300,10 @@ typedef struct vr_stream_config {
 /* Like vr_renderer_create, without any buffer sized by the whole mesh. Frames refuse the
  * heatmap (per-vertex counts of the whole scene) and multi (VR_ERR_ARG). Sort-last parts
  * (vr_renderer_set_parts) stream each part's share in chunks of its own, on the CPU twins for
- * now (VR_ERR_ARG on a GPU renderer); `c->part` and `c->parts` are the renderer's to set. Compressed input (vr_renderer_set_gts) is: each chunk decodes its
- * batches from the stream (VR_STREAM_HOST: from its slices of C, INC and S, copied instead of
- * its indices), on the GPU and in the CPU twins. */
+ * now (VR_ERR_ARG on a GPU renderer); `c->part` and `c->parts` are the renderer's to set.
+ * Compressed input (vr_renderer_set_gts) is taken too: each chunk decodes its batches from the
+ * stream (VR_STREAM_HOST: from its slices of C, INC and S, copied instead of its indices), on
+ * the GPU and in the CPU twins. */
 vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int use_gpu,
                                       const vr_stream_config *c);
 void vr_renderer_destroy(vr_renderer *r); /* accepts NULL */

@@ -1,9 +1,10 @@
 /* stream.h - internal: the bounded streaming frame behind vr_renderer_create_streamed (raster.h),
  * used by render.c, and by sortlast.c for streamed sort-last parts (a stream per part, over its
- * share of the batches: vr_stream_config.part / parts). The strategy's batches are cut into chunks of at most `capacity` triangles
- * (vr_parts_make_bounded, cut again when the strategy, its limits or the patch builder change);
- * the chunks run one after another through one queue of that capacity, one visibility buffer and
- * one image (vr_raster_stream_*), so device memory for the pipeline does not grow with the scene.
+ * share of the batches: vr_stream_config.part / parts). The strategy's batches are cut into
+ * chunks of at most `capacity` triangles (vr_parts_make_bounded, cut again when the strategy,
+ * its limits or the patch builder change); the chunks run one after another through one queue
+ * of that capacity, one visibility buffer and one image (vr_raster_stream_*), so device memory
+ * for the pipeline does not grow with the scene.
  *
  * Per chunk, a staging slot (two, used in turn) receives on a copy stream what the chunk needs
  * from the host - its batch starts, and with VR_STREAM_HOST its indices and its window of the

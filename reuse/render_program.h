@@ -48,8 +48,9 @@ int vr_render_program_takes(const vr_reuse_params *p);
 /* Loop steps of the vertex shader above which warp pools its rounds through the general API
  * (vr_render_program_base::pool_rounds, reuse/program.cuh's vr_prog_warp_pooled_kernel): on
  * the H100, sphere:7M in a Forsyth order, pooled / rounds 0.92x at the heavy load (4,416
- * steps), 1.02x at the light (1,200), 1.26-1.35x at the simple; the medium load (2,336) is not
- * measured and keeps the rounds (bench/results/warp-pooled-h100-s38.csv). */
+ * steps), 1.02x at the light (1,200), 1.26-1.35x at the simple; at the medium load (2,336) the two
+ * are within noise (0.823 / 0.827 ms, session 39), so it keeps the rounds
+ * (bench/results/warp-pooled-h100-s38.csv, bench/NOTES.md). */
 #define VR_RENDER_PROGRAM_POOL_STEPS 2336u
 
 /* Whether culling into ink runs p's strategies as persistent blocks:

@@ -73,7 +73,8 @@ VR_TEST(test_stream_cut, "raster/stream-cut")
     /* refusals: multi, a capacity below one batch */
     vr_reuse_params cfg = vr_reuse_params_default();
     vr_parts p;
-    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("multi"), &m, &cfg, 1000, 0, 1) == VR_ERR_ARG &&
+    VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("multi"), &m, &cfg, 1000, 0, 1) ==
+                      VR_ERR_ARG &&
                   strstr(vr_last_error(), "multi"),
               "multi in chunks accepted");
     VR_EXPECT(vr_parts_make_bounded(&p, vr_reuse_find("naive"), &m, &cfg, 7, 0, 1) == VR_ERR_ARG &&
