@@ -281,7 +281,7 @@ static vr_status vr_sl_part_setup(vr_sortlast *s, vr_sl_part *p)
         st = vr_geometry_result_alloc(&p->counted, p->tris, vc);
     /* batch colours: the part's triangle t (its tri_id) is stream position first_tri + t */
     if (st == VR_OK)
-        st = vr_sl_copy(p->frame.d_tri_batch, s->parts.stream_batch + c->first_tri,
+        st = vr_sl_copy(p->frame.d_tri_batch, vr_parts_batch_ids(&s->parts, c),
                         (size_t)p->tris * sizeof(uint32_t), p->frame.stream);
     if (st == VR_OK)
         st = vr_sl_sync(p->frame.stream);
@@ -454,7 +454,7 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
         vr_sl_part *p = &s->p[k];
         const vr_raster_config rc = vr_sl_raster_config(o, p);
         const vr_resolve_params sh = vr_sl_shade(s, shade_in, k, s->shade_counts,
-                                                 s->parts.stream_batch + p->cut->first_tri);
+                                                 vr_parts_batch_ids(&s->parts, p->cut));
         e = vr_resolve_ref(k == 0 ? out : p->rgba, vis,
                            p->tris ? &p->result.queue : &vr_sl_no_queue, p->tris, &rc, &sh,
                            &p->raster.resolve_ms);

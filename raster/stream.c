@@ -139,20 +139,16 @@ static vr_status vr_stream_gts_cut(vr_stream *s)
     free(s->seeds);
     free(s->slice);
     memset(s->max_slice, 0, sizeof s->max_slice);
-    uint32_t *tri = malloc(((size_t)p->batch_count + 1) * sizeof *tri);
     s->seeds = malloc(((size_t)p->batch_count + 1) * sizeof *s->seeds);
     s->slice = malloc(((size_t)p->count + 1) * sizeof *s->slice);
     vr_status st = VR_OK;
-    if (!tri || !s->seeds || !s->slice)
+    if (!s->seeds || !s->slice)
         st = VR_ERROR(VR_ERR_OOM, "streaming compressed input: seeds of %u batches",
                       p->batch_count);
-    /* each batch's first strip triangle, over the whole stream: a sort-last part's chunks
-     * cover only its own batches, and the seeds ascend from batch 0 */
-    for (uint32_t t = p->triangles; st == VR_OK && t-- > 0;)
-        tri[p->stream_batch[t]] = t;
+    /* seeded at each batch's first strip triangle over the whole stream: a sort-last part's
+     * chunks cover only its own batches, and the seeds ascend from batch 0 */
     if (st == VR_OK)
-        st = vr_gts_batch_seeds(s->seeds, s->gts, tri, p->batch_count);
-    free(tri);
+        st = vr_gts_batch_seeds(s->seeds, s->gts, p->batch_first, p->batch_count);
     const uint32_t code_shift = w->codes ? 4 : 5; /* 16 or 32 strip codes per word */
     const uint32_t words[VR_GTS_ARRAYS] = {w->c_words, w->inc_words, w->s_count};
     for (uint32_t k = 0; k < p->count && st == VR_OK; ++k) {
@@ -680,7 +676,7 @@ static vr_status vr_stream_frame_cpu(vr_stream *s, uint8_t *rgba, const vr_rende
         for (size_t i = 0; i < pixels; ++i)
             if (s->chunk_vis[i] < s->vis[i])
                 s->vis[i] = s->chunk_vis[i];
-        sh.tri_batch = p->stream_batch + c->first_tri; /* by the chunk's triangle ids */
+        sh.tri_batch = vr_parts_batch_ids(p, c); /* by the chunk's triangle ids */
         sh.tri_batch_count = tris;
         double ms = 0;
         e = vr_resolve_ref(out, s->vis, &s->result.queue, tris, &rc, &sh, &ms);
@@ -750,7 +746,7 @@ static vr_status vr_stream_stage(vr_stream *s, uint32_t k, int batches_needed,
         ch->d_bounds = NULL;
     }
     if (batches_needed) {
-        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_tri_batch, s->parts.stream_batch + c->first_tri,
+        VR_CUDA_CHECK(cudaMemcpyAsync(sl->d_tri_batch, vr_parts_batch_ids(&s->parts, c),
                                       (size_t)tris * 4, cudaMemcpyHostToDevice, x));
         *bytes += (size_t)tris * 4;
     }
@@ -863,15 +859,16 @@ static vr_status vr_stream_pass(vr_stream *s, const vr_reuse_ops *ops, const vr_
     /* with valid input every chunk writes its triangles once; compressed batches that decode to
      * other triangles than the cut's came from a stream that was damaged after the cut (a
      * decodable change) or is not this scene's: bad input, not an overflow */
-    if (s->gts && (t.bad_chunks != 0 || (count && t.triangles != p->triangles)))
+    const uint32_t share = p->tri_end - p->tri_begin; /* a sort-last part's, or the whole */
+    if (s->gts && (t.bad_chunks != 0 || (count && t.triangles != share)))
         return VR_ERROR(VR_ERR_FORMAT, "%s: the compressed batches decode to other triangles than "
                         "the scene's (%u of %u chunks; %llu of %u triangles written): the stream "
                         "is damaged or belongs to another scene", ops->name, t.bad_chunks,
-                        p->count, t.triangles, p->triangles);
-    if (t.bad_chunks != 0 || t.chunks != p->count || (count && t.triangles != p->triangles))
+                        p->count, t.triangles, share);
+    if (t.bad_chunks != 0 || t.chunks != p->count || (count && t.triangles != share))
         return VR_ERROR(VR_ERR_OVERFLOW, "streaming: %u of %u chunks did not write each of "
                         "their triangles once (%llu of %u written)", t.bad_chunks, p->count,
-                        t.triangles, p->triangles);
+                        t.triangles, share);
     if (count) {
         s->invocations = t.invocations;
         s->counted = 1;

@@ -46,9 +46,24 @@ static void check_cut(const vr_mesh *m, const char *name, const vr_reuse_ops *op
                   "%s %s part %u/%u chunk %u of %u: first %u (want %u), batches from %u (want "
                   "%u), %u triangles (cap %u)", name, ops->name, part, parts, k, p.count,
                   c->first_tri, next_tri, c->batch_begin, next_batch, n, cap);
+        /* a chunk's batch ids are the whole run's, read from the part's own share */
+        const uint32_t *ids = vr_parts_batch_ids(&p, c), *all = vr_parts_batch_ids(&whole, want);
+        for (uint32_t t = 0; t < n && !vr_test_failures; ++t)
+            VR_EXPECT(ids[t] == all[c->first_tri - want->first_tri + t],
+                      "%s %s part %u/%u chunk %u: triangle %u in batch %u, want %u", name,
+                      ops->name, part, parts, k, t, ids[t], all[c->first_tri - want->first_tri + t]);
         next_tri += n;
         next_batch = c->batch_end;
     }
+    /* the ids held are the part's share only; every batch's first position is the whole's */
+    VR_EXPECT(p.tri_begin == want->first_tri &&
+                  p.tri_end == want->first_tri + want->mesh.index_count / 3 &&
+                  memcmp(p.batch_first, whole.batch_first,
+                         ((size_t)whole.batch_count + 1) * sizeof *p.batch_first) == 0 &&
+                  p.batch_first[p.batch_count] == m->index_count / 3,
+              "%s %s part %u/%u: ids held for [%u, %u), want [%u, %u), or other batch starts",
+              name, ops->name, part, parts, p.tri_begin, p.tri_end, want->first_tri,
+              want->first_tri + want->mesh.index_count / 3);
     VR_EXPECT(next_tri == want->first_tri + want->mesh.index_count / 3 &&
                   next_batch == want->batch_end && p.batch_count == whole.batch_count,
               "%s %s part %u/%u: the chunks end at triangle %u (want %u), batch %u (want %u)",

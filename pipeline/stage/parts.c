@@ -11,6 +11,7 @@ void vr_parts_free(vr_parts *p)
         return;
     free(p->part);
     free(p->stream_batch);
+    free(p->batch_first);
     free(p->plan_indices);
     free(p->starts);
     if (p->plan.starts)
@@ -72,19 +73,27 @@ static vr_status vr_parts_fill(vr_parts *out, const vr_reuse_ops *ops, const vr_
                                const uint32_t *cut, uint32_t count)
 {
     const uint32_t tris = m->index_count / 3;
+    /* batch ids only for the positions these parts cover */
+    const uint32_t t0 = batches ? starts[cut[0]] / 3 : 0, t1 = batches ? starts[cut[count]] / 3 : 0;
     out->part = calloc(count ? count : 1, sizeof *out->part);
-    out->stream_batch = malloc(((size_t)tris + 1) * sizeof *out->stream_batch);
+    out->stream_batch = malloc(((size_t)t1 - t0 + 1) * sizeof *out->stream_batch);
+    out->batch_first = malloc(((size_t)batches + 1) * sizeof *out->batch_first);
     /* every part's rebased starts: at most batches + count entries in all */
     out->starts = malloc(((size_t)batches + count) * sizeof *out->starts);
-    if (!out->part || !out->stream_batch || !out->starts)
+    if (!out->part || !out->stream_batch || !out->batch_first || !out->starts)
         return VR_ERROR(VR_ERR_OOM, "parts of %s: %u parts over %u triangles", ops->name, count,
-                        tris);
+                        t1 - t0);
     out->count = count;
     out->batch_count = batches;
     out->triangles = tris;
-    for (uint32_t b = 0; b < batches; ++b)
+    out->tri_begin = t0;
+    out->tri_end = t1;
+    out->batch_first[0] = 0; /* an empty stream may have no starts */
+    for (uint32_t b = 0; b <= batches && batches; ++b)
+        out->batch_first[b] = starts[b] / 3;
+    for (uint32_t b = cut[0]; b < cut[count]; ++b)
         for (uint32_t t = starts[b] / 3; t < starts[b + 1] / 3; ++t)
-            out->stream_batch[t] = b;
+            out->stream_batch[t - t0] = b;
     uint32_t *next = out->starts;
     const int given = ops->dynamic || ops->plan;
     for (uint32_t k = 0; k < count; ++k) {

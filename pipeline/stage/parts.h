@@ -42,8 +42,13 @@ typedef struct vr_parts {
     vr_part *part;           /* count parts */
     uint32_t batch_count;    /* batches of the whole stream */
     uint32_t triangles;      /* of the whole stream */
-    uint32_t *stream_batch;  /* triangles: batch id of each stream position; a part's triangle t
-                                (its tri_id) has batch stream_batch[first_tri + t] */
+    uint32_t tri_begin;      /* the stream positions the parts cover, [tri_begin, tri_end): the */
+    uint32_t tri_end;        /* whole stream, or one sort-last part's share (bounded) */
+    uint32_t *stream_batch;  /* tri_end - tri_begin: batch id of each covered stream position
+                                (vr_parts_batch_ids); only a part's share is held, so N streamed
+                                parts hold one stream's ids in all, not N */
+    uint32_t *batch_first;   /* batch_count + 1: the whole stream's first position of each batch
+                                (the last entry: triangles) */
     /* owned storage behind the views */
     uint32_t *plan_indices;  /* plans: the plan-ordered index buffer */
     uint32_t *starts;        /* every part's rebased starts, back to back */
@@ -70,6 +75,12 @@ vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr
                                 const vr_reuse_params *cfg, uint32_t max_triangles,
                                 uint32_t part, uint32_t parts);
 void vr_parts_free(vr_parts *p); /* accepts a zeroed struct */
+
+/* Batch ids of part (or chunk) c's triangles: entry t is its triangle t's (its tri_id's) batch. */
+static inline const uint32_t *vr_parts_batch_ids(const vr_parts *p, const vr_part *c)
+{
+    return p->stream_batch + (c->first_tri - p->tri_begin);
+}
 
 #ifdef __cplusplus
 }
