@@ -707,6 +707,15 @@ static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_param
  * everything pending (a partial round: only batches of a few distinct elements get there). */
 #define VR_POOL_RING 128u
 #define VR_POOL_ROUNDS 4u
+/* Pooling needs many batches per warp: a warp takes its next ticket as soon as a batch is
+ * voted, and computes only once 32 elements are pending, so on a mesh with fewer batches than
+ * resident warps the first warps take every ticket before any shading starts and then shade
+ * them in series while the rest of the GPU idles. H100, heavy load, small meshes (session 40):
+ * pooled warp 1.2-2.1x slower than naive (sphere 80 us against 64; 26 us with rounds in
+ * geometry-h100.md's main table, before pooling); sphere:7M, about 16 batches per resident warp, pooled 0.92x the rounds.
+ * Below this many batches per resident warp the rounds kernel runs (VR_PROG_WARP=pooled still
+ * forces pooling). 8 is between the two measured points, not itself measured. */
+#define VR_POOL_MIN_SHARE 8u
 
 /* A pending round: its first stream index, primitives, first ring entry and elements. */
 struct vr_prog_pool_round {
@@ -2072,7 +2081,9 @@ static vr_status vr_prog_warp_ink_launch(const vr_program_params &q, P prog,
  * computed as they come, vr_prog_warp_plain) or "pooled" for every program (A/B runs);
  * "pooled:N" also caps the grid at N blocks, so that tests see warps stride over many batches
  * and wrap their rings on small meshes. "auto", empty or unset: the default. Any other value
- * is an error, so that a typo cannot measure the default twice. *max_blocks: 0 for no cap. */
+ * is an error, so that a typo cannot measure the default twice. *pooled: 0 rounds, 1 pooled
+ * where the mesh has enough batches (VR_POOL_MIN_SHARE), 2 pooled whatever the mesh (the
+ * variable). *max_blocks: 0 for no cap. */
 static inline vr_status vr_prog_warp_pooling(int asked, int *pooled, uint32_t *max_blocks)
 {
     const char *env = getenv("VR_PROG_WARP");
@@ -2088,7 +2099,7 @@ static inline vr_status vr_prog_warp_pooling(int asked, int *pooled, uint32_t *m
         if (env[6] && (env[6] != ':' || end == env + 7 || *end || n == 0 || n > UINT32_MAX))
             return VR_ERROR(VR_ERR_ARG, "VR_PROG_WARP=%s: expected pooled or pooled:BLOCKS with "
                             "BLOCKS >= 1", env);
-        *pooled = 1, *max_blocks = (uint32_t)n;
+        *pooled = 2, *max_blocks = (uint32_t)n; /* 2: forced, whatever the mesh */
     } else {
         return VR_ERROR(VR_ERR_ARG, "VR_PROG_WARP=%s: expected auto, rounds, pooled or "
                         "pooled:BLOCKS (or unset: auto)", env);
@@ -2101,7 +2112,7 @@ static inline vr_status vr_prog_warp_pooling(int asked, int *pooled, uint32_t *m
  * batches by ticket); false in *launched (nothing done) when not even one warp's fit. */
 template <class P>
 static vr_status vr_prog_warp_pooled_launch(const vr_program_params &q, const P &prog,
-                                            uint32_t per_block, uint32_t max_blocks,
+                                            uint32_t per_block, uint32_t max_blocks, bool forced,
                                             const char *who, cudaStream_t stream, bool *launched)
 {
     const uint32_t B = q.limits.batch_indices;
@@ -2115,11 +2126,15 @@ static vr_status vr_prog_warp_pooled_launch(const vr_program_params &q, const P 
     if (per_block < 1)
         return VR_OK;
     uint32_t grid = 0;
-    const vr_status st = vr_prog_persistent_grid(
-        (const void *)k, per_block * VR_WARP_SIZE, smem,
-        vr_grid_blocks(vr_grid_blocks(q.index_count, B), per_block), who, &grid);
+    const uint32_t batches = vr_grid_blocks(q.index_count, B);
+    const vr_status st = vr_prog_persistent_grid((const void *)k, per_block * VR_WARP_SIZE, smem,
+                                                 UINT32_MAX, who, &grid); /* all resident */
     if (st != VR_OK)
         return st;
+    if (!forced && (uint64_t)batches < (uint64_t)VR_POOL_MIN_SHARE * grid * per_block)
+        return VR_OK; /* too few batches: the rounds kernel (see VR_POOL_MIN_SHARE) */
+    if (grid > vr_grid_blocks(batches, per_block))
+        grid = vr_grid_blocks(batches, per_block);
     if (max_blocks && grid > max_blocks)
         grid = max_blocks;
     uint32_t *tickets = NULL; /* stream-ordered, as multi's table: also inside a graph capture */
@@ -2245,8 +2260,8 @@ static vr_status vr_prog_run(vr_reuse_kind kind, const vr_program_params &p, P p
                 return st;
             if (pooled) {
                 bool launched;
-                st = vr_prog_warp_pooled_launch<P>(q, prog, per_block, max_blocks, who, stream,
-                                                   &launched);
+                st = vr_prog_warp_pooled_launch<P>(q, prog, per_block, max_blocks, pooled > 1,
+                                                   who, stream, &launched);
                 if (st != VR_OK || launched)
                     return st;
             }
