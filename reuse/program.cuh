@@ -707,15 +707,7 @@ static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_param
  * everything pending (a partial round: only batches of a few distinct elements get there). */
 #define VR_POOL_RING 128u
 #define VR_POOL_ROUNDS 4u
-/* Pooling needs many batches per warp: a warp takes its next ticket as soon as a batch is
- * voted, and computes only once 32 elements are pending, so on a mesh with fewer batches than
- * resident warps the first warps take every ticket before any shading starts and then shade
- * them in series while the rest of the GPU idles. H100, heavy load, small meshes (session 40):
- * pooled warp 1.2-2.1x slower than naive (sphere 80 us against 64; 26 us with rounds in
- * geometry-h100.md's main table, before pooling); sphere:7M, about 16 batches per resident warp, pooled 0.92x the rounds.
- * Below this many batches per resident warp the rounds kernel runs (VR_PROG_WARP=pooled still
- * forces pooling). 8 is between the two measured points, not itself measured. */
-#define VR_POOL_MIN_SHARE 8u
+/* VR_POOL_MIN_SHARE (reuse/program.h): below it the rounds kernel runs. */
 
 /* A pending round: its first stream index, primitives, first ring entry and elements. */
 struct vr_prog_pool_round {

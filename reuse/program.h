@@ -51,6 +51,17 @@ extern "C" {
 
 #define VR_PROGRAM_ARITY_MAX 4u /* indices per primitive: 1 (agents) .. 4 (quads) */
 
+/* Warp's pooled rounds (reuse/program.cuh, pool_rounds) need many batches per warp: a warp
+ * takes its next ticket as soon as a batch is voted and computes only once 32 elements are
+ * pending, so on a mesh with few batches per resident warp the first warps take every ticket
+ * before any shading starts, then shade them in series while the rest of the GPU idles. H100,
+ * heavy load, small meshes (session 40): pooled warp 1.2-2.1x slower than naive (sphere 80 us
+ * against 64; with rounds 26 us in geometry-h100.md's main table, before pooling); sphere:7M,
+ * about 16 batches per resident warp: pooled 0.92x the rounds. Below this many batches per
+ * resident warp the rounds kernel runs (VR_PROG_WARP=pooled still pools). 8 lies between the
+ * two measured points and is not itself measured. */
+#define VR_POOL_MIN_SHARE 8u
+
 /* Counters of one run; reset 0 by the caller. Invocations and primitives only when counting. */
 typedef struct vr_program_counters {
     unsigned long long invocations; /* element-function calls */

@@ -50,7 +50,9 @@ int vr_render_program_takes(const vr_reuse_params *p);
  * the H100, sphere:7M in a Forsyth order, pooled / rounds 0.92x at the heavy load (4,416
  * steps), 1.02x at the light (1,200), 1.26-1.35x at the simple; at the medium load (2,336) the two
  * are within noise (0.823 / 0.827 ms, session 39), so it keeps the rounds
- * (bench/results/warp-pooled-h100-s38.csv, bench/NOTES.md). */
+ * (bench/results/warp-pooled-h100-s38.csv, bench/NOTES.md). Only on meshes of at least
+ * VR_POOL_MIN_SHARE batches per resident warp (reuse/program.h): on the small ones pooling was
+ * 2-3x slower than the rounds (session 40). */
 #define VR_RENDER_PROGRAM_POOL_STEPS 2336u
 
 /* Whether culling into ink runs p's strategies as persistent blocks:

@@ -14,6 +14,7 @@
 #include "pipeline/stage/geometry.h"
 #include "pipeline/stage/parts.h"
 #include "raster/raster.h"
+#include "reuse/program.h"        /* VR_POOL_MIN_SHARE */
 #include "reuse/render_program.h" /* VR_RENDER_PROGRAM_CHEAP_STEPS, _POOL_STEPS */
 #include "scenes/scene.h"
 
@@ -472,9 +473,10 @@ static void vr_write_meta(FILE *f, const vr_cli_meta *m, const vr_bench_opts *o,
         }
     if (!warp_set)
         fprintf(f, "%swarp through the general API without an ordered queue: rounds pooled across "
-                "a warp's batches (full 32-lane rounds) at loads above %u loop steps, each "
-                "batch's rounds as they come up to it (reuse/program.cuh)\n", prefix,
-                VR_RENDER_PROGRAM_POOL_STEPS);
+                "a warp's batches (full 32-lane rounds) at loads above %u loop steps on meshes "
+                "of at least %u batches per resident warp, each batch's rounds as they come up "
+                "to it (reuse/program.cuh)\n", prefix, VR_RENDER_PROGRAM_POOL_STEPS,
+                VR_POOL_MIN_SHARE);
     fprintf(f, "%sloads:", prefix);
     for (int l = 0; l < o->load_count; ++l)
         fprintf(f, " %s=%u iterations (%.0f cycles/invocation)", o->loads[l].name,
