@@ -57,9 +57,10 @@ extern "C" {
  * before any shading starts, then shade them in series while the rest of the GPU idles. H100,
  * heavy load, small meshes (session 40): pooled warp 1.2-2.1x slower than naive (sphere 80 us
  * against 64; with rounds 26 us in geometry-h100.md's main table, before pooling); sphere:7M,
- * about 16 batches per resident warp: pooled 0.92x the rounds. Below this many batches per
- * resident warp the rounds kernel runs (VR_PROG_WARP=pooled still pools). 8 lies between the
- * two measured points and is not itself measured. */
+ * about 47 batches per resident warp (of about 4,700 at block 64): pooled 0.92x the rounds;
+ * the shared scenes have 0.04 (cow) to 1.8 (igea). Below this many batches per resident warp
+ * the rounds kernel runs (VR_PROG_WARP=pooled still pools). 8 lies between the measured
+ * points and is not itself measured. */
 #define VR_POOL_MIN_SHARE 8u
 
 /* Counters of one run; reset 0 by the caller. Invocations and primitives only when counting. */
