@@ -89,7 +89,7 @@ static vr_status vr_parts_fill(vr_parts *out, const vr_reuse_ops *ops, const vr_
     out->tri_begin = t0;
     out->tri_end = t1;
     out->batch_first[0] = 0; /* an empty stream may have no starts */
-    for (uint32_t b = 0; b <= batches && batches; ++b)
+    for (uint32_t b = 0; batches && b <= batches; ++b)
         out->batch_first[b] = starts[b] / 3;
     for (uint32_t b = cut[0]; b < cut[count]; ++b)
         for (uint32_t t = starts[b] / 3; t < starts[b + 1] / 3; ++t)
