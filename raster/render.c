@@ -59,8 +59,9 @@ struct vr_renderer {
     uint64_t counts_invocations;
     uint32_t counts_queue;          /* queue length of that run (no culling: all triangles) */
     vr_sortlast *sortlast;          /* sort-last parts (vr_renderer_set_parts), or NULL */
-    vr_stream *stream;              /* bounded streaming (vr_renderer_create_streamed), or NULL:
-                                       then nothing above is sized by the mesh */
+    int streamed;                   /* made by vr_renderer_create_streamed */
+    vr_stream *stream;              /* its bounded stream; nothing above is sized by the mesh.
+                                       NULL while sort-last parts stream instead (set_parts) */
     vr_stream_config stream_config; /* its configuration and compressed input: streamed sort-last */
     const struct vr_gts *stream_gts; /* parts get the same (vr_renderer_set_parts) */
     size_t last_pixels;             /* the last frame's size (vr_renderer_read_vis), 0 before */
@@ -371,6 +372,7 @@ static vr_status vr_renderer_make(vr_renderer **out, const vr_mesh *m, int use_g
     r->limits = vr_batch_limits_paper();
     const uint32_t tris = m->index_count / 3;
     if (stream) { /* the chunks own every buffer; nothing here is sized by the mesh */
+        r->streamed = 1;
         r->stream_config = *stream;
         st = vr_stream_create(&r->stream, m, stream, r->gpu);
     } else {
@@ -408,8 +410,8 @@ vr_status vr_renderer_create_streamed(vr_renderer **out, const vr_mesh *m, int u
 vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
 {
     assert(r);
-    if (r->stream) { /* each chunk's batches from its slices of the stream (GPU or CPU twins) */
-        vr_status st = vr_stream_set_gts(r->stream, gts);
+    if (r->streamed) { /* each chunk's batches from its slices of the stream (GPU or CPU twins) */
+        vr_status st = r->stream ? vr_stream_set_gts(r->stream, gts) : VR_OK;
         if (st == VR_OK && r->sortlast)
             st = vr_sortlast_set_gts(r->sortlast, gts);
         if (st == VR_OK)
@@ -426,21 +428,48 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
     return st;
 }
 
+/* A streamed renderer's parts (0: none). Each part's stream owns its buffers - on the GPU its
+ * queue, frame and, with VR_STREAM_DEVICE, its copy of the scene - so the renderer's own stream
+ * goes while parts are in use and comes back after, as the in-core buffers do below; it goes
+ * before the parts are made, so a device holds one scene copy per part on it, not one more. */
+static vr_status vr_renderer_stream_parts(vr_renderer *r, uint32_t parts, vr_composite how)
+{
+    vr_sortlast_destroy(r->sortlast);
+    r->sortlast = NULL;
+    vr_stream_destroy(r->stream);
+    r->stream = NULL;
+    vr_status st = VR_OK;
+    if (parts)
+        st = vr_sortlast_create_streamed(&r->sortlast, r->mesh, parts, r->gpu, how,
+                                         &r->stream_config, r->stream_gts);
+    if (r->sortlast)
+        return VR_OK;
+    /* no parts, or they failed: the one stream again (its failure is reported after the
+     * parts', which came first) */
+    vr_status back = vr_stream_create(&r->stream, r->mesh, &r->stream_config, r->gpu);
+    if (back == VR_OK && r->stream_gts)
+        back = vr_stream_set_gts(r->stream, r->stream_gts);
+    if (back != VR_OK) {
+        vr_stream_destroy(r->stream);
+        r->stream = NULL;
+    }
+    return st != VR_OK ? st : back;
+}
+
 vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how)
 {
     assert(r);
     vr_sortlast *s = NULL;
-    if (parts != 1 || how != VR_COMPOSITE_LOCAL) {
-        vr_status st = r->stream ? vr_sortlast_create_streamed(&s, r->mesh, parts, r->gpu, how,
-                                                               &r->stream_config, r->stream_gts)
-                                 : vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
+    const int want = parts != 1 || how != VR_COMPOSITE_LOCAL;
+    if (r->streamed)
+        return vr_renderer_stream_parts(r, want ? parts : 0, how);
+    if (want) {
+        vr_status st = vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
         if (st != VR_OK)
             return st;
     }
     vr_sortlast_destroy(r->sortlast);
     r->sortlast = s;
-    if (r->stream) /* nothing here is sized by the mesh: the streams own every buffer */
-        return VR_OK;
     /* the parts own their devices' buffers: the whole mesh's stage and frame go while they are
      * in use (memory per GPU is then its share of the scene), and come back after */
     r->batch_kind = r->d_batch_kind = r->counts_kind = -1;
@@ -463,8 +492,9 @@ vr_status vr_renderer_read_vis(vr_renderer *r, uint64_t *vis, size_t pixels)
     assert(r && vis);
     if (r->sortlast)
         return vr_sortlast_read_vis(r->sortlast, vis, pixels);
-    if (r->stream)
-        return vr_stream_read_vis(r->stream, vis, pixels);
+    if (r->streamed)
+        return r->stream ? vr_stream_read_vis(r->stream, vis, pixels)
+                         : VR_ERROR(VR_ERR_ARG, "renderer: no frame of %zu pixels to read", pixels);
     if (pixels == 0 || pixels != r->last_pixels)
         return VR_ERROR(VR_ERR_ARG, "renderer: no frame of %zu pixels to read", pixels);
     if (!r->gpu) {
@@ -661,8 +691,8 @@ vr_status vr_renderer_draw(vr_renderer *r, uint8_t *rgba, const vr_render_option
 
     vr_resolve_params shade = o->shade;
     shade.mode = o->mode;
-    if (r->gpu && !r->sortlast && !r->stream && !r->geometry)
-        return VR_ERROR(VR_ERR_OOM, "renderer: its device buffers could not be made again after "
+    if (!r->sortlast && (r->streamed ? !r->stream : r->gpu && !r->geometry))
+        return VR_ERROR(VR_ERR_OOM, "renderer: its buffers could not be made again after "
                         "vr_renderer_set_parts; create the renderer anew");
     if (r->sortlast) { /* the parts keep their own batch ids, counts and buffers */
         s = vr_sortlast_frame(r->sortlast, rgba, o, &cfg, &shade, st);

@@ -29,7 +29,10 @@ typedef struct vr_sl_part {
     const vr_part *cut; /* in s->parts */
     uint32_t tris;      /* its triangles */
     int device;
-    vr_stream *stream;  /* streamed parts: its share in chunks (CPU twins), else NULL */
+    vr_stream *stream;  /* streamed parts: its share in chunks, else NULL */
+    vr_render_stats streamed; /* streamed parts: its stream's last frame */
+    uint64_t *d_least;  /* streamed parts over NCCL: the all-reduced minimum words */
+    size_t least_capacity; /* pixels */
     /* CPU twin */
     vr_geometry_result result;
     uint64_t *vis;      /* pixel_capacity words (part 0: the composite) */
@@ -100,11 +103,13 @@ static void vr_sl_part_free(vr_sortlast *s, vr_sl_part *p)
         vr_raster_frame_free(&p->frame);
         vr_sl_timer_destroy((vr_sl_timer *)p->timer);
         vr_sl_free(p->d_counters);
+        vr_sl_free(p->d_least);
     }
 #else
     (void)s;
 #endif
-    p->geometry = NULL, p->timer = NULL, p->d_counters = NULL;
+    p->geometry = NULL, p->timer = NULL, p->d_counters = NULL, p->d_least = NULL;
+    p->least_capacity = 0;
 }
 
 /* The caller's current device, restored when a call that switched devices returns (the
@@ -223,21 +228,26 @@ vr_status vr_sortlast_create_streamed(vr_sortlast **out, const vr_mesh *m, uint3
 {
     assert(out && m && c);
     *out = NULL;
-    if (gpu)
-        return VR_ERROR(VR_ERR_ARG, "sort-last parts of a streamed renderer run on the CPU twins "
-                        "for now, not yet on the GPU: render in core with parts, or stream on one "
-                        "GPU without them");
     vr_sortlast *s = NULL;
-    vr_status st = vr_sortlast_create(&s, m, parts, 0, how);
+    vr_status st = vr_sortlast_create(&s, m, parts, gpu, how);
     if (st != VR_OK)
         return st;
     s->streamed = 1;
+    const int saved = vr_sl_device_save(s->gpu);
     for (uint32_t k = 0; k < parts && st == VR_OK; ++k) {
+        vr_sl_part *p = &s->p[k];
         vr_stream_config pc = *c;
         pc.part = k, pc.parts = parts;
-        if ((st = vr_stream_create(&s->p[k].stream, m, &pc, 0)) == VR_OK && gts)
-            st = vr_stream_set_gts(s->p[k].stream, gts);
+#ifdef VR_HAVE_CUDA
+        /* each part's stream, timer and buffers on its own device (local: the caller's) */
+        if (s->gpu && ((st = vr_sl_set_device(p->device)) != VR_OK ||
+                       (st = vr_sl_timer_create((vr_sl_timer **)&p->timer)) != VR_OK))
+            break;
+#endif
+        if ((st = vr_stream_create(&p->stream, m, &pc, s->gpu)) == VR_OK && gts)
+            st = vr_stream_set_gts(p->stream, gts);
     }
+    vr_sl_device_restore(saved);
     if (st != VR_OK) {
         vr_sortlast_destroy(s);
         return st;
@@ -252,8 +262,15 @@ vr_status vr_sortlast_set_gts(vr_sortlast *s, const struct vr_gts *gts)
     if (!s->streamed)
         return VR_ERROR(VR_ERR_ARG, "sort-last: compressed input needs streamed parts");
     vr_status st = VR_OK;
-    for (uint32_t k = 0; k < s->count && st == VR_OK; ++k)
+    const int saved = vr_sl_device_save(s->gpu);
+    for (uint32_t k = 0; k < s->count && st == VR_OK; ++k) {
+#ifdef VR_HAVE_CUDA
+        if (s->gpu && (st = vr_sl_set_device(s->p[k].device)) != VR_OK)
+            break;
+#endif
         st = vr_stream_set_gts(s->p[k].stream, gts);
+    }
+    vr_sl_device_restore(saved);
     return st;
 }
 
@@ -474,6 +491,33 @@ static vr_status vr_sl_frame_cpu(vr_sortlast *s, uint8_t *rgba, const vr_render_
     return VR_OK;
 }
 
+/* Streamed parts: the frame's stats from the parts' streams. `one_device`: the parts ran in
+ * turn on one device (or the CPU), so their stream times and device memory add up; over NCCL
+ * each GPU holds one part and the slowest part is the frame's. */
+static void vr_sl_sum_streamed(vr_sortlast *s, vr_render_stats *st, int one_device)
+{
+    s->invocations = 0;
+    uint32_t chunks = 0;
+    for (uint32_t k = 0; k < s->count; ++k) {
+        vr_sl_part *p = &s->p[k];
+        const vr_render_stats *ps = &p->streamed;
+        s->invocations += ps->invocations;
+        chunks += ps->chunks;
+        p->raster = ps->raster;
+        p->geometry_ms = ps->geometry_ms;
+        st->copied_bytes += ps->copied_bytes;
+#define VR_SL_ADD_OR_MAX(a, b) ((a) = one_device ? (a) + (b) : (b) > (a) ? (b) : (a))
+        VR_SL_ADD_OR_MAX(st->stream_ms, ps->stream_ms);
+        VR_SL_ADD_OR_MAX(st->pipeline_bytes, ps->pipeline_bytes);
+        VR_SL_ADD_OR_MAX(st->scene_bytes, ps->scene_bytes);
+#undef VR_SL_ADD_OR_MAX
+    }
+    vr_sl_sum_stats(s, st);
+    st->triangles = s->p[0].streamed.triangles; /* every part's stream cuts the whole stream */
+    st->batches = s->p[0].streamed.batches;
+    st->chunks = chunks;
+}
+
 /* Streamed parts (CPU twins): each part's stream draws its share in chunks into its own
  * visibility buffer and image, with the whole stream's positions and batch ids (vr_stream_config
  * part / parts), so a part's image is one run's on the pixels its triangles won. The composite
@@ -488,21 +532,14 @@ static vr_status vr_sl_frame_streamed_cpu(vr_sortlast *s, uint8_t *rgba,
     vr_status grown = vr_sl_host_buffers(s, o, pixels);
     if (grown != VR_OK)
         return grown;
-    s->invocations = 0;
-    uint32_t chunks = 0;
-    vr_render_stats ps;
     for (uint32_t k = 0; k < s->count; ++k) {
         vr_sl_part *p = &s->p[k];
-        memset(&ps, 0, sizeof ps);
-        vr_status e = vr_stream_frame(p->stream, p->rgba, o, cfg, shade, &ps);
+        memset(&p->streamed, 0, sizeof p->streamed);
+        vr_status e = vr_stream_frame(p->stream, p->rgba, o, cfg, shade, &p->streamed);
         if (e == VR_OK)
             e = vr_stream_read_vis(p->stream, p->vis, pixels);
         if (e != VR_OK)
             return e;
-        s->invocations += ps.invocations;
-        chunks += ps.chunks;
-        p->raster = ps.raster;
-        p->geometry_ms = ps.geometry_ms;
         p->composite_ms = p->composite_vis_ms = 0;
     }
     const double c0 = vr_now_ms();
@@ -519,11 +556,8 @@ static vr_status vr_sl_frame_streamed_cpu(vr_sortlast *s, uint8_t *rgba,
                 memcpy(out + 4 * i, c + 4 * i, 4);
             }
     }
-    vr_sl_sum_stats(s, st);
+    vr_sl_sum_streamed(s, st, 1);
     st->composite_ms = st->composite_vis_ms = vr_now_ms() - c0;
-    st->triangles = ps.triangles; /* every part's stream cuts the same whole stream */
-    st->batches = ps.batches;
-    st->chunks = chunks;
     return VR_OK;
 }
 
@@ -710,15 +744,125 @@ static vr_status vr_sl_rank(vr_sortlast *s, uint32_t k)
     return VR_OK;
 }
 
+/* ---- GPU, streamed parts ----------------------------------------------------------------------
+ * Each part's stream draws its share in chunks into its own visibility buffer and image on its
+ * device, as the CPU twin's do; the images are shaded already, so the composite moves colours
+ * with the words instead of resolving again: on one device a select-min kernel per part into
+ * part 0's buffers; over NCCL the words all-reduced (min) into a buffer of each rank's, each
+ * rank's image masked to the pixels it won (the background: all of them, drawn alike) and the
+ * images reduced (max) to rank 0. */
+
+/* A part's frame on its device (the stream waits for its own end). */
+static vr_status vr_sl_stream_part(vr_sortlast *s, vr_sl_part *p)
+{
+    memset(&p->streamed, 0, sizeof p->streamed);
+    p->composite_ms = p->composite_vis_ms = 0;
+    vr_status e = vr_sl_set_device(p->device);
+    if (e == VR_OK)
+        e = vr_stream_frame(p->stream, NULL, s->o, s->cfg, s->shade, &p->streamed);
+    return e;
+}
+
+static vr_status vr_sl_frame_streamed_local(vr_sortlast *s, vr_render_stats *st)
+{
+    const size_t pixels = (size_t)s->o->raster.width * s->o->raster.height;
+    vr_status e = VR_OK;
+    for (uint32_t k = 0; k < s->count && e == VR_OK; ++k)
+        e = vr_sl_stream_part(s, &s->p[k]);
+    uint64_t *vis = NULL;
+    uint8_t *rgba = NULL;
+    void *stream = NULL;
+    if (e == VR_OK)
+        e = vr_stream_device_frame(s->p[0].stream, pixels, &vis, &rgba, &stream);
+    vr_sl_timer *timer = (vr_sl_timer *)s->p[0].timer;
+    if (e == VR_OK)
+        e = vr_sl_timer_start(timer, stream);
+    for (uint32_t k = 1; k < s->count && e == VR_OK; ++k) {
+        uint64_t *w = NULL;
+        uint8_t *c = NULL;
+        void *ks = NULL;
+        if ((e = vr_stream_device_frame(s->p[k].stream, pixels, &w, &c, &ks)) == VR_OK)
+            e = vr_sl_select_min(vis, rgba, w, c, pixels, stream);
+    }
+    double ms = 0;
+    if (e == VR_OK)
+        e = vr_sl_timer_stop(timer, stream);
+    if (e == VR_OK)
+        e = vr_sl_timer_ms(timer, &ms);
+    if (e != VR_OK)
+        return e;
+    vr_sl_sum_streamed(s, st, 1);
+    st->composite_ms = st->composite_vis_ms = ms;
+    return VR_OK;
+}
+
+/* One rank of the streamed NCCL frame: its share, then the collectives (sortlast.h). */
+static vr_status vr_sl_rank_streamed(vr_sortlast *s, uint32_t k)
+{
+    vr_sl_part *p = &s->p[k];
+    vr_nccl *c = (vr_nccl *)s->nccl;
+    const size_t pixels = (size_t)s->o->raster.width * s->o->raster.height;
+    vr_status e = vr_sl_stream_part(s, p);
+    if (e == VR_OK && pixels > p->least_capacity) { /* before the meeting: nobody waits on it */
+        vr_sl_free(p->d_least);
+        p->d_least = NULL, p->least_capacity = 0;
+        if ((e = vr_sl_alloc((void **)&p->d_least, pixels * sizeof(uint64_t))) == VR_OK)
+            p->least_capacity = pixels;
+    }
+    uint64_t *vis = NULL;
+    uint8_t *rgba = NULL;
+    void *stream = NULL;
+    if (e == VR_OK)
+        e = vr_stream_device_frame(p->stream, pixels, &vis, &rgba, &stream);
+    if (vr_sl_keep(p, e) != VR_OK) {
+        pthread_mutex_lock(&s->lock);
+        s->failed = 1; /* read by every thread after the meeting below */
+        pthread_mutex_unlock(&s->lock);
+    }
+    vr_sl_meet(s);
+    pthread_mutex_lock(&s->lock);
+    const int failed = s->failed;
+    pthread_mutex_unlock(&s->lock);
+    if (failed)
+        return e; /* nobody enters a collective that a failed rank would never join */
+    vr_sl_timer *timer = (vr_sl_timer *)p->timer;
+    double min_ms = 0, max_ms = 0;
+    if ((e = vr_sl_timer_start(timer, stream)) != VR_OK ||
+        (e = vr_nccl_all_reduce(c, (int)k, vis, p->d_least, pixels, VR_SL_U64, VR_SL_MIN,
+                                stream)) != VR_OK ||
+        (e = vr_sl_timer_stop(timer, stream)) != VR_OK ||
+        (e = vr_sl_timer_ms(timer, &min_ms)) != VR_OK ||
+        (e = vr_sl_timer_start(timer, stream)) != VR_OK ||
+        (e = vr_sl_keep_won(rgba, vis, p->d_least, pixels, stream)) != VR_OK ||
+        (e = vr_nccl_reduce(c, (int)k, rgba, rgba, 4 * pixels, VR_SL_U8, VR_SL_MAX, 0,
+                            stream)) != VR_OK ||
+        (e = vr_sl_timer_stop(timer, stream)) != VR_OK ||
+        (e = vr_sl_timer_ms(timer, &max_ms)) != VR_OK)
+        return vr_sl_keep(p, e);
+    /* rank 0's stream holds the frame: the composite words too (vr_sortlast_read_vis) */
+    if (k == 0 && ((e = vr_sl_copy(vis, p->d_least, pixels * sizeof(uint64_t), stream)) != VR_OK ||
+                   (e = vr_sl_sync(stream)) != VR_OK))
+        return vr_sl_keep(p, e);
+    p->composite_ms = min_ms + max_ms;
+    p->composite_vis_ms = min_ms;
+    return VR_OK;
+}
+
 typedef struct vr_sl_job {
     vr_sortlast *s;
     uint32_t k;
 } vr_sl_job;
 
+/* A rank's frame, in core or streamed. */
+static vr_status vr_sl_rank_any(vr_sortlast *s, uint32_t k)
+{
+    return s->streamed ? vr_sl_rank_streamed(s, k) : vr_sl_rank(s, k);
+}
+
 static void *vr_sl_job_main(void *arg)
 {
     const vr_sl_job *j = (const vr_sl_job *)arg;
-    vr_sl_rank(j->s, j->k);
+    vr_sl_rank_any(j->s, j->k);
     return NULL;
 }
 
@@ -754,7 +898,7 @@ static vr_status vr_sl_frame_nccl(vr_sortlast *s, vr_render_stats *st)
         }
         pthread_mutex_unlock(&s->lock);
     } else {
-        vr_sl_rank(s, 0);
+        vr_sl_rank_any(s, 0);
     }
     for (uint32_t k = 1; k < made; ++k)
         pthread_join(th[k], NULL);
@@ -764,6 +908,10 @@ static vr_status vr_sl_frame_nccl(vr_sortlast *s, vr_render_stats *st)
         if (s->p[k].status != VR_OK)
             return VR_ERROR(s->p[k].status, "sort-last rank %u (device %d): %s", k,
                             s->p[k].device, s->p[k].error);
+    if (s->streamed) { /* each rank's stream counts its own share: summed here */
+        vr_sl_sum_streamed(s, st, 0);
+        return VR_OK;
+    }
     if (!s->counted) {
         s->invocations = s->p[0].counters[0]; /* the all-reduced sum */
         s->counted = 1;
@@ -793,27 +941,24 @@ static vr_status vr_sl_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_opti
                              vr_render_stats *st)
 {
     assert(s && o && cfg && shade && st);
-    if (s->streamed) { /* the parts' streams cut themselves */
-        s->last_pixels = 0;
-        const vr_status e = vr_sl_frame_streamed_cpu(s, rgba, o, cfg, shade, st);
-        if (e == VR_OK)
-            s->last_pixels = (size_t)o->raster.width * o->raster.height;
-        return e;
-    }
-    /* the shading arrays are the parts' own (summed shade counts, stream batch ids) */
-    vr_status e = vr_sl_cut(s, o, cfg);
-    if (e != VR_OK)
-        return e;
     s->last_pixels = 0;
+    vr_status e = VR_OK;
+    if (!s->streamed && (e = vr_sl_cut(s, o, cfg)) != VR_OK) /* streams cut themselves */
+        return e;
     if (!s->gpu) {
-        e = vr_sl_frame_cpu(s, rgba, o, cfg, shade, st);
+        /* the shading arrays are the parts' own (summed shade counts, stream batch ids) */
+        e = s->streamed ? vr_sl_frame_streamed_cpu(s, rgba, o, cfg, shade, st)
+                        : vr_sl_frame_cpu(s, rgba, o, cfg, shade, st);
         if (e == VR_OK)
             s->last_pixels = (size_t)o->raster.width * o->raster.height;
         return e;
     }
 #ifdef VR_HAVE_CUDA
     s->o = o, s->cfg = cfg, s->shade = shade;
-    e = s->how == VR_COMPOSITE_NCCL ? vr_sl_frame_nccl(s, st) : vr_sl_frame_local(s, st);
+    if (s->how == VR_COMPOSITE_NCCL)
+        e = vr_sl_frame_nccl(s, st);
+    else
+        e = s->streamed ? vr_sl_frame_streamed_local(s, st) : vr_sl_frame_local(s, st);
     if (e != VR_OK)
         return e;
     s->last_pixels = (size_t)o->raster.width * o->raster.height;
@@ -821,10 +966,15 @@ static vr_status vr_sl_frame(vr_sortlast *s, uint8_t *rgba, const vr_render_opti
         return VR_OK;
     vr_sl_part *p0 = &s->p[0];
     const double t0 = vr_now_ms();
-    const size_t bytes = (size_t)o->raster.width * o->raster.height * 4;
+    const size_t pixels = (size_t)o->raster.width * o->raster.height;
+    uint8_t *image = p0->frame.d_rgba;
+    void *stream = p0->frame.stream;
+    uint64_t *unused = NULL;
     if ((e = vr_sl_set_device(p0->device)) != VR_OK ||
-        (e = vr_sl_copy(rgba, p0->frame.d_rgba, bytes, p0->frame.stream)) != VR_OK ||
-        (e = vr_sl_sync(p0->frame.stream)) != VR_OK)
+        (s->streamed &&
+         (e = vr_stream_device_frame(p0->stream, pixels, &unused, &image, &stream)) != VR_OK) ||
+        (e = vr_sl_copy(rgba, image, 4 * pixels, stream)) != VR_OK ||
+        (e = vr_sl_sync(stream)) != VR_OK)
         return e;
     st->raster.download_ms = vr_now_ms() - t0;
     return VR_OK;
@@ -846,9 +996,11 @@ vr_status vr_sortlast_read_vis(vr_sortlast *s, uint64_t *vis, size_t pixels)
     vr_sl_part *p0 = &s->p[0];
     const int saved = vr_sl_device_save(1);
     vr_status e = vr_sl_set_device(p0->device);
-    if (e == VR_OK)
+    if (e == VR_OK && s->streamed) /* part 0's stream holds the composite */
+        e = vr_stream_read_vis(p0->stream, vis, pixels);
+    else if (e == VR_OK)
         e = vr_sl_copy(vis, p0->frame.d_vis, pixels * sizeof *vis, p0->frame.stream);
-    if (e == VR_OK)
+    if (e == VR_OK && !s->streamed)
         e = vr_sl_sync(p0->frame.stream);
     vr_sl_device_restore(saved);
     return e;

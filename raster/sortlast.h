@@ -23,8 +23,12 @@ typedef struct vr_sortlast vr_sortlast;
 vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts, int gpu,
                              vr_composite how);
 /* Streamed parts: part k runs its share of the batches in chunks through a stream of its own
- * (raster/stream.h; `c` with part k of `parts`), compressed input `gts` when not NULL. CPU twins
- * only for now: VR_ERR_ARG for `gpu`. */
+ * (raster/stream.h; `c` with part k of `parts`) on its device, compressed input `gts` when not
+ * NULL. Each part's stream shades its own image; the composite takes per pixel the smallest
+ * word and the colour of the part that holds it (one device: a select-min kernel per part;
+ * NCCL: the words all-reduced by minimum, each rank's image masked to the pixels it won, the
+ * images reduced by maximum to rank 0). With VR_STREAM_DEVICE each part keeps its own copy of
+ * the scene on its device: parts on one device want VR_STREAM_HOST for large scenes. */
 struct vr_gts;
 vr_status vr_sortlast_create_streamed(vr_sortlast **out, const vr_mesh *m, uint32_t parts,
                                       int gpu, vr_composite how, const vr_stream_config *c,

@@ -106,6 +106,55 @@ vr_status vr_sl_add_u32(uint32_t *dst, const uint32_t *src, size_t n, void *stre
     return VR_OK;
 }
 
+/* Streamed parts: each part's image is already shaded, so the composite moves colours with
+ * the words. A pixel is 4 bytes, read and written as one word. */
+__global__ void vr_sl_select_min_kernel(unsigned long long *vis, uint32_t *rgba,
+                                        const unsigned long long *w, const uint32_t *c,
+                                        size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const unsigned long long x = w[i];
+        if (x < vis[i]) {
+            vis[i] = x;
+            rgba[i] = c[i];
+        }
+    }
+}
+
+/* Words are unique per triangle (they carry stream positions), so only the winner's word equals
+ * the minimum, and on background pixels every part's does (each draws the background alike). */
+__global__ void vr_sl_keep_won_kernel(uint32_t *rgba, const unsigned long long *own,
+                                      const unsigned long long *least, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        if (own[i] != least[i])
+            rgba[i] = 0;
+}
+
+vr_status vr_sl_select_min(uint64_t *vis, uint8_t *rgba, const uint64_t *w, const uint8_t *c,
+                           size_t pixels, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    vr_sl_select_min_kernel<<<vr_sl_grid(pixels), VR_SL_BLOCK, 0, s>>>(
+        (unsigned long long *)vis, (uint32_t *)rgba, (const unsigned long long *)w,
+        (const uint32_t *)c, pixels);
+    VR_LAUNCH_CHECK("vr_sl_select_min_kernel", s);
+    return VR_OK;
+}
+
+vr_status vr_sl_keep_won(uint8_t *rgba, const uint64_t *own, const uint64_t *least,
+                         size_t pixels, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    vr_sl_keep_won_kernel<<<vr_sl_grid(pixels), VR_SL_BLOCK, 0, s>>>(
+        (uint32_t *)rgba, (const unsigned long long *)own, (const unsigned long long *)least,
+        pixels);
+    VR_LAUNCH_CHECK("vr_sl_keep_won_kernel", s);
+    return VR_OK;
+}
+
 vr_status vr_sl_copy(void *dst, const void *src, size_t bytes, void *stream)
 {
     VR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream));

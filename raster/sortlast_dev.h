@@ -38,6 +38,13 @@ void vr_sl_free(void *ptr);
 vr_status vr_sl_min_u64(uint64_t *dst, const uint64_t *src, size_t n, void *stream);
 vr_status vr_sl_max_u8(uint8_t *dst, const uint8_t *src, size_t n, void *stream);
 vr_status vr_sl_add_u32(uint32_t *dst, const uint32_t *src, size_t n, void *stream);
+/* Streamed parts (images already shaded): where w[i] < vis[i], vis[i] = w[i] and pixel i of
+ * rgba takes pixel i of c; and a rank's keep-what-it-won mask over NCCL: pixel i of rgba becomes
+ * 0 where own[i] != least[i] (the all-reduced minimum). `pixels` pixels, 4-byte aligned images. */
+vr_status vr_sl_select_min(uint64_t *vis, uint8_t *rgba, const uint64_t *w, const uint8_t *c,
+                           size_t pixels, void *stream);
+vr_status vr_sl_keep_won(uint8_t *rgba, const uint64_t *own, const uint64_t *least,
+                         size_t pixels, void *stream);
 /* cudaMemcpyAsync (any direction, unified addressing), cudaMemsetAsync, stream waits. */
 vr_status vr_sl_copy(void *dst, const void *src, size_t bytes, void *stream);
 vr_status vr_sl_fill(void *dst, int byte, size_t bytes, void *stream);

@@ -6,9 +6,11 @@
  * of its final word. The CPU twin does the same with loops; the GPU adds the staging slots, the
  * copy stream and the events that let a chunk's copies overlap the previous chunk's kernels.
  */
+#define _POSIX_C_SOURCE 200809L /* pthreads: the registry of page-locked arrays */
 #include "raster/stream.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,30 +212,71 @@ static vr_gts_batch_source vr_stream_gts_chunk(const vr_stream *s, uint32_t k,
 }
 
 #ifdef VR_HAVE_CUDA
+/* Host arrays page-locked for the copies, counted over every stream of the process: streamed
+ * sort-last parts copy from the same scene arrays, each on its own stream (NCCL: from a thread
+ * and a device of its own), and cudaHostRegister takes a range only once. The first stream that
+ * needs an array registers it (portable: pinned for every device's copies), the last one that
+ * lets go unregisters it, so one part's new cut never unpins what another part still copies. */
+#define VR_PIN_MAX 1024
+static struct {
+    void *p;
+    size_t bytes;
+    uint32_t users;
+} vr_pins[VR_PIN_MAX];
+static pthread_mutex_t vr_pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void vr_stream_unpin(vr_stream *s)
 {
-    /* teardown of a cut: nothing to act on if this fails */
+    pthread_mutex_lock(&vr_pin_lock);
     for (int i = 0; i < s->pinned_count; ++i)
-        cudaHostUnregister(s->pinned[i]);
+        for (int k = 0; k < VR_PIN_MAX; ++k)
+            if (vr_pins[k].users && vr_pins[k].p == s->pinned[i]) {
+                if (--vr_pins[k].users == 0)
+                    cudaHostUnregister(vr_pins[k].p); /* nothing to act on if this fails */
+                break;
+            }
+    pthread_mutex_unlock(&vr_pin_lock);
     s->pinned_count = 0;
 }
 
 /* Page-locks a host array for asynchronous copies. `needed`: a failure is an error (the scene's
  * arrays in VR_STREAM_HOST: unpinned copies would be synchronous and slow); otherwise the array
- * stays pageable (small copies staged by the driver). */
+ * stays pageable (small copies staged by the driver). A range the caller's own code registered
+ * counts as pinned and stays the caller's. */
 static vr_status vr_stream_pin(vr_stream *s, const void *p, size_t bytes, int needed,
                                const char *what)
 {
     if (!bytes)
         return VR_OK;
-    const cudaError_t e = cudaHostRegister((void *)p, bytes, cudaHostRegisterDefault);
-    if (e == cudaSuccess) {
-        s->pinned[s->pinned_count++] = (void *)p;
-        return VR_OK;
+    pthread_mutex_lock(&vr_pin_lock);
+    int k = 0, free_slot = -1;
+    for (; k < VR_PIN_MAX; ++k) {
+        if (vr_pins[k].users && vr_pins[k].p == p && vr_pins[k].bytes == bytes)
+            break;
+        if (!vr_pins[k].users && free_slot < 0)
+            free_slot = k;
     }
-    cudaGetLastError(); /* not sticky: cleared so later checks do not report it again */
-    if (!needed)
+    cudaError_t e = cudaSuccess;
+    if (k == VR_PIN_MAX && free_slot >= 0) {
+        e = cudaHostRegister((void *)p, bytes, cudaHostRegisterPortable);
+        if (e == cudaSuccess) {
+            k = free_slot;
+            vr_pins[k].p = (void *)p, vr_pins[k].bytes = bytes;
+        } else {
+            cudaGetLastError(); /* not sticky: cleared so later checks do not report it again */
+        }
+    }
+    const int held = k < VR_PIN_MAX;
+    if (held) {
+        ++vr_pins[k].users;
+        s->pinned[s->pinned_count++] = (void *)p;
+    }
+    pthread_mutex_unlock(&vr_pin_lock);
+    if (held || !needed || e == cudaErrorHostMemoryAlreadyRegistered)
         return VR_OK;
+    if (e == cudaSuccess) /* the registry is full: 1,024 arrays pinned at once */
+        return VR_ERROR(VR_ERR_OOM, "streaming from host memory: more than %d host arrays "
+                        "page-locked at once (the %s)", VR_PIN_MAX, what);
     return VR_ERROR(VR_ERR_CUDA, "streaming from host memory: cudaHostRegister of the %s "
                     "(%.1f GB) failed: %s; stream from the device instead", what, bytes / 1e9,
                     cudaGetErrorString(e));
@@ -958,6 +1001,22 @@ vr_status vr_stream_read_vis(vr_stream *s, uint64_t *vis, size_t pixels)
     VR_CUDA_CHECK(cudaMemcpyAsync(vis, s->frame.d_vis, pixels * 8, cudaMemcpyDeviceToHost,
                                   (cudaStream_t)s->frame.stream));
     VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
+    return VR_OK;
+#else
+    return VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA");
+#endif
+}
+
+vr_status vr_stream_device_frame(vr_stream *s, size_t pixels, uint64_t **d_vis, uint8_t **d_rgba,
+                                 void **stream)
+{
+    assert(s && d_vis && d_rgba && stream);
+    if (!s->gpu || pixels == 0 || pixels != s->last_pixels)
+        return VR_ERROR(VR_ERR_ARG, "streaming: no GPU frame of %zu pixels", pixels);
+#ifdef VR_HAVE_CUDA
+    *d_vis = s->frame.d_vis;
+    *d_rgba = s->frame.d_rgba;
+    *stream = s->frame.stream;
     return VR_OK;
 #else
     return VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA");

@@ -44,6 +44,12 @@ vr_status vr_stream_frame(vr_stream *s, uint8_t *rgba, const vr_render_options *
                           vr_render_stats *st);
 /* The last frame's visibility buffer into host `vis` (pixels words). */
 vr_status vr_stream_read_vis(vr_stream *s, uint64_t *vis, size_t pixels);
+/* GPU streams: the last frame's visibility buffer (`pixels` words) and image (4 * pixels bytes)
+ * on the stream's device, and the CUDA stream that wrote them (finished when vr_stream_frame
+ * returned). Streamed sort-last parts composite them in place; the next frame overwrites them.
+ * VR_ERR_ARG for a CPU stream or no frame of that size. */
+vr_status vr_stream_device_frame(vr_stream *s, size_t pixels, uint64_t **d_vis, uint8_t **d_rgba,
+                                 void **stream);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,10 @@
  * GPU run of the same frame - visibility words, image, invocations and raster counts equal.
  * gpu/sortlast: every shared scene, the default sphere, foliage:20k and the 7M meshes;
  * gpu-small/sortlast: fandisk for the sanitizers (NCCL over 2 devices when present).
+ * Every configuration runs in core and streamed (vr_renderer_create_streamed: each part
+ * streams its share in chunks of about a fifth of it through its own queue, alternately from
+ * the device and from host memory, and the composite moves the parts' shaded pixels with the
+ * words); the heatmap, which streams refuse, in core only.
  * NCCL runs report SKIP with the reason where the library or a second device is missing, and are
  * left out with VR_TEST_NCCL=0.
  */
@@ -20,10 +24,17 @@
 /* One configuration of parts against the plain GPU renderer `one`, for the strategies listed. */
 static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, uint32_t parts,
                          vr_composite how, const char *const *strategies, int modes,
-                         uint32_t w, uint32_t h, int *nccl_missing)
+                         uint32_t w, uint32_t h, int streamed, int *nccl_missing)
 {
     vr_renderer *cut = NULL;
-    VR_EXPECT(vr_renderer_create(&cut, m, 1) == VR_OK, "%s", vr_last_error());
+    /* streamed: chunks of about a fifth of a part's share, so each part runs several */
+    const uint64_t cap = (uint64_t)m->index_count / 3 / parts / 5 + 100;
+    const vr_stream_config sc = {cap * VR_QUEUE_BYTES_PER_TRIANGLE,
+                                 (parts & 1) ? VR_STREAM_DEVICE : VR_STREAM_HOST};
+    const char *kind = streamed ? vr_stream_source_names[sc.source] : "in core";
+    VR_EXPECT((streamed ? vr_renderer_create_streamed(&cut, m, 1, &sc)
+                        : vr_renderer_create(&cut, m, 1)) == VR_OK,
+              "%s", vr_last_error());
     if (!cut)
         return;
     vr_status st = vr_renderer_set_parts(cut, parts, how);
@@ -44,38 +55,42 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
     for (const char *const *s = strategies; *s; ++s) {
         o.strategy = vr_reuse_find(*s);
         for (int mode = 0; mode < modes; ++mode) {
+            if (streamed && mode == VR_SHADE_HEATMAP)
+                continue; /* streams refuse it (raster/stream-*) */
             o.mode = (vr_shade_mode)mode;
             vr_render_stats sa, sb;
             VR_EXPECT(vr_renderer_draw(one, a, &o, &sa) == VR_OK, "%s %s: %s", spec, *s,
                       vr_last_error());
             memset(b, 0x5a, px * 4); /* poisoned: an unwritten pixel differs */
-            VR_EXPECT(vr_renderer_draw(cut, b, &o, &sb) == VR_OK, "%s %s in %u parts (%s): %s",
-                      spec, *s, parts, vr_composite_names[how], vr_last_error());
+            VR_EXPECT(vr_renderer_draw(cut, b, &o, &sb) == VR_OK, "%s %s in %u parts (%s, %s): %s",
+                      spec, *s, parts, vr_composite_names[how], kind, vr_last_error());
             VR_EXPECT(vr_renderer_read_vis(one, va, px) == VR_OK &&
                           vr_renderer_read_vis(cut, vb, px) == VR_OK,
                       "%s", vr_last_error());
             size_t words, pixels;
             vr_test_frame_diff(va, vb, a, b, px, &words, &pixels);
-            VR_EXPECT(words == 0 && pixels == 0, "%s %s in %u parts (%s), mode %d: %zu words, "
-                      "%zu pixels of %zu differ", spec, *s, parts, vr_composite_names[how], mode,
-                      words, pixels, px);
+            VR_EXPECT(words == 0 && pixels == 0, "%s %s in %u parts (%s, %s), mode %d: %zu "
+                      "words, %zu pixels of %zu differ", spec, *s, parts,
+                      vr_composite_names[how], kind, mode, words, pixels, px);
             VR_EXPECT(sa.invocations == sb.invocations && sa.batches == sb.batches &&
                           sa.raster.rejected == sb.raster.rejected &&
                           sa.raster.clipped == sb.raster.clipped &&
-                          sa.raster.fragments == sb.raster.fragments,
-                      "%s %s in %u parts (%s): invocations %llu / %llu, batches %u / %u, "
-                      "rejected %llu / %llu, fragments %llu / %llu", spec, *s, parts,
-                      vr_composite_names[how], (unsigned long long)sa.invocations,
+                          sa.raster.fragments == sb.raster.fragments &&
+                          (!streamed || (sb.chunks >= parts && sb.triangles == sa.triangles)),
+                      "%s %s in %u parts (%s, %s): invocations %llu / %llu, batches %u / %u, "
+                      "rejected %llu / %llu, fragments %llu / %llu, %u chunks", spec, *s, parts,
+                      vr_composite_names[how], kind, (unsigned long long)sa.invocations,
                       (unsigned long long)sb.invocations, sa.batches, sb.batches,
                       (unsigned long long)sa.raster.rejected,
                       (unsigned long long)sb.raster.rejected,
                       (unsigned long long)sa.raster.fragments,
-                      (unsigned long long)sb.raster.fragments);
+                      (unsigned long long)sb.raster.fragments, sb.chunks);
             if (mode == 0)
-                printf("     %-18s %-6s %2u parts %-5s: frame %.3f ms (one run %.3f), "
-                       "composite %.3f ms (visibility %.3f), %llu invocations\n",
-                       spec, *s, parts, vr_composite_names[how], sb.frame_ms, sa.frame_ms,
-                       sb.composite_ms, sb.composite_vis_ms, (unsigned long long)sb.invocations);
+                printf("     %-18s %-6s %2u parts %-5s %-7s: frame %.3f ms (one run %.3f), "
+                       "composite %.3f ms (visibility %.3f), %llu invocations, %u chunks\n",
+                       spec, *s, parts, vr_composite_names[how], kind, sb.frame_ms,
+                       sa.frame_ms, sb.composite_ms, sb.composite_vis_ms,
+                       (unsigned long long)sb.invocations, sb.chunks);
         }
     }
     vr_renderer_destroy(cut);
@@ -110,12 +125,12 @@ static void check_scene(const char *spec, int big, int max_devices, int *nccl_mi
             printf("     NCCL runs left out: VR_TEST_NCCL=0\n");
         *nccl_missing = 1;
     }
-    if (one) {
-        check_config(spec, &m, one, 3, VR_COMPOSITE_LOCAL, strategies, modes, w, h,
+    for (int streamed = 0; streamed < 2 && one; ++streamed) {
+        check_config(spec, &m, one, 3, VR_COMPOSITE_LOCAL, strategies, modes, w, h, streamed,
                      nccl_missing);
         for (int n = 1; n <= devices && !*nccl_missing; ++n)
             check_config(spec, &m, one, (uint32_t)n, VR_COMPOSITE_NCCL, strategies, modes, w, h,
-                         nccl_missing);
+                         streamed, nccl_missing);
     }
     vr_renderer_destroy(one);
     vr_mesh_free(&m);

@@ -11,6 +11,8 @@
  * the plain index buffer; host streaming copies fewer bytes. gpu-small/stream has fandisk
  * compressed too, with batches of 16 triangles (chunk edges inside every array's words), and
  * gpu-small/stream-gts-damaged the damaged streams of raster/stream-gts-damaged.
+ * Each configuration also runs as 3 streamed sort-last parts on the device (every strategy; the
+ * 7M meshes the first one), and as one stream again after them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,69 @@ typedef struct stream_extra {
     uint64_t *copied;
 } stream_extra;
 
+/* Every strategy x mode of one configuration: the streamed renderer `st` (`parts` > 1: as
+ * streamed sort-last parts on this device) against the in-core `one`. */
+static void compare(const char *spec, const vr_mesh *m, vr_renderer *one, vr_renderer *st,
+                    vr_stream_source src, uint32_t parts, const char *const *strategies, int big,
+                    const stream_extra *x)
+{
+    const uint32_t w = big ? 1920 : 640, h = big ? 1080 : 480;
+    vr_render_options o = vr_test_frame_options(m, w, h, 1.3f, 20.0f, 1);
+    o.limits = x ? x->limits : NULL;
+    const size_t px = (size_t)w * h;
+    uint8_t *a = (uint8_t *)malloc(px * 4), *b = (uint8_t *)malloc(px * 4);
+    uint64_t *va = (uint64_t *)malloc(px * 8), *vb = (uint64_t *)malloc(px * 8);
+    const int modes[] = {VR_SHADE_LAMBERT, VR_SHADE_BATCHES};
+    const char *from = vr_stream_source_names[src];
+    for (const char *const *s = strategies; *s; ++s) {
+        o.strategy = vr_reuse_find(*s);
+        for (int mi = 0; mi < (big ? 1 : 2); ++mi) {
+            o.mode = (vr_shade_mode)modes[mi];
+            vr_render_stats sa, sb;
+            VR_EXPECT(vr_renderer_draw(one, a, &o, &sa) == VR_OK, "%s %s: %s", spec, *s,
+                      vr_last_error());
+            memset(b, 0x5a, px * 4); /* poisoned: an unwritten pixel differs */
+            memset(vb, 0x5a, px * 8);
+            VR_EXPECT(vr_renderer_draw(st, b, &o, &sb) == VR_OK, "%s %s streamed (%s, %u "
+                      "parts): %s", spec, *s, from, parts, vr_last_error());
+            VR_EXPECT(vr_renderer_read_vis(one, va, px) == VR_OK &&
+                          vr_renderer_read_vis(st, vb, px) == VR_OK,
+                      "%s", vr_last_error());
+            size_t words, pixels;
+            vr_test_frame_diff(va, vb, a, b, px, &words, &pixels);
+            VR_EXPECT(words == 0 && pixels == 0, "%s %s streamed (%s, %u parts, %u chunks), "
+                      "mode %d: %zu words, %zu pixels of %zu differ", spec, *s, from, parts,
+                      sb.chunks, (int)o.mode, words, pixels, px);
+            VR_EXPECT(sa.invocations == sb.invocations && sa.batches == sb.batches &&
+                          sa.raster.rejected == sb.raster.rejected &&
+                          sa.raster.clipped == sb.raster.clipped &&
+                          sa.raster.fragments == sb.raster.fragments &&
+                          sb.raster.triangles == sa.triangles && sb.parts == parts,
+                      "%s %s streamed (%s, %u parts): invocations %llu / %llu, batches %u / %u, "
+                      "rejected %llu / %llu, fragments %llu / %llu", spec, *s, from, parts,
+                      (unsigned long long)sa.invocations, (unsigned long long)sb.invocations,
+                      sa.batches, sb.batches, (unsigned long long)sa.raster.rejected,
+                      (unsigned long long)sb.raster.rejected,
+                      (unsigned long long)sa.raster.fragments,
+                      (unsigned long long)sb.raster.fragments);
+            if (mi == 0)
+                printf("     %-18s %-7s %-6s %s%u part%s %4u chunks: stream %.3f ms (in-core "
+                       "geometry + raster + resolve %.3f), pipeline %.1f MB, copied %.1f MB\n",
+                       spec, *s, from, x && x->gts ? "gts " : "", parts, parts == 1 ? " " : "s",
+                       sb.chunks, sb.stream_ms,
+                       sa.geometry_ms + sa.raster.clear_ms + sa.raster.raster_ms +
+                           sa.raster.resolve_ms,
+                       sb.pipeline_bytes / 1e6, sb.copied_bytes / 1e6);
+            if (mi == 0 && s == strategies && parts == 1 && x && x->copied)
+                *x->copied = sb.copied_bytes;
+        }
+    }
+    free(a), free(b), free(va), free(vb);
+}
+
+/* One streamed configuration: one stream, then 3 streamed sort-last parts on this device (each
+ * part's stream takes the scene's host arrays, which the first one page-locked), then one
+ * stream again (made anew by vr_renderer_set_parts). */
 static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, uint64_t cap,
                          vr_stream_source src, const char *const *strategies, int big,
                          const stream_extra *x)
@@ -46,62 +111,15 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
               "%s", vr_last_error());
     if (!st)
         return;
-    const uint32_t w = big ? 1920 : 640, h = big ? 1080 : 480;
-    vr_render_options o = vr_test_frame_options(m, w, h, 1.3f, 20.0f, 1);
-    o.limits = x ? x->limits : NULL;
-    const size_t px = (size_t)w * h;
-    uint8_t *a = (uint8_t *)malloc(px * 4), *b = (uint8_t *)malloc(px * 4);
-    uint64_t *va = (uint64_t *)malloc(px * 8), *vb = (uint64_t *)malloc(px * 8);
-    const int modes[] = {VR_SHADE_LAMBERT, VR_SHADE_BATCHES};
-    for (const char *const *s = strategies; *s; ++s) {
-        o.strategy = vr_reuse_find(*s);
-        for (int mi = 0; mi < (big ? 1 : 2); ++mi) {
-            o.mode = (vr_shade_mode)modes[mi];
-            vr_render_stats sa, sb;
-            VR_EXPECT(vr_renderer_draw(one, a, &o, &sa) == VR_OK, "%s %s: %s", spec, *s,
-                      vr_last_error());
-            memset(b, 0x5a, px * 4); /* poisoned: an unwritten pixel differs */
-            VR_EXPECT(vr_renderer_draw(st, b, &o, &sb) == VR_OK, "%s %s streamed (%s): %s",
-                      spec, *s, vr_stream_source_names[src], vr_last_error());
-            VR_EXPECT(vr_renderer_read_vis(one, va, px) == VR_OK &&
-                          vr_renderer_read_vis(st, vb, px) == VR_OK,
-                      "%s", vr_last_error());
-            size_t words, pixels;
-            vr_test_frame_diff(va, vb, a, b, px, &words, &pixels);
-            VR_EXPECT(words == 0 && pixels == 0, "%s %s streamed (%s, %u chunks), mode %d: %zu "
-                      "words, %zu pixels of %zu differ", spec, *s, vr_stream_source_names[src],
-                      sb.chunks, (int)o.mode, words, pixels, px);
-            VR_EXPECT(sa.invocations == sb.invocations && sa.batches == sb.batches &&
-                          sa.raster.rejected == sb.raster.rejected &&
-                          sa.raster.clipped == sb.raster.clipped &&
-                          sa.raster.fragments == sb.raster.fragments &&
-                          sb.raster.triangles == sa.triangles,
-                      "%s %s streamed (%s): invocations %llu / %llu, batches %u / %u, rejected "
-                      "%llu / %llu, fragments %llu / %llu", spec, *s,
-                      vr_stream_source_names[src], (unsigned long long)sa.invocations,
-                      (unsigned long long)sb.invocations, sa.batches, sb.batches,
-                      (unsigned long long)sa.raster.rejected,
-                      (unsigned long long)sb.raster.rejected,
-                      (unsigned long long)sa.raster.fragments,
-                      (unsigned long long)sb.raster.fragments);
-            if (mi == 0)
-                printf("     %-18s %-7s %-6s %s%4u chunks: stream %.3f ms (in-core geometry + "
-                       "raster + resolve %.3f), pipeline %.1f MB, copied %.1f MB\n",
-                       spec, *s, vr_stream_source_names[src], x && x->gts ? "gts " : "",
-                       sb.chunks, sb.stream_ms,
-                       sa.geometry_ms + sa.raster.clear_ms + sa.raster.raster_ms +
-                           sa.raster.resolve_ms,
-                       sb.pipeline_bytes / 1e6, sb.copied_bytes / 1e6);
-            if (mi == 0 && s == strategies && x && x->copied)
-                *x->copied = sb.copied_bytes;
-        }
-    }
-    /* streamed sort-last parts run on the CPU twins only for now (raster/sortlast-stream) */
-    VR_EXPECT(vr_renderer_set_parts(st, 2, VR_COMPOSITE_LOCAL) == VR_ERR_ARG &&
-                  strstr(vr_last_error(), "not yet on the GPU"),
-              "%s: streamed parts on the GPU accepted: %s", spec, vr_last_error());
+    compare(spec, m, one, st, src, 1, strategies, big, x);
+    VR_EXPECT(vr_renderer_set_parts(st, 3, VR_COMPOSITE_LOCAL) == VR_OK, "%s: 3 streamed parts: "
+              "%s", spec, vr_last_error());
+    const char *const first[] = {strategies[0], NULL};
+    compare(spec, m, one, st, src, 3, big ? first : strategies, big, x);
+    VR_EXPECT(vr_renderer_set_parts(st, 1, VR_COMPOSITE_LOCAL) == VR_OK, "%s: back to one "
+              "stream: %s", spec, vr_last_error());
+    compare(spec, m, one, st, src, 1, first, big, x);
     vr_renderer_destroy(st);
-    free(a), free(b), free(va), free(vb);
 }
 
 static void check_scene(const char *spec, int big, uint64_t cap)

@@ -501,7 +501,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         if (job->gpus)
             fprintf(log, "  sort-last: %u GPU%s, one NCCL rank each: an equal share of the "
                     "batches per GPU, visibility words composited by ncclAllReduce (min), "
-                    "images by ncclReduce (max) to GPU 0\n", n, n == 1 ? "" : "s");
+                    "images by ncclReduce (max) to GPU 0%s\n", n, n == 1 ? "" : "s",
+                    job->stream ? "; each GPU streams its share in chunks of its own" : "");
         else
             fprintf(log, "  sort-last: %u parts on %s, composited there (no transport)%s\n", n,
                     job->gpu ? "one GPU" : "the CPU twins",
@@ -766,12 +767,13 @@ int vr_cmd_render(int argc, char **argv)
          "sort-last over N GPUs of this machine, one NCCL rank each (NCCL loaded at run time): "
          "each renders an equal share of the batches into its own visibility buffer; the "
          "buffers composite by minimum, so the image is word for word one GPU's (N 1: one rank, "
-         "the transport's own cost; not for multi)",
+         "the transport's own cost; not for multi). With --stream each GPU streams its share "
+         "in chunks through its own bounded queue",
          vr_cli_parse_int, &job.gpus, 0, 1, VR_PARTS_MAX, 0, NULL},
         {"parts", 0, "N",
          "the same cut into N parts on one device (or the CPU twins), composited there without "
          "a transport: checks the cut and the compositing anywhere; with --stream each part "
-         "streams its share in chunks (CPU twins only for now)",
+         "streams its share in chunks of its own (as with --gpus)",
          vr_cli_parse_int, &job.parts, 0, 1, VR_PARTS_MAX, 0, NULL},
         {"stream", 0, NULL,
          "bounded streaming: the batches run in chunks through one queue of --stream-mb, so "
@@ -825,10 +827,6 @@ int vr_cmd_render(int argc, char **argv)
         job.stream_mb = (int)(VR_STREAM_QUEUE_BYTES_DEFAULT >> 20);
     if (job.stream_from < 0)
         job.stream_from = VR_STREAM_DEVICE;
-    if (job.stream && job.gpus)
-        return vr_cli_fail(VR_CLI_USAGE, "render", "--stream with --gpus: streamed sort-last "
-                           "parts run on the CPU twins for now (--parts N --cpu), not yet on "
-                           "GPUs");
     if (job.stream && job.mode == VR_SHADE_HEATMAP)
         return vr_cli_fail(VR_CLI_USAGE, "render", "--heatmap needs per-vertex shading counts "
                            "of the whole scene on the device; render it without --stream");
