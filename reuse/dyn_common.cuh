@@ -72,16 +72,64 @@ static __device__ __forceinline__ vr_dyn_smem vr_dyn_smem_carve(uint32_t max_uni
     return vr_dyn_smem_carve_alias(max_unique, table_slots, 0);
 }
 
+/* Launch-shape answers (cudaFuncGetAttributes, cudaFuncSetAttribute, occupancy, device
+ * attributes) kept per host thread - NCCL ranks launch from threads of their own - for a kernel,
+ * device, block and byte count. Each query costs host microseconds, and a small mesh's whole
+ * stage is 20-40 us: warp on the shared meshes measured 5-10% slower when its launch asked the
+ * pooled kernel's shape before taking the rounds kernel than with the rounds kernel forced
+ * (bench/results/warp-pooling-ab-h100-s41.txt). Only answers that succeeded are kept. */
+enum { VR_SHAPE_FITS, VR_SHAPE_OPTED_IN, VR_SHAPE_RESIDENT };
+typedef struct vr_shape {
+    const void *kernel;
+    int device, kind;
+    uint32_t block;
+    size_t bytes;
+    uint32_t value;
+} vr_shape;
+#define VR_SHAPES 32
+static thread_local vr_shape vr_shapes[VR_SHAPES];
+static thread_local uint32_t vr_shapes_used, vr_shapes_next;
+
+static inline bool vr_shape_find(const void *k, int device, int kind, uint32_t block,
+                                 size_t bytes, uint32_t *value)
+{
+    for (uint32_t i = 0; i < vr_shapes_used; ++i) {
+        const vr_shape &e = vr_shapes[i];
+        if (e.kernel == k && e.device == device && e.kind == kind && e.block == block &&
+            e.bytes == bytes) {
+            *value = e.value;
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline void vr_shape_keep(const void *k, int device, int kind, uint32_t block,
+                                 size_t bytes, uint32_t value)
+{
+    const uint32_t i = vr_shapes_next;
+    vr_shapes_next = (i + 1) % VR_SHAPES; /* the oldest answer goes first */
+    if (vr_shapes_used < VR_SHAPES)
+        ++vr_shapes_used;
+    vr_shapes[i] = vr_shape{k, device, kind, block, bytes, value};
+}
+
 /* Opts `kernel` in to `bytes` of dynamic shared memory when that exceeds what it gets by
  * default (48 KiB minus its static shared memory): sort's 1024-thread instantiation keeps
  * 36 KiB of CUB storage, so N_u above about 300 needs the opt-in there. */
 static vr_status vr_dyn_smem_fit(const void *kernel, size_t bytes)
 {
+    int device;
+    uint32_t done;
+    VR_CUDA_CHECK(cudaGetDevice(&device));
+    if (vr_shape_find(kernel, device, VR_SHAPE_OPTED_IN, 0, bytes, &done))
+        return VR_OK;
     cudaFuncAttributes attr;
     VR_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
     if (bytes > (size_t)attr.maxDynamicSharedSizeBytes)
         VR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)bytes));
+    vr_shape_keep(kernel, device, VR_SHAPE_OPTED_IN, 0, bytes, 1);
     return VR_OK;
 }
 

@@ -1918,13 +1918,19 @@ static vr_status vr_program_run_ordered(vr_reuse_kind kind, const vr_program_par
 static inline bool vr_prog_dyn_fits(const void *k, size_t bytes)
 {
     int device, optin;
+    uint32_t fits;
     cudaFuncAttributes a;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return false; /* the block kernel's launch reports it */
+    if (vr_shape_find(k, device, VR_SHAPE_FITS, 0, bytes, &fits))
+        return fits != 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
             cudaSuccess ||
         cudaFuncGetAttributes(&a, k) != cudaSuccess)
-        return false; /* the block kernel's launch reports it */
-    return bytes + a.sharedSizeBytes <= (size_t)optin;
+        return false;
+    fits = bytes + a.sharedSizeBytes <= (size_t)optin;
+    vr_shape_keep(k, device, VR_SHAPE_FITS, 0, bytes, fits);
+    return fits != 0;
 }
 
 /* Whether two halves of `half` bytes fit persistent ink kernel k (else the run takes a block per
@@ -1944,13 +1950,18 @@ static inline vr_status vr_prog_persistent_grid(const void *k, uint32_t block, s
     if (st != VR_OK)
         return st;
     int device, sms, per_sm = 0;
+    uint32_t fit;
     VR_CUDA_CHECK(cudaGetDevice(&device));
-    VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)block, smem));
-    if (per_sm < 1)
-        return VR_ERROR(VR_ERR_ARG, "%s: the persistent kernel does not fit an SM at block "
-                        "%u with %zu bytes of shared memory", who, block, smem);
-    const uint32_t fit = (uint32_t)per_sm * (uint32_t)sms;
+    if (!vr_shape_find(k, device, VR_SHAPE_RESIDENT, block, smem, &fit)) {
+        VR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        VR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, (int)block,
+                                                                    smem));
+        if (per_sm < 1)
+            return VR_ERROR(VR_ERR_ARG, "%s: the persistent kernel does not fit an SM at block "
+                            "%u with %zu bytes of shared memory", who, block, smem);
+        fit = (uint32_t)per_sm * (uint32_t)sms;
+        vr_shape_keep(k, device, VR_SHAPE_RESIDENT, block, smem, fit);
+    }
     *grid = tickets < fit ? tickets : fit;
     return VR_OK;
 }
