@@ -55,8 +55,8 @@ extern "C" {
  * takes its next ticket as soon as a batch is voted and computes only once 32 elements are
  * pending, so on a mesh with few batches per resident warp the first warps take every ticket
  * before any shading starts, then shade them in series while the rest of the GPU idles. H100,
- * heavy load, small meshes (session 40): pooled warp 1.2-2.1x slower than naive (sphere 80 us
- * against 64; with rounds 26 us in geometry-h100.md's main table, before pooling); sphere:7M,
+ * heavy load, small meshes (session 41, three runs alternated): pooled warp at 0.36-0.64x of
+ * naive's speed, the rounds 1.2-2.0x faster than naive (sphere 33 us against 66); sphere:7M,
  * about 47 batches per resident warp (of about 4,700 at block 64): pooled 0.92x the rounds;
  * the shared scenes have 0.04 (cow) to 1.8 (igea). Below this many batches per resident warp
  * the rounds kernel runs (VR_PROG_WARP=pooled still pools). 8 lies between the measured

@@ -52,7 +52,7 @@ int vr_render_program_takes(const vr_reuse_params *p);
  * are within noise (0.823 / 0.827 ms, session 39), so it keeps the rounds
  * (bench/results/warp-pooled-h100-s38.csv, bench/NOTES.md). Only on meshes of at least
  * VR_POOL_MIN_SHARE batches per resident warp (reuse/program.h): on the small ones pooling was
- * 2-3x slower than the rounds (session 40). */
+ * 1.9-4.1x slower than the rounds (session 41). */
 #define VR_RENDER_PROGRAM_POOL_STEPS 2336u
 
 /* Whether culling into ink runs p's strategies as persistent blocks:
