@@ -127,6 +127,7 @@ vr_status vr_generate_sphere(vr_mesh *out, uint32_t triangles)
                               (float)(n - t) / (float)n, (float)t / (float)n, 0);
     uint32_t *ix = out->indices;
     for (int f = 0; f < 20; ++f) {
+        vr_progress("generating sphere", (uint64_t)f, 20); /* 1B triangles: 20-60 s */
         const float *a = g_ico_corner[g_ico_face[f][0]], *b = g_ico_corner[g_ico_face[f][1]],
                     *c = g_ico_corner[g_ico_face[f][2]];
         for (uint32_t i = 1; i + 1 < g.n; ++i)
@@ -144,6 +145,7 @@ vr_status vr_generate_sphere(vr_mesh *out, uint32_t triangles)
     }
     assert(ix == out->indices + out->index_count);
     memcpy(out->normals, out->positions, vert_count * 3 * sizeof(float));
+    vr_progress("generating sphere", 20, 20);
     return VR_OK;
 }
 
@@ -179,7 +181,10 @@ vr_status vr_generate_terrain(vr_mesh *out, uint32_t triangles)
     if (s)
         return s;
     float extent = 2.0f, cell = extent / (float)(w > h ? w : h);
-    for (uint64_t j = 0; j <= h; ++j)
+    /* progress: the vertex rows (5 octaves of noise each) are most of the time */
+    for (uint64_t j = 0; j <= h; ++j) {
+        if ((j & 255) == 0)
+            vr_progress("generating terrain", j, h + 2);
         for (uint64_t i = 0; i <= w; ++i) {
             uint64_t v = j * (w + 1) + i;
             float x = -1 + cell * (float)i, z = -1 + cell * (float)j, y = 0, amp = 0.25f, freq = 2;
@@ -188,6 +193,7 @@ vr_status vr_generate_terrain(vr_mesh *out, uint32_t triangles)
             out->positions[3 * v] = x, out->positions[3 * v + 1] = y, out->positions[3 * v + 2] = z;
             out->texcoords[2 * v] = (float)i / (float)w, out->texcoords[2 * v + 1] = (float)j / (float)h;
         }
+    }
     uint32_t *ix = out->indices;
     for (uint64_t j = 0; j < h; ++j)
         for (uint64_t i = 0; i < w; ++i) {
@@ -196,7 +202,9 @@ vr_status vr_generate_terrain(vr_mesh *out, uint32_t triangles)
             *ix++ = v00, *ix++ = v01, *ix++ = v10;
             *ix++ = v10, *ix++ = v01, *ix++ = v11;
         }
+    vr_progress("generating terrain", h + 1, h + 2);
     vr_compute_normals(out->normals, out);
+    vr_progress("generating terrain", h + 2, h + 2);
     return VR_OK;
 }
 
@@ -219,6 +227,8 @@ vr_status vr_generate_foliage(vr_mesh *out, uint32_t triangles, uint64_t seed)
     if (half > 0.2f)
         half = 0.2f;
     for (uint64_t q = 0; q < quads; ++q) {
+        if ((q & 0xfffff) == 0)
+            vr_progress("generating foliage", q, quads);
         float c[3], n[3], len;
         do { /* uniform in the unit ball by rejection */
             for (int k = 0; k < 3; ++k)
@@ -254,6 +264,7 @@ vr_status vr_generate_foliage(vr_mesh *out, uint32_t triangles, uint64_t seed)
         ix[0] = v0, ix[1] = v0 + 1, ix[2] = v0 + 2;
         ix[3] = v0, ix[4] = v0 + 2, ix[5] = v0 + 3;
     }
+    vr_progress("generating foliage", quads, quads);
     return VR_OK;
 }
 
