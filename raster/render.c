@@ -428,18 +428,25 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
     return st;
 }
 
-/* A streamed renderer's parts (0: none). Each part's stream owns its buffers - on the GPU its
+/* A streamed renderer's parts (`want` 0: none). Each part's stream owns its buffers - on the GPU its
  * queue, frame and, with VR_STREAM_DEVICE, its copy of the scene - so the renderer's own stream
  * goes while parts are in use and comes back after, as the in-core buffers do below; it goes
  * before the parts are made, so a device holds one scene copy per part on it, not one more. */
-static vr_status vr_renderer_stream_parts(vr_renderer *r, uint32_t parts, vr_composite how)
+static vr_status vr_renderer_stream_parts(vr_renderer *r, int want, uint32_t parts,
+                                          vr_composite how)
 {
+    /* what vr_sortlast_create refuses, refused before anything goes; a later failure (memory,
+     * devices, NCCL) leaves the one stream */
+    if (want && (parts == 0 || parts > VR_PARTS_MAX))
+        return VR_ERROR(VR_ERR_ARG, "sort-last: %u parts (1..%u)", parts, VR_PARTS_MAX);
+    if (want && how == VR_COMPOSITE_NCCL && !r->gpu)
+        return VR_ERROR(VR_ERR_ARG, "sort-last over NCCL needs the GPU renderer (not --cpu)");
     vr_sortlast_destroy(r->sortlast);
     r->sortlast = NULL;
     vr_stream_destroy(r->stream);
     r->stream = NULL;
     vr_status st = VR_OK;
-    if (parts)
+    if (want)
         st = vr_sortlast_create_streamed(&r->sortlast, r->mesh, parts, r->gpu, how,
                                          &r->stream_config, r->stream_gts);
     if (r->sortlast)
@@ -462,7 +469,7 @@ vr_status vr_renderer_set_parts(vr_renderer *r, uint32_t parts, vr_composite how
     vr_sortlast *s = NULL;
     const int want = parts != 1 || how != VR_COMPOSITE_LOCAL;
     if (r->streamed)
-        return vr_renderer_stream_parts(r, want ? parts : 0, how);
+        return vr_renderer_stream_parts(r, want, parts, how);
     if (want) {
         vr_status st = vr_sortlast_create(&s, r->mesh, parts, r->gpu, how);
         if (st != VR_OK)

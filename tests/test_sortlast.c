@@ -247,8 +247,21 @@ VR_TEST(test_sortlast_stream, "raster/sortlast-stream")
                           (unsigned long long)sb.raster.fragments, sb.chunks);
             }
         }
-        /* back to one stream, and the heatmap refused as streams refuse it */
+        /* back to one stream, and the heatmap refused as streams refuse it; 0 or too many
+         * parts and NCCL on the CPU twins refused, the parts in use kept */
         if (c == 0 && cut) {
+            VR_EXPECT(vr_renderer_set_parts(cut, 0, VR_COMPOSITE_LOCAL) == VR_ERR_ARG &&
+                          vr_renderer_set_parts(cut, VR_PARTS_MAX + 1, VR_COMPOSITE_LOCAL) ==
+                              VR_ERR_ARG &&
+                          vr_renderer_set_parts(cut, 2, VR_COMPOSITE_NCCL) == VR_ERR_ARG,
+                      "0 or %u streamed parts, or NCCL on the CPU twins, accepted",
+                      VR_PARTS_MAX + 1);
+            o.mode = VR_SHADE_LAMBERT;
+            o.strategy = vr_reuse_find("hash");
+            vr_render_stats kept;
+            VR_EXPECT(vr_renderer_draw(cut, b, &o, &kept) == VR_OK && kept.parts == counts[c],
+                      "the %u streamed parts after a refused change: %s (%u parts)", counts[c],
+                      vr_last_error(), kept.parts);
             o.mode = VR_SHADE_HEATMAP;
             o.strategy = vr_reuse_find("hash");
             VR_EXPECT(vr_renderer_draw(cut, b, &o, NULL) == VR_ERR_ARG &&
