@@ -16,22 +16,11 @@ shift
 [ $# -ge 1 ] || { echo "usage: bench/frames_ab.sh OUTDIR BIN_DIR..." >&2; exit 2; }
 cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
-SCENES_DIR=${VR_SCENES:-$PWD/.device/scenes}
-if [ -n "${AB_SCENES:-}" ]; then
-    read -r -a scenes <<< "$AB_SCENES"
-else
-    scenes=()
-    for f in "$SCENES_DIR"/*.obj "$SCENES_DIR"/*.ply; do
-        [ -e "$f" ] && scenes+=("$f")
-    done
-    scenes+=(sphere:7M)
-fi
+. bench/ab_lib.sh
+ab_scenes sphere:7M
 bins=()
 for d in "$@"; do
-    if [ ! -x "$d/vreuse" ] && [ -f "$d/vreuse.xz" ]; then
-        xz -dc "$d/vreuse.xz" > "$d/vreuse" && chmod +x "$d/vreuse"
-    fi
-    [ -x "$d/vreuse" ] || { echo "frames_ab.sh: $d/vreuse not found" >&2; exit 2; }
+    ab_binary "$d" ""
     bins+=("$d")
 done
 

@@ -20,26 +20,15 @@ shift
 [ $# -ge 1 ] || { echo "usage: bench/kernels_ab.sh OUTDIR NAME=BIN_DIR[,VAR=VALUE...]..." >&2; exit 2; }
 cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
-SCENES_DIR=${VR_SCENES:-$PWD/.device/scenes}
-if [ -n "${AB_SCENES:-}" ]; then
-    read -r -a scenes <<< "$AB_SCENES"
-else
-    scenes=()
-    for f in "$SCENES_DIR"/*.obj "$SCENES_DIR"/*.ply; do
-        [ -e "$f" ] && scenes+=("$f")
-    done
-    scenes+=(sphere)
-fi
+. bench/ab_lib.sh
+ab_scenes sphere
 names=() bins=() envs=()
 for v in "$@"; do
     name=${v%%=*} rest=${v#*=}
     [ "$name" != "$v" ] && [ -n "$name" ] || { echo "kernels_ab.sh: '$v' is not NAME=BIN_DIR[,VAR=VALUE...]" >&2; exit 2; }
     d=${rest%%,*} env=""
     [ "$d" != "$rest" ] && env=${rest#*,}
-    if [ ! -x "$d/vreuse" ] && [ -f "$d/vreuse.xz" ]; then
-        xz -dc "$d/vreuse.xz" > "$d/vreuse" && chmod +x "$d/vreuse"
-    fi
-    [ -x "$d/vreuse" ] || { echo "kernels_ab.sh: $d/vreuse not found (variant $name)" >&2; exit 2; }
+    ab_binary "$d" " (variant $name)"
     names+=("$name") bins+=("$d/vreuse") envs+=("$env")
 done
 
