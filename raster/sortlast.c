@@ -580,6 +580,22 @@ static void vr_sl_meet(vr_sortlast *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* A rank's meeting after its local work (`local`: how it went): 1 when every rank got there
+ * without a failure, so that all may enter the collectives; 0 when any failed. */
+static int vr_sl_meet_ok(vr_sortlast *s, vr_status local)
+{
+    if (local != VR_OK) {
+        pthread_mutex_lock(&s->lock);
+        s->failed = 1; /* read by every thread after the meeting below */
+        pthread_mutex_unlock(&s->lock);
+    }
+    vr_sl_meet(s);
+    pthread_mutex_lock(&s->lock);
+    const int failed = s->failed;
+    pthread_mutex_unlock(&s->lock);
+    return !failed;
+}
+
 /* A part's local work: the counted run when the counts are stale (its shade counts into the
  * raster frame), the timed run, the raster into its own buffer. */
 static vr_status vr_sl_part_local(vr_sortlast *s, vr_sl_part *p, int count_now)
@@ -700,16 +716,7 @@ static vr_status vr_sl_rank(vr_sortlast *s, uint32_t k)
     vr_nccl *c = (vr_nccl *)s->nccl;
     const int count_now = !s->counted;
     vr_status e = vr_sl_keep(p, vr_sl_part_local(s, p, count_now));
-    if (e != VR_OK) {
-        pthread_mutex_lock(&s->lock);
-        s->failed = 1; /* read by every thread after the meeting below */
-        pthread_mutex_unlock(&s->lock);
-    }
-    vr_sl_meet(s);
-    pthread_mutex_lock(&s->lock);
-    const int failed = s->failed;
-    pthread_mutex_unlock(&s->lock);
-    if (failed)
+    if (!vr_sl_meet_ok(s, e))
         return e; /* nobody enters a collective that a failed rank would never join */
     const size_t pixels = (size_t)s->o->raster.width * s->o->raster.height;
     void *stream = p->frame.stream;
@@ -814,16 +821,7 @@ static vr_status vr_sl_rank_streamed(vr_sortlast *s, uint32_t k)
     void *stream = NULL;
     if (e == VR_OK)
         e = vr_stream_device_frame(p->stream, pixels, &vis, &rgba, &stream);
-    if (vr_sl_keep(p, e) != VR_OK) {
-        pthread_mutex_lock(&s->lock);
-        s->failed = 1; /* read by every thread after the meeting below */
-        pthread_mutex_unlock(&s->lock);
-    }
-    vr_sl_meet(s);
-    pthread_mutex_lock(&s->lock);
-    const int failed = s->failed;
-    pthread_mutex_unlock(&s->lock);
-    if (failed)
+    if (!vr_sl_meet_ok(s, vr_sl_keep(p, e)))
         return e; /* nobody enters a collective that a failed rank would never join */
     vr_sl_timer *timer = (vr_sl_timer *)p->timer;
     double min_ms = 0, max_ms = 0;

@@ -263,7 +263,6 @@ VR_TEST(test_sortlast_stream, "raster/sortlast-stream")
                       "the %u streamed parts after a refused change: %s (%u parts)", counts[c],
                       vr_last_error(), kept.parts);
             o.mode = VR_SHADE_HEATMAP;
-            o.strategy = vr_reuse_find("hash");
             VR_EXPECT(vr_renderer_draw(cut, b, &o, NULL) == VR_ERR_ARG &&
                           strstr(vr_last_error(), "heatmap"),
                       "the heatmap in streamed parts: %s", vr_last_error());
