@@ -1789,7 +1789,10 @@ vr_prog_single_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_
 static inline vr_status vr_prog_smem_fit(const void *kernel, size_t bytes, const char *who)
 {
     int device, optin;
+    uint32_t done;
     VR_CUDA_CHECK(cudaGetDevice(&device));
+    if (vr_shape_find(kernel, device, VR_SHAPE_OPTED_IN, 0, bytes, &done))
+        return VR_OK; /* fitted before (vr_dyn_smem_fit keeps it) */
     VR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     if (bytes > (size_t)optin)
         return VR_ERROR(VR_ERR_ARG, "%s: %zu bytes of shared memory per block (elements x N_u or "

@@ -4,9 +4,9 @@
  * gpu/sortlast: every shared scene, the default sphere, foliage:20k and the 7M meshes;
  * gpu-small/sortlast: fandisk for the sanitizers (NCCL over 2 devices when present).
  * Every configuration runs in core and streamed (vr_renderer_create_streamed: each part
- * streams its share in chunks of about a fifth of it through its own queue, alternately from
- * the device and from host memory, and the composite moves the parts' shaded pixels with the
- * words); the heatmap, which streams refuse, in core only.
+ * streams its share in chunks of about a fifth of it through its own queue - local parts from
+ * the device, NCCL ranks from host memory - and the composite moves the parts' shaded pixels
+ * with the words); the heatmap, which streams refuse, in core only.
  * NCCL runs report SKIP with the reason where the library or a second device is missing, and are
  * left out with VR_TEST_NCCL=0.
  */
@@ -29,8 +29,10 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
     vr_renderer *cut = NULL;
     /* streamed: chunks of about a fifth of a part's share, so each part runs several */
     const uint64_t cap = (uint64_t)m->index_count / 3 / parts / 5 + 100;
+    /* local parts from the device (gpu/stream runs them from the host), NCCL ranks from the
+     * host: the scene's arrays page-locked once for the ranks' threads and devices */
     const vr_stream_config sc = {cap * VR_QUEUE_BYTES_PER_TRIANGLE,
-                                 (parts & 1) ? VR_STREAM_DEVICE : VR_STREAM_HOST};
+                                 how == VR_COMPOSITE_NCCL ? VR_STREAM_HOST : VR_STREAM_DEVICE};
     const char *kind = streamed ? vr_stream_source_names[sc.source] : "in core";
     VR_EXPECT((streamed ? vr_renderer_create_streamed(&cut, m, 1, &sc)
                         : vr_renderer_create(&cut, m, 1)) == VR_OK,
