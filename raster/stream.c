@@ -87,7 +87,8 @@ struct vr_stream {
     uint32_t *d_stream;      /* the stream's indices (a plan's: in plan order) */
     int d_stream_is_mesh;    /* d_stream holds the mesh's own indices (a plan's order changes
                                 with every cut) */
-    float *d_positions, *d_normals;
+    float *d_positions, *d_normals; /* VR_STREAM_DEVICE: the scene's, from the first cut */
+    int vertices_up;                 /* ... and both copied */
     uint32_t *d_gts[VR_GTS_ARRAYS]; /* compressed: the stream's C, INC and S (uploaded once) */
     vr_gts_seed *d_seeds;    /* compressed: the cut's seeds */
     /* host arrays page-locked for the copies (cudaHostRegister), unregistered at the next cut */
@@ -394,6 +395,17 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
         return vr_stream_pin(s, s->seeds, (size_t)p->batch_count * sizeof *s->seeds, 0,
                              "seeds");
     }
+    if (!s->vertices_up) { /* once per stream (the first cut that gets here), kept across
+                            * cuts; a failed copy leaves its buffer set, so start clean */
+        if ((st = vr_cuda_free((void **)&s->d_positions, "scene positions")) ||
+            (st = vr_cuda_free((void **)&s->d_normals, "scene normals")) ||
+            (st = vr_cuda_upload((void **)&s->d_positions, s->mesh->positions, vertex_bytes,
+                                 "scene positions")) ||
+            (st = vr_cuda_upload((void **)&s->d_normals, s->mesh->normals, vertex_bytes,
+                                 "scene normals")))
+            return st;
+        s->vertices_up = 1;
+    }
     if (s->gts) { /* the seeds instead of the indices; C, INC and S are there already */
         s->d_stream_is_mesh = 0;
         if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
@@ -563,11 +575,8 @@ vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_co
             st = vr_cuda_status(cudaEventCreate(&s->start), VR_CUDA_WHERE, "cudaEventCreate");
         if (st == VR_OK)
             st = vr_cuda_status(cudaEventCreate(&s->stop), VR_CUDA_WHERE, "cudaEventCreate");
-        const size_t vb = (size_t)m->vertex_count * 12;
-        if (st == VR_OK && c->source == VR_STREAM_DEVICE &&
-            (st = vr_cuda_upload((void **)&s->d_positions, m->positions, vb,
-                                 "scene positions")) == VR_OK)
-            st = vr_cuda_upload((void **)&s->d_normals, m->normals, vb, "scene normals");
+        /* VR_STREAM_DEVICE: the scene's vertex arrays go up at the first cut, so a stream
+         * that sort-last parts replace before any frame never copies them */
 #else
         st = VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA");
 #endif

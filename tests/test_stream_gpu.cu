@@ -12,7 +12,9 @@
  * compressed too, with batches of 16 triangles (chunk edges inside every array's words), and
  * gpu-small/stream-gts-damaged the damaged streams of raster/stream-gts-damaged.
  * Each configuration also runs as 3 streamed sort-last parts on the device (every strategy; the
- * 7M meshes the first one), and as one stream again after them.
+ * 7M meshes the first one), compressed ones also as NCCL ranks (one per device, up to 2; SKIP
+ * with the reason where NCCL is missing, left out with VR_TEST_NCCL=0), and as one stream again
+ * after them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 
 #include "pipeline/gts/gts.h"
 #include "raster/raster.h"
+#include "raster/sortlast_dev.h"
 #include "scenes/scene.h"
 #include "tests/test.h"
 #include "tests/test_helpers.h"
@@ -116,6 +119,17 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
               "%s", spec, vr_last_error());
     const char *const first[] = {strategies[0], NULL};
     compare(spec, m, one, st, src, 3, big ? first : strategies, big, x);
+    if (x && x->gts) { /* compressed chunks decoded by NCCL ranks, one per device up to 2 */
+        int devices = 0;
+        const char *nccl = getenv("VR_TEST_NCCL"); /* 0: left out (tests/gpu.sh's sanitizers) */
+        if ((!nccl || strcmp(nccl, "0")) && vr_sl_device_count(&devices) == VR_OK) {
+            const uint32_t n = devices < 2 ? (uint32_t)devices : 2;
+            if (vr_renderer_set_parts(st, n, VR_COMPOSITE_NCCL) == VR_OK)
+                compare(spec, m, one, st, src, n, big ? first : strategies, big, x);
+            else /* no library: said, not a failure of the code under test */
+                printf("     SKIP %s: compressed chunks over NCCL: %s\n", spec, vr_last_error());
+        }
+    }
     VR_EXPECT(vr_renderer_set_parts(st, 1, VR_COMPOSITE_LOCAL) == VR_OK, "%s: back to one "
               "stream: %s", spec, vr_last_error());
     compare(spec, m, one, st, src, 1, first, big, x);
