@@ -66,6 +66,9 @@ vr_render_options vr_test_frame_options(const vr_mesh *m, uint32_t w, uint32_t h
 /* How many of px visibility words (va, vb) and RGBA pixels (a, b) two frames differ in. */
 void vr_test_frame_diff(const uint64_t *va, const uint64_t *vb, const uint8_t *a,
                         const uint8_t *b, size_t px, size_t *words, size_t *pixels);
+/* 1 when VR_TEST_NCCL=0 leaves the NCCL runs out (tests/gpu.sh sanitizes them in a step of
+ * their own), else 0. */
+int vr_test_nccl_off(void);
 
 /* ---- tests/test_plan.c -------------------------------------------------------------------- */
 

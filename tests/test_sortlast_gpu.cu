@@ -120,9 +120,7 @@ static void check_scene(const char *spec, int big, int max_devices, int *nccl_mi
     vr_sl_device_count(&devices);
     if (devices > max_devices)
         devices = max_devices;
-    const char *nccl = getenv("VR_TEST_NCCL"); /* 0: local parts only (tests/gpu.sh sanitizes
-                                                  NCCL's runs in a step of their own) */
-    if (nccl && !strcmp(nccl, "0")) {
+    if (vr_test_nccl_off()) {
         if (!*nccl_missing)
             printf("     NCCL runs left out: VR_TEST_NCCL=0\n");
         *nccl_missing = 1;

@@ -121,8 +121,7 @@ static void check_config(const char *spec, const vr_mesh *m, vr_renderer *one, u
     compare(spec, m, one, st, src, 3, big ? first : strategies, big, x);
     if (x && x->gts) { /* compressed chunks decoded by NCCL ranks, one per device up to 2 */
         int devices = 0;
-        const char *nccl = getenv("VR_TEST_NCCL"); /* 0: left out (tests/gpu.sh's sanitizers) */
-        if ((!nccl || strcmp(nccl, "0")) && vr_sl_device_count(&devices) == VR_OK) {
+        if (!vr_test_nccl_off() && vr_sl_device_count(&devices) == VR_OK) {
             const uint32_t n = devices < 2 ? (uint32_t)devices : 2;
             if (vr_renderer_set_parts(st, n, VR_COMPOSITE_NCCL) == VR_OK)
                 compare(spec, m, one, st, src, n, big ? first : strategies, big, x);
