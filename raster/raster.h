@@ -266,6 +266,9 @@ typedef struct vr_render_stats {
                                 slots, visibility buffer, image, raster scratch - which does not
                                 grow with the scene */
     uint64_t scene_bytes;    /* GPU: device memory of the scene's arrays (VR_STREAM_DEVICE) */
+    uint64_t scene_shared_bytes; /* of scene_bytes, the copies every stream on the device reads
+                                    (positions, normals, the mesh's indices or the compressed
+                                    stream): sort-last parts on one device hold them once */
     uint64_t copied_bytes;   /* GPU: host-to-device bytes the frame copied */
     double stream_ms;        /* GPU: cudaEvents around all of the frame's chunks (geometry,
                                 raster, resolve and the copies they wait for) */

@@ -509,9 +509,15 @@ static void vr_sl_sum_streamed(vr_sortlast *s, vr_render_stats *st, int one_devi
 #define VR_SL_ADD_OR_MAX(a, b) ((a) = one_device ? (a) + (b) : (b) > (a) ? (b) : (a))
         VR_SL_ADD_OR_MAX(st->stream_ms, ps->stream_ms);
         VR_SL_ADD_OR_MAX(st->pipeline_bytes, ps->pipeline_bytes);
-        VR_SL_ADD_OR_MAX(st->scene_bytes, ps->scene_bytes);
+        /* one device: each part's own arrays, and the shared copies once */
+        VR_SL_ADD_OR_MAX(st->scene_bytes, one_device ? ps->scene_bytes - ps->scene_shared_bytes
+                                                     : ps->scene_bytes);
+        if (ps->scene_shared_bytes > st->scene_shared_bytes)
+            st->scene_shared_bytes = ps->scene_shared_bytes;
 #undef VR_SL_ADD_OR_MAX
     }
+    if (one_device)
+        st->scene_bytes += st->scene_shared_bytes;
     vr_sl_sum_stats(s, st);
     st->triangles = s->p[0].streamed.triangles; /* every part's stream cuts the whole stream */
     st->batches = s->p[0].streamed.batches;

@@ -34,6 +34,14 @@ typedef struct vr_gts_slice {
 } vr_gts_slice;
 
 #ifdef VR_HAVE_CUDA
+/* A scene array's device copy that a stream holds (vr_stream_hold). */
+typedef struct vr_held {
+    const void *host;
+    size_t bytes;
+    void *d;
+} vr_held;
+#define VR_HELD_MAX 8 /* positions, normals, indices, C, INC, S */
+
 /* What one chunk reads that is not resident on the device. */
 typedef struct vr_stream_slot {
     uint32_t *d_starts;     /* max_batches + 1 */
@@ -83,13 +91,16 @@ struct vr_stream {
     cudaEvent_t start, stop;
     vr_stream_slot slot[VR_STREAM_SLOTS];
     size_t slot_bytes;       /* all slots */
-    /* VR_STREAM_DEVICE: the scene on the device */
-    uint32_t *d_stream;      /* the stream's indices (a plan's: in plan order) */
-    int d_stream_is_mesh;    /* d_stream holds the mesh's own indices (a plan's order changes
-                                with every cut) */
-    float *d_positions, *d_normals; /* VR_STREAM_DEVICE: the scene's, from the first cut */
-    int vertices_up;                 /* ... and both copied */
-    uint32_t *d_gts[VR_GTS_ARRAYS]; /* compressed: the stream's C, INC and S (uploaded once) */
+    /* VR_STREAM_DEVICE: the scene on the device, copied at the cuts that need it. The scene's
+     * own arrays are shared with the other streams on the device (vr_stream_hold); the plan
+     * order and the seeds change with every cut and are the stream's own. */
+    int device;              /* the device the stream was made on */
+    vr_held held[VR_HELD_MAX]; /* shared arrays this stream holds */
+    int held_count;
+    const uint32_t *d_stream; /* the stream's indices: the mesh's (shared) or d_plan */
+    uint32_t *d_plan;        /* a plan's indices, in plan order */
+    float *d_positions, *d_normals; /* shared */
+    uint32_t *d_gts[VR_GTS_ARRAYS]; /* compressed: the stream's C, INC and S (shared) */
     vr_gts_seed *d_seeds;    /* compressed: the cut's seeds */
     /* host arrays page-locked for the copies (cudaHostRegister), unregistered at the next cut */
     void *pinned[8];
@@ -283,6 +294,115 @@ static vr_status vr_stream_pin(vr_stream *s, const void *p, size_t bytes, int ne
                     cudaGetErrorString(e));
 }
 
+/* The scene on the device (VR_STREAM_DEVICE), shared: every stream on a device that needs one
+ * of the scene's host arrays (positions, normals, the mesh's own indices, a compressed stream's
+ * C, INC and S) reads one device copy of it. Sort-last parts on one device each stream the
+ * whole scene, so without this each held a copy (3 parts of a 1B-triangle scene: 72 GB instead
+ * of 24). A copy is keyed by its host array and size, counted like the pins, and freed by the
+ * last stream that lets go; a mesh outlives its renderers, so a live key cannot be reused by
+ * another array. Each device's table has a lock of its own, held across the upload: ranks on
+ * different devices copy at once, and a second part on the same device waits for the first
+ * one's copy instead of making its own. */
+#define VR_RESIDENT_DEVICES 64
+#define VR_RESIDENT_MAX 64 /* arrays per device: 6 per scene */
+typedef struct vr_resident {
+    const void *host;
+    size_t bytes;
+    void *d;
+    uint32_t users;
+} vr_resident;
+static vr_resident vr_residents[VR_RESIDENT_DEVICES][VR_RESIDENT_MAX];
+static pthread_mutex_t vr_resident_lock[VR_RESIDENT_DEVICES];
+static pthread_once_t vr_resident_once = PTHREAD_ONCE_INIT;
+
+static void vr_resident_init(void)
+{
+    for (int d = 0; d < VR_RESIDENT_DEVICES; ++d)
+        pthread_mutex_init(&vr_resident_lock[d], NULL);
+}
+
+/* *d = the device copy of `bytes` of host array `host` on the stream's device, made by the first
+ * stream there that asks; a stream asking again for an array it holds gets the same copy. */
+static vr_status vr_stream_hold(vr_stream *s, const void *host, size_t bytes, const char *what,
+                                void **d)
+{
+    *d = NULL;
+    for (int i = 0; i < s->held_count; ++i)
+        if (s->held[i].host == host && s->held[i].bytes == bytes) {
+            *d = s->held[i].d;
+            return VR_OK;
+        }
+    if (s->device < 0 || s->device >= VR_RESIDENT_DEVICES)
+        return VR_ERROR(VR_ERR_ARG, "streaming from the device: device %d (the scene's copies "
+                        "are shared on devices 0..%d)", s->device, VR_RESIDENT_DEVICES - 1);
+    if (s->held_count == VR_HELD_MAX) /* a bug: a stream holds at most 6 */
+        return VR_ERROR(VR_ERR_ARG, "streaming from the device: more than %d arrays held (the "
+                        "%s)", VR_HELD_MAX, what);
+    pthread_once(&vr_resident_once, vr_resident_init);
+    pthread_mutex_lock(&vr_resident_lock[s->device]);
+    vr_resident *t = vr_residents[s->device];
+    int k = 0, free_slot = -1;
+    for (; k < VR_RESIDENT_MAX; ++k) {
+        if (t[k].users && t[k].host == host && t[k].bytes == bytes)
+            break;
+        if (!t[k].users && free_slot < 0)
+            free_slot = k;
+    }
+    vr_status st = VR_OK;
+    if (k == VR_RESIDENT_MAX) {
+        if (free_slot < 0) {
+            st = VR_ERROR(VR_ERR_OOM, "streaming from the device: more than %d scene arrays on "
+                          "device %d at once (the %s)", VR_RESIDENT_MAX, s->device, what);
+        } else {
+            k = free_slot;
+            if ((st = vr_cuda_upload(&t[k].d, host, bytes, what)) == VR_OK) {
+                t[k].host = host, t[k].bytes = bytes;
+            } else {
+                cudaFree(t[k].d); /* a failed copy leaves its buffer: error path, best effort */
+                t[k].d = NULL;
+            }
+        }
+    }
+    if (st == VR_OK) {
+        ++t[k].users;
+        vr_held h = {host, bytes, t[k].d};
+        s->held[s->held_count++] = h;
+        *d = t[k].d;
+    }
+    pthread_mutex_unlock(&vr_resident_lock[s->device]);
+    return st;
+}
+
+/* Lets go of the stream's hold on `host` (none: nothing); the last holder frees the copy. */
+static void vr_stream_let_go(vr_stream *s, const void *host)
+{
+    int i = 0;
+    while (i < s->held_count && s->held[i].host != host)
+        ++i;
+    if (i == s->held_count)
+        return;
+    const vr_held h = s->held[i];
+    s->held[i] = s->held[--s->held_count];
+    pthread_mutex_lock(&vr_resident_lock[s->device]);
+    vr_resident *t = vr_residents[s->device];
+    for (int k = 0; k < VR_RESIDENT_MAX; ++k)
+        if (t[k].users && t[k].host == h.host && t[k].bytes == h.bytes) {
+            if (--t[k].users == 0) {
+                /* teardown and recuts: nothing to act on if these fail; the copy is freed on
+                 * its own device, whichever the caller's thread has current */
+                int current = -1;
+                cudaGetDevice(&current);
+                cudaSetDevice(s->device);
+                cudaFree(t[k].d);
+                if (current >= 0)
+                    cudaSetDevice(current);
+                t[k].d = NULL, t[k].host = NULL, t[k].bytes = 0;
+            }
+            break;
+        }
+    pthread_mutex_unlock(&vr_resident_lock[s->device]);
+}
+
 static void vr_stream_slots_free(vr_stream *s)
 {
     for (int k = 0; k < VR_STREAM_SLOTS; ++k) {
@@ -312,30 +432,6 @@ static vr_status vr_stream_slot_gts(vr_stream *s, vr_stream_slot *sl)
     const size_t sb = ((size_t)s->max_batches + 1) * sizeof(vr_gts_seed);
     if (st == VR_OK && (st = vr_cuda_alloc((void **)&sl->d_seeds, sb, "chunk seeds")) == VR_OK)
         s->slot_bytes += sb;
-    return st;
-}
-
-/* VR_STREAM_DEVICE with compressed input: the stream's C, INC and S on the device (once per
- * vr_stream_set_gts; NULL: dropped), smaller than the indices they stand for. */
-static vr_status vr_stream_gts_upload(vr_stream *s, const vr_gts *g)
-{
-    vr_status st = VR_OK;
-    for (int a = 0; a < VR_GTS_ARRAYS; ++a) {
-        const vr_status freed = vr_cuda_free((void **)&s->d_gts[a], "compressed input");
-        if (st == VR_OK)
-            st = freed;
-    }
-    const vr_status freed = vr_cuda_free((void **)&s->d_seeds, "seeds");
-    if (st == VR_OK)
-        st = freed;
-    if (st != VR_OK || !g || s->config.source != VR_STREAM_DEVICE)
-        return st;
-    const vr_gts_batch_source *w = &s->gts_whole;
-    const void *src[VR_GTS_ARRAYS] = {g->c, g->inc, g->s};
-    const uint32_t words[VR_GTS_ARRAYS] = {w->c_words, w->inc_words, w->s_count};
-    for (int a = 0; a < VR_GTS_ARRAYS && st == VR_OK; ++a)
-        st = vr_cuda_upload((void **)&s->d_gts[a], src[a], (size_t)words[a] * 4,
-                            vr_gts_array_names[a]);
     return st;
 }
 
@@ -395,33 +491,38 @@ static vr_status vr_stream_cut_gpu(vr_stream *s)
         return vr_stream_pin(s, s->seeds, (size_t)p->batch_count * sizeof *s->seeds, 0,
                              "seeds");
     }
-    if (!s->vertices_up) { /* once per stream (the first cut that gets here), kept across
-                            * cuts; a failed copy leaves its buffer set, so start clean */
-        if ((st = vr_cuda_free((void **)&s->d_positions, "scene positions")) ||
-            (st = vr_cuda_free((void **)&s->d_normals, "scene normals")) ||
-            (st = vr_cuda_upload((void **)&s->d_positions, s->mesh->positions, vertex_bytes,
-                                 "scene positions")) ||
-            (st = vr_cuda_upload((void **)&s->d_normals, s->mesh->normals, vertex_bytes,
-                                 "scene normals")))
-            return st;
-        s->vertices_up = 1;
-    }
-    if (s->gts) { /* the seeds instead of the indices; C, INC and S are there already */
-        s->d_stream_is_mesh = 0;
-        if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
-            (st = vr_cuda_free((void **)&s->d_seeds, "seeds")))
-            return st;
+    /* the device's copies of the scene (shared, made by the first stream that needs them)
+     * and the cut's own arrays: a plan's order, or the seeds */
+    if ((st = vr_stream_hold(s, s->mesh->positions, vertex_bytes, "scene positions",
+                             (void **)&s->d_positions)) ||
+        (st = vr_stream_hold(s, s->mesh->normals, vertex_bytes, "scene normals",
+                             (void **)&s->d_normals)) ||
+        (st = vr_cuda_free((void **)&s->d_plan, "plan-ordered indices")) ||
+        (st = vr_cuda_free((void **)&s->d_seeds, "seeds")))
+        return st;
+    s->d_stream = NULL;
+    if (s->gts || p->plan_indices) /* the mesh's own indices are not read */
+        vr_stream_let_go(s, s->mesh->indices);
+    if (s->gts) { /* C, INC and S and the seeds instead of the indices */
+        const vr_gts_batch_source *w = &s->gts_whole;
+        const void *src[VR_GTS_ARRAYS] = {w->c, w->inc, w->s};
+        const uint32_t words[VR_GTS_ARRAYS] = {w->c_words, w->inc_words, w->s_count};
+        for (int a = 0; a < VR_GTS_ARRAYS; ++a)
+            if ((st = vr_stream_hold(s, src[a], (size_t)words[a] * 4, vr_gts_array_names[a],
+                                     (void **)&s->d_gts[a])) != VR_OK)
+                return st;
         return vr_cuda_upload((void **)&s->d_seeds, s->seeds,
                               (size_t)p->batch_count * sizeof *s->seeds, "seeds");
     }
-    if (s->d_stream_is_mesh && !p->plan_indices)
-        return VR_OK;
-    s->d_stream_is_mesh = 0;
-    if ((st = vr_cuda_free((void **)&s->d_stream, "scene indices")) ||
-        (st = vr_cuda_upload((void **)&s->d_stream, stream, index_bytes, "scene indices")))
+    if (p->plan_indices) {
+        st = vr_cuda_upload((void **)&s->d_plan, stream, index_bytes, "plan-ordered indices");
+        s->d_stream = s->d_plan;
         return st;
-    s->d_stream_is_mesh = !p->plan_indices;
-    return VR_OK;
+    }
+    uint32_t *mesh_indices = NULL;
+    st = vr_stream_hold(s, stream, index_bytes, "scene indices", (void **)&mesh_indices);
+    s->d_stream = mesh_indices;
+    return st;
 }
 #endif
 
@@ -511,8 +612,9 @@ void vr_stream_destroy(vr_stream *s)
             cudaEventDestroy(s->start);
         if (s->stop)
             cudaEventDestroy(s->stop);
-        void *const bufs[] = {s->d_stream, s->d_positions, s->d_normals, s->d_gts[0],
-                              s->d_gts[1], s->d_gts[2], s->d_seeds};
+        while (s->held_count) /* the scene's shared copies: the last holder frees each */
+            vr_stream_let_go(s, s->held[s->held_count - 1].host);
+        void *const bufs[] = {s->d_plan, s->d_seeds};
         vr_cuda_free_all(bufs, VR_COUNT_OF(bufs));
         vr_geometry_destroy(s->geometry);
         vr_raster_frame_free(&s->frame);
@@ -575,8 +677,10 @@ vr_status vr_stream_create(vr_stream **out, const vr_mesh *m, const vr_stream_co
             st = vr_cuda_status(cudaEventCreate(&s->start), VR_CUDA_WHERE, "cudaEventCreate");
         if (st == VR_OK)
             st = vr_cuda_status(cudaEventCreate(&s->stop), VR_CUDA_WHERE, "cudaEventCreate");
-        /* VR_STREAM_DEVICE: the scene's vertex arrays go up at the first cut, so a stream
-         * that sort-last parts replace before any frame never copies them */
+        /* VR_STREAM_DEVICE: the scene goes up at the first cut (vr_stream_cut_gpu), so a
+         * stream that sort-last parts replace before any frame never copies it */
+        if (st == VR_OK)
+            st = vr_cuda_status(cudaGetDevice(&s->device), VR_CUDA_WHERE, "cudaGetDevice");
 #else
         st = VR_ERROR(VR_ERR_NO_DEVICE, "streaming: built without CUDA");
 #endif
@@ -602,23 +706,29 @@ vr_status vr_stream_set_gts(vr_stream *s, const vr_gts *gts)
                       gts->vertex_count, s->mesh->index_count / 3, s->mesh->vertex_count);
     if (st != VR_OK)
         return st;
-    /* the next frame cuts anew: seeds and slices, and the device side of either input */
+    /* the next frame cuts anew: seeds and slices, and the device side of either input (the
+     * old stream's arrays let go here, the new one's held at the cut) */
     s->cut_kind = -1;
-    s->gts = NULL;
-    memset(&s->gts_whole, 0, sizeof s->gts_whole);
-    if (gts)
-        vr_gts_batch_source_host(&s->gts_whole, gts);
 #ifdef VR_HAVE_CUDA
     if (s->gpu) {
         VR_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)s->frame.stream));
         VR_CUDA_CHECK(cudaStreamSynchronize(s->copies));
         vr_stream_unpin(s);
-        if ((st = vr_stream_gts_upload(s, gts)) != VR_OK) {
-            vr_stream_gts_upload(s, NULL); /* error path: the partial upload goes */
-            return st;
+        const void *const old[VR_GTS_ARRAYS] = {s->gts_whole.c, s->gts_whole.inc,
+                                                s->gts_whole.s};
+        for (int a = 0; a < VR_GTS_ARRAYS; ++a) {
+            if (s->gts)
+                vr_stream_let_go(s, old[a]);
+            s->d_gts[a] = NULL;
         }
+        if ((st = vr_cuda_free((void **)&s->d_seeds, "seeds")) != VR_OK)
+            return st;
     }
 #endif
+    s->gts = NULL;
+    memset(&s->gts_whole, 0, sizeof s->gts_whole);
+    if (gts)
+        vr_gts_batch_source_host(&s->gts_whole, gts);
     s->gts = gts;
     return VR_OK;
 }
@@ -950,14 +1060,13 @@ static vr_status vr_stream_frame_gpu(vr_stream *s, uint8_t *rgba, const vr_rende
         return e;
     st->pipeline_bytes = vr_geometry_device_bytes(s->geometry) + s->slot_bytes +
                          s->frame.pixel_capacity * 12 + vr_raster_scratch_bytes();
-    const vr_gts_batch_source *w = &s->gts_whole; /* compressed: C, INC, S and the seeds */
-    const uint64_t index_bytes =
-        s->gts ? ((uint64_t)w->c_words + w->inc_words + w->s_count) * 4 +
-                     (uint64_t)s->parts.batch_count * sizeof *s->seeds
-               : (uint64_t)s->mesh->index_count * 4;
-    st->scene_bytes = s->config.source == VR_STREAM_DEVICE
-                          ? index_bytes + (uint64_t)s->mesh->vertex_count * 24
-                          : 0;
+    /* VR_STREAM_DEVICE: the scene's shared copies, and the cut's own plan order or seeds */
+    st->scene_shared_bytes = 0;
+    for (int i = 0; i < s->held_count; ++i)
+        st->scene_shared_bytes += s->held[i].bytes;
+    st->scene_bytes = st->scene_shared_bytes +
+                      (s->d_plan ? (uint64_t)s->mesh->index_count * 4 : 0) +
+                      (s->d_seeds ? (uint64_t)s->parts.batch_count * sizeof *s->seeds : 0);
     if (!rgba)
         return VR_OK;
     const double t0 = vr_now_ms();

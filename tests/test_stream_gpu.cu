@@ -85,6 +85,23 @@ static void compare(const char *spec, const vr_mesh *m, vr_renderer *one, vr_ren
                       (unsigned long long)sb.raster.rejected,
                       (unsigned long long)sa.raster.fragments,
                       (unsigned long long)sb.raster.fragments);
+            /* from the device: one copy of the scene however many parts stream it; each
+             * part's own arrays are a plan's order (or the seeds, compressed) */
+            const uint64_t index_bytes = (uint64_t)m->index_count * 4;
+            const uint64_t packed =
+                x && x->gts ? ((uint64_t)vr_gts_c_words(x->gts) + vr_gts_inc_words(x->gts) +
+                               x->gts->s_count) * 4
+                            : 0;
+            const uint64_t shared = (uint64_t)m->vertex_count * 24 +
+                                    (packed ? packed : o.strategy->plan ? 0 : index_bytes);
+            const uint64_t own = o.strategy->plan ? (uint64_t)parts * index_bytes : 0;
+            VR_EXPECT(src != VR_STREAM_DEVICE ||
+                          (sb.scene_shared_bytes == shared &&
+                           (packed ? sb.scene_bytes > shared : sb.scene_bytes == shared + own)),
+                      "%s %s streamed from the device in %u parts: scene %llu bytes, %llu of "
+                      "them shared (expected %llu shared)", spec, *s, parts,
+                      (unsigned long long)sb.scene_bytes,
+                      (unsigned long long)sb.scene_shared_bytes, (unsigned long long)shared);
             if (mi == 0)
                 printf("     %-18s %-7s %-6s %s%u part%s %4u chunks: stream %.3f ms (in-core "
                        "geometry + raster + resolve %.3f), pipeline %.1f MB, copied %.1f MB\n",
