@@ -245,7 +245,8 @@ static void print_header(FILE *f, int show_big, int show_parts, int show_stream)
     if (show_parts)
         fprintf(f, "%5s %7s ", "parts", "comp_ms");
     if (show_stream)
-        fprintf(f, "%6s %9s %7s %7s %8s ", "chunks", "stream_ms", "pipe_MB", "copy_GB", "GB/s");
+        fprintf(f, "%6s %9s %7s %8s %7s %8s ", "chunks", "stream_ms", "pipe_MB", "scene_MB",
+                "copy_GB", "GB/s");
     fprintf(f, "%9s %8s %9s %10s %9s %9s %8s %12s %7s %7s %8s %11s %8s\n", "geom_ms",
             "clear_ms", "raster_ms", "resolve_ms", "frame_ms", "gpu_ms", "xfer_ms", "invocations",
             "shd/tri", "reuse", "batches", "fragments", "clipped");
@@ -260,8 +261,8 @@ static void print_row(FILE *f, const vr_render_options *o, const vr_render_stats
     if (show_parts)
         fprintf(f, "%5u %7.3f ", st->parts, t->composite_ms);
     if (show_stream)
-        fprintf(f, "%6u %9.3f %7.1f %7.3f %8.2f ", st->chunks, t->stream_ms,
-                st->pipeline_bytes / 1e6, st->copied_bytes / 1e9,
+        fprintf(f, "%6u %9.3f %7.1f %8.1f %7.3f %8.2f ", st->chunks, t->stream_ms,
+                st->pipeline_bytes / 1e6, st->scene_bytes / 1e6, st->copied_bytes / 1e9,
                 t->stream_ms > 0 ? st->copied_bytes / (t->stream_ms * 1e6) : 0.0);
     if (st->graph) /* one graph: the stages are not timed apart */
         fprintf(f, "%9s %8s %9s %10s ", "graph", "-", "-", "-");
