@@ -8,6 +8,7 @@
  * stream is VR_ERR_FORMAT whenever the CPU decoder rejects it. Everything but the staging
  * copies; tests/test_stream_gpu.cu adds the device.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,85 @@ VR_TEST(test_stream_cut, "raster/stream-cut")
                   vr_parts_make_bounded(&p, vr_reuse_find("naive"), &m, &cfg, 1000, 0, 0) ==
                       VR_ERR_ARG,
               "part 3 of 3 or of 0 parts accepted");
+    vr_mesh_free(&m);
+    return VR_TEST_RESULT();
+}
+
+/* ---- the whole stream's batching, shared by the parts cut from it (pipeline/stage/parts.c) -- */
+
+typedef struct shared_cut {
+    const vr_mesh *m;
+    const vr_reuse_ops *ops;
+    uint32_t part, parts;
+    vr_parts p;
+    vr_status st;
+} shared_cut;
+
+static void *shared_cut_run(void *arg)
+{
+    shared_cut *c = (shared_cut *)arg;
+    vr_reuse_params cfg = vr_reuse_params_default();
+    vr_batch_limits lim = vr_batch_limits_paper();
+    vr_batch_limits_apply(&cfg, &lim);
+    c->st = vr_parts_make_bounded(&c->p, c->ops, c->m, &cfg, 4096, c->part, c->parts);
+    return NULL;
+}
+
+/* Parts of one mesh, strategy and limits hold one batching (a plan: one plan, one plan-ordered
+ * copy), also when their threads cut at once as NCCL ranks do; each part's cut is the one it
+ * makes alone (raster/stream-cut checks those against vr_parts_make); another limit, another
+ * batching. */
+VR_TEST(test_stream_shared_batching, "raster/stream-shared-batching")
+{
+    vr_mesh m;
+    if (!vr_test_load(&m, "sphere:20k"))
+        return VR_TEST_RESULT();
+    enum { N = 6 };
+    for (int s = 0; s < VR_REUSE_KIND_COUNT; ++s) {
+        const vr_reuse_ops *ops = &vr_reuse_all[s];
+        if (ops->kind == VR_REUSE_MULTI)
+            continue;
+        shared_cut c[N], alone;
+        pthread_t t[N];
+        for (uint32_t k = 0; k < N; ++k) {
+            c[k] = (shared_cut){&m, ops, k, N, {0}, VR_OK};
+            VR_EXPECT(pthread_create(&t[k], NULL, shared_cut_run, &c[k]) == 0, "pthread_create");
+        }
+        for (uint32_t k = 0; k < N; ++k)
+            pthread_join(t[k], NULL);
+        for (uint32_t k = 0; k < N; ++k) {
+            VR_EXPECT(c[k].st == VR_OK, "%s part %u: %s", ops->name, k, vr_last_error());
+            VR_EXPECT(c[k].p.batching && c[k].p.batching == c[0].p.batching &&
+                          c[k].p.plan_indices == c[0].p.plan_indices &&
+                          (!ops->plan) == (c[k].p.plan_indices == NULL),
+                      "%s part %u: its own batching", ops->name, k);
+        }
+        /* part 2 cut again on its own, while the others hold theirs: the same cut */
+        alone = (shared_cut){&m, ops, 2, N, {0}, VR_OK};
+        shared_cut_run(&alone);
+        VR_EXPECT(alone.st == VR_OK && alone.p.batching == c[0].p.batching &&
+                      alone.p.count == c[2].p.count && alone.p.batch_count == c[2].p.batch_count &&
+                      alone.p.tri_begin == c[2].p.tri_begin && alone.p.tri_end == c[2].p.tri_end,
+                  "%s: part 2 cut alone differs", ops->name);
+        for (uint32_t k = 0; k < alone.p.count && k < c[2].p.count && !vr_test_failures; ++k)
+            VR_EXPECT(alone.p.part[k].batch_begin == c[2].p.part[k].batch_begin &&
+                          alone.p.part[k].batch_end == c[2].p.part[k].batch_end &&
+                          alone.p.part[k].mesh.indices == c[2].p.part[k].mesh.indices,
+                      "%s: chunk %u of part 2", ops->name, k);
+        /* other limits: a batching of their own */
+        vr_reuse_params cfg = vr_reuse_params_default();
+        vr_batch_limits lim = vr_batch_limits_paper();
+        lim.max_unique = 128, lim.max_indices = 381, lim.block_size = 128, lim.batch_indices = 48;
+        vr_batch_limits_apply(&cfg, &lim);
+        vr_parts other;
+        VR_EXPECT(vr_parts_make_bounded(&other, ops, &m, &cfg, 4096, 0, 1) == VR_OK &&
+                      other.batching != c[0].p.batching,
+                  "%s: other limits share the paper's batching", ops->name);
+        vr_parts_free(&other);
+        vr_parts_free(&alone.p);
+        for (uint32_t k = 0; k < N; ++k)
+            vr_parts_free(&c[k].p);
+    }
     vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }

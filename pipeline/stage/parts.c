@@ -1,9 +1,56 @@
 /* parts.c - a run's batches cut into parts of equal batch counts (parts.h). */
+#define _POSIX_C_SOURCE 200809L /* pthreads: the shared batchings */
 #include "pipeline/stage/parts.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The whole stream's batching of one mesh under one strategy and its limits: batch starts, and
+ * for a plan the plan and its ordered index buffer. Streamed sort-last parts each cut the whole
+ * stream and take their share, so without sharing N parts batched the mesh N times (a plan: N
+ * builds and N plan-ordered copies of the index buffer). Shared by every vr_parts with the same
+ * key, counted, freed with the last one; a mesh outlives the parts cut from it, so a live key
+ * names one mesh. One lock, held while an entry is made: a rank's thread asking for what another
+ * is making waits for it instead of making its own. */
+typedef struct vr_batching {
+    /* key */
+    const uint32_t *indices;
+    const float *positions;
+    uint32_t index_count, vertex_count;
+    vr_reuse_kind kind;
+    uint32_t block_size, max_unique, max_indices, batch_indices;
+    int patch_builder;
+    /* the batching */
+    const uint32_t *stream; /* the indices, or plan_indices */
+    uint32_t *whole;        /* batch starts unless a plan's own */
+    uint32_t batches;
+    uint32_t *plan_indices;
+    vr_batch_plan plan;
+    uint32_t users;
+    struct vr_batching *next;
+} vr_batching;
+static vr_batching *vr_batchings;
+static pthread_mutex_t vr_batching_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void vr_batching_let_go(vr_batching *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&vr_batching_lock);
+    if (--b->users == 0) {
+        vr_batching **at = &vr_batchings;
+        while (*at != b)
+            at = &(*at)->next;
+        *at = b->next;
+        free(b->whole);
+        free(b->plan_indices);
+        vr_batch_plan_free(&b->plan);
+        free(b);
+    }
+    pthread_mutex_unlock(&vr_batching_lock);
+}
 
 void vr_parts_free(vr_parts *p)
 {
@@ -12,10 +59,8 @@ void vr_parts_free(vr_parts *p)
     free(p->part);
     free(p->stream_batch);
     free(p->batch_first);
-    free(p->plan_indices);
     free(p->starts);
-    if (p->plan.starts)
-        vr_batch_plan_free(&p->plan);
+    vr_batching_let_go(p->batching);
     memset(p, 0, sizeof *p);
 }
 
@@ -41,30 +86,80 @@ static vr_status vr_parts_fixed_starts(uint32_t **starts, uint32_t *batches,
     return VR_OK;
 }
 
-/* The stream strategy `ops` reads on `m` (the index buffer, or a plan's ordered copy kept in
- * out) and its batch starts: *whole (malloc'd, freed by the caller) unless a plan's own. */
-static vr_status vr_parts_stream(vr_parts *out, const uint32_t **stream, const uint32_t **starts,
-                                 uint32_t **whole, uint32_t *batches, const vr_reuse_ops *ops,
-                                 const vr_mesh *m, const vr_reuse_params *cfg)
+/* Batches the whole stream of `ops` on `m` into a new entry b (unlisted, users 0). */
+static vr_status vr_batching_make(vr_batching *b, const vr_reuse_ops *ops, const vr_mesh *m,
+                                  const vr_reuse_params *cfg)
 {
     vr_status st;
-    *stream = m->indices;
-    *whole = NULL;
-    *batches = 0;
+    b->stream = m->indices;
     if (ops->dynamic) {
-        st = vr_geometry_dyn_batches(whole, batches, m, cfg->max_unique, cfg->max_indices);
+        st = vr_geometry_dyn_batches(&b->whole, &b->batches, m, cfg->max_unique,
+                                     cfg->max_indices);
     } else if (ops->plan) {
-        st = vr_geometry_plan(&out->plan, &out->plan_indices, ops, m, cfg->max_unique,
+        st = vr_geometry_plan(&b->plan, &b->plan_indices, ops, m, cfg->max_unique,
                               cfg->max_indices, cfg->patch_builder);
         if (st == VR_OK) {
-            *stream = out->plan_indices;
-            *batches = out->plan.batch_count;
+            b->stream = b->plan_indices;
+            b->batches = b->plan.batch_count;
         }
     } else {
-        st = vr_parts_fixed_starts(whole, batches, ops, m->index_count, cfg);
+        st = vr_parts_fixed_starts(&b->whole, &b->batches, ops, m->index_count, cfg);
     }
-    *starts = ops->plan ? out->plan.starts : *whole;
     return st;
+}
+
+/* The stream strategy `ops` reads on `m` (the index buffer, or a plan's ordered copy) and its
+ * batch starts, from the shared batching `out` now holds (made here when nobody holds it). */
+static vr_status vr_parts_stream(vr_parts *out, const uint32_t **stream, const uint32_t **starts,
+                                 uint32_t *batches, const vr_reuse_ops *ops, const vr_mesh *m,
+                                 const vr_reuse_params *cfg)
+{
+    vr_batching key;
+    memset(&key, 0, sizeof key);
+    key.indices = m->indices, key.positions = m->positions;
+    key.index_count = m->index_count, key.vertex_count = m->vertex_count;
+    key.kind = ops->kind, key.block_size = cfg->block_size;
+    key.max_unique = cfg->max_unique, key.max_indices = cfg->max_indices;
+    key.batch_indices = cfg->batch_indices, key.patch_builder = cfg->patch_builder;
+    vr_status st = VR_OK;
+    pthread_mutex_lock(&vr_batching_lock);
+    vr_batching *b = vr_batchings;
+    while (b && !(b->indices == key.indices && b->positions == key.positions &&
+                  b->index_count == key.index_count && b->vertex_count == key.vertex_count &&
+                  b->kind == key.kind && b->block_size == key.block_size &&
+                  b->max_unique == key.max_unique && b->max_indices == key.max_indices &&
+                  b->batch_indices == key.batch_indices &&
+                  b->patch_builder == key.patch_builder))
+        b = b->next;
+    if (!b) {
+        if (!(b = malloc(sizeof *b))) {
+            st = VR_ERROR(VR_ERR_OOM, "parts of %s: host struct", ops->name);
+        } else {
+            *b = key;
+            if ((st = vr_batching_make(b, ops, m, cfg)) == VR_OK) {
+                b->next = vr_batchings;
+                vr_batchings = b;
+            } else {
+                free(b->whole);
+                free(b->plan_indices);
+                vr_batch_plan_free(&b->plan);
+                free(b);
+                b = NULL;
+            }
+        }
+    }
+    if (b)
+        ++b->users;
+    pthread_mutex_unlock(&vr_batching_lock);
+    if (st != VR_OK)
+        return st;
+    out->batching = b;
+    out->plan = b->plan;
+    out->plan_indices = b->plan_indices;
+    *stream = b->stream;
+    *starts = ops->plan ? b->plan.starts : b->whole;
+    *batches = b->batches;
+    return VR_OK;
 }
 
 /* Makes `count` parts of batches [cut[k], cut[k + 1]) each over the stream. */
@@ -127,14 +222,13 @@ vr_status vr_parts_make(vr_parts *out, const vr_reuse_ops *ops, const vr_mesh *m
         return VR_ERROR(VR_ERR_ARG, "multi cannot be cut into parts: it shades the whole vertex "
                         "buffer before it assembles, so each of the %u parts would shade it "
                         "again; use any other strategy", count);
-    const uint32_t *stream, *starts;
-    uint32_t *whole, batches, cut[VR_PARTS_MAX + 1];
-    vr_status st = vr_parts_stream(out, &stream, &starts, &whole, &batches, ops, m, cfg);
+    const uint32_t *stream = NULL, *starts = NULL;
+    uint32_t batches = 0, cut[VR_PARTS_MAX + 1];
+    vr_status st = vr_parts_stream(out, &stream, &starts, &batches, ops, m, cfg);
     for (uint32_t k = 0; k <= count; ++k)
         cut[k] = (uint32_t)((uint64_t)batches * k / count);
     if (st == VR_OK)
         st = vr_parts_fill(out, ops, m, stream, starts, batches, cut, count);
-    free(whole);
     if (st != VR_OK)
         vr_parts_free(out);
     return st;
@@ -155,9 +249,9 @@ vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr
         return VR_ERROR(VR_ERR_ARG, "multi cannot run in chunks: it shades the whole vertex "
                         "buffer before it assembles, so every chunk would shade it again; use "
                         "any other strategy");
-    const uint32_t *stream, *starts;
-    uint32_t *whole, batches, *cut = NULL, count = 0;
-    vr_status st = vr_parts_stream(out, &stream, &starts, &whole, &batches, ops, m, cfg);
+    const uint32_t *stream = NULL, *starts = NULL;
+    uint32_t batches = 0, *cut = NULL, count = 0;
+    vr_status st = vr_parts_stream(out, &stream, &starts, &batches, ops, m, cfg);
     if (st == VR_OK && !(cut = malloc(((size_t)batches + 2) * sizeof *cut)))
         st = VR_ERROR(VR_ERR_OOM, "chunks of %s: %u batches", ops->name, batches);
     /* the part's batches, as vr_parts_make cuts them */
@@ -180,7 +274,6 @@ vr_status vr_parts_make_bounded(vr_parts *out, const vr_reuse_ops *ops, const vr
         st = vr_parts_fill(out, ops, m, stream, starts, batches, cut, count);
     }
     free(cut);
-    free(whole);
     if (st != VR_OK)
         vr_parts_free(out);
     return st;

@@ -49,10 +49,14 @@ typedef struct vr_parts {
                                 parts hold one stream's ids in all, not N */
     uint32_t *batch_first;   /* batch_count + 1: the whole stream's first position of each batch
                                 (the last entry: triangles) */
-    /* owned storage behind the views */
-    uint32_t *plan_indices;  /* plans: the plan-ordered index buffer */
+    /* storage behind the views: the whole stream's batching is shared by every vr_parts of
+     * the same mesh, strategy and limits (parts.c; streamed sort-last parts each cut the whole
+     * stream), the rebased starts are this one's own */
+    struct vr_batching *batching; /* held; let go by vr_parts_free */
+    const uint32_t *plan_indices; /* plans: the plan-ordered index buffer (shared) */
     uint32_t *starts;        /* every part's rebased starts, back to back */
-    vr_batch_plan plan;      /* plans: the whole stream's plan (its bounds are the parts') */
+    vr_batch_plan plan;      /* plans: the whole stream's plan (shared; its bounds are the
+                                parts') */
 } vr_parts;
 
 /* Cuts the batches strategy `ops` forms on mesh `m` under cfg's limits (block_size,
