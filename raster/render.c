@@ -428,10 +428,10 @@ vr_status vr_renderer_set_gts(vr_renderer *r, const struct vr_gts *gts)
     return st;
 }
 
-/* A streamed renderer's parts (`want` 0: none). Each part's stream owns its buffers - on the GPU its
- * queue, frame and, with VR_STREAM_DEVICE, its copy of the scene - so the renderer's own stream
+/* A streamed renderer's parts (`want` 0: none). Each part's stream owns its queue and frame (the
+ * scene's device copies are shared per device, raster/stream.c), so the renderer's own stream
  * goes while parts are in use and comes back after, as the in-core buffers do below; it goes
- * before the parts are made, so a device holds one scene copy per part on it, not one more. */
+ * before the parts are made, so its buffers and theirs are never held at once. */
 static vr_status vr_renderer_stream_parts(vr_renderer *r, int want, uint32_t parts,
                                           vr_composite how)
 {

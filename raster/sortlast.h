@@ -27,8 +27,8 @@ vr_status vr_sortlast_create(vr_sortlast **out, const vr_mesh *m, uint32_t parts
  * NULL. Each part's stream shades its own image; the composite takes per pixel the smallest
  * word and the colour of the part that holds it (one device: a select-min kernel per part;
  * NCCL: the words all-reduced by minimum, each rank's image masked to the pixels it won, the
- * images reduced by maximum to rank 0). With VR_STREAM_DEVICE each part keeps its own copy of
- * the scene on its device: parts on one device want VR_STREAM_HOST for large scenes. */
+ * images reduced by maximum to rank 0). With VR_STREAM_DEVICE the parts on one device read one
+ * copy of the scene there (raster/stream.c), each NCCL rank its GPU's own. */
 struct vr_gts;
 vr_status vr_sortlast_create_streamed(vr_sortlast **out, const vr_mesh *m, uint32_t parts,
                                       int gpu, vr_composite how, const vr_stream_config *c,

@@ -725,7 +725,6 @@ vr_status vr_stream_set_gts(vr_stream *s, const vr_gts *gts)
             return st;
     }
 #endif
-    s->gts = NULL;
     memset(&s->gts_whole, 0, sizeof s->gts_whole);
     if (gts)
         vr_gts_batch_source_host(&s->gts_whole, gts);

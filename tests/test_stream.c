@@ -184,13 +184,13 @@ VR_TEST(test_stream_shared_batching, "raster/stream-shared-batching")
     return VR_TEST_RESULT();
 }
 
-/* A W x H frame of `m`, the camera fitted to it (strategy and mode left to the caller). */
 int vr_test_nccl_off(void)
 {
     const char *v = getenv("VR_TEST_NCCL");
     return v && !strcmp(v, "0");
 }
 
+/* A W x H frame of `m`, the camera fitted to it (strategy and mode left to the caller). */
 vr_render_options vr_test_frame_options(const vr_mesh *m, uint32_t w, uint32_t h, float zoom,
                                         float yaw, int cull_back)
 {

@@ -14,15 +14,16 @@
  * key, counted, freed with the last one; a mesh outlives the parts cut from it, so a live key
  * names one mesh. One lock, held while an entry is made: a rank's thread asking for what another
  * is making waits for it instead of making its own. */
-typedef struct vr_batching {
-    /* key */
+typedef struct vr_batching_key {
     const uint32_t *indices;
     const float *positions;
     uint32_t index_count, vertex_count;
     vr_reuse_kind kind;
     uint32_t block_size, max_unique, max_indices, batch_indices;
     int patch_builder;
-    /* the batching */
+} vr_batching_key;
+typedef struct vr_batching {
+    vr_batching_key key;    /* zeroed padding and all: compared with memcmp */
     const uint32_t *stream; /* the indices, or plan_indices */
     uint32_t *whole;        /* batch starts unless a plan's own */
     uint32_t batches;
@@ -34,6 +35,14 @@ typedef struct vr_batching {
 static vr_batching *vr_batchings;
 static pthread_mutex_t vr_batching_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void vr_batching_free(vr_batching *b)
+{
+    free(b->whole);
+    free(b->plan_indices);
+    vr_batch_plan_free(&b->plan);
+    free(b);
+}
+
 static void vr_batching_let_go(vr_batching *b)
 {
     if (!b)
@@ -44,10 +53,7 @@ static void vr_batching_let_go(vr_batching *b)
         while (*at != b)
             at = &(*at)->next;
         *at = b->next;
-        free(b->whole);
-        free(b->plan_indices);
-        vr_batch_plan_free(&b->plan);
-        free(b);
+        vr_batching_free(b);
     }
     pthread_mutex_unlock(&vr_batching_lock);
 }
@@ -114,7 +120,7 @@ static vr_status vr_parts_stream(vr_parts *out, const uint32_t **stream, const u
                                  uint32_t *batches, const vr_reuse_ops *ops, const vr_mesh *m,
                                  const vr_reuse_params *cfg)
 {
-    vr_batching key;
+    vr_batching_key key;
     memset(&key, 0, sizeof key);
     key.indices = m->indices, key.positions = m->positions;
     key.index_count = m->index_count, key.vertex_count = m->vertex_count;
@@ -124,26 +130,18 @@ static vr_status vr_parts_stream(vr_parts *out, const uint32_t **stream, const u
     vr_status st = VR_OK;
     pthread_mutex_lock(&vr_batching_lock);
     vr_batching *b = vr_batchings;
-    while (b && !(b->indices == key.indices && b->positions == key.positions &&
-                  b->index_count == key.index_count && b->vertex_count == key.vertex_count &&
-                  b->kind == key.kind && b->block_size == key.block_size &&
-                  b->max_unique == key.max_unique && b->max_indices == key.max_indices &&
-                  b->batch_indices == key.batch_indices &&
-                  b->patch_builder == key.patch_builder))
+    while (b && memcmp(&b->key, &key, sizeof key))
         b = b->next;
     if (!b) {
-        if (!(b = malloc(sizeof *b))) {
+        if (!(b = calloc(1, sizeof *b))) {
             st = VR_ERROR(VR_ERR_OOM, "parts of %s: host struct", ops->name);
         } else {
-            *b = key;
+            memcpy(&b->key, &key, sizeof key);
             if ((st = vr_batching_make(b, ops, m, cfg)) == VR_OK) {
                 b->next = vr_batchings;
                 vr_batchings = b;
             } else {
-                free(b->whole);
-                free(b->plan_indices);
-                vr_batch_plan_free(&b->plan);
-                free(b);
+                vr_batching_free(b);
                 b = NULL;
             }
         }
