@@ -230,21 +230,40 @@ static vr_gts_batch_source vr_stream_gts_chunk(const vr_stream *s, uint32_t k,
  * needs an array registers it (portable: pinned for every device's copies), the last one that
  * lets go unregisters it, so one part's new cut never unpins what another part still copies. */
 #define VR_PIN_MAX 1024
-static struct {
-    void *p;
+/* An entry of the process's tables of arrays shared by streams: page-locked host arrays (the
+ * pins) and the scene's device copies (the residents, below). */
+typedef struct vr_shared {
+    const void *host;
     size_t bytes;
-    uint32_t users;
-} vr_pins[VR_PIN_MAX];
+    void *d;        /* residents: the device copy */
+    uint32_t users; /* 0: a free entry */
+} vr_shared;
+static vr_shared vr_pins[VR_PIN_MAX];
 static pthread_mutex_t vr_pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The entry of t[0..n) in use for (host, bytes), else n with *free_slot the first free entry
+ * (-1: none). The caller holds the table's lock. */
+static int vr_shared_find(const vr_shared *t, int n, const void *host, size_t bytes,
+                          int *free_slot)
+{
+    *free_slot = -1;
+    for (int k = 0; k < n; ++k) {
+        if (t[k].users && t[k].host == host && t[k].bytes == bytes)
+            return k;
+        if (!t[k].users && *free_slot < 0)
+            *free_slot = k;
+    }
+    return n;
+}
 
 static void vr_stream_unpin(vr_stream *s)
 {
     pthread_mutex_lock(&vr_pin_lock);
     for (int i = 0; i < s->pinned_count; ++i)
         for (int k = 0; k < VR_PIN_MAX; ++k)
-            if (vr_pins[k].users && vr_pins[k].p == s->pinned[i]) {
-                if (--vr_pins[k].users == 0)
-                    cudaHostUnregister(vr_pins[k].p); /* nothing to act on if this fails */
+            if (vr_pins[k].users && vr_pins[k].host == s->pinned[i]) {
+                if (--vr_pins[k].users == 0) /* nothing to act on if this fails */
+                    cudaHostUnregister((void *)vr_pins[k].host);
                 break;
             }
     pthread_mutex_unlock(&vr_pin_lock);
@@ -261,19 +280,14 @@ static vr_status vr_stream_pin(vr_stream *s, const void *p, size_t bytes, int ne
     if (!bytes)
         return VR_OK;
     pthread_mutex_lock(&vr_pin_lock);
-    int k = 0, free_slot = -1;
-    for (; k < VR_PIN_MAX; ++k) {
-        if (vr_pins[k].users && vr_pins[k].p == p && vr_pins[k].bytes == bytes)
-            break;
-        if (!vr_pins[k].users && free_slot < 0)
-            free_slot = k;
-    }
+    int free_slot;
+    int k = vr_shared_find(vr_pins, VR_PIN_MAX, p, bytes, &free_slot);
     cudaError_t e = cudaSuccess;
     if (k == VR_PIN_MAX && free_slot >= 0) {
         e = cudaHostRegister((void *)p, bytes, cudaHostRegisterPortable);
         if (e == cudaSuccess) {
             k = free_slot;
-            vr_pins[k].p = (void *)p, vr_pins[k].bytes = bytes;
+            vr_pins[k].host = p, vr_pins[k].bytes = bytes;
         } else {
             cudaGetLastError(); /* not sticky: cleared so later checks do not report it again */
         }
@@ -305,13 +319,7 @@ static vr_status vr_stream_pin(vr_stream *s, const void *p, size_t bytes, int ne
  * one's copy instead of making its own. */
 #define VR_RESIDENT_DEVICES 64
 #define VR_RESIDENT_MAX 64 /* arrays per device: 6 per scene */
-typedef struct vr_resident {
-    const void *host;
-    size_t bytes;
-    void *d;
-    uint32_t users;
-} vr_resident;
-static vr_resident vr_residents[VR_RESIDENT_DEVICES][VR_RESIDENT_MAX];
+static vr_shared vr_residents[VR_RESIDENT_DEVICES][VR_RESIDENT_MAX];
 static pthread_mutex_t vr_resident_lock[VR_RESIDENT_DEVICES];
 static pthread_once_t vr_resident_once = PTHREAD_ONCE_INIT;
 
@@ -340,14 +348,9 @@ static vr_status vr_stream_hold(vr_stream *s, const void *host, size_t bytes, co
                         "%s)", VR_HELD_MAX, what);
     pthread_once(&vr_resident_once, vr_resident_init);
     pthread_mutex_lock(&vr_resident_lock[s->device]);
-    vr_resident *t = vr_residents[s->device];
-    int k = 0, free_slot = -1;
-    for (; k < VR_RESIDENT_MAX; ++k) {
-        if (t[k].users && t[k].host == host && t[k].bytes == bytes)
-            break;
-        if (!t[k].users && free_slot < 0)
-            free_slot = k;
-    }
+    vr_shared *t = vr_residents[s->device];
+    int free_slot;
+    int k = vr_shared_find(t, VR_RESIDENT_MAX, host, bytes, &free_slot);
     vr_status st = VR_OK;
     if (k == VR_RESIDENT_MAX) {
         if (free_slot < 0) {
@@ -384,22 +387,20 @@ static void vr_stream_let_go(vr_stream *s, const void *host)
     const vr_held h = s->held[i];
     s->held[i] = s->held[--s->held_count];
     pthread_mutex_lock(&vr_resident_lock[s->device]);
-    vr_resident *t = vr_residents[s->device];
-    for (int k = 0; k < VR_RESIDENT_MAX; ++k)
-        if (t[k].users && t[k].host == h.host && t[k].bytes == h.bytes) {
-            if (--t[k].users == 0) {
-                /* teardown and recuts: nothing to act on if these fail; the copy is freed on
-                 * its own device, whichever the caller's thread has current */
-                int current = -1;
-                cudaGetDevice(&current);
-                cudaSetDevice(s->device);
-                cudaFree(t[k].d);
-                if (current >= 0)
-                    cudaSetDevice(current);
-                t[k].d = NULL, t[k].host = NULL, t[k].bytes = 0;
-            }
-            break;
-        }
+    vr_shared *t = vr_residents[s->device];
+    int free_slot;
+    const int k = vr_shared_find(t, VR_RESIDENT_MAX, h.host, h.bytes, &free_slot);
+    if (k < VR_RESIDENT_MAX && --t[k].users == 0) {
+        /* teardown and recuts: nothing to act on if these fail; the copy is freed on its own
+         * device, whichever the caller's thread has current */
+        int current = -1;
+        cudaGetDevice(&current);
+        cudaSetDevice(s->device);
+        cudaFree(t[k].d);
+        if (current >= 0)
+            cudaSetDevice(current);
+        t[k].d = NULL, t[k].host = NULL, t[k].bytes = 0;
+    }
     pthread_mutex_unlock(&vr_resident_lock[s->device]);
 }
 
