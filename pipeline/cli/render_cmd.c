@@ -182,6 +182,8 @@ typedef struct render_job {
     /* CPU path, per mesh: invocations of each strategy kind (estimated) and the progress */
     uint64_t invocations[VR_REUSE_KIND_COUNT];
     cpu_progress progress;
+    double first_frame_ms;       /* per mesh: its first frame's wall time (the cut, the scene's
+                                    uploads, the first collective); -1 before it */
 } render_job;
 
 /* Medians over --reps frames of one strategy and load (a single frame's values without). */
@@ -289,7 +291,10 @@ static vr_status draw(render_job *job, vr_renderer *r, uint8_t *rgba, const vr_r
                       vr_render_stats *st)
 {
     progress_frame(&job->progress, frame_steps(job, o->strategy, o->loop_iterations), 1);
+    const double t0 = vr_now_ms();
     vr_status s = vr_renderer_draw(r, rgba, o, st);
+    if (s == VR_OK && job->first_frame_ms < 0)
+        job->first_frame_ms = vr_now_ms() - t0;
     progress_frame(&job->progress, 0, 0);
     return s;
 }
@@ -474,6 +479,8 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
     }
     const vr_stream_config stream_cfg = {.queue_bytes = (uint64_t)job->stream_mb << 20,
                                          .source = (vr_stream_source)job->stream_from};
+    job->first_frame_ms = -1;
+    const double setup_t0 = vr_now_ms();
     if ((job->stream ? vr_renderer_create_streamed(&r, mesh, job->gpu, &stream_cfg)
                      : vr_renderer_create(&r, mesh, job->gpu)) != VR_OK) {
         vr_cli_fail_last("render");
@@ -491,14 +498,21 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
             fprintf(log, "  host-to-device copy rate of this device: %.2f GB/s (cudaMemcpy of "
                     "256 MiB from page-locked memory, best of 10)\n", job->h2d_bps / 1e9);
     }
+    const double renderer_ms = vr_now_ms() - setup_t0;
     const int show_parts = job->gpus || job->parts;
+    if (!show_parts)
+        fprintf(log, "  set-up: the renderer %.1f ms\n", renderer_ms);
     if (show_parts) {
         const uint32_t n = (uint32_t)(job->gpus ? job->gpus : job->parts);
+        const double parts_t0 = vr_now_ms();
         if (vr_renderer_set_parts(r, n, job->gpus ? VR_COMPOSITE_NCCL : VR_COMPOSITE_LOCAL) !=
             VR_OK) {
             vr_cli_fail_last("render");
             goto done;
         }
+        fprintf(log, "  set-up: the renderer %.1f ms, the parts %.1f ms (%s)\n", renderer_ms,
+                vr_now_ms() - parts_t0,
+                job->gpus ? "their streams and NCCL's ranks" : "their streams and buffers");
         if (job->gpus)
             fprintf(log, "  sort-last: %u GPU%s, one NCCL rank each: an equal share of the "
                     "batches per GPU, visibility words composited by ncclAllReduce (min), "
@@ -640,6 +654,9 @@ static int render_mesh(render_job *job, const char *spec, int order, const vr_me
         }
         fprintf(log, "  png %.1f ms -> %s (%ux%u)\n", vr_now_ms() - t0, png_path, img_w, img_h);
     }
+    if (job->first_frame_ms >= 0)
+        fprintf(log, "  first frame %.1f ms (wall, with its one-time work: cuts, uploads, plans; "
+                "the timed frames come after it)\n", job->first_frame_ms);
     rc = 0;
 done:
     progress_stop(&job->progress);
