@@ -555,12 +555,19 @@ static __device__ __forceinline__ void vr_prog_ink_loop(const P &prog, uint32_t 
 }
 
 /* ---- warp: one warp per static batch, rounds of up to 32 distinct elements -----------------
- * Shared memory per warp: 32 elements (the round's lanes) then batch_indices bytes of lane map.
+ * Shared memory per warp: 32 elements (the round's lanes) then the round's scratch: batch_indices
+ * bytes of lane map (to 16) and the vote's table of held ids (vr_prog_warp_held).
  * Round: vr_warp_load_round maps the leading indices onto lanes, each filled lane computes its
  * element into the warp's table, and lane l takes the round's primitives l, l + 32, .... */
 static __host__ __device__ inline size_t vr_prog_warp_map_bytes(uint32_t batch)
 {
-    return (batch + 15u) / 16u * 16u;
+    return (batch + 15u) / 16u * 16u + VR_WARP_HELD_BYTES;
+}
+
+/* The vote's table of held ids in a round's scratch at `map` (16-byte aligned). */
+static __device__ __forceinline__ uint32_t *vr_prog_warp_held(uint8_t *map, uint32_t batch)
+{
+    return reinterpret_cast<uint32_t *>(map + (batch + 15u) / 16u * 16u);
 }
 
 /* An ordered program's stash per warp: its kept primitives' corner elements, then their
@@ -657,7 +664,8 @@ static __device__ __forceinline__ void vr_prog_warp_plain(const vr_program_param
     const uint32_t end = (uint32_t)min(begin + B, (uint64_t)p.index_count);
     for (uint32_t start = (uint32_t)begin; start < end;) {
         uint32_t mine, fill, done;
-        vr_warp_load_round(p.indices, start, end, lane, s_map, &mine, &fill, &done);
+        vr_warp_load_round(p.indices, start, end, lane, s_map, vr_prog_warp_held(s_map, B), &mine,
+                           &fill, &done);
         /* every filled lane computes, also for a trailing incomplete primitive (as the twin) */
         if constexpr (!vr_prog_grouped<P>::value) {
             if (lane < fill)
@@ -819,7 +827,8 @@ vr_prog_warp_pooled_kernel(vr_program_params p, P prog, uint32_t *tickets)
             }
             const uint32_t r = (head + waiting) % VR_POOL_ROUNDS;
             uint32_t id, fill, done;
-            vr_warp_load_round(p.indices, start, end, lane, maps + (size_t)r * map_bytes, &id,
+            uint8_t *const map = maps + (size_t)r * map_bytes;
+            vr_warp_load_round(p.indices, start, end, lane, map, vr_prog_warp_held(map, B), &id,
                                &fill, &done);
             if (lane < fill)
                 ring_id[(appended + lane) % VR_POOL_RING] = id;
@@ -888,7 +897,8 @@ static __device__ __forceinline__ uint32_t vr_prog_warp_keep_batch(const vr_prog
         const uint32_t end = (uint32_t)min(begin + B, (uint64_t)p.index_count);
         for (uint32_t start = (uint32_t)begin; start < end;) {
             uint32_t mine, fill, done;
-            vr_warp_load_round(p.indices, start, end, lane, w.map, &mine, &fill, &done);
+            vr_warp_load_round(p.indices, start, end, lane, w.map, vr_prog_warp_held(w.map, B),
+                               &mine, &fill, &done);
             if (lane < fill)
                 w.el[lane] = vr_prog_element(p, prog, mine);
             __syncwarp();

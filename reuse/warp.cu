@@ -1,6 +1,6 @@
 /* warp.cu - statically batched warp voting (Kenzel et al. 2018, Sec. 3.3, Algorithm 1): one warp
  * per static batch of batch_indices indices. In rounds, the warp deduplicates indices (per
- * 32-index chunk one vote step of warp_vote.h: shuffles, a match, two ballots) so that each lane
+ * 32-index chunk one vote step of warp_vote.h: a scan, a match, two ballots) so that each lane
  * owns one distinct vertex, shades once per lane, and assembles triangles by shuffling the shaded
  * results; an inverse map in shared memory tells each triangle corner which lane holds it.
  * CPU twin (same rounds, same counts): warp_ref.c; the vote step's lane model:
@@ -36,13 +36,16 @@ static __host__ __device__ inline uint32_t vr_warp_stash_cap(uint32_t batch)
     return batch + 2u * ((batch + 29u) / 30u) + 2u;
 }
 
+/* Per block: the warps' tables of held vertices (vr_warp_load_round), their lane maps, and
+ * when stashed their stashes. */
 static __host__ __device__ inline size_t vr_warp_shared_bytes(uint32_t batch, uint32_t warps,
                                                               int stashed)
 {
+    const size_t held = (size_t)warps * VR_WARP_HELD_BYTES;
     const size_t maps = ((size_t)warps * batch + 3u) / 4u * 4u; /* lane maps, 4-byte aligned */
     if (!stashed)
-        return (size_t)warps * batch;
-    return maps + (size_t)warps * ((2u * batch + 3u) / 4u * 4u) +
+        return held + (size_t)warps * batch;
+    return held + maps + (size_t)warps * ((2u * batch + 3u) / 4u * 4u) +
            (size_t)warps * vr_warp_stash_cap(batch) * (sizeof(vr_shaded) + sizeof(uint32_t));
 }
 
@@ -89,21 +92,24 @@ static __device__ void vr_warp_emit_stashed(const vr_reuse_params &p, vr_compact
 
 /* Thread mapping: warp w of the grid owns indices [w * B, min((w + 1) * B, index_count)),
  * B = p.batch_indices; in a round, lane l owns the l-th distinct vertex met (my_vertex).
- * Shared: s_map, B bytes per warp (dynamic): index position - round start -> owning lane.
+ * Shared (dynamic): the vote's table of held vertices, 128 bytes per warp, then s_map, B bytes
+ * per warp: index position - round start -> owning lane.
  * Syncs: __syncwarp after the map is written (assembly reads other lanes' entries) and after
  * assembly (the next round overwrites the map). Invariant: start, end, fill, done and the loop
  * bounds are warp-uniform, so every shuffle, match and ballot runs with all 32 lanes (full mask). */
 template <int QB>
 static __global__ void __launch_bounds__(1024) vr_warp_kernel(vr_reuse_params p)
 {
-    extern __shared__ __align__(16) uint8_t s_map_block[];
+    extern __shared__ __align__(16) uint8_t s_warp_block[];
     __shared__ vr_compact_shared cs;
     const int stashed = QB;
     const uint32_t block = vr_queue_block_begin(p, &cs, QB); /* blockIdx.x, or the ink ticket */
     const uint32_t lane = threadIdx.x & (VR_WARP_SIZE - 1);
     const uint32_t warp = threadIdx.x / VR_WARP_SIZE, warps = blockDim.x / VR_WARP_SIZE;
     const uint32_t B = p.batch_indices;
-    uint8_t *s_map = s_map_block + warp * B;
+    uint32_t *const s_held = reinterpret_cast<uint32_t *>(s_warp_block) + warp * VR_WARP_SIZE;
+    uint8_t *const s_map_block = s_warp_block + warps * VR_WARP_HELD_BYTES;
+    uint8_t *const s_map = s_map_block + warp * B;
     const uint64_t begin = ((uint64_t)block * warps + warp) * B;
     if (begin >= p.index_count && !stashed)
         return; /* the whole warp leaves: past the last batch */
@@ -125,7 +131,7 @@ static __global__ void __launch_bounds__(1024) vr_warp_kernel(vr_reuse_params p)
     for (uint32_t start = first; start < end;) {
         /* loading (Algorithm 1, lines 4-23): reuse/warp_round.cuh */
         uint32_t my_vertex, fill, done;
-        vr_warp_load_round(p.indices, start, end, lane, s_map, &my_vertex, &fill, &done);
+        vr_warp_load_round(p.indices, start, end, lane, s_map, s_held, &my_vertex, &fill, &done);
         __syncwarp();
 
         /* shading: one invocation per filled lane, including corners of a trailing incomplete

@@ -2,8 +2,12 @@
  * 4-23), shared by the renderer's warp batcher (reuse/warp.cu) and the general reuse API's
  * (reuse/program.cuh). 32-index chunks of the warp's batch [start, end) are mapped onto lanes
  * while lanes are free. Each chunk is one vote step of warp_vote.h: the same lanes, map and stop
- * as the twin's per-index loop (reuse/warp_ref.c), in `fill` shuffles, a match, two ballots and
- * one more shuffle rather than 32 sequential rounds of shuffle + ballot + branch.
+ * as the twin's per-index loop (reuse/warp_ref.c), in a scan of the held vertices, a match, two
+ * ballots and a store per new vertex rather than 32 sequential rounds of shuffle + ballot + branch.
+ * The round's vertices are kept in a per-warp table in shared memory, not in lane registers: the
+ * scan reads four of them per broadcast load (it was four shuffles), and a leader writes its
+ * vertex straight into its lane's entry (it was a bit search for the leader of each rank and a
+ * shuffle). H100, horse, simple load: 2.08x naive's executed instructions before (session 43).
  */
 #ifndef VR_WARP_ROUND_CUH
 #define VR_WARP_ROUND_CUH
@@ -11,17 +15,26 @@
 #include "reuse/stage.cuh"
 #include "reuse/warp_vote.h"
 
-/* All 32 lanes call it (start < end). Out: *my_vertex, the element this lane holds
+/* Shared bytes of a warp's table of held vertices (vr_warp_load_round's s_held; 16-byte aligned). */
+#define VR_WARP_HELD_BYTES (VR_WARP_SIZE * sizeof(uint32_t))
+
+/* All 32 lanes call it (start < end). s_held: the warp's table of VR_WARP_HELD_BYTES, 16-byte
+ * aligned, free on entry (overwritten). Out: *my_vertex, the element this lane holds
  * (VR_VOTE_NO_VERTEX for lanes >= *fill); *fill, lanes holding one; *done, leading indices of
  * [start, end) mapped this round, s_map[0 .. *done) their lanes. The caller __syncwarp()s
  * before reading s_map. */
 static __device__ __forceinline__ void vr_warp_load_round(const uint32_t *indices, uint32_t start,
                                                           uint32_t end, uint32_t lane,
-                                                          uint8_t *s_map, uint32_t *my_vertex_out,
+                                                          uint8_t *s_map, uint32_t *s_held,
+                                                          uint32_t *my_vertex_out,
                                                           uint32_t *fill_out, uint32_t *done_out)
 {
-    uint32_t my_vertex = VR_VOTE_NO_VERTEX;
     uint32_t fill = 0, done = 0;
+    /* entries past `fill` hold VR_VOTE_NO_VERTEX, which equals no loaded index: the scan reads
+     * them in its last group of four */
+    s_held[lane] = VR_VOTE_NO_VERTEX;
+    __syncwarp();
+    const uint4 *const held4 = reinterpret_cast<const uint4 *>(s_held);
     uint32_t incoming = lane < end - start ? __ldg(indices + start + lane) : VR_VOTE_NO_VERTEX;
     for (uint32_t offset = start;;) {
         const uint32_t left = end - offset; /* >= 1; no offset + 32 that could wrap */
@@ -34,41 +47,36 @@ static __device__ __forceinline__ void vr_warp_load_round(const uint32_t *indice
         const uint32_t next = left > VR_WARP_SIZE && lane < left - VR_WARP_SIZE
                                   ? __ldg(indices + offset + VR_WARP_SIZE + lane)
                                   : VR_VOTE_NO_VERTEX;
-        /* (1) owner among this round's lanes, 4 per step: lanes >= fill hold
-         * VR_VOTE_NO_VERTEX, which equals no loaded index, and fill <= 32 keeps j + 3 <= 31 */
+        /* (1) owner among the round's held vertices, 4 per broadcast load (fill <= 32) */
         uint32_t owner = VR_VOTE_NONE;
         for (uint32_t j = 0; j < fill; j += 4) {
-            const uint32_t v0 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 0);
-            const uint32_t v1 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 1);
-            const uint32_t v2 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 2);
-            const uint32_t v3 = __shfl_sync(VR_FULL_MASK, my_vertex, j + 3);
-            owner = vr_vote_owner_step(owner, v0, incoming, j + 0);
-            owner = vr_vote_owner_step(owner, v1, incoming, j + 1);
-            owner = vr_vote_owner_step(owner, v2, incoming, j + 2);
-            owner = vr_vote_owner_step(owner, v3, incoming, j + 3);
+            const uint4 h = held4[j / 4];
+            owner = vr_vote_owner_step(owner, h.x, incoming, j + 0);
+            owner = vr_vote_owner_step(owner, h.y, incoming, j + 1);
+            owner = vr_vote_owner_step(owner, h.z, incoming, j + 2);
+            owner = vr_vote_owner_step(owner, h.w, incoming, j + 3);
         }
         /* (2) group equal indices; leaders take lanes fill + rank */
         const uint32_t group = __match_any_sync(VR_FULL_MASK, incoming);
         const int fresh = vr_vote_fresh(lane, chunk, owner);
-        const uint32_t leaders = __ballot_sync(VR_FULL_MASK, vr_vote_leads(fresh, group, lane));
+        const int leads = vr_vote_leads(fresh, group, lane);
+        const uint32_t leaders = __ballot_sync(VR_FULL_MASK, leads);
         const uint32_t rank = vr_vote_rank(leaders, group);
         /* (3) warp full: the first leader without a free lane opens the next round */
         const uint32_t blocked = __ballot_sync(VR_FULL_MASK, vr_vote_blocked(fresh, rank, fill));
         const uint32_t mapped = vr_vote_mapped(blocked, chunk);
-        const uint32_t taken = vr_vote_taken(leaders, fill);
-        const uint32_t newcomer =
-            __shfl_sync(VR_FULL_MASK, incoming, vr_vote_source(leaders, fill, lane));
-        if (vr_vote_gains(lane, fill, taken))
-            my_vertex = newcomer;
+        if (vr_vote_claims(leads, rank, fill))
+            s_held[fill + rank] = incoming;
         if (lane < mapped)
             s_map[done + lane] = (uint8_t)vr_vote_lane(fresh, owner, fill, rank);
         done += mapped;
-        fill += taken;
+        fill += vr_vote_taken(leaders, fill);
+        __syncwarp(); /* the claims seen by the next scan and by the read below */
         if (fill == VR_WARP_SIZE || left <= VR_WARP_SIZE)
             break;
         offset += VR_WARP_SIZE, incoming = next;
     }
-    *my_vertex_out = my_vertex;
+    *my_vertex_out = s_held[lane];
     *fill_out = fill;
     *done_out = done;
 }

@@ -1,10 +1,11 @@
-/* warp_vote.h - the per-lane arithmetic of one loading step of warp voting (reuse/warp.cu), shared
- * verbatim with its lane-emulating C model (tests/test_warp_vote.c), which checks it against the
- * sequential rule of reuse/warp_ref.c. A step maps a chunk of up to 32 indices onto lanes with a
- * handful of warp collectives instead of one ballot per index: (1) the kernel finds the owner
- * lane among the `fill` vertices loaded this round, (2) __match_any_sync groups the not yet owned
- * indices, the lowest lane of a group leads it, and leaders take lanes fill + rank in lane
- * order, (3) the first leader whose rank finds no free lane ends the round's loading there.
+/* warp_vote.h - the per-lane arithmetic of one loading step of warp voting (reuse/warp_round.cuh),
+ * shared verbatim with its lane-emulating C model (tests/test_warp_vote.c), which checks it
+ * against the sequential rule of reuse/warp_ref.c. A step maps a chunk of up to 32 indices onto
+ * lanes with a handful of warp collectives instead of one ballot per index: (1) the kernel finds
+ * the owner lane among the `fill` vertices held this round (a table in shared memory), (2)
+ * __match_any_sync groups the not yet owned indices, the lowest lane of a group leads it, and
+ * leaders take lanes fill + rank in lane order, writing their index into the table there, (3) the
+ * first leader whose rank finds no free lane ends the round's loading there.
  * Between the collectives, every value below is a pure function of lane-local data and
  * warp-uniform masks; VR_HD is __host__ __device__ under nvcc and nothing in C. */
 #ifndef VR_WARP_VOTE_H
@@ -26,25 +27,8 @@ VR_HD uint32_t vr_vote_below(uint32_t lane)
     return (1u << lane) - 1u;
 }
 
-/* Position of the n-th set bit of mask (n counts from 0), by binary search on popcounts;
- * 32 when mask has n or fewer bits. */
-VR_HD uint32_t vr_vote_nth_set(uint32_t mask, uint32_t n)
-{
-    if (vr_popc(mask) <= n)
-        return VR_VOTE_LANES;
-    uint32_t pos = 0;
-    for (uint32_t width = 16; width; width >>= 1) {
-        const uint32_t low = vr_popc((mask >> pos) & ((1u << width) - 1u));
-        if (n >= low) {
-            n -= low;
-            pos += width;
-        }
-    }
-    return pos;
-}
-
-/* (1) One step of the owner search: lane j holds vertex v. Loaded vertices are distinct, so at
- * most one step matches. */
+/* (1) One step of the owner search: lane j holds vertex v (the table's entry j). Held vertices are
+ * distinct, so at most one step matches. */
 VR_HD uint32_t vr_vote_owner_step(uint32_t owner, uint32_t v, uint32_t incoming, uint32_t j)
 {
     return v == incoming ? j : owner;
@@ -93,18 +77,12 @@ VR_HD uint32_t vr_vote_taken(uint32_t leaders, uint32_t fill)
     return n < VR_VOTE_LANES - fill ? n : VR_VOTE_LANES - fill;
 }
 
-/* Whether this lane is filled by this step (it then takes the vertex of vr_vote_source). */
-VR_HD int vr_vote_gains(uint32_t lane, uint32_t fill, uint32_t taken)
+/* Whether this lane's index is a new vertex that gets a lane this step: a leader whose rank finds
+ * a free lane. It writes its index into the table at fill + rank; the claimed entries are
+ * fill .. fill + taken - 1, one per leader of rank < 32 - fill. */
+VR_HD int vr_vote_claims(int leads, uint32_t rank, uint32_t fill)
 {
-    return lane >= fill && lane < fill + taken;
-}
-
-/* The chunk lane whose index this lane's new vertex is: the leader of rank lane - fill. Lanes
- * that gain nothing get their own lane, so the shuffle's source is always in range. */
-VR_HD uint32_t vr_vote_source(uint32_t leaders, uint32_t fill, uint32_t lane)
-{
-    const uint32_t src = lane >= fill ? vr_vote_nth_set(leaders, lane - fill) : VR_VOTE_LANES;
-    return src < VR_VOTE_LANES ? src : lane;
+    return leads && rank < VR_VOTE_LANES - fill;
 }
 
 /* The lane that holds this lane's vertex after the step (valid for lanes < mapped). */

@@ -1,10 +1,10 @@
-/* test_warp_vote.c - the lane-parallel vote step of reuse/warp.cu, run on 32 emulated lanes
- * (ballot, match_any and shfl over lane arrays) through the very functions of
- * reuse/warp_vote.h, against the plain per-index rule of reuse/warp_ref.c:
- * `reuse/warp-vote-step` compares single steps (random owned lanes and fill levels, partial
- * chunks, small alphabets for many duplicates, ids next to the sentinel), `reuse/warp-vote-nth`
- * the bit search, `reuse/warp-vote-ref` whole batches in the kernel's round structure against
- * vr_warp_ref's invocation and per-vertex shading counts. No GPU needed.
+/* test_warp_vote.c - the lane-parallel vote step of reuse/warp_round.cuh, run on 32 emulated
+ * lanes (ballot and match_any over lane arrays, the warp's table of held vertices as an array)
+ * through the very functions of reuse/warp_vote.h, against the plain per-index rule of
+ * reuse/warp_ref.c: `reuse/warp-vote-step` compares single steps (random owned lanes and fill
+ * levels, partial chunks, small alphabets for many duplicates, ids next to the sentinel),
+ * `reuse/warp-vote-ref` whole batches in the kernel's round structure against vr_warp_ref's
+ * invocation and per-vertex shading counts. No GPU needed.
  */
 #include "tests/test.h"
 
@@ -34,35 +34,30 @@ static uint32_t emu_match_any(const uint32_t key[LANES], uint32_t lane)
     return m;
 }
 
-static uint32_t emu_shfl(const uint32_t v[LANES], uint32_t src)
-{
-    return v[src & (LANES - 1)];
-}
-
 /* ---- the two rules ----------------------------------------------------------------------- */
 
 /* The kernel's vote step, statement by statement. incoming[] holds VR_VOTE_NO_VERTEX past
- * `chunk`; my_vertex[] is VR_VOTE_NO_VERTEX for lanes >= *fill. Writes map[0..mapped) and
- * returns mapped. */
-static uint32_t vote_step_lanes(uint32_t my_vertex[LANES], uint32_t *fill,
+ * `chunk`; held[] is the warp's table (the vertex of lane l at l, VR_VOTE_NO_VERTEX from *fill
+ * on). Writes map[0..mapped) and returns mapped. Also checks that no two lanes claim one entry
+ * and that every claimed entry is empty (the kernel's leaders write without a collective). */
+static uint32_t vote_step_lanes(uint32_t held[LANES], uint32_t *fill,
                                 const uint32_t incoming[LANES], uint32_t chunk, uint8_t *map)
 {
     const uint32_t f = *fill;
-    uint32_t owner[LANES], group[LANES], rank[LANES], newcomer[LANES];
-    int fresh[LANES], pred[LANES];
+    uint32_t owner[LANES], group[LANES], rank[LANES];
+    int fresh[LANES], leads[LANES], pred[LANES];
     for (uint32_t lane = 0; lane < LANES; ++lane) {
         owner[lane] = VR_VOTE_NONE;
-        for (uint32_t j = 0; j < f; j += 4)
+        for (uint32_t j = 0; j < f; j += 4) /* the last group reads up to 3 empty entries */
             for (uint32_t k = 0; k < 4; ++k)
-                owner[lane] = vr_vote_owner_step(owner[lane], emu_shfl(my_vertex, j + k),
-                                                 incoming[lane], j + k);
+                owner[lane] = vr_vote_owner_step(owner[lane], held[j + k], incoming[lane], j + k);
     }
     for (uint32_t lane = 0; lane < LANES; ++lane) {
         group[lane] = emu_match_any(incoming, lane);
         fresh[lane] = vr_vote_fresh(lane, chunk, owner[lane]);
-        pred[lane] = vr_vote_leads(fresh[lane], group[lane], lane);
+        leads[lane] = vr_vote_leads(fresh[lane], group[lane], lane);
     }
-    const uint32_t leaders = emu_ballot(pred);
+    const uint32_t leaders = emu_ballot(leads);
     for (uint32_t lane = 0; lane < LANES; ++lane) {
         rank[lane] = vr_vote_rank(leaders, group[lane]);
         pred[lane] = vr_vote_blocked(fresh[lane], rank[lane], f);
@@ -70,14 +65,23 @@ static uint32_t vote_step_lanes(uint32_t my_vertex[LANES], uint32_t *fill,
     const uint32_t blocked = emu_ballot(pred);
     const uint32_t mapped = vr_vote_mapped(blocked, chunk);
     const uint32_t taken = vr_vote_taken(leaders, f);
-    for (uint32_t lane = 0; lane < LANES; ++lane)
-        newcomer[lane] = emu_shfl(incoming, vr_vote_source(leaders, f, lane));
+    uint32_t claimed = 0;
     for (uint32_t lane = 0; lane < LANES; ++lane) {
-        if (vr_vote_gains(lane, f, taken))
-            my_vertex[lane] = newcomer[lane];
+        if (vr_vote_claims(leads[lane], rank[lane], f)) {
+            const uint32_t at = f + rank[lane];
+            VR_EXPECT(at < LANES && !(claimed >> at & 1u) && held[at] == VR_VOTE_NO_VERTEX,
+                      "lane %u claims entry %u (fill %u): out of range, claimed twice or full",
+                      lane, at, f);
+            if (at < LANES) {
+                claimed |= 1u << at;
+                held[at] = incoming[lane];
+            }
+        }
         if (lane < mapped)
             map[lane] = (uint8_t)vr_vote_lane(fresh[lane], owner[lane], f, rank[lane]);
     }
+    VR_EXPECT(claimed == (taken ? (~0u >> (LANES - taken)) << f : 0u),
+              "claimed entries 0x%08x, want %u from %u", claimed, taken, f);
     *fill = f + taken;
     return mapped;
 }
@@ -172,33 +176,7 @@ VR_TEST(test_vote_step, "reuse/warp-vote-step")
     return VR_TEST_RESULT();
 }
 
-VR_TEST(test_vote_nth, "reuse/warp-vote-nth")
-{
-    g_rng = 4242;
-    for (uint32_t it = 0; it < 20000; ++it) {
-        uint32_t mask = rnd(65536) << 16 | rnd(65536);
-        if (it % 4 == 1)
-            mask &= rnd(65536) << 16 | rnd(65536); /* sparser */
-        else if (it < 64)
-            mask = it < 32 ? 1u << it : ~0u >> (it - 32);
-        for (uint32_t n = 0; n <= LANES; ++n) {
-            uint32_t want = LANES, seen = 0;
-            for (uint32_t b = 0; b < LANES; ++b)
-                if (mask >> b & 1u) {
-                    if (seen == n) {
-                        want = b;
-                        break;
-                    }
-                    ++seen;
-                }
-            const uint32_t got = vr_vote_nth_set(mask, n);
-            VR_EXPECT(got == want, "vr_vote_nth_set(0x%08x, %u) = %u, want %u", mask, n, got, want);
-        }
-    }
-    return VR_TEST_RESULT();
-}
-
-/* Whole batches the way vr_warp_kernel walks them, with vote_step_lanes; adds the round's
+/* Whole batches the way vr_warp_load_round's callers walk them, with vote_step_lanes; adds the round's
  * invocations to *invocations and shade_counts, and checks every emitted corner's vertex. */
 static void model_warp(const uint32_t *indices, uint32_t index_count, uint32_t batch,
                        uint64_t *invocations, uint32_t *shade_counts)
