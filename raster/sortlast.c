@@ -141,7 +141,7 @@ void vr_sortlast_destroy(vr_sortlast *s)
     if (!s)
         return;
     const int saved = vr_sl_device_save(s->gpu);
-    for (uint32_t k = 0; s->p && k < s->count; ++k) {
+    for (uint32_t k = s->count; s->p && k-- > 0;) { /* the sharers before their owner */
         vr_sl_part_free(s, &s->p[k]);
         vr_stream_destroy(s->p[k].stream);
     }
@@ -292,7 +292,15 @@ static vr_status vr_sl_part_setup(vr_sortlast *s, vr_sl_part *p)
         st = vr_raster_frame_alloc(&p->frame, p->tris, vc);
     if (st != VR_OK || p->tris == 0)
         return st;
-    if ((st = vr_geometry_create(&p->geometry, &c->mesh)) == VR_OK && c->given.count)
+    /* the scene's vertex arrays once per device: the first part there with triangles owns
+     * them, the later ones read its copies */
+    const vr_geometry *owner = NULL;
+    for (const vr_sl_part *q = s->p; q < p && !owner; ++q)
+        if (q->device == p->device && q->geometry)
+            owner = q->geometry;
+    st = owner ? vr_geometry_create_sharing(&p->geometry, &c->mesh, owner)
+               : vr_geometry_create(&p->geometry, &c->mesh);
+    if (st == VR_OK && c->given.count)
         st = vr_geometry_set_batches(p->geometry, &c->given);
     if (st == VR_OK)
         st = vr_geometry_result_alloc(&p->counted, p->tris, vc);
@@ -315,7 +323,7 @@ static vr_status vr_sl_cut(vr_sortlast *s, const vr_render_options *o, const vr_
     if (s->cut_kind == (int)o->strategy->kind && s->cut_builder == cfg->patch_builder &&
         !memcmp(&limits, &s->cut_limits, sizeof limits))
         return VR_OK;
-    for (uint32_t k = 0; k < s->count; ++k) {
+    for (uint32_t k = s->count; k-- > 0;) { /* the sharers before their owner */
         vr_sl_part_free(s, &s->p[k]);
         s->p[k].cut = NULL;
     }

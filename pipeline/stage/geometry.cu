@@ -24,6 +24,9 @@ struct vr_geometry {
     float *d_positions;   /* 3 * vertex_count */
     float *d_normals;     /* 3 * vertex_count */
     vr_mesh host;         /* host copies of the indices and positions (batches and plans) */
+    const vr_geometry *vertices_of; /* d_positions, d_normals and host.positions are this
+                                       owner's (vr_geometry_create_sharing): not freed here */
+    const float *source_positions, *source_normals; /* the arrays they were copied from */
     uint32_t *d_batch_starts;   /* batch_count + 1, for batch_max_unique, batch_max_indices */
     uint32_t *h_batch_starts;   /* the same on the host (seeds are computed from them) */
     uint32_t batch_count;
@@ -214,6 +217,8 @@ void vr_geometry_destroy(vr_geometry *g)
     /* teardown: errors cannot be acted on here, so they are not checked */
     if (g->stream)
         cudaStreamSynchronize(g->stream);
+    if (g->vertices_of) /* borrowed */
+        g->d_positions = g->d_normals = NULL, g->host.positions = NULL;
     void *const bufs[] = {g->d_indices, g->d_positions, g->d_normals, g->d_batch_starts,
                           g->d_counters, g->d_shade_counts, g->d_temp, g->d_gts_c,
                           g->d_gts_inc, g->d_gts_s, g->d_gts_err, g->d_seeds,
@@ -240,10 +245,13 @@ void vr_geometry_destroy(vr_geometry *g)
 static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
 {
     const size_t vc = m->vertex_count, ic = m->index_count, tris = ic / 3;
+    const int own = !g->vertices_of;
     vr_status st;
     if ((st = vr_cuda_alloc((void **)&g->d_indices, ic * sizeof(uint32_t), "indices")) ||
-        (st = vr_cuda_alloc((void **)&g->d_positions, vc * 3 * sizeof(float), "positions")) ||
-        (st = vr_cuda_alloc((void **)&g->d_normals, vc * 3 * sizeof(float), "normals")) ||
+        (own &&
+         (st = vr_cuda_alloc((void **)&g->d_positions, vc * 3 * sizeof(float), "positions"))) ||
+        (own &&
+         (st = vr_cuda_alloc((void **)&g->d_normals, vc * 3 * sizeof(float), "normals"))) ||
         (st = vr_queue_device_alloc(&g->d_queue, (uint32_t)tris)) ||
         (st = vr_cuda_alloc((void **)&g->d_counters, sizeof(vr_counters), "counters")) ||
         (st = vr_cuda_alloc((void **)&g->d_shade_counts, vc * 4, "shade counts")))
@@ -252,22 +260,29 @@ static vr_status vr_geometry_setup(vr_geometry *g, const vr_mesh *m)
     VR_CUDA_CHECK(cudaEventCreate(&g->start));
     VR_CUDA_CHECK(cudaEventCreate(&g->stop));
     VR_CUDA_CHECK(cudaMemcpy(g->d_indices, m->indices, ic * sizeof(uint32_t), cudaMemcpyHostToDevice));
-    VR_CUDA_CHECK(cudaMemcpy(g->d_positions, m->positions, vc * 3 * sizeof(float), cudaMemcpyHostToDevice));
-    VR_CUDA_CHECK(cudaMemcpy(g->d_normals, m->normals, vc * 3 * sizeof(float), cudaMemcpyHostToDevice));
     g->host.indices = (uint32_t *)malloc((ic + 1) * sizeof(uint32_t));
     if (!g->host.indices)
         return VR_ERROR(VR_ERR_OOM, "host copy of %zu indices", ic);
     memcpy(g->host.indices, m->indices, ic * sizeof(uint32_t));
+    g->host.index_count = m->index_count;
+    g->host.vertex_count = m->vertex_count;
+    g->source_positions = m->positions, g->source_normals = m->normals;
+    if (!own) {
+        g->d_positions = g->vertices_of->d_positions;
+        g->d_normals = g->vertices_of->d_normals;
+        g->host.positions = g->vertices_of->host.positions;
+        return VR_OK;
+    }
+    VR_CUDA_CHECK(cudaMemcpy(g->d_positions, m->positions, vc * 3 * sizeof(float), cudaMemcpyHostToDevice));
+    VR_CUDA_CHECK(cudaMemcpy(g->d_normals, m->normals, vc * 3 * sizeof(float), cudaMemcpyHostToDevice));
     g->host.positions = (float *)malloc((vc * 3 + 1) * sizeof(float)); /* meshlets need them */
     if (!g->host.positions)
         return VR_ERROR(VR_ERR_OOM, "host copy of %zu positions", vc);
     memcpy(g->host.positions, m->positions, vc * 3 * sizeof(float));
-    g->host.index_count = m->index_count;
-    g->host.vertex_count = m->vertex_count;
     return VR_OK;
 }
 
-vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
+static vr_status vr_geometry_make(vr_geometry **out, const vr_mesh *m, const vr_geometry *owner)
 {
     assert(out && m);
     *out = NULL;
@@ -276,12 +291,18 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
         st = vr_mesh_validate(m, "vr_geometry_create");
     if (st != VR_OK)
         return st;
+    if (owner && (owner->vertices_of || owner->source_positions != m->positions ||
+                  owner->source_normals != m->normals || owner->vertex_count != m->vertex_count))
+        return VR_ERROR(VR_ERR_ARG, "vr_geometry_create_sharing: the mesh's %u vertices are not "
+                        "the arrays the owner (%u vertices) was made from", m->vertex_count,
+                        owner->vertex_count);
     vr_geometry *g = (vr_geometry *)calloc(1, sizeof *g);
     if (!g)
         return VR_ERROR(VR_ERR_OOM, "vr_geometry_create: host context");
     g->vertex_count = m->vertex_count;
     g->index_count = m->index_count;
     g->triangles = m->index_count / 3;
+    g->vertices_of = owner;
     st = vr_geometry_setup(g, m);
     if (st != VR_OK) {
         vr_geometry_destroy(g);
@@ -289,6 +310,18 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
     }
     *out = g;
     return VR_OK;
+}
+
+vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
+{
+    return vr_geometry_make(out, m, NULL);
+}
+
+vr_status vr_geometry_create_sharing(vr_geometry **out, const vr_mesh *m,
+                                     const vr_geometry *owner)
+{
+    assert(owner);
+    return vr_geometry_make(out, m, owner);
 }
 
 /* Makes d_batch_starts (and the host copy h_batch_starts) hold the dynamic batches for

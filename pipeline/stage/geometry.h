@@ -167,6 +167,13 @@ typedef struct vr_geometry vr_geometry;
  * hp queue adds a staging queue (112 per triangle), keys and kept ids (8) and a compaction
  * context (about 15, vr_compact_temp_bytes). */
 vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m);
+/* vr_geometry_create for another index range of owner's vertices: `m` has the same positions
+ * and normals (the same host arrays and vertex_count) as the mesh `owner` was made from, and g
+ * reads owner's device and host copies of them instead of making its own (24 bytes per vertex of
+ * device memory and 12 of host memory fewer). On the current device, which must be owner's;
+ * owner outlives g. VR_ERR_ARG when the vertex arrays differ. Sort-last parts on one device. */
+vr_status vr_geometry_create_sharing(vr_geometry **out, const vr_mesh *m,
+                                     const vr_geometry *owner);
 void vr_geometry_destroy(vr_geometry *g); /* accepts NULL */
 
 /* Runs strategy `ops` with the configuration fields of `cfg` (as for vr_geometry_ref, plus

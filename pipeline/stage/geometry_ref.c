@@ -446,6 +446,13 @@ vr_status vr_geometry_create(vr_geometry **out, const vr_mesh *m)
     return VR_ERROR(VR_ERR_NO_DEVICE, "%s", vr_gpu_device_name());
 }
 
+vr_status vr_geometry_create_sharing(vr_geometry **out, const vr_mesh *m,
+                                     const vr_geometry *owner)
+{
+    (void)owner;
+    return vr_geometry_create(out, m);
+}
+
 void vr_geometry_destroy(vr_geometry *g) { (void)g; }
 
 vr_status vr_geometry_plan_batch_ids(vr_geometry *g, const vr_reuse_ops *ops,
