@@ -203,7 +203,8 @@ extern "C" vr_status vr_warp_run(const vr_reuse_params *p)
                             vr_warp_shared_bytes(batch, 1, 1), room);
     }
     const uint32_t blocks = vr_grid_blocks(warps, warps_per_block);
-    /* <= 32 * 1536 = 48 KiB, or with a block-compacted queue the stashes as well */
+    /* unstashed: up to 32 * (1536 + 128) B = 52 KiB (batch 1536, block 1024), past the 48 KiB a
+     * launch gets without opting in; with a block-compacted queue the stashes as well */
     const size_t shared = vr_warp_shared_bytes(batch, warps_per_block, stashed);
     vr_reuse_params q;
     if ((st = vr_queue_launch_params(p, blocks, "warp", &q)) != VR_OK)
@@ -215,6 +216,10 @@ extern "C" vr_status vr_warp_run(const vr_reuse_params *p)
         vr_warp_kernel<1><<<blocks, warps_per_block * VR_WARP_SIZE, shared,
                             (cudaStream_t)p->stream>>>(q);
     } else {
+        if (shared > 48u * 1024u)
+            VR_CUDA_CHECK(cudaFuncSetAttribute(vr_warp_kernel<0>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)shared));
         vr_warp_kernel<0><<<blocks, p->block_size, shared, (cudaStream_t)p->stream>>>(q);
     }
     VR_LAUNCH_CHECK("vr_warp_kernel", (cudaStream_t)p->stream);
