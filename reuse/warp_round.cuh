@@ -7,7 +7,11 @@
  * The round's vertices are kept in a per-warp table in shared memory, not in lane registers: the
  * scan reads four of them per broadcast load (it was four shuffles), and a leader writes its
  * vertex straight into its lane's entry (it was a bit search for the leader of each rank and a
- * shuffle). H100, horse, simple load: 2.08x naive's executed instructions before (session 43).
+ * shuffle). H100, simple load, block 64 (session 44): warp 0.91-1.01x of its time before on the
+ * small meshes (horse 16.5 -> 15.1 us), heavy sphere:7M 0.95x. A whole round made in one pass
+ * over a hashed slot table (with this table: 32% fewer instructions than before either) ran
+ * slower: these kernels are latency-bound, so what counts is a round's critical path, not its
+ * instruction count (bench/results/geometry-h100.md, session 44).
  */
 #ifndef VR_WARP_ROUND_CUH
 #define VR_WARP_ROUND_CUH
