@@ -19,7 +19,8 @@
 #include "reuse/stage.cuh"
 #include "reuse/warp_vote.h"
 
-/* Shared bytes of a warp's table of held vertices (vr_warp_load_round's s_held; 16-byte aligned). */
+/* Shared bytes of a warp's table of held vertices (vr_warp_load_round's s_held; 16-byte
+ * aligned). */
 #define VR_WARP_HELD_BYTES (VR_WARP_SIZE * sizeof(uint32_t))
 
 /* All 32 lanes call it (start < end). s_held: the warp's table of VR_WARP_HELD_BYTES, 16-byte

@@ -176,8 +176,8 @@ VR_TEST(test_vote_step, "reuse/warp-vote-step")
     return VR_TEST_RESULT();
 }
 
-/* Whole batches the way vr_warp_load_round's callers walk them, with vote_step_lanes; adds the round's
- * invocations to *invocations and shade_counts, and checks every emitted corner's vertex. */
+/* Whole batches the way vr_warp_load_round's callers walk them, with vote_step_lanes; adds the
+ * round's invocations to *invocations and shade_counts, and checks every emitted corner's vertex. */
 static void model_warp(const uint32_t *indices, uint32_t index_count, uint32_t batch,
                        uint64_t *invocations, uint32_t *shade_counts)
 {
