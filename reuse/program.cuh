@@ -116,6 +116,13 @@
 #include <stdlib.h> /* getenv: VR_PROG_INK */
 #include <string.h> /* memcpy: multi's slots */
 
+/* n rounded up to a multiple of 16 bytes: the start of each shared-memory part (vector loads). */
+template <class T>
+static __host__ __device__ inline T vr_prog_align16(T n)
+{
+    return (n + 15u) & ~(T)15u;
+}
+
 /* P::max_threads when the program declares it, else 1024 (see the header comment). */
 template <class P, class = void>
 struct vr_prog_threads {
@@ -178,7 +185,8 @@ struct vr_prog_grouped<P, decltype((void)P::grouped_element, void())> {
     static constexpr bool value = true;
 };
 
-/* Whether P's primitive function is called by whole warps with a valid flag (converged_primitive). */
+/* Whether P's primitive function is called by whole warps with a valid flag
+ * (converged_primitive). */
 template <class P, class = void>
 struct vr_prog_converged {
     static constexpr bool value = false;
@@ -561,13 +569,14 @@ static __device__ __forceinline__ void vr_prog_ink_loop(const P &prog, uint32_t 
  * element into the warp's table, and lane l takes the round's primitives l, l + 32, .... */
 static __host__ __device__ inline size_t vr_prog_warp_map_bytes(uint32_t batch)
 {
-    return (batch + 15u) / 16u * 16u + VR_WARP_HELD_BYTES;
+    return vr_prog_align16(batch) + VR_WARP_HELD_BYTES;
 }
 
-/* The vote's table of held ids in a round's scratch at `map` (16-byte aligned). */
+/* The vote's table of held ids in a round's scratch at `map` (16-byte aligned), after the lane
+ * map. */
 static __device__ __forceinline__ uint32_t *vr_prog_warp_held(uint8_t *map, uint32_t batch)
 {
-    return reinterpret_cast<uint32_t *>(map + (batch + 15u) / 16u * 16u);
+    return reinterpret_cast<uint32_t *>(map + vr_prog_align16(batch));
 }
 
 /* An ordered program's stash per warp: its kept primitives' corner elements, then their
@@ -575,7 +584,7 @@ static __device__ __forceinline__ uint32_t *vr_prog_warp_held(uint8_t *map, uint
 template <class P>
 static __host__ __device__ inline size_t vr_prog_warp_stash_elements(uint32_t batch)
 {
-    return ((size_t)batch * sizeof(typename P::Element) + 15u) / 16u * 16u;
+    return vr_prog_align16((size_t)batch * sizeof(typename P::Element));
 }
 
 template <class P>
@@ -584,7 +593,7 @@ static __host__ __device__ inline size_t vr_prog_warp_stash_bytes(uint32_t batch
     if constexpr (!vr_prog_ordered<P>::value)
         return 0;
     const size_t ids = ((size_t)batch + batch / P::arity) * sizeof(uint32_t);
-    return vr_prog_warp_stash_elements<P>(batch) + (ids + 15u) / 16u * 16u;
+    return vr_prog_warp_stash_elements<P>(batch) + vr_prog_align16(ids);
 }
 
 template <class P>
@@ -1015,7 +1024,7 @@ vr_prog_warp_ink_kernel(vr_program_params p, P prog, uint32_t tickets, uint32_t 
 template <class P>
 static __host__ __device__ inline size_t vr_prog_elements_bytes(uint32_t max_unique)
 {
-    return ((size_t)max_unique * sizeof(typename P::Element) + 15u) / 16u * 16u;
+    return vr_prog_align16((size_t)max_unique * sizeof(typename P::Element));
 }
 
 /* Byte offsets of a dynamic batch's shared-memory parts - the program's elements, unique ids,
@@ -1074,7 +1083,7 @@ static __host__ __device__ inline vr_prog_layout vr_prog_layout_table_first(uint
     l.table = 0;
     l.map = slots * (uint32_t)sizeof(uint32_t);
     l.unique = (l.map + max_indices * (uint32_t)sizeof(uint16_t) + 3u) & ~3u;
-    l.elements = (l.unique + max_unique * (uint32_t)sizeof(uint32_t) + 15u) & ~15u;
+    l.elements = vr_prog_align16(l.unique + max_unique * (uint32_t)sizeof(uint32_t));
     l.bytes = l.elements + (uint32_t)vr_prog_elements_bytes<P>(max_unique);
     return l;
 }
@@ -1179,7 +1188,7 @@ static __host__ __device__ inline uint32_t vr_prog_ranks_bytes(uint32_t max_indi
 {
     if constexpr (!vr_prog_ordered<P>::value)
         return 0;
-    return (max_indices / (uint32_t)P::arity * (uint32_t)sizeof(uint16_t) + 15u) & ~15u;
+    return vr_prog_align16(max_indices / (uint32_t)P::arity * (uint32_t)sizeof(uint16_t));
 }
 
 /* Ranks an ordered program's primitives of a batch, corners in the block's elements (dynamic
@@ -1731,14 +1740,14 @@ static __device__ __forceinline__ void vr_prog_single_ordered(const vr_program_p
 template <class P>
 static __host__ __device__ constexpr size_t vr_prog_stash_elements_bytes(uint32_t block)
 {
-    return ((size_t)block * P::arity * sizeof(typename P::Element) + 15u) & ~(size_t)15u;
+    return vr_prog_align16((size_t)block * P::arity * sizeof(typename P::Element));
 }
 
 template <class P>
 static __host__ __device__ constexpr size_t vr_prog_stash_bytes(uint32_t block)
 {
-    return (vr_prog_stash_elements_bytes<P>(block) + (size_t)block * (P::arity + 1u) * 4u + 15u) &
-           ~(size_t)15u;
+    return vr_prog_align16(vr_prog_stash_elements_bytes<P>(block) +
+                           (size_t)block * (P::arity + 1u) * 4u);
 }
 
 /* A tile's part of a ticket for its store: nothing beyond the stash and the count. */
@@ -1950,7 +1959,7 @@ static inline bool vr_prog_dyn_fits(const void *k, size_t bytes)
  * batch or tile: large elements, a large N_u or block). */
 static inline bool vr_prog_halves_fit(const void *k, size_t half)
 {
-    return vr_prog_dyn_fits(k, 2u * ((half + 15u) & ~(size_t)15u));
+    return vr_prog_dyn_fits(k, 2u * vr_prog_align16(half));
 }
 
 /* The grid of a persistent ink kernel `k` at `block` threads and `smem` bytes of dynamic shared
@@ -1989,7 +1998,7 @@ static vr_status vr_prog_batched_ink_launch(void (*k)(vr_program_params, P, uint
                                             size_t smem, uint32_t block, const char *who,
                                             cudaStream_t stream)
 {
-    const uint32_t half = (uint32_t)((smem + 15u) & ~(size_t)15u);
+    const uint32_t half = (uint32_t)vr_prog_align16(smem);
     uint32_t grid = 0;
     const vr_status st = vr_prog_persistent_grid((const void *)k, block, 2u * (size_t)half,
                                                  q.batch_count, who, &grid);
@@ -2073,12 +2082,12 @@ static vr_status vr_prog_warp_ink_launch(const vr_program_params &q, P prog,
     for (; per_block >= 1; --per_block) {
         rounds = (size_t)per_block * (VR_WARP_SIZE * sizeof(E) + vr_prog_warp_map_bytes(B));
         half = (size_t)per_block * vr_prog_warp_stash_bytes<P>(B);
-        if (vr_prog_dyn_fits((const void *)k, ((rounds + 15u) & ~(size_t)15u) + 2u * half))
+        if (vr_prog_dyn_fits((const void *)k, vr_prog_align16(rounds) + 2u * half))
             break;
     }
     if (per_block < 1)
         return VR_OK;
-    const size_t stash_at = (rounds + 15u) & ~(size_t)15u, smem = stash_at + 2u * half;
+    const size_t stash_at = vr_prog_align16(rounds), smem = stash_at + 2u * half;
     const uint32_t tickets = vr_grid_blocks(vr_grid_blocks(q.index_count, B), per_block);
     uint32_t grid = 0;
     vr_status st = vr_prog_persistent_grid((const void *)k, per_block * VR_WARP_SIZE, smem,
