@@ -25,7 +25,7 @@ vr_status vr_sim_naive(vr_sim_result *out, const uint32_t *indices, uint32_t ind
     if (shade_counts)
         for (uint32_t i = 0; i < index_count; ++i)
             ++shade_counts[indices[i]];
-    vr_sim_finish(out, index_count, index_count, 0);
+    vr_sim_finish(out, index_count, index_count, 0, vr_sim_naive_passes(index_count));
     return VR_OK;
 }
 
@@ -40,7 +40,7 @@ vr_status vr_sim_multi(vr_sim_result *out, const uint32_t *indices, uint32_t ind
     if (shade_counts)
         for (uint32_t v = 0; v < vertex_count; ++v)
             shade_counts[v] = 1;
-    vr_sim_finish(out, index_count, vertex_count, 0);
+    vr_sim_finish(out, index_count, vertex_count, 0, vr_sim_passes(vertex_count));
     return VR_OK;
 }
 
@@ -98,7 +98,7 @@ vr_status vr_sim_warp_unchecked(vr_sim_result *out, const uint32_t *indices,
         }
     }
     free(lane_round);
-    vr_sim_finish(out, index_count, shaded, rounds);
+    vr_sim_finish(out, index_count, shaded, rounds, rounds);
     return VR_OK;
 }
 
@@ -144,9 +144,10 @@ vr_status vr_sim_dynamic_unchecked(vr_sim_result *out, const uint32_t *indices,
     }
     /* Each batch shades its distinct vertices once; stamp[v] == batch + 1 marks them. */
     vr_sim_clear_counts(shade_counts, vertex_count);
-    uint64_t shaded = 0;
+    uint64_t shaded = 0, passes = 0;
     for (size_t b = 0; b < batch_count; ++b) {
         const uint32_t mark = (uint32_t)b + 1;
+        const uint64_t before = shaded;
         for (uint32_t p = starts[b]; p < starts[b + 1]; ++p) {
             if ((uint64_t)p + VR_PREFETCH_AHEAD < index_count)
                 VR_PREFETCH(&stamp[indices[p + VR_PREFETCH_AHEAD]]);
@@ -158,10 +159,11 @@ vr_status vr_sim_dynamic_unchecked(vr_sim_result *out, const uint32_t *indices,
                     ++shade_counts[v];
             }
         }
+        passes += vr_sim_passes(shaded - before);
     }
     free(starts);
     free(stamp);
-    vr_sim_finish(out, index_count, shaded, batch_count);
+    vr_sim_finish(out, index_count, shaded, batch_count, passes);
     return VR_OK;
 }
 
@@ -193,8 +195,9 @@ static vr_status vr_sim_plan_count(vr_sim_result *out, const vr_batch_plan *plan
     if (!stamp)
         return VR_ERROR(VR_ERR_OOM, "sim plan: %u-vertex scratch array", vertex_count);
     vr_sim_clear_counts(shade_counts, vertex_count);
-    uint64_t shaded = 0;
-    for (uint32_t b = 0; b < plan->batch_count; ++b)
+    uint64_t shaded = 0, passes = 0;
+    for (uint32_t b = 0; b < plan->batch_count; ++b) {
+        const uint64_t before = shaded;
         for (uint32_t i = plan->starts[b] / 3; i < plan->starts[b + 1] / 3; ++i) {
             const uint32_t *c = indices + 3 * (size_t)plan->tri_order[i];
             for (int k = 0; k < 3; ++k)
@@ -205,8 +208,10 @@ static vr_status vr_sim_plan_count(vr_sim_result *out, const vr_batch_plan *plan
                         ++shade_counts[c[k]];
                 }
         }
+        passes += vr_sim_passes(shaded - before);
+    }
     free(stamp);
-    vr_sim_finish(out, index_count, shaded, plan->batch_count);
+    vr_sim_finish(out, index_count, shaded, plan->batch_count, passes);
     return VR_OK;
 }
 

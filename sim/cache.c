@@ -20,8 +20,10 @@ vr_status vr_sim_check_input(const uint32_t *indices, uint32_t index_count,
     return vr_mesh_validate(&view, what);
 }
 
-void vr_sim_finish(vr_sim_result *out, uint32_t index_count, uint64_t shaded, uint64_t batches)
+void vr_sim_finish(vr_sim_result *out, uint32_t index_count, uint64_t shaded, uint64_t batches,
+                   uint64_t passes)
 {
+    out->passes = passes;
     out->indices = index_count;
     out->triangles = index_count / 3;
     out->shaded_vertices = shaded;
@@ -49,7 +51,7 @@ vr_status vr_sim_ideal_unchecked(vr_sim_result *out, const uint32_t *indices,
         }
     }
     free(seen);
-    vr_sim_finish(out, index_count, shaded, 0);
+    vr_sim_finish(out, index_count, shaded, 0, 0);
     return VR_OK;
 }
 
@@ -85,7 +87,7 @@ vr_status vr_sim_fifo_unchecked(vr_sim_result *out, const uint32_t *indices,
         }
     }
     free(stamp);
-    vr_sim_finish(out, index_count, misses, 0);
+    vr_sim_finish(out, index_count, misses, 0, 0);
     return VR_OK;
 }
 
@@ -217,7 +219,7 @@ vr_status vr_sim_lru_unchecked(vr_sim_result *out, const uint32_t *indices, uint
         }
     }
     free(c.slot);
-    vr_sim_finish(out, index_count, misses, 0);
+    vr_sim_finish(out, index_count, misses, 0, 0);
     return VR_OK;
 }
 
@@ -286,7 +288,7 @@ vr_status vr_sim_parallel_unchecked(vr_sim_result *out, const uint32_t *indices,
         }
     }
     free(c.slot);
-    vr_sim_finish(out, index_count, misses, waves);
+    vr_sim_finish(out, index_count, misses, waves, 0);
     return VR_OK;
 }
 

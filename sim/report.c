@@ -219,6 +219,68 @@ static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t cou
     free(t.cell);
 }
 
+/* One row per scene, order and batching strategy: its shading passes, the lanes a pass fills on
+ * average, and naive's passes over its own - the speed-up a compute-bound shader allows, where a
+ * pass costs the same however few lanes it fills (geometry-h100.md, session 45). */
+static void print_passes(FILE *f, const vr_sim_report *reports, uint32_t count,
+                         const vr_sim_config *cfg)
+{
+    const char *names[6];
+    uint32_t n = 0;
+    names[n++] = "naive";
+    if (cfg->warp)
+        names[n++] = "warp";
+    if (cfg->dynamic)
+        names[n++] = "dyn";
+    if (cfg->patch)
+        names[n++] = "patch";
+    if (cfg->meshlet)
+        names[n++] = "meshlet";
+    names[n++] = "multi";
+    text_table t;
+    if (count == 0 || !table_init(&t, 6, 3, count * n + 1)) {
+        if (count)
+            fprintf(f, "sim: out of memory formatting the table\n");
+        return;
+    }
+    static const char *const head[] = {"scene", "order", "strategy", "passes", "lanes/pass",
+                                       "vs naive"};
+    for (uint32_t c = 0; c < 6; ++c)
+        strcpy(table_cell(&t, 0, c), head[c]);
+    uint32_t row = 1;
+    for (uint32_t r = 0; r < count; ++r)
+        for (uint32_t k = 0; k < n; ++k) {
+            const vr_sim_report *p = &reports[r];
+            const vr_sim_result *res = !strcmp(names[k], "naive")   ? &p->naive
+                                       : !strcmp(names[k], "warp")  ? &p->warp
+                                       : !strcmp(names[k], "dyn")   ? &p->dynamic
+                                       : !strcmp(names[k], "patch") ? &p->patch
+                                       : !strcmp(names[k], "multi") ? &p->multi
+                                                                    : &p->meshlet;
+            snprintf(table_cell(&t, row, 0), CELL, "%s", p->scene);
+            snprintf(table_cell(&t, row, 1), CELL, "%s", p->order);
+            strcpy(table_cell(&t, row, 2), names[k]);
+            snprintf(table_cell(&t, row, 3), CELL, "%llu", (unsigned long long)res->passes);
+            if (res->passes) {
+                snprintf(table_cell(&t, row, 4), CELL, "%.1f",
+                         (double)res->shaded_vertices / (double)res->passes);
+                snprintf(table_cell(&t, row, 5), CELL, "%.2fx",
+                         (double)p->naive.passes / (double)res->passes);
+            } else {
+                strcpy(table_cell(&t, row, 4), "-");
+                strcpy(table_cell(&t, row, 5), "-");
+            }
+            ++row;
+        }
+    fprintf(f, "\nshading passes of 32 lanes (warp: its rounds of %u lanes). Under a compute-bound "
+               "shader a pass costs the same\nhowever few lanes it fills, so naive's passes over a "
+               "strategy's are the speed-up it allows (naive: 3 per\n32 triangles, a thread per "
+               "triangle):\n",
+            cfg->warp_size);
+    table_print(f, &t);
+    free(t.cell);
+}
+
 void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
                         const vr_sim_config *cfg)
 {
@@ -328,6 +390,7 @@ void vr_sim_print_table(FILE *f, const vr_sim_report *reports, uint32_t count,
     }
     if ((cfg->patch || cfg->meshlet) && count)
         print_plan_times(f, reports, count, cfg);
+    print_passes(f, reports, count, cfg);
 
     /* The sweep: one row per scene x order x policy, one column per cache size. */
     uint32_t sizes[2 * VR_SIM_MAX_CACHES];
@@ -393,9 +456,10 @@ static void csv_row(FILE *f, const vr_sim_report *p, const char *strategy, uint3
     csv_text(f, p->scene);
     fputc(',', f);
     csv_text(f, p->order);
-    fprintf(f, ",%u,%llu,%llu,%s,%u,%s,%llu,%.6f,%.6f\n", p->referenced_vertices,
+    fprintf(f, ",%u,%llu,%llu,%s,%u,%s,%llu,%.6f,%.6f,%llu\n", p->referenced_vertices,
             (unsigned long long)p->triangles, (unsigned long long)p->indices, strategy, size,
-            unit, (unsigned long long)r->shaded_vertices, r->shaded_per_tri, r->reuse);
+            unit, (unsigned long long)r->shaded_vertices, r->shaded_per_tri, r->reuse,
+            (unsigned long long)r->passes);
 }
 
 vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count,
@@ -420,8 +484,10 @@ vr_status vr_sim_write_csv(FILE *f, const vr_sim_report *reports, uint32_t count
                 cfg->warp_size);
         print_limits(f, reports, count, "# limits: ");
     }
+    fprintf(f, "# passes: 32-lane shading passes (warp: its rounds), each costing the same full or "
+               "not under a compute-bound shader; 0 for the caches\n");
     fprintf(f, "scene,order,verts,tris,indices,strategy,size,size_unit,shaded_vertices,"
-               "shaded_per_tri,reuse\n");
+               "shaded_per_tri,reuse,passes\n");
     for (uint32_t r = 0; r < count; ++r) {
         const vr_sim_report *p = &reports[r];
         csv_row(f, p, "ideal", 0, "", &p->ideal);
@@ -476,9 +542,9 @@ static void json_string(FILE *f, const char *s)
 static void json_result(FILE *f, const vr_sim_result *r)
 {
     fprintf(f, "\"shaded_vertices\": %llu, \"batches\": %llu, \"shaded_per_tri\": %.6f, "
-               "\"reuse\": %.6f",
+               "\"reuse\": %.6f, \"passes\": %llu",
             (unsigned long long)r->shaded_vertices, (unsigned long long)r->batches,
-            r->shaded_per_tri, r->reuse);
+            r->shaded_per_tri, r->reuse, (unsigned long long)r->passes);
 }
 
 static void json_sweep(FILE *f, const char *name, const uint32_t *sizes, uint32_t n,

@@ -220,8 +220,8 @@ vr_status vr_sim_run_all(vr_sim_report *out, const uint32_t *indices, uint32_t i
     out->dyn_max_unique = cfg->dyn_max_unique;
     out->dyn_max_indices = cfg->dyn_max_indices;
     out->indices = index_count;
-    vr_sim_finish(&out->naive, index_count, index_count, 0);
-    vr_sim_finish(&out->multi, index_count, vertex_count, 0);
+    vr_sim_finish(&out->naive, index_count, index_count, 0, vr_sim_naive_passes(index_count));
+    vr_sim_finish(&out->multi, index_count, vertex_count, 0, vr_sim_passes(vertex_count));
 
     sim_job jobs[5 + 2 * VR_SIM_MAX_CACHES + VR_SIM_ASSIGN_COUNT * VR_SIM_MAX_PARALLEL];
     uint32_t n = 0;

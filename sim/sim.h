@@ -43,6 +43,12 @@ typedef struct vr_sim_result {
     uint64_t triangles;
     uint64_t shaded_vertices; /* vertex-shader invocations */
     uint64_t batches;         /* warp: warp rounds; dynamic: batches; parallel: waves; else 0 */
+    uint64_t passes;          /* shading passes of a 32-lane warp, which cost the same full or
+                                 not under a compute-bound shader: naive 3 per 32 triangles;
+                                 multi its vertices in whole warps; warp its rounds; dynamic
+                                 batches and plans each batch's distinct vertices in whole
+                                 warps; 0 for the caches. naive's passes / a strategy's = the
+                                 speed-up such a shader allows it */
     double reuse;             /* 1 - shaded_vertices / indices; < 0 when vertices are shaded more
                                  often than referenced (warp voting on a triangle soup) */
     double shaded_per_tri;    /* shaded_vertices / triangles (ACMR), 0.5..3 for usual meshes */

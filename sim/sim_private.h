@@ -29,7 +29,23 @@ static inline void vr_sim_clear_counts(uint32_t *shade_counts, uint32_t vertex_c
         memset(shade_counts, 0, (size_t)vertex_count * sizeof *shade_counts);
 }
 /* Fills the derived fields of a result. */
-void vr_sim_finish(vr_sim_result *out, uint32_t index_count, uint64_t shaded, uint64_t batches);
+void vr_sim_finish(vr_sim_result *out, uint32_t index_count, uint64_t shaded, uint64_t batches,
+                   uint64_t passes);
+
+/* Lanes of a shading pass (a hardware warp) for naive, multi, dynamic batches and plans. */
+#define VR_SIM_PASS_LANES 32u
+
+/* Whole passes for n invocations. */
+static inline uint64_t vr_sim_passes(uint64_t n)
+{
+    return (n + VR_SIM_PASS_LANES - 1) / VR_SIM_PASS_LANES;
+}
+
+/* naive's: a thread per triangle shades its three corners one after another. */
+static inline uint64_t vr_sim_naive_passes(uint64_t index_count)
+{
+    return 3 * vr_sim_passes(index_count / 3);
+}
 
 vr_status vr_sim_ideal_unchecked(vr_sim_result *out, const uint32_t *indices,
                                  uint32_t index_count, uint32_t vertex_count,

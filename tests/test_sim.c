@@ -9,6 +9,8 @@
 
 #include "reuse/batches.h"
 #include "sim/sim.h"
+#include "scenes/scene.h"
+#include "tests/test_helpers.h"
 
 #include <math.h>
 #include <meshoptimizer.h>
@@ -172,6 +174,64 @@ VR_TEST(test_quad, "sim/quad")
     uint64_t batches;
     VR_EXPECT_EQ(dyn(quad, 6, 4, 256, 1023, &batches), 4);
     VR_EXPECT_EQ(batches, 1);
+    return VR_TEST_RESULT();
+}
+
+/* Shading passes (vr_sim_result.passes): 32-lane passes, each as costly full or not. */
+VR_TEST(test_passes, "sim/passes")
+{
+    vr_sim_result r;
+    /* quad: naive 3 passes for its 2 triangles (a thread each, 3 corners in turn), multi one
+     * warp for 7 vertices, warp one round, dyn one batch of 4, the caches none */
+    vr_sim_naive(&r, quad, 6, 4, NULL);
+    VR_EXPECT_EQ(r.passes, 3);
+    vr_sim_multi(&r, quad, 6, 7, NULL);
+    VR_EXPECT_EQ(r.passes, 1);
+    vr_sim_warp(&r, quad, 6, 4, 96, 32, NULL);
+    VR_EXPECT_EQ(r.passes, 1);
+    vr_sim_dynamic(&r, quad, 6, 4, 256, 1023, NULL);
+    VR_EXPECT_EQ(r.passes, 1);
+    vr_sim_ideal(&r, quad, 6, 4, NULL);
+    VR_EXPECT_EQ(r.passes, 0);
+    vr_sim_fifo(&r, quad, 6, 4, 2, NULL);
+    VR_EXPECT_EQ(r.passes, 0);
+
+    /* 40 triangles without shared corners (120 vertices): naive 3 x 2 passes; multi 4 (120
+     * lanes); dyn one batch of 120 distinct = 4 passes; warp, 96-index batches: a round holds
+     * 10 whole triangles and 2 lanes of the 11th, so the first batch (32 triangles) takes
+     * rounds of 10, 10, 10, 2 and the second (8) one: 5 passes, 32 + 32 + 32 + 6 + 24 = 126
+     * invocations */
+    uint32_t soup[120];
+    for (uint32_t i = 0; i < 120; ++i)
+        soup[i] = i;
+    vr_sim_naive(&r, soup, 120, 120, NULL);
+    VR_EXPECT_EQ(r.passes, 6);
+    vr_sim_multi(&r, soup, 120, 120, NULL);
+    VR_EXPECT_EQ(r.passes, 4);
+    vr_sim_dynamic(&r, soup, 120, 120, 256, 1023, NULL);
+    VR_EXPECT_EQ(r.batches, 1);
+    VR_EXPECT_EQ(r.passes, 4);
+    vr_sim_warp(&r, soup, 120, 120, 96, 32, NULL);
+    VR_EXPECT_EQ(r.shaded_vertices, 126);
+    VR_EXPECT_EQ(r.passes, 5);
+    VR_EXPECT_EQ(r.batches, 5);
+    /* dyn with N_u 64: batches of 21 triangles (63 distinct) and 19 (57): 2 + 2 passes */
+    vr_sim_dynamic(&r, soup, 120, 120, 64, 1023, NULL);
+    VR_EXPECT_EQ(r.batches, 2);
+    VR_EXPECT_EQ(r.passes, 4);
+
+    /* a grid's plans: each batch's distinct vertices in whole warps, so between
+     * ceil(shaded / 32) and that plus one per batch */
+    vr_mesh m;
+    VR_EXPECT_EQ(vr_test_grid_mesh(&m, 40, 30, 0, 0, 1), VR_OK);
+    const uint32_t n = m.index_count, v = m.vertex_count;
+    VR_EXPECT_EQ(vr_sim_patch(&r, m.indices, n, v, 64, 192, NULL, NULL), VR_OK);
+    VR_EXPECT(r.passes >= (r.shaded_vertices + 31) / 32 &&
+                  r.passes <= r.shaded_vertices / 32 + r.batches,
+              "patch: %llu passes for %llu invocations in %llu batches",
+              (unsigned long long)r.passes, (unsigned long long)r.shaded_vertices,
+              (unsigned long long)r.batches);
+    vr_mesh_free(&m);
     return VR_TEST_RESULT();
 }
 
@@ -698,7 +758,7 @@ VR_TEST(test_report_writers, "sim/report_writers")
     fclose(f);
     VR_EXPECT(strstr(buf, "pc16K_rr") && strstr(buf, "pc64K") && strstr(buf, "dyn") &&
                   strstr(buf, "lru") && strstr(buf, "4096") && strstr(buf, "patch") &&
-                  strstr(buf, "preprocessing"),
+                  strstr(buf, "preprocessing") && strstr(buf, "lanes/pass"),
               "table:\n%s", buf);
     free(buf);
 
@@ -716,7 +776,7 @@ VR_TEST(test_report_writers, "sim/report_writers")
     VR_EXPECT_EQ(lines, comments + 1 + 2 * (3 + 11 + 11 + 6 + 1 + 4 + 1));
     VR_EXPECT(strstr(buf, ",patch,256,vertices,") != NULL, "csv patch row");
     VR_EXPECT(strstr(buf, "scene,order,verts,tris,indices,strategy,size,size_unit,"
-                          "shaded_vertices,shaded_per_tri,reuse\n") != NULL,
+                          "shaded_vertices,shaded_per_tri,reuse,passes\n") != NULL,
               "csv header");
     VR_EXPECT(strstr(buf, "\"grid, \"\"40x30\"\" <&>\",file,") != NULL, "csv quoting");
     free(buf);
@@ -742,6 +802,7 @@ VR_TEST(test_report_writers, "sim/report_writers")
     }
     VR_EXPECT(ok && depth == 0 && !in_str, "json not balanced:\n%s", buf);
     VR_EXPECT(strstr(buf, "\"grid, \\\"40x30\\\" <&>\"") != NULL, "json escaping");
+    VR_EXPECT(strstr(buf, "\"passes\": ") != NULL, "json passes");
     free(buf);
 
     f = open_memstream(&buf, &len);

@@ -149,6 +149,9 @@ static const vr_cli_command g_cmd = {
     "voting (Algorithm 1), dynamic batches (hash, phash and sort shade the same), and\n"
     "the static plans patch (RXMesh-style patches) and meshlet (meshoptimizer), built\n"
     "from the mesh itself; their preprocessing time is printed beside the reordering's.\n"
+    "Per strategy also its shading passes of 32 lanes (warp: its rounds) and the lanes a\n"
+    "pass fills: under a compute-bound shader a pass costs the same however few lanes it\n"
+    "fills, so naive's passes over a strategy's are the speed-up such a shader allows it.\n"
     "\n"
     "SCENE is a file (OBJ, PLY, glTF 2.0, ...) or a generator: sphere[:N], terrain[:N],\n"
     "foliage[:N], optionally @N to subdivide (default: sphere, 82k triangles).",
