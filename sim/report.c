@@ -222,25 +222,34 @@ static void print_plan_times(FILE *f, const vr_sim_report *reports, uint32_t cou
 /* One row per scene, order and batching strategy: its shading passes, the lanes a pass fills on
  * average, and naive's passes over its own - the speed-up a compute-bound shader allows, where a
  * pass costs the same however few lanes it fills (geometry-h100.md, session 45). */
+/* The batching strategies of report p that cfg simulates, naive first and multi last. */
+static uint32_t passes_strategies(const vr_sim_report *p, const vr_sim_config *cfg,
+                                  const char *names[6], const vr_sim_result *res[6])
+{
+    uint32_t n = 0;
+    names[n] = "naive", res[n++] = &p->naive;
+    if (cfg->warp)
+        names[n] = "warp", res[n++] = &p->warp;
+    if (cfg->dynamic)
+        names[n] = "dyn", res[n++] = &p->dynamic;
+    if (cfg->patch)
+        names[n] = "patch", res[n++] = &p->patch;
+    if (cfg->meshlet)
+        names[n] = "meshlet", res[n++] = &p->meshlet;
+    names[n] = "multi", res[n++] = &p->multi;
+    return n;
+}
+
 static void print_passes(FILE *f, const vr_sim_report *reports, uint32_t count,
                          const vr_sim_config *cfg)
 {
     const char *names[6];
-    uint32_t n = 0;
-    names[n++] = "naive";
-    if (cfg->warp)
-        names[n++] = "warp";
-    if (cfg->dynamic)
-        names[n++] = "dyn";
-    if (cfg->patch)
-        names[n++] = "patch";
-    if (cfg->meshlet)
-        names[n++] = "meshlet";
-    names[n++] = "multi";
+    const vr_sim_result *res[6];
     text_table t;
-    if (count == 0 || !table_init(&t, 6, 3, count * n + 1)) {
-        if (count)
-            fprintf(f, "sim: out of memory formatting the table\n");
+    if (count == 0)
+        return;
+    if (!table_init(&t, 6, 3, count * passes_strategies(reports, cfg, names, res) + 1)) {
+        fprintf(f, "sim: out of memory formatting the table\n");
         return;
     }
     static const char *const head[] = {"scene", "order", "strategy", "passes", "lanes/pass",
@@ -248,30 +257,25 @@ static void print_passes(FILE *f, const vr_sim_report *reports, uint32_t count,
     for (uint32_t c = 0; c < 6; ++c)
         strcpy(table_cell(&t, 0, c), head[c]);
     uint32_t row = 1;
-    for (uint32_t r = 0; r < count; ++r)
-        for (uint32_t k = 0; k < n; ++k) {
-            const vr_sim_report *p = &reports[r];
-            const vr_sim_result *res = !strcmp(names[k], "naive")   ? &p->naive
-                                       : !strcmp(names[k], "warp")  ? &p->warp
-                                       : !strcmp(names[k], "dyn")   ? &p->dynamic
-                                       : !strcmp(names[k], "patch") ? &p->patch
-                                       : !strcmp(names[k], "multi") ? &p->multi
-                                                                    : &p->meshlet;
+    for (uint32_t r = 0; r < count; ++r) {
+        const vr_sim_report *p = &reports[r];
+        const uint32_t n = passes_strategies(p, cfg, names, res);
+        for (uint32_t k = 0; k < n; ++k, ++row) {
             snprintf(table_cell(&t, row, 0), CELL, "%s", p->scene);
             snprintf(table_cell(&t, row, 1), CELL, "%s", p->order);
             strcpy(table_cell(&t, row, 2), names[k]);
-            snprintf(table_cell(&t, row, 3), CELL, "%llu", (unsigned long long)res->passes);
-            if (res->passes) {
+            snprintf(table_cell(&t, row, 3), CELL, "%llu", (unsigned long long)res[k]->passes);
+            if (res[k]->passes) {
                 snprintf(table_cell(&t, row, 4), CELL, "%.1f",
-                         (double)res->shaded_vertices / (double)res->passes);
+                         (double)res[k]->shaded_vertices / (double)res[k]->passes);
                 snprintf(table_cell(&t, row, 5), CELL, "%.2fx",
-                         (double)p->naive.passes / (double)res->passes);
+                         (double)p->naive.passes / (double)res[k]->passes);
             } else {
                 strcpy(table_cell(&t, row, 4), "-");
                 strcpy(table_cell(&t, row, 5), "-");
             }
-            ++row;
         }
+    }
     fprintf(f, "\nshading passes of 32 lanes (warp: its rounds of %u lanes). Under a compute-bound "
                "shader a pass costs the same\nhowever few lanes it fills, so naive's passes over a "
                "strategy's are the speed-up it allows (naive: 3 per\n32 triangles, a thread per "
